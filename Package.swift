@@ -1,0 +1,78 @@
+// swift-tools-version:6.0
+import PackageDescription
+
+let package = Package(
+    name: "kioskd",
+    platforms: [.macOS(.v14)],
+    products: [
+        .executable(name: "kioskd", targets: ["kioskd"]),
+        .executable(name: "kioskctl", targets: ["kioskctl"]),
+        .executable(name: "kioskd-bench", targets: ["kioskd-bench"]),
+        .executable(name: "kiosk-vmtool", targets: ["kiosk-vmtool"]),
+        .library(name: "KioskCore", targets: ["KioskCore"]),
+        .library(name: "KioskRender", targets: ["KioskRender"]),
+        .library(name: "KioskScenes", targets: ["KioskScenes"]),
+        .library(name: "KioskTesting", targets: ["KioskTesting"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
+        .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
+        .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.13.0"),
+        .package(url: "https://github.com/apple/swift-nio", from: "2.101.2"),
+        .package(url: "https://github.com/LebJe/TOMLKit", from: "0.6.0"),
+    ],
+    targets: [
+        // C libraries, one system module each.
+        .systemLibrary(name: "CCairo", pkgConfig: "pangocairo", providers: [.apt(["libcairo2-dev", "libpango1.0-dev"])]),
+        .systemLibrary(name: "CDRM", pkgConfig: "libdrm", providers: [.apt(["libdrm-dev"])]),
+        .systemLibrary(name: "CUdev", pkgConfig: "libudev", providers: [.apt(["libudev-dev"])]),
+        .systemLibrary(name: "CLibInput", pkgConfig: "libinput", providers: [.apt(["libinput-dev"])]),
+        .systemLibrary(name: "CSystemd", pkgConfig: "libsystemd", providers: [.apt(["libsystemd-dev"])]),
+        .target(name: "CKioskShims"),
+
+        // Pure Swift core: values, protocols, event loop. No C library imports.
+        .target(name: "KioskCore", dependencies: ["CKioskShims", .product(name: "Logging", package: "swift-log")]),
+        // Drawing on cairo + pango.
+        .target(name: "KioskRender", dependencies: ["KioskCore", "CCairo"]),
+        // Scenes and the scene manager: see only KioskCore values and KioskRender canvases.
+        .target(name: "KioskScenes", dependencies: ["KioskCore", "KioskRender", .product(name: "Logging", package: "swift-log")]),
+        // Hardware.
+        .target(name: "KioskDRM", dependencies: ["KioskCore", "CDRM", "CUdev", "CKioskShims", .product(name: "Logging", package: "swift-log")]),
+        .target(name: "KioskInput", dependencies: ["KioskCore", "CLibInput", "CUdev", .product(name: "Logging", package: "swift-log")]),
+        // The daemon: config, control, persistence, services; the only place hardware meets scenes.
+        .target(name: "KioskDaemon", dependencies: [
+            "KioskCore", "KioskRender", "KioskScenes", "KioskDRM", "KioskInput", "CSystemd",
+            .product(name: "Logging", package: "swift-log"),
+            .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            .product(name: "NIOCore", package: "swift-nio"),
+            .product(name: "NIOPosix", package: "swift-nio"),
+            .product(name: "NIOHTTP1", package: "swift-nio"),
+            .product(name: "TOMLKit", package: "TOMLKit"),
+        ]),
+        // Fakes shipped as a product: scripted input, manual clock, pixel helpers.
+        .target(name: "KioskTesting", dependencies: ["KioskCore", "KioskRender", "KioskScenes"]),
+
+        .executableTarget(name: "kioskd", dependencies: [
+            "KioskDaemon", .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            .product(name: "Logging", package: "swift-log"),
+        ]),
+        .executableTarget(name: "kioskctl", dependencies: [
+            "KioskDaemon", .product(name: "ArgumentParser", package: "swift-argument-parser"),
+        ]),
+        .executableTarget(name: "kioskd-bench", dependencies: [
+            "KioskCore", "KioskRender", "KioskScenes", "KioskTesting", "KioskDaemon", "CCairo",
+            .product(name: "ArgumentParser", package: "swift-argument-parser"),
+        ], path: "Benchmarks/kioskd-bench"),
+        // Runs inside the test VM: uinput devices, DRM probes.
+        .executableTarget(name: "kiosk-vmtool", dependencies: ["CKioskShims", "KioskCore"]),
+
+        .testTarget(name: "KioskCoreTests", dependencies: ["KioskCore"]),
+        .testTarget(name: "KioskRenderTests", dependencies: ["KioskRender", "KioskTesting"]),
+        .testTarget(name: "KioskScenesTests", dependencies: ["KioskScenes", "KioskTesting"]),
+        .testTarget(name: "KioskDRMTests", dependencies: ["KioskDRM"]),
+        .testTarget(name: "KioskInputTests", dependencies: ["KioskInput"]),
+        .testTarget(name: "KioskDaemonTests", dependencies: ["KioskDaemon", "KioskTesting"]),
+        .testTarget(name: "VMTests", dependencies: ["KioskCore"]),
+    ],
+    swiftLanguageModes: [.v5]
+)

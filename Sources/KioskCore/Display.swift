@@ -1,0 +1,41 @@
+/// What a display tells the scene manager.
+public enum DisplayEvent: Sendable, Equatable {
+    /// The previous frame is on screen (flip completed); a new one may be presented.
+    case ready
+    /// The output (re)appeared, changed size, or came back from another VT: lay out and repaint everything.
+    case needsFullRedraw
+    /// No output to show on (unplugged, VT taken away); keep running, present nothing.
+    case inactive
+}
+
+/// A place frames go: the DRM/KMS output, or the headless backend.
+/// All calls happen on the event loop's thread.
+public protocol DisplayOutput: AnyObject {
+    /// For logs and status, e.g. "headless 1920x1080" or "/dev/dri/card0 HDMI-A-1 1920x1080@60".
+    var displayDescription: String { get }
+    /// The size scenes lay out for (the mode size turned by `rotation`); nil while nothing is connected.
+    var logicalSize: Size? { get }
+    var rotation: Rotation { get }
+    /// False while a flip is pending, the output is blanked, or nothing is connected.
+    var canPresent: Bool { get }
+    /// Set by the scene manager; called on the event loop.
+    var onEvent: ((DisplayEvent) -> Void)? { get set }
+    /// Shows `frame` (logical size, XRGB8888). Only `damage` changed since the previous present.
+    func present(_ frame: PixelBuffer, damage: Damage) throws
+    /// Turns the panel off (true) or on (false).
+    func setBlanked(_ blanked: Bool) throws
+    var isBlanked: Bool { get }
+    /// Releases the output and restores what was shown before kioskd started.
+    func shutdown()
+}
+
+/// A source of input events (libinput, or a script in tests).
+public protocol InputSource: AnyObject {
+    /// Set by the scene manager; called on the event loop.
+    var onEvent: ((InputEvent) -> Void)? { get set }
+    /// Devices currently open.
+    var devices: [InputDeviceInfo] { get }
+    /// The logical scene orientation to map touches into (set when the display's rotation or size changes).
+    func setRotation(_ rotation: Rotation)
+    func shutdown()
+}
