@@ -1,0 +1,24 @@
+"""Harness self-checks: the VM boots, udev runs, DRM and input nodes exist, host and guest take turns."""
+
+from vmharness import scenario, Session
+
+
+@scenario("boot-smoke", display="VGA", guest=r"""
+mark dri "$(ls /dev/dri 2>/dev/null | tr '\n' ' ')"
+mark uinput "$( [ -e /dev/uinput ] && echo yes || echo no )"
+mark hello
+wait_host 60
+mark echo "$HOST_REPLY"
+""")
+def boot_smoke(s: Session) -> None:
+    """Boots with -device VGA: /dev/dri/card0 and /dev/uinput exist, the host answer reaches the guest."""
+    dri = s.wait_marker("dri").split()
+    s.result("dri", dri)
+    s.expect("card0" in dri, f"/dev/dri/card0 exists (saw {dri})")
+    s.expect(s.wait_marker("uinput") == "yes", "/dev/uinput exists")
+    s.wait_marker("hello")
+    img = s.screendump("console")
+    s.result("screen", f"{img.width}x{img.height}")
+    s.expect(img.width > 0 and img.height > 0, "screendump has a size")
+    s.answer("ping-42")
+    s.expect(s.wait_marker("echo") == "ping-42", "host answer reached the guest")

@@ -1,0 +1,664 @@
+"""Host side of kioskd's kernel tests: boots Debian's kernel in QEMU (TCG) with the host's root
+shared read-only over 9p, runs a guest shell script, and lets a host-side check take turns with
+it (console markers guest -> host, a second serial port host -> guest, QMP for screendumps,
+input events and device hotplug).
+
+A scenario is a guest script (bash, runs chrooted into the host root inside the VM) plus a
+host-side check function. Register scenarios with the `scenario` decorator from any
+`scripts/vm/scenarios*.py` file; `vmtest.py` imports them all. See README.md.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import glob
+import hashlib
+import importlib.util
+import json
+import lzma
+import os
+import re
+import shutil
+import socket
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from dataclasses import dataclass, field
+from typing import Callable, Optional
+
+REPO = os.path.realpath(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".."))
+WORK = os.path.join(REPO, "vm", "work")
+
+# Modules loaded in the guest (dependencies are added from modules.dep).
+GUEST_MODULES = [
+    "virtio_pci", "9pnet_virtio", "9p", "drm", "drm_kms_helper", "bochs", "virtio-gpu",
+    "evdev", "uinput", "virtio_input", "xhci-pci", "usbhid", "hid-generic",
+]
+
+MARKER_RE = re.compile(r"@@KIOSK:([A-Za-z0-9_.-]+):(.*?)@@")
+
+
+def log(msg: str) -> None:
+    print(f"[vm {time.strftime('%H:%M:%S')}] {msg}", file=sys.stderr, flush=True)
+
+
+class VMError(Exception):
+    """A harness failure: boot, timeout, QMP error, or a failed check."""
+
+
+# ---------------------------------------------------------------------------------------------
+# Kernel and initramfs (cached under vm/work/)
+# ---------------------------------------------------------------------------------------------
+
+def _norm(name: str) -> str:
+    return name.replace("-", "_")
+
+
+def _run(cmd: list[str], **kw) -> subprocess.CompletedProcess:
+    r = subprocess.run(cmd, capture_output=True, text=True, **kw)
+    if r.returncode != 0:
+        raise VMError(f"{' '.join(cmd)} failed ({r.returncode}): {r.stderr.strip()[-800:]}")
+    return r
+
+
+def kernel_package_name() -> str:
+    """The versioned kernel package linux-image-amd64 depends on (apt-cache depends)."""
+    out = _run(["apt-cache", "depends", "linux-image-amd64"]).stdout
+    m = re.search(r"Depends:\s*(linux-image-[0-9][^\s]*-amd64)", out)
+    if not m:
+        raise VMError(f"apt-cache depends linux-image-amd64 named no versioned kernel:\n{out}")
+    return m.group(1)
+
+
+def extract_vmlinux(vmlinuz: str, out: str) -> None:
+    """Decompresses the xz payload of a bzImage (magic FD 37 7A 58 5A 00) into an ELF vmlinux."""
+    data = open(vmlinuz, "rb").read()
+    magic = b"\xfd7zXZ\x00"
+    pos = data.find(magic)
+    while pos >= 0:
+        try:
+            d = lzma.LZMADecompressor(format=lzma.FORMAT_XZ)
+            elf = d.decompress(data[pos:])
+            if elf[:4] == b"\x7fELF":
+                tmp = out + ".tmp"
+                with open(tmp, "wb") as f:
+                    f.write(elf)
+                os.replace(tmp, out)
+                return
+        except lzma.LZMAError:
+            pass
+        pos = data.find(magic, pos + 1)
+    raise VMError(f"no xz-compressed ELF found in {vmlinuz}")
+
+
+def _module_closure(moddir: str, wanted: list[str]) -> list[str]:
+    """Relative module paths for `wanted` and their dependencies, dependencies first."""
+    deps: dict[str, list[str]] = {}
+    byname: dict[str, str] = {}
+    with open(os.path.join(moddir, "modules.dep")) as f:
+        for line in f:
+            if ":" not in line:
+                continue
+            mod, rest = line.split(":", 1)
+            mod = mod.strip()
+            deps[mod] = rest.split()
+            base = os.path.basename(mod).split(".ko")[0]
+            byname[_norm(base)] = mod
+    builtin = set()
+    bpath = os.path.join(moddir, "modules.builtin")
+    if os.path.exists(bpath):
+        for line in open(bpath):
+            builtin.add(_norm(os.path.basename(line.strip()).split(".ko")[0]))
+    order: list[str] = []
+    seen: set[str] = set()
+
+    def visit(path: str) -> None:
+        if path in seen:
+            return
+        seen.add(path)
+        for d in deps.get(path, []):
+            visit(d)
+        order.append(path)
+
+    for name in wanted:
+        n = _norm(name)
+        if n in byname:
+            visit(byname[n])
+        elif n not in builtin:
+            raise VMError(f"kernel module {name} is neither in modules.dep nor built in")
+    return order
+
+
+INIT_SCRIPT = r"""#!/bin/sh
+export PATH=/bin:/sbin:/usr/bin:/usr/sbin
+mount -t proc proc /proc
+mount -t sysfs sys /sys
+mount -t devtmpfs dev /dev
+for m in $(cat /modules.order); do insmod /lib/modules/$m 2>/dev/null; done
+mkdir -p /host
+if ! mount -t 9p -o trans=virtio,version=9p2000.L,ro,cache=loose hostroot /host; then
+  echo "@@KIOSK:harness-error:9p mount failed@@"; poweroff -f
+fi
+mount --rbind /dev /host/dev
+mount -t proc proc /host/proc
+mount -t sysfs sys /host/sys
+mount -t tmpfs tmpfs /host/run
+mount -t tmpfs tmpfs /host/tmp
+script=$(sed -n 's/.*kiosk\.script=\([^ ]*\).*/\1/p' /proc/cmdline)
+echo "@@KIOSK:init:$(cut -d' ' -f1 /proc/uptime)@@"
+chroot /host /bin/bash "$script"
+echo "@@KIOSK:guest-exit:$?@@"
+sync
+poweroff -f
+"""
+
+
+@dataclass
+class Artifacts:
+    kernel_version: str
+    vmlinux: str
+    initramfs: str
+
+
+def prepare(work: str = WORK) -> Artifacts:
+    """Fetches and unpacks the kernel, builds vmlinux and the initramfs; cached in `work`.
+
+    Safe to call from several processes at once (a lock file serialises the build)."""
+    os.makedirs(work, exist_ok=True)
+    with open(os.path.join(work, ".lock"), "w") as lockf:
+        fcntl.flock(lockf, fcntl.LOCK_EX)
+        pkg = kernel_package_name()
+        kver = pkg[len("linux-image-"):]
+        kdir = os.path.join(work, "kernel-" + kver)
+        vmlinux = os.path.join(work, f"vmlinux-{kver}")
+        if not os.path.exists(os.path.join(kdir, "lib", "modules", kver, "modules.dep")):
+            debs = glob.glob(os.path.join(work, f"{pkg}_*.deb"))
+            if not debs:
+                log(f"apt-get download {pkg}")
+                _run(["apt-get", "download", pkg], cwd=work)
+                debs = glob.glob(os.path.join(work, f"{pkg}_*.deb"))
+            if not debs:
+                raise VMError(f"apt-get download {pkg} produced no .deb in {work}")
+            tmp = kdir + ".tmp"
+            shutil.rmtree(tmp, ignore_errors=True)
+            _run(["dpkg-deb", "-x", debs[0], tmp])
+            _run(["depmod", "-b", tmp, kver])
+            shutil.rmtree(kdir, ignore_errors=True)
+            os.replace(tmp, kdir)
+        if not os.path.exists(vmlinux):
+            log("extracting vmlinux")
+            extract_vmlinux(os.path.join(kdir, "boot", f"vmlinuz-{kver}"), vmlinux)
+
+        moddir = os.path.join(kdir, "lib", "modules", kver)
+        mods = _module_closure(moddir, GUEST_MODULES)
+        busybox = shutil.which("busybox") or "/bin/busybox"
+        key = hashlib.sha256(("\n".join(mods) + INIT_SCRIPT + kver + str(os.path.getsize(busybox))).encode()).hexdigest()[:12]
+        initramfs = os.path.join(work, f"initramfs-{kver}-{key}.cpio.gz")
+        if not os.path.exists(initramfs):
+            log("building initramfs")
+            root = tempfile.mkdtemp(prefix="initramfs-", dir=work)
+            try:
+                for d in ["bin", "sbin", "proc", "sys", "dev", "host", "lib/modules", "etc"]:
+                    os.makedirs(os.path.join(root, d), exist_ok=True)
+                shutil.copy2(busybox, os.path.join(root, "bin", "busybox"))
+                applets = _run([busybox, "--list"]).stdout.split()
+                for a in applets:
+                    p = os.path.join(root, "bin", a)
+                    if not os.path.exists(p):
+                        os.symlink("busybox", p)
+                for m in mods:
+                    dst = os.path.join(root, "lib", "modules", m)
+                    os.makedirs(os.path.dirname(dst), exist_ok=True)
+                    shutil.copy2(os.path.join(moddir, m), dst)
+                with open(os.path.join(root, "modules.order"), "w") as f:
+                    f.write("\n".join(mods) + "\n")
+                with open(os.path.join(root, "init"), "w") as f:
+                    f.write(INIT_SCRIPT)
+                os.chmod(os.path.join(root, "init"), 0o755)
+                tmp = initramfs + ".tmp"
+                with open(tmp, "wb") as out:
+                    find = subprocess.Popen(["find", "."], cwd=root, stdout=subprocess.PIPE)
+                    cpio = subprocess.Popen(["cpio", "-o", "-H", "newc", "--quiet"], cwd=root,
+                                            stdin=find.stdout, stdout=subprocess.PIPE)
+                    gz = subprocess.Popen(["gzip", "-1"], stdin=cpio.stdout, stdout=out)
+                    find.stdout.close()
+                    cpio.stdout.close()
+                    if gz.wait() != 0 or cpio.wait() != 0 or find.wait() != 0:
+                        raise VMError("building the initramfs cpio failed")
+                os.replace(tmp, initramfs)
+            finally:
+                shutil.rmtree(root, ignore_errors=True)
+        return Artifacts(kver, vmlinux, initramfs)
+
+
+# ---------------------------------------------------------------------------------------------
+# Screendumps (PPM)
+# ---------------------------------------------------------------------------------------------
+
+class Image:
+    """An RGB image read from a binary PPM (P6, maxval 255)."""
+
+    def __init__(self, width: int, height: int, data: bytes):
+        self.width, self.height, self.data = width, height, data
+
+    @staticmethod
+    def read_ppm(path: str) -> "Image":
+        raw = open(path, "rb").read()
+        tokens: list[bytes] = []
+        i = 0
+        while len(tokens) < 4:
+            while raw[i:i + 1].isspace():
+                i += 1
+            if raw[i:i + 1] == b"#":
+                while raw[i:i + 1] not in (b"\n", b""):
+                    i += 1
+                continue
+            j = i
+            while not raw[j:j + 1].isspace():
+                j += 1
+            tokens.append(raw[i:j])
+            i = j
+        i += 1  # the single whitespace after maxval
+        if tokens[0] != b"P6" or int(tokens[3]) != 255:
+            raise VMError(f"{path}: not a P6/255 PPM ({tokens})")
+        w, h = int(tokens[1]), int(tokens[2])
+        data = raw[i:i + w * h * 3]
+        if len(data) != w * h * 3:
+            raise VMError(f"{path}: truncated PPM ({len(data)} of {w * h * 3} bytes)")
+        return Image(w, h, data)
+
+    def pixel(self, x: int, y: int) -> tuple[int, int, int]:
+        if not (0 <= x < self.width and 0 <= y < self.height):
+            raise VMError(f"pixel ({x},{y}) outside {self.width}x{self.height}")
+        o = (y * self.width + x) * 3
+        return self.data[o], self.data[o + 1], self.data[o + 2]
+
+    def pixel_at(self, fx: float, fy: float) -> tuple[int, int, int]:
+        """The pixel at a fraction (0…1) of width and height."""
+        return self.pixel(min(int(fx * self.width), self.width - 1), min(int(fy * self.height), self.height - 1))
+
+    def count(self, rgb: tuple[int, int, int], tolerance: int = 0) -> int:
+        """How many pixels equal `rgb` within `tolerance` per channel."""
+        if tolerance == 0:
+            needle = bytes(rgb)
+            return sum(1 for o in range(0, len(self.data), 3) if self.data[o:o + 3] == needle)
+        r, g, b = rgb
+        d = self.data
+        return sum(1 for o in range(0, len(d), 3)
+                   if abs(d[o] - r) <= tolerance and abs(d[o + 1] - g) <= tolerance and abs(d[o + 2] - b) <= tolerance)
+
+    def differs(self, other: "Image") -> int:
+        """Number of pixels that differ (sizes must match, otherwise every pixel counts)."""
+        if (self.width, self.height) != (other.width, other.height):
+            return max(self.width * self.height, other.width * other.height)
+        a, b = self.data, other.data
+        return sum(1 for o in range(0, len(a), 3) if a[o:o + 3] != b[o:o + 3])
+
+
+def close_rgb(a: tuple[int, int, int], b: tuple[int, int, int], tolerance: int = 0) -> bool:
+    return all(abs(x - y) <= tolerance for x, y in zip(a, b))
+
+
+# ---------------------------------------------------------------------------------------------
+# QMP
+# ---------------------------------------------------------------------------------------------
+
+class QMP:
+    """A minimal QMP client on a Unix socket (JSON lines); events are kept in `events`."""
+
+    def __init__(self, path: str, timeout: float = 20.0):
+        deadline = time.monotonic() + timeout
+        while True:
+            try:
+                self.sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+                self.sock.connect(path)
+                break
+            except OSError:
+                self.sock.close()
+                if time.monotonic() > deadline:
+                    raise VMError(f"QMP socket {path} did not accept within {timeout}s")
+                time.sleep(0.05)
+        self.sock.settimeout(timeout)
+        self.buf = b""
+        self.events: list[dict] = []
+        self._read()  # greeting
+        self.command("qmp_capabilities")
+
+    def _read(self) -> dict:
+        while b"\n" not in self.buf:
+            chunk = self.sock.recv(65536)
+            if not chunk:
+                raise VMError("QMP connection closed")
+            self.buf += chunk
+        line, self.buf = self.buf.split(b"\n", 1)
+        return json.loads(line)
+
+    def command(self, name: str, timeout: float = 30.0, **args) -> object:
+        """Runs a QMP command and returns its `return` value; raises VMError on `error`."""
+        msg = {"execute": name}
+        if args:
+            msg["arguments"] = args
+        self.sock.settimeout(timeout)
+        self.sock.sendall(json.dumps(msg).encode() + b"\n")
+        while True:
+            r = self._read()
+            if "event" in r:
+                self.events.append(r)
+                continue
+            if "error" in r:
+                raise VMError(f"QMP {name} {args}: {r['error'].get('desc', r['error'])}")
+            return r.get("return")
+
+    def wait_event(self, name: str, timeout: float = 30.0) -> dict:
+        """Waits for a QMP event (e.g. DEVICE_DELETED), including ones already received."""
+        deadline = time.monotonic() + timeout
+        while True:
+            for i, e in enumerate(self.events):
+                if e.get("event") == name:
+                    return self.events.pop(i)
+            left = deadline - time.monotonic()
+            if left <= 0:
+                raise VMError(f"QMP event {name} did not arrive within {timeout}s")
+            self.sock.settimeout(left)
+            try:
+                r = self._read()
+            except socket.timeout:
+                continue
+            if "event" in r:
+                self.events.append(r)
+
+    def close(self) -> None:
+        try:
+            self.sock.close()
+        except OSError:
+            pass
+
+
+# ---------------------------------------------------------------------------------------------
+# Scenarios
+# ---------------------------------------------------------------------------------------------
+
+@dataclass
+class Scenario:
+    name: str
+    guest: str                        # bash script body, runs inside the VM (chroot of the host root)
+    check: Callable[["Session"], None]
+    display: str = "VGA"              # QEMU display device: "VGA" (bochs-drm), "virtio-gpu-pci", or "none"
+    qemu_args: list[str] = field(default_factory=list)  # extra QEMU arguments (pointer devices, -rtc …)
+    timeout: float = 180.0            # whole run, seconds
+    description: str = ""
+
+
+SCENARIOS: dict[str, Scenario] = {}
+
+
+def scenario(name: str, guest: str, display: str = "VGA", qemu_args: Optional[list[str]] = None,
+             timeout: float = 180.0, description: str = ""):
+    """Decorator registering a host-side check function with its guest script."""
+    def wrap(fn: Callable[["Session"], None]):
+        if name in SCENARIOS:
+            raise VMError(f"scenario {name} registered twice")
+        SCENARIOS[name] = Scenario(name, guest, fn, display, list(qemu_args or []), timeout,
+                                   description or (fn.__doc__ or "").strip().split("\n")[0])
+        return fn
+    return wrap
+
+
+def load_scenarios(directory: str = os.path.dirname(os.path.abspath(__file__))) -> dict[str, Scenario]:
+    """Imports every scenarios*.py next to this file (each registers with `scenario`)."""
+    for path in sorted(glob.glob(os.path.join(directory, "scenarios*.py"))):
+        modname = "kiosk_vm_" + os.path.splitext(os.path.basename(path))[0]
+        if modname in sys.modules:
+            continue
+        spec = importlib.util.spec_from_file_location(modname, path)
+        mod = importlib.util.module_from_spec(spec)
+        sys.modules[modname] = mod
+        spec.loader.exec_module(mod)
+    return SCENARIOS
+
+
+GUEST_PRELUDE = r"""# Generated by scripts/vm/vmharness.py
+set -u
+export PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
+export HOME=/tmp SYSTEMD_IGNORE_CHROOT=1 LANG=C.UTF-8
+cd "$REPO"
+# mark NAME [PAYLOAD]: tells the host something happened (console marker).
+mark() { echo "@@KIOSK:$1:${2:-}@@" > /dev/console; }
+# wait_host [TIMEOUT]: waits for one line from the host (second serial port) into $HOST_REPLY.
+stty -F /dev/ttyS1 raw -echo 2>/dev/null
+wait_host() {
+  HOST_REPLY=""
+  if ! IFS= read -r -t "${1:-120}" HOST_REPLY < /dev/ttyS1; then mark harness-error "no host reply"; return 1; fi
+  HOST_REPLY="${HOST_REPLY%$'\r'}"
+}
+# wait_for_file PATH [SECONDS]: bounded wait for a file (e.g. a device node) to appear.
+wait_for_file() { local i=0; while [ ! -e "$1" ] && [ $i -lt $(( ${2:-20} * 10 )) ]; do sleep 0.1; i=$((i+1)); done; [ -e "$1" ]; }
+mkdir -p /run/udev
+t0=$(cut -d' ' -f1 /proc/uptime)
+/lib/systemd/systemd-udevd --daemon >/dev/null 2>&1
+udevadm trigger --action=add >/dev/null 2>&1
+udevadm settle --timeout=30 >/dev/null 2>&1
+mark udev-ready "$t0 $(cut -d' ' -f1 /proc/uptime)"
+"""
+
+
+class Session:
+    """One running VM: markers from the guest, answers to it, QMP, screendumps, results."""
+
+    def __init__(self, sc: Scenario, arts: Artifacts, kioskd: str, vmtool: str, keep: bool = False):
+        self.sc, self.arts = sc, arts
+        self.kioskd, self.vmtool = kioskd, vmtool
+        self.rundir = tempfile.mkdtemp(prefix=f"run-{sc.name}-", dir=WORK)
+        self.console_path = os.path.join(self.rundir, "console.log")
+        self.qmp_path = os.path.join(self.rundir, "qmp.sock")
+        self.ctl_path = os.path.join(self.rundir, "ctl")
+        self.proc: Optional[subprocess.Popen] = None
+        self.qmp: Optional[QMP] = None
+        self.ctl_fd: Optional[int] = None
+        self.cursor = 0
+        self.results: dict[str, object] = {}
+        self.failures: list[str] = []
+        self.keep = keep
+        self.t_start = 0.0
+        self.shots = 0
+        self._drain_stop = False
+
+    # -- lifecycle ------------------------------------------------------------------------
+    def start(self) -> None:
+        script = os.path.join(self.rundir, "guest.sh")
+        with open(script, "w") as f:
+            f.write(f"export REPO={_q(REPO)} KIOSKD={_q(self.kioskd)} KIOSK_VMTOOL={_q(self.vmtool)}\n")
+            f.write(GUEST_PRELUDE)
+            f.write("\n# --- scenario " + self.sc.name + " ---\n")
+            f.write(self.sc.guest)
+            f.write("\nmark scenario-done\n")
+        for suffix in (".in", ".out"):
+            os.mkfifo(self.ctl_path + suffix)
+        args = ["qemu-system-x86_64", "-accel", "tcg", "-machine", "q35", "-m", "1024", "-smp", "2",
+                "-nodefaults", "-no-user-config", "-display", "none",
+                "-kernel", self.arts.vmlinux, "-initrd", self.arts.initramfs,
+                "-append", f"console=ttyS0 loglevel=4 panic=-1 kiosk.script={script}",
+                "-virtfs", "local,path=/,mount_tag=hostroot,security_model=none,readonly=on,multidevs=remap",
+                "-serial", f"file:{self.console_path}",
+                "-chardev", f"pipe,id=ctl,path={self.ctl_path}", "-serial", "chardev:ctl",
+                "-qmp", f"unix:{self.qmp_path},server=on,wait=off", "-no-reboot"]
+        if self.sc.display != "none":
+            args += ["-device", self.sc.display]
+        args += self.sc.qemu_args
+        log(f"{self.sc.name}: starting QEMU ({self.sc.display})")
+        self.t_start = time.monotonic()
+        self.proc = subprocess.Popen(args, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                                     stderr=subprocess.STDOUT)
+        self.qmp = QMP(self.qmp_path)
+        # QEMU opens the pipe ends read-write, so these opens do not block.
+        self.ctl_fd = os.open(self.ctl_path + ".in", os.O_WRONLY)
+        threading.Thread(target=self._drain, daemon=True).start()
+
+    def _drain(self) -> None:
+        try:
+            fd = os.open(self.ctl_path + ".out", os.O_RDONLY | os.O_NONBLOCK)
+        except OSError:
+            return
+        while not self._drain_stop:
+            try:
+                if not os.read(fd, 4096):
+                    time.sleep(0.2)
+            except BlockingIOError:
+                time.sleep(0.2)
+            except OSError:
+                break
+        os.close(fd)
+
+    def stop(self) -> None:
+        """Always kills QEMU (bounded) and closes everything."""
+        self._drain_stop = True
+        if self.qmp:
+            self.qmp.close()
+        if self.ctl_fd is not None:
+            os.close(self.ctl_fd)
+            self.ctl_fd = None
+        if self.proc and self.proc.poll() is None:
+            self.proc.kill()
+            try:
+                self.proc.wait(10)
+            except subprocess.TimeoutExpired:
+                pass
+        if not self.keep and not self.failures:
+            shutil.rmtree(self.rundir, ignore_errors=True)
+
+    def wait_exit(self, timeout: float = 60.0) -> int:
+        """Waits for the guest to power off (QEMU exits)."""
+        try:
+            return self.proc.wait(timeout)
+        except subprocess.TimeoutExpired:
+            raise VMError(f"guest did not power off within {timeout}s")
+
+    # -- guest -> host ------------------------------------------------------------------
+    def console(self) -> str:
+        try:
+            with open(self.console_path, "r", errors="replace") as f:
+                return f.read()
+        except FileNotFoundError:
+            return ""
+
+    def wait_marker(self, name: str, timeout: float = 60.0) -> str:
+        """Waits for the guest's `mark NAME PAYLOAD` after the previous marker; returns PAYLOAD."""
+        deadline = time.monotonic() + timeout
+        while True:
+            text = self.console()
+            for m in MARKER_RE.finditer(text, self.cursor):
+                if m.group(1) == "harness-error":
+                    raise VMError(f"guest reported: {m.group(2)}")
+                if m.group(1) == name:
+                    self.cursor = m.end()
+                    return m.group(2)
+                if m.group(1) == "guest-exit" and name != "guest-exit":
+                    raise VMError(f"guest script ended (status {m.group(2)}) before marker {name!r}")
+            if self.proc.poll() is not None:
+                raise VMError(f"QEMU exited ({self.proc.returncode}) before marker {name!r}")
+            if time.monotonic() > deadline:
+                raise VMError(f"marker {name!r} did not come within {timeout}s")
+            time.sleep(0.05)
+
+    def markers(self, name: str) -> list[str]:
+        """Payloads of every `name` marker seen so far (does not move the cursor)."""
+        return [m.group(2) for m in MARKER_RE.finditer(self.console()) if m.group(1) == name]
+
+    # -- host -> guest ------------------------------------------------------------------
+    def answer(self, line: str = "go") -> None:
+        """Sends one line to the guest's `wait_host`."""
+        os.write(self.ctl_fd, (line + "\n").encode())
+
+    # -- QMP helpers --------------------------------------------------------------------
+    def screendump(self, label: str = "") -> Image:
+        """QMP screendump to PPM, parsed."""
+        self.shots += 1
+        path = os.path.join(self.rundir, f"shot{self.shots:02d}{'-' + label if label else ''}.ppm")
+        self.qmp.command("screendump", filename=path)
+        return Image.read_ppm(path)
+
+    def wait_screen(self, pred: Callable[[Image], bool], timeout: float = 20.0, label: str = "") -> Image:
+        """Takes screendumps until `pred` holds (bounded); returns the last one."""
+        deadline = time.monotonic() + timeout
+        while True:
+            img = self.screendump(label)
+            if pred(img):
+                return img
+            if time.monotonic() > deadline:
+                return img
+            time.sleep(0.3)
+
+    def send_abs(self, fx: float, fy: float, button: Optional[bool] = None) -> None:
+        """input-send-event: absolute pointer move to a fraction of the screen, optional left button."""
+        events = [{"type": "abs", "data": {"axis": "x", "value": int(fx * 0x7fff)}},
+                  {"type": "abs", "data": {"axis": "y", "value": int(fy * 0x7fff)}}]
+        if button is not None:
+            events.append({"type": "btn", "data": {"button": "left", "down": button}})
+        self.qmp.command("input-send-event", events=events)
+
+    def send_key(self, qcode: str, down: bool) -> None:
+        self.qmp.command("input-send-event",
+                         events=[{"type": "key", "data": {"down": down, "key": {"type": "qcode", "data": qcode}}}])
+
+    def device_add(self, driver: str, id: str, **props) -> None:
+        self.qmp.command("device_add", driver=driver, id=id, **props)
+
+    def device_del(self, id: str, timeout: float = 30.0) -> None:
+        """device_del and wait for DEVICE_DELETED (the guest must release the device)."""
+        self.qmp.command("device_del", id=id)
+        self.qmp.wait_event("DEVICE_DELETED", timeout)
+
+    def qom_set(self, path: str, prop: str, value) -> None:
+        self.qmp.command("qom-set", path=path, property=prop, value=value)
+
+    # -- results --------------------------------------------------------------------------
+    def result(self, key: str, value) -> None:
+        self.results[key] = value
+
+    def expect(self, cond: bool, what: str) -> bool:
+        if not cond:
+            self.failures.append(what)
+            log(f"{self.sc.name}: FAIL {what}")
+        return cond
+
+
+def _q(s: str) -> str:
+    return "'" + s.replace("'", "'\\''") + "'"
+
+
+def run_scenario(sc: Scenario, kioskd: str, vmtool: str, keep: bool = False) -> dict:
+    """Boots a VM for `sc`, runs its check, always kills QEMU; returns a result dict."""
+    for name, path in (("kioskd", kioskd), ("kiosk-vmtool", vmtool)):
+        if path.startswith("/tmp/") or path == "/tmp":
+            raise VMError(f"{name} at {path}: the guest mounts a tmpfs on /tmp; use a path in the checkout")
+    arts = prepare()
+    s = Session(sc, arts, kioskd, vmtool, keep)
+    t0 = time.monotonic()
+    error = None
+    try:
+        s.start()
+        s.wait_marker("init", timeout=60)
+        s.result("boot_s", round(time.monotonic() - s.t_start, 2))
+        udev = s.wait_marker("udev-ready", timeout=60).split()
+        if len(udev) == 2:
+            s.result("udev_s", round(float(udev[1]) - float(udev[0]), 2))
+        sc.check(s)
+        s.wait_marker("scenario-done", timeout=60)
+        s.wait_exit(30)
+    except VMError as e:
+        error = str(e)
+        s.failures.append(error)
+    except Exception as e:  # a bug in a check: report it, still kill QEMU
+        error = f"{type(e).__name__}: {e}"
+        s.failures.append(error)
+    finally:
+        s.stop()
+    res = {"scenario": sc.name, "ok": not s.failures, "total_s": round(time.monotonic() - t0, 2),
+           "results": s.results, "failures": s.failures}
+    if s.failures:
+        res["rundir"] = s.rundir
+        tail = s.console()[-3000:]
+        res["console_tail"] = tail
+    return res
