@@ -1,0 +1,74 @@
+import KioskCore
+import KioskRender
+import Logging
+
+/// What a scene is given when it is made: its config table, durable state, time and a logger.
+public struct SceneContext {
+    public var name: String
+    public var state: StateStore
+    public var logger: Logger
+    /// The directory for files the scene writes (saved paintings).
+    public var dataDirectory: String
+    public init(name: String, state: StateStore, logger: Logger, dataDirectory: String) {
+        self.name = name; self.state = state; self.logger = logger; self.dataDirectory = dataDirectory
+    }
+}
+
+/// A scene: updated from time and input, drawn into a canvas with a theme, reporting damage.
+///
+/// The canvas keeps the previous frame: after `layout`, `apply(theme:)` or `didAppear`, the
+/// next `draw` must repaint everything (and return full damage); otherwise only what changed.
+public protocol Scene: AnyObject {
+    /// The instance name from the config (`[scene.NAME]`).
+    var name: String { get }
+    /// The kind: "clock", "counter" or "paint".
+    var kind: String { get }
+    /// Lays out for the logical screen size.
+    func layout(size: Size)
+    /// Switches to a theme (colours and fonts).
+    func apply(theme: Theme)
+    /// The scene comes on screen at `now`.
+    func didAppear(now: WallTime)
+    /// Brings the scene up to `now`; true when something visible changed.
+    func update(now: WallTime) -> Bool
+    /// Handles one input event; true when something visible changed.
+    func handle(_ event: InputEvent, now: WallTime) -> Bool
+    /// Draws what changed since the previous draw; returns the rectangles that changed.
+    func draw(into canvas: Canvas) -> Damage
+    /// When `update(now:)` must run next without input (the clock's next second, an animation frame); nil: only on input.
+    func nextDeadline(now: WallTime) -> Deadline?
+    /// A short line for status ("13:35:16", "HOME 3 AWAY 1", "12 strokes").
+    var statusSummary: String { get }
+}
+
+public extension Scene {
+    func didAppear(now: WallTime) {}
+    var statusSummary: String { kind }
+}
+
+/// Scenes that hold counters (the control interface and key bindings reach them through this).
+public protocol CounterControl: AnyObject {
+    var counterNames: [String] { get }
+    func value(of counter: String) throws -> Int
+    /// Each change is saved durably before it returns. Errors name the counter and the limit.
+    func set(_ counter: String, to value: Int, now: WallTime) throws
+    func increment(_ counter: String, now: WallTime) throws
+    func decrement(_ counter: String, now: WallTime) throws
+    func reset(_ counter: String, now: WallTime) throws
+}
+
+/// Scenes that hold a painting.
+public protocol PaintControl: AnyObject {
+    func clear()
+    /// False when there was nothing to undo.
+    @discardableResult func undo() -> Bool
+    @discardableResult func redo() -> Bool
+    /// Writes the painting as PNG; returns the path written.
+    func save(to path: String?) throws -> String
+    var strokeCount: Int { get }
+}
+
+/// Makes a scene of one kind from its config table (`[scene.NAME]`, `kind = "…"`).
+/// Factories read every key they support with the table's getters and call `table.finish()`
+/// so misspelt keys are reported with file:line.
+public typealias SceneFactory = (ConfigTable, SceneContext) throws -> Scene
