@@ -40,11 +40,11 @@ public final class EventLoop: @unchecked Sendable {
     private var timers: [Int32: (handler: (TimerFire) -> Void, repeating: Bool)] = [:]
     private let lock = NSLockLite()
     private var posted: [@Sendable () -> Void] = []
+    private var deferred: [Handler] = []
     private var running = false
     private var stopRequested = false
     /// Number of times `epoll_wait` returned (wake-ups), for benchmarks and status.
     public private(set) var wakeups: UInt64 = 0
-    public let threadID: pthread_t? = nil
 
     /// Why a timer handler ran.
     public enum TimerFire: Sendable, Equatable {
@@ -125,6 +125,23 @@ public final class EventLoop: @unchecked Sendable {
         _ = write(wakeFD, &one, 8)
     }
 
+    /// Runs `work` on the loop's thread at the end of the current iteration (or before the next
+    /// wait), without a wake-up of its own. Call only from the loop's thread. Used to coalesce
+    /// several changes into one frame.
+    public func deferToEndOfIteration(_ work: @escaping Handler) {
+        deferred.append(work)
+    }
+
+    private func runDeferred() {
+        var rounds = 0
+        while !deferred.isEmpty && rounds < 8 {
+            let work = deferred
+            deferred.removeAll()
+            for w in work { w() }
+            rounds += 1
+        }
+    }
+
     /// Asks `run()` to return after the current iteration. Safe from any thread.
     public func stop() {
         post { [weak self] in self?.stopRequested = true }
@@ -134,8 +151,9 @@ public final class EventLoop: @unchecked Sendable {
     /// Returns the number of ready descriptors.
     @discardableResult
     public func runOnce(timeoutMs: Int32 = -1) throws -> Int {
+        runDeferred()
         var events = [epoll_event](repeating: epoll_event(), count: 32)
-        let n = Int(epoll_wait(epfd, &events, 32, timeoutMs))
+        let n = Int(epoll_wait(epfd, &events, 32, deferred.isEmpty ? timeoutMs : 0))
         if n < 0 {
             if errno == EINTR { return 0 }
             throw KioskError(.system, "epoll_wait failed: errno \(errno)", errno: errno)
@@ -163,6 +181,7 @@ public final class EventLoop: @unchecked Sendable {
                 h()
             }
         }
+        runDeferred()
         return n
     }
 

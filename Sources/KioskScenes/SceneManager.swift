@@ -1,0 +1,322 @@
+import KioskCore
+import KioskRender
+import Logging
+
+/// How the manager moves between scenes.
+public struct SceneSwitching: Sendable, Equatable {
+    /// Seconds each scene stays on screen in a timed rotation; 0 = no rotation.
+    public var rotateSeconds: Double
+    /// evdev key codes that show the next / previous scene.
+    public var nextKeys: [UInt16]
+    public var previousKeys: [UInt16]
+    /// A horizontal swipe starting at the screen's edge switches scenes.
+    public var edgeSwipe: Bool
+    public init(rotateSeconds: Double = 0, nextKeys: [UInt16] = [], previousKeys: [UInt16] = [], edgeSwipe: Bool = false) {
+        self.rotateSeconds = rotateSeconds; self.nextKeys = nextKeys; self.previousKeys = previousKeys; self.edgeSwipe = edgeSwipe
+    }
+}
+
+/// Frame-time statistics over the last frames.
+public struct FrameStats: Sendable, Equatable {
+    public var frames: UInt64
+    /// Frames per second over the last few seconds.
+    public var fps: Double
+    /// Frame cost (draw + present) percentiles, in milliseconds.
+    public var p50Ms: Double
+    public var p90Ms: Double
+    public var p99Ms: Double
+    public var maxMs: Double
+}
+
+/// Owns the scenes, the display and the input routing: sends input to the scene on screen,
+/// arms one timer for the scene's next deadline, and draws only when something changed —
+/// and only when the display can take a frame. Runs on the event loop's thread.
+public final class SceneManager {
+    public private(set) var scenes: [Scene]
+    public private(set) var currentIndex: Int = 0
+    public private(set) var theme: Theme
+    public let display: DisplayOutput
+    public let loop: EventLoop
+    public let time: TimeSource
+    public var switching: SceneSwitching
+    private let logger: Logger
+
+    /// The frame as the viewer sees it (logical size); nil until a display size is known.
+    public private(set) var canvas: Canvas?
+    private var needsFull = true
+    private var dirty = true
+    private var renderQueued = false
+    private var deadlineTimer: EventLoop.TimerID?
+    private var armedDeadline: Deadline?
+    private var rotationTimer: EventLoop.TimerID?
+    private var started = false
+
+    /// Turns raw touches into taps, long presses and swipes (given to scenes alongside raw touches).
+    public var gestures: ((InputEvent, WallTime) -> [Gesture])?
+    /// Called with every event before the scene sees it; return true to swallow it (wake from blank).
+    public var inputFilter: ((InputEvent) -> Bool)?
+
+    /// Called once, after the first frame was presented (systemd READY=1).
+    public var onFirstFrame: (() -> Void)?
+    /// Called after every presented frame.
+    public var onFrame: ((Damage) -> Void)?
+    /// Called when the scene on screen changes (name).
+    public var onSceneChange: ((String) -> Void)?
+
+    private var frameCosts: [Double] = []
+    private var frameTimes: [Int64] = []
+    public private(set) var frameCount: UInt64 = 0
+    /// Monotonic time of the last present() call, for latency measurements.
+    public private(set) var lastPresentNs: Int64 = 0
+
+    public init(scenes: [Scene], theme: Theme, display: DisplayOutput, loop: EventLoop,
+                time: TimeSource = SystemTimeSource(), switching: SceneSwitching = SceneSwitching(), logger: Logger) {
+        precondition(!scenes.isEmpty, "a scene manager needs at least one scene")
+        self.scenes = scenes
+        self.theme = theme
+        self.display = display
+        self.loop = loop
+        self.time = time
+        self.switching = switching
+        self.logger = logger
+    }
+
+    public var current: Scene { scenes[currentIndex] }
+
+    /// Lays out, shows the first scene and draws the first frame as soon as the display can take it.
+    public func start(initialScene: String? = nil) {
+        display.onEvent = { [weak self] e in self?.displayEvent(e) }
+        if let n = initialScene, let i = scenes.firstIndex(where: { $0.name == n }) { currentIndex = i }
+        for s in scenes { s.apply(theme: theme) }
+        started = true
+        relayout()
+        current.didAppear(now: time.now())
+        armRotation()
+        setNeedsFrame(full: true)
+        reschedule()
+    }
+
+    /// Stops timers; the display is shut down by its owner.
+    public func stop() {
+        if let t = deadlineTimer { loop.cancel(t); deadlineTimer = nil }
+        if let t = rotationTimer { loop.cancel(t); rotationTimer = nil }
+        started = false
+    }
+
+    // MARK: scenes and themes
+
+    /// Replaces the scenes (config reload) keeping the one on screen if its name still exists.
+    public func replaceScenes(_ newScenes: [Scene], switching: SceneSwitching, theme: Theme) {
+        precondition(!newScenes.isEmpty)
+        let name = current.name
+        scenes = newScenes
+        self.switching = switching
+        self.theme = theme
+        currentIndex = newScenes.firstIndex(where: { $0.name == name }) ?? 0
+        for s in scenes { s.apply(theme: theme) }
+        if let size = canvas?.size { for s in scenes { s.layout(size: size) } }
+        current.didAppear(now: time.now())
+        armRotation()
+        onSceneChange?(current.name)
+        setNeedsFrame(full: true)
+        reschedule()
+    }
+
+    public func show(sceneNamed name: String) throws {
+        guard let i = scenes.firstIndex(where: { $0.name == name }) else {
+            throw KioskError.notFound("no scene named '\(name)'; scenes: \(scenes.map(\.name).joined(separator: ", "))")
+        }
+        show(index: i)
+    }
+
+    public func show(index: Int) {
+        let i = ((index % scenes.count) + scenes.count) % scenes.count
+        guard i != currentIndex || !started else { return }
+        currentIndex = i
+        current.didAppear(now: time.now())
+        logger.info("scene on screen", metadata: ["scene": "\(current.name)"])
+        onSceneChange?(current.name)
+        armRotation()
+        setNeedsFrame(full: true)
+        reschedule()
+    }
+
+    public func next() { show(index: currentIndex + 1) }
+    public func previous() { show(index: currentIndex - 1) }
+
+    /// Switches the theme at run time: every scene redraws with it.
+    public func setTheme(_ theme: Theme) {
+        self.theme = theme
+        for s in scenes { s.apply(theme: theme) }
+        setNeedsFrame(full: true)
+        reschedule()
+    }
+
+    /// The first scene of `type` that implements a control protocol.
+    public func scene<T>(as type: T.Type) -> [T] { scenes.compactMap { $0 as? T } }
+
+    // MARK: input
+
+    /// Routes one input event: scene-switch keys and gestures first, then the scene on screen.
+    public func input(_ event: InputEvent) {
+        if let f = inputFilter, f(event) { return }
+        let now = time.now()
+        if case .key(let code, .pressed, _) = event {
+            if switching.nextKeys.contains(code) { next(); return }
+            if switching.previousKeys.contains(code) { previous(); return }
+        }
+        var changed = current.handle(event, now: now)
+        if let g = gestures {
+            for gesture in g(event, now) {
+                if switching.edgeSwipe, case .swipe(let dir, let x, _) = gesture, dir == .left || dir == .right,
+                   x < 0.08 || x > 0.92 {
+                    dir == .left ? next() : previous()
+                    continue
+                }
+                changed = current.handle(.gesture(gesture), now: now) || changed
+            }
+        }
+        if changed { setNeedsFrame() }
+        reschedule()
+    }
+
+    /// Tells the manager that the scene on screen changed outside input and time (control commands).
+    public func sceneDidChange() {
+        setNeedsFrame()
+        reschedule()
+    }
+
+    // MARK: frames
+
+    /// Marks the frame dirty and draws it at the end of this loop iteration if the display can take it.
+    public func setNeedsFrame(full: Bool = false) {
+        if full { needsFull = true }
+        dirty = true
+        guard !renderQueued else { return }
+        renderQueued = true
+        loop.deferToEndOfIteration { [weak self] in
+            guard let self else { return }
+            self.renderQueued = false
+            self.renderIfPossible()
+        }
+    }
+
+    private func relayout() {
+        guard let size = display.logicalSize else { canvas = nil; return }
+        if canvas?.size != size {
+            do { canvas = try Canvas(size: size) } catch {
+                logger.error("cannot create the frame canvas", metadata: ["size": "\(size)", "error": "\(error)"])
+                canvas = nil
+                return
+            }
+        }
+        for s in scenes { s.layout(size: size) }
+        needsFull = true
+    }
+
+    private func displayEvent(_ e: DisplayEvent) {
+        switch e {
+        case .ready:
+            if dirty { renderIfPossible() }
+        case .needsFullRedraw:
+            relayout()
+            setNeedsFrame(full: true)
+        case .inactive:
+            break
+        }
+    }
+
+    /// Draws the scene on screen and presents it, if something changed and the display can take a frame.
+    public func renderIfPossible() {
+        guard dirty, display.canPresent, let canvas else { return }
+        let t0 = nowNanos(.monotonic)
+        var damage = current.draw(into: canvas)
+        if needsFull { damage = Damage.full(canvas.size) }
+        damage = damage.clipped(to: Rect(size: canvas.size))
+        dirty = false
+        needsFull = false
+        guard !damage.isEmpty else { return }
+        do {
+            lastPresentNs = nowNanos(.monotonic)
+            try display.present(canvas.pixels, damage: damage)
+        } catch {
+            logger.error("present failed", metadata: ["display": "\(display.displayDescription)", "error": "\(error)"])
+            dirty = true
+            needsFull = true
+            return
+        }
+        let t1 = nowNanos(.monotonic)
+        record(costNs: t1 - t0, at: t1)
+        frameCount += 1
+        if frameCount == 1 { onFirstFrame?() }
+        onFrame?(damage)
+    }
+
+    private func record(costNs: Int64, at t: Int64) {
+        frameCosts.append(Double(costNs) / 1e6)
+        frameTimes.append(t)
+        if frameCosts.count > 600 { frameCosts.removeFirst(frameCosts.count - 600) }
+        if frameTimes.count > 600 { frameTimes.removeFirst(frameTimes.count - 600) }
+    }
+
+    public var stats: FrameStats {
+        let sorted = frameCosts.sorted()
+        func pct(_ p: Double) -> Double {
+            guard !sorted.isEmpty else { return 0 }
+            return sorted[min(sorted.count - 1, Int((Double(sorted.count - 1) * p).rounded()))]
+        }
+        let now = nowNanos(.monotonic)
+        let recent = frameTimes.filter { now - $0 < 5_000_000_000 }
+        return FrameStats(frames: frameCount, fps: Double(recent.count) / 5, p50Ms: pct(0.5), p90Ms: pct(0.9),
+                          p99Ms: pct(0.99), maxMs: sorted.last ?? 0)
+    }
+
+    /// Writes what the viewer sees (the logical frame) as PNG.
+    public func screenshot(to path: String) throws {
+        guard let canvas else { throw KioskError.display("no frame to capture: no display is connected") }
+        try canvas.writePNG(to: path)
+    }
+
+    // MARK: time
+
+    /// Arms one timer for the scene's next deadline (replacing the previous one), or none.
+    public func reschedule() {
+        guard started else { return }
+        let now = time.now()
+        let d = current.nextDeadline(now: now)
+        if d == armedDeadline, deadlineTimer != nil { return }
+        if let t = deadlineTimer { loop.cancel(t); deadlineTimer = nil }
+        armedDeadline = d
+        guard let d else { return }
+        do {
+            let handler: (EventLoop.TimerFire) -> Void = { [weak self] fire in
+                guard let self else { return }
+                self.deadlineTimer = nil
+                self.armedDeadline = nil
+                if fire == .clockChanged { self.logger.notice("wall clock was set; recomputing the next tick") }
+                self.tick()
+            }
+            switch d {
+            case .realtime(let r): deadlineTimer = try loop.schedule(at: r, clock: .realtime, handler)
+            case .monotonic(let m): deadlineTimer = try loop.schedule(at: m, clock: .monotonic, handler)
+            }
+        } catch {
+            logger.error("cannot arm the scene timer", metadata: ["error": "\(error)"])
+        }
+    }
+
+    /// Brings the scene on screen up to now (timer fired, clock changed) and draws if it changed.
+    public func tick() {
+        if current.update(now: time.now()) { setNeedsFrame() }
+        reschedule()
+    }
+
+    private func armRotation() {
+        if let t = rotationTimer { loop.cancel(t); rotationTimer = nil }
+        guard switching.rotateSeconds > 0, scenes.count > 1, started else { return }
+        rotationTimer = try? loop.schedule(after: Int64(switching.rotateSeconds * 1e9)) { [weak self] _ in
+            self?.rotationTimer = nil
+            self?.next()
+        }
+    }
+}
