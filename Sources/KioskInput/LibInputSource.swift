@@ -1,0 +1,302 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import CLibInput
+import CUdev
+import KioskCore
+import Logging
+
+/// How kioskd reads input devices.
+public struct InputOptions: Sendable, Equatable {
+    /// The udev seat whose devices are used (`ID_SEAT`, default "seat0").
+    public var seat: String
+    /// A 6-number calibration matrix (`a b c d e f`, as udev's LIBINPUT_CALIBRATION_MATRIX),
+    /// applied by kioskd to normalised panel coordinates before rotation; nil = identity.
+    /// A matrix set by udev on the device itself is applied by libinput before this one.
+    public var calibration: [Double]?
+    /// The display's rotation (updated later with `setRotation`).
+    public var rotation: Rotation
+    /// Only touch devices whose udev `WL_OUTPUT` names this output (or that name none) are
+    /// used; nil = all. See `touchDeviceMatchesOutput`.
+    public var mapToOutput: String?
+    /// Absolute pointers (KVMs, QEMU's tablets) and tablet tools act as one finger.
+    public var pointerAsTouch: Bool
+
+    public init(seat: String = "seat0", calibration: [Double]? = nil, rotation: Rotation = .r0,
+                mapToOutput: String? = nil, pointerAsTouch: Bool = true) {
+        self.seat = seat
+        self.calibration = calibration
+        self.rotation = rotation
+        self.mapToOutput = mapToOutput
+        self.pointerAsTouch = pointerAsTouch
+    }
+}
+
+/// Input from libinput's udev backend: touch screens, pointers, tablet tools and keys on a
+/// seat, with hotplug, delivered as `InputEvent`s on the event loop.
+///
+/// Wraps `libinput_udev_create_context` + `libinput_udev_assign_seat`; the context's fd is
+/// watched by the `EventLoop` and every event is drained (`libinput_get_event`) and destroyed
+/// (`libinput_event_destroy`) after it is turned into `InputEvent`s by an `InputMapper`.
+/// Device nodes are opened with plain `open()`: kioskd's user needs access to
+/// /dev/input/event* (the `input` group, or a logind session on the seat).
+public final class LibInputSource: InputSource {
+    public var onEvent: ((InputEvent) -> Void)?
+
+    private struct Device {
+        var index: Int
+        var info: InputDeviceInfo
+        /// Touch events of this device are ignored (it belongs to another output).
+        var ignoresTouch: Bool
+    }
+
+    public let options: InputOptions
+    private let loop: EventLoop
+    private let logger: Logger
+    private var udev: OpaquePointer?
+    private var li: OpaquePointer?
+    private let interface: UnsafeMutablePointer<libinput_interface>
+    private var watchID: EventLoop.WatchID?
+    private var mapper: InputMapper
+    private var table: [OpaquePointer: Device] = [:]
+    private var nextIndex = 0
+    /// Device nodes open() refused since the last check: path → errno.
+    private var openFailures: [(path: String, errno: Int32)] = []
+
+    /// Devices currently open, in the order they appeared.
+    public var devices: [InputDeviceInfo] {
+        table.values.sorted { $0.index < $1.index }.map(\.info)
+    }
+
+    /// Creates the libinput context on `options.seat` and starts watching it on `loop`.
+    ///
+    /// Throws `.config` for a bad calibration matrix, `.input` when udev or libinput cannot
+    /// start or the seat cannot be assigned, and `.input` naming the devices and the group or
+    /// seat needed when input devices exist but none could be opened for lack of permission.
+    /// Devices present at start are listed in `devices` at once and announced with
+    /// `.deviceAdded` on the loop's first turn (after `onEvent` is set).
+    public init(options: InputOptions, loop: EventLoop, logger: Logger) throws {
+        self.options = options
+        self.loop = loop
+        self.logger = logger
+        let transform = try InputTransform(calibration: options.calibration ?? InputTransform.identity, rotation: options.rotation)
+        mapper = InputMapper(transform: transform, pointerAsTouch: options.pointerAsTouch)
+        interface = .allocate(capacity: 1)
+        interface.initialize(to: libinput_interface(
+            open_restricted: { path, flags, user in
+                guard let path else { return -EINVAL }
+                let fd = open(path, flags | O_CLOEXEC)
+                if fd < 0 {
+                    let e = errno
+                    if let user {
+                        Unmanaged<LibInputSource>.fromOpaque(user).takeUnretainedValue().openFailed(String(cString: path), e)
+                    }
+                    return -e
+                }
+                return fd
+            },
+            close_restricted: { fd, _ in
+                close(fd)
+            }))
+
+        guard let udev = udev_new() else {
+            throw KioskError.input("udev_new failed: cannot read the udev device database", errno: errno)
+        }
+        self.udev = udev
+        guard let li = libinput_udev_create_context(interface, Unmanaged.passUnretained(self).toOpaque(), udev) else {
+            shutdown()
+            throw KioskError.input("libinput_udev_create_context failed")
+        }
+        self.li = li
+        libinput_log_set_handler(li, { li, priority, format, args in
+            guard let li, let format, let args, let user = libinput_get_user_data(li) else { return }
+            var buf = [CChar](repeating: 0, count: 512)
+            _ = vsnprintf(&buf, buf.count, format, args)
+            var msg = String(cString: buf)
+            while msg.last == "\n" { msg.removeLast() }
+            let me = Unmanaged<LibInputSource>.fromOpaque(user).takeUnretainedValue()
+            switch priority {
+            case LIBINPUT_LOG_PRIORITY_ERROR: me.logger.error("libinput: \(msg)")
+            case LIBINPUT_LOG_PRIORITY_INFO: me.logger.info("libinput: \(msg)")
+            default: me.logger.debug("libinput: \(msg)")
+            }
+        })
+        libinput_log_set_priority(li, logger.logLevel <= .debug ? LIBINPUT_LOG_PRIORITY_DEBUG
+                                      : logger.logLevel <= .info ? LIBINPUT_LOG_PRIORITY_INFO : LIBINPUT_LOG_PRIORITY_ERROR)
+
+        if libinput_udev_assign_seat(li, options.seat) != 0 {
+            shutdown()
+            throw KioskError.input("libinput_udev_assign_seat failed for seat '\(options.seat)' (is udev's database readable under /run/udev?)")
+        }
+        // Devices present now were added (and opened) inside assign_seat: take their events.
+        drain()
+        let refused = openFailures.filter { $0.errno == EACCES || $0.errno == EPERM }
+        if table.isEmpty, let first = refused.first {
+            let others = refused.dropFirst().map(\.path)
+            let more = others.isEmpty ? "" : " (also refused: \(others.joined(separator: ", ")))"
+            shutdown()
+            throw KioskError.input(inputPermissionMessage(path: first.path, errno: first.errno, seat: options.seat) + more, errno: first.errno)
+        }
+        openFailures.removeAll()
+
+        do {
+            watchID = try loop.watch(fd: libinput_get_fd(li)) { [unowned self] in self.dispatch() }
+        } catch {
+            shutdown()
+            throw error
+        }
+        let found = devices
+        loop.post { [weak self] in
+            guard let self else { return }
+            for d in found where self.devices.contains(d) { self.onEvent?(.deviceAdded(d)) }
+        }
+        logger.info("input: libinput on seat \(options.seat), \(found.count) device(s)",
+                    metadata: ["input.seat": "\(options.seat)"])
+    }
+
+    deinit {
+        shutdown()
+        interface.deinitialize(count: 1)
+        interface.deallocate()
+    }
+
+    public func setRotation(_ rotation: Rotation) {
+        mapper.transform.rotation = rotation
+    }
+
+    /// Stops watching and closes every device (`libinput_unref`, `udev_unref`).
+    public func shutdown() {
+        if let w = watchID { loop.unwatch(w); watchID = nil }
+        if let li { libinput_unref(li); self.li = nil }
+        if let udev { udev_unref(udev); self.udev = nil }
+        table.removeAll()
+    }
+
+    // MARK: Events
+
+    fileprivate func openFailed(_ path: String, _ e: Int32) {
+        openFailures.append((path, e))
+        if e == EACCES || e == EPERM {
+            logger.error("input: \(inputPermissionMessage(path: path, errno: e, seat: options.seat))", metadata: ["input.device": "\(path)"])
+        } else {
+            logger.error("input: cannot open input device \(path): \(String(cString: strerror(e))) (errno \(e))", metadata: ["input.device": "\(path)"])
+        }
+    }
+
+    /// Reads the fd (`libinput_dispatch`) and handles every queued event.
+    private func dispatch() {
+        guard let li else { return }
+        let r = libinput_dispatch(li)
+        if r < 0 { logger.error("input: libinput_dispatch failed: \(String(cString: strerror(-r)))") }
+        drain()
+    }
+
+    private func drain() {
+        guard let li else { return }
+        while let ev = libinput_get_event(li) {
+            let out = handle(ev)
+            libinput_event_destroy(ev)
+            for e in out { onEvent?(e) }
+        }
+    }
+
+    private func handle(_ ev: OpaquePointer) -> [InputEvent] {
+        let type = libinput_event_get_type(ev)
+        guard let dev = libinput_event_get_device(ev) else { return [] }
+        switch type {
+        case LIBINPUT_EVENT_DEVICE_ADDED:
+            return deviceAdded(dev)
+        case LIBINPUT_EVENT_DEVICE_REMOVED:
+            guard let d = table.removeValue(forKey: dev) else { return [] }
+            let now = UInt64(max(nowNanos(.monotonic), 0)) / 1000
+            let cancels = mapper.deviceRemoved(device: d.index, timeUsec: now)
+            let fingers = cancels.filter { if case .touch = $0 { return true } else { return false } }.count
+            logger.info("input device removed: \(d.info.name) (\(d.info.sysname))\(fingers > 0 ? ", \(fingers) touch(es) cancelled" : "")",
+                        metadata: ["input.device": "\(d.info.sysname)"])
+            return cancels + [.deviceRemoved(d.info)]
+        default:
+            break
+        }
+        guard let d = table[dev] else { return [] }
+        switch type {
+        case LIBINPUT_EVENT_TOUCH_DOWN, LIBINPUT_EVENT_TOUCH_MOTION, LIBINPUT_EVENT_TOUCH_UP,
+             LIBINPUT_EVENT_TOUCH_CANCEL, LIBINPUT_EVENT_TOUCH_FRAME:
+            guard !d.ignoresTouch, let t = libinput_event_get_touch_event(ev) else { return [] }
+            let time = libinput_event_touch_get_time_usec(t)
+            switch type {
+            case LIBINPUT_EVENT_TOUCH_DOWN:
+                return mapper.touchDown(device: d.index, slot: libinput_event_touch_get_slot(t),
+                                        x: libinput_event_touch_get_x_transformed(t, 1), y: libinput_event_touch_get_y_transformed(t, 1), timeUsec: time)
+            case LIBINPUT_EVENT_TOUCH_MOTION:
+                return mapper.touchMotion(device: d.index, slot: libinput_event_touch_get_slot(t),
+                                          x: libinput_event_touch_get_x_transformed(t, 1), y: libinput_event_touch_get_y_transformed(t, 1), timeUsec: time)
+            case LIBINPUT_EVENT_TOUCH_UP:
+                return mapper.touchUp(device: d.index, slot: libinput_event_touch_get_slot(t), timeUsec: time)
+            case LIBINPUT_EVENT_TOUCH_CANCEL:
+                return mapper.touchCancel(device: d.index, slot: libinput_event_touch_get_slot(t), timeUsec: time)
+            default:
+                return mapper.touchFrame(timeUsec: time)
+            }
+        case LIBINPUT_EVENT_POINTER_MOTION:
+            guard let p = libinput_event_get_pointer_event(ev) else { return [] }
+            return mapper.pointerRelative(dx: libinput_event_pointer_get_dx(p), dy: libinput_event_pointer_get_dy(p),
+                                          timeUsec: libinput_event_pointer_get_time_usec(p))
+        case LIBINPUT_EVENT_POINTER_MOTION_ABSOLUTE:
+            guard !d.ignoresTouch, let p = libinput_event_get_pointer_event(ev) else { return [] }
+            return mapper.pointerAbsolute(device: d.index, x: libinput_event_pointer_get_absolute_x_transformed(p, 1),
+                                          y: libinput_event_pointer_get_absolute_y_transformed(p, 1),
+                                          timeUsec: libinput_event_pointer_get_time_usec(p))
+        case LIBINPUT_EVENT_POINTER_BUTTON:
+            guard !d.ignoresTouch, let p = libinput_event_get_pointer_event(ev) else { return [] }
+            return mapper.pointerButton(device: d.index, button: libinput_event_pointer_get_button(p),
+                                        pressed: libinput_event_pointer_get_button_state(p) == LIBINPUT_BUTTON_STATE_PRESSED,
+                                        timeUsec: libinput_event_pointer_get_time_usec(p))
+        case LIBINPUT_EVENT_TABLET_TOOL_AXIS, LIBINPUT_EVENT_TABLET_TOOL_PROXIMITY, LIBINPUT_EVENT_TABLET_TOOL_TIP:
+            guard !d.ignoresTouch, let t = libinput_event_get_tablet_tool_event(ev) else { return [] }
+            let time = libinput_event_tablet_tool_get_time_usec(t)
+            let x = libinput_event_tablet_tool_get_x_transformed(t, 1), y = libinput_event_tablet_tool_get_y_transformed(t, 1)
+            if type == LIBINPUT_EVENT_TABLET_TOOL_TIP {
+                return mapper.tabletTip(device: d.index, down: libinput_event_tablet_tool_get_tip_state(t) == LIBINPUT_TABLET_TOOL_TIP_DOWN,
+                                        x: x, y: y, timeUsec: time)
+            }
+            if type == LIBINPUT_EVENT_TABLET_TOOL_PROXIMITY,
+               libinput_event_tablet_tool_get_proximity_state(t) == LIBINPUT_TABLET_TOOL_PROXIMITY_STATE_OUT {
+                return mapper.tabletProximityOut(device: d.index, timeUsec: time)
+            }
+            return mapper.tabletAxis(device: d.index, x: x, y: y, timeUsec: time)
+        case LIBINPUT_EVENT_KEYBOARD_KEY:
+            guard let k = libinput_event_get_keyboard_event(ev) else { return [] }
+            return mapper.key(code: libinput_event_keyboard_get_key(k),
+                              pressed: libinput_event_keyboard_get_key_state(k) == LIBINPUT_KEY_STATE_PRESSED,
+                              timeUsec: libinput_event_keyboard_get_time_usec(k))
+        default:
+            return []
+        }
+    }
+
+    private func deviceAdded(_ dev: OpaquePointer) -> [InputEvent] {
+        var caps: InputCapabilities = []
+        if libinput_device_has_capability(dev, LIBINPUT_DEVICE_CAP_TOUCH) != 0 { caps.insert(.touch) }
+        if libinput_device_has_capability(dev, LIBINPUT_DEVICE_CAP_POINTER) != 0 { caps.insert(.pointer) }
+        if libinput_device_has_capability(dev, LIBINPUT_DEVICE_CAP_KEYBOARD) != 0 { caps.insert(.keyboard) }
+        if libinput_device_has_capability(dev, LIBINPUT_DEVICE_CAP_TABLET_TOOL) != 0 { caps.insert(.tabletTool) }
+        let name = libinput_device_get_name(dev).map { String(cString: $0) } ?? "?"
+        let sysname = libinput_device_get_sysname(dev).map { String(cString: $0) } ?? "?"
+        var output: String?
+        if let u = libinput_device_get_udev_device(dev) {
+            output = udev_device_get_property_value(u, "WL_OUTPUT").map { String(cString: $0) }
+            udev_device_unref(u)
+        }
+        let positional = caps.contains(.touch) || caps.contains(.tabletTool) || caps.contains(.pointer)
+        let ignores = positional && !touchDeviceMatchesOutput(deviceOutput: output, wanted: options.mapToOutput)
+        let info = InputDeviceInfo(name: name, sysname: sysname, capabilities: caps)
+        table[dev] = Device(index: nextIndex, info: info, ignoresTouch: ignores)
+        nextIndex += 1
+        var note = ""
+        if ignores { note = "; touch ignored: mapped to output \(output ?? "?"), not \(options.mapToOutput ?? "?")" }
+        else if options.mapToOutput != nil, caps.contains(.touch), output == nil { note = "; no WL_OUTPUT in udev, used for every output" }
+        logger.info("input device added: \(name) (\(sysname)) [\(caps.names.joined(separator: ", "))]\(note)",
+                    metadata: ["input.device": "\(sysname)"])
+        return [.deviceAdded(info)]
+    }
+}
