@@ -1,0 +1,203 @@
+import Foundation
+import KioskCore
+import KioskRender
+import Logging
+
+/// What fills the clock's background (config `background`).
+public enum ClockBackground: String, Sendable, Equatable, CaseIterable {
+    /// The colour of the time (the product): changes every second.
+    case time
+    /// The theme's background; only the text changes each second.
+    case theme
+}
+
+/// The colour clock (seed 000): `HH:mm:ss` and a `#RRGGBB` label on a background whose colour
+/// follows the time, redrawn exactly on each wall-clock second.
+///
+/// A `ClockModel` turns the time into a reading and tells this scene (its observer) when the
+/// shown second changed; the scene never polls: it asks to run again at the next whole second
+/// (`Deadline.realtime`), which the scene manager arms as a CLOCK_REALTIME timer, so a clock
+/// jump (NTP step, manual change) is followed at once.
+public final class ClockScene: Scene, ClockModelObserver {
+    public let name: String
+    public var kind: String { "clock" }
+    public let colorMode: ClockColorMode
+    public let backgroundMode: ClockBackground
+    public let hourFormat: ClockHourFormat
+    public let showLabel: Bool
+    public let model: ClockModel
+    private let logger: Logger
+
+    private var theme: Theme = .default
+    private var size = Size(width: 1, height: 1)
+    private var needsFull = true
+    private var dirty = true
+    /// Set by `clockDidUpdate` between two `update(now:)` calls.
+    private var notified = false
+    private var fontsFor: Size?
+    private var timePx = 10.0
+    private var labelPx = 10.0
+
+    /// Where the time and the label were drawn last (pixels); empty before the first draw.
+    public private(set) var timeRect = Rect(x: 0, y: 0, width: 0, height: 0)
+    public private(set) var labelRect = Rect(x: 0, y: 0, width: 0, height: 0)
+
+    public init(name: String, colorMode: ClockColorMode = .scaled, background: ClockBackground = .time,
+                hourFormat: ClockHourFormat = .h24, timeZone: TimeZone = .autoupdatingCurrent,
+                showLabel: Bool = true, logger: Logger = Logger(label: "kioskd.clock")) {
+        self.name = name
+        self.colorMode = colorMode
+        self.backgroundMode = background
+        self.hourFormat = hourFormat
+        self.showLabel = showLabel
+        self.model = ClockModel(timeZone: timeZone)
+        self.logger = logger
+        model.addObserver(self)
+    }
+
+    /// Makes a clock from `[scene.NAME]` (`kind = "clock"` already read by the manager).
+    public static func make(_ table: ConfigTable, _ context: SceneContext) throws -> Scene {
+        let mode = try table.choice("color_mode", default: ClockColorMode.scaled)
+        let background = try table.choice("background", default: ClockBackground.time)
+        let hf = try table.int("hour_format", default: 24, range: 12...24)
+        guard let hourFormat = ClockHourFormat(rawValue: hf) else {
+            throw table.error("hour_format", "expected 12 or 24, got \(hf)")
+        }
+        var tz = TimeZone.autoupdatingCurrent
+        if let id = try table.string("time_zone") {
+            guard !id.isEmpty, let z = TimeZone(identifier: id) else {
+                throw table.error("time_zone", "unknown time zone \"\(id)\" (expected an IANA name such as \"Europe/Berlin\" or \"UTC\")")
+            }
+            tz = z
+        }
+        let showLabel = try table.bool("show_label", default: true)
+        try table.finish()
+        var logger = context.logger
+        logger[metadataKey: "scene"] = "\(context.name)"
+        return ClockScene(name: context.name, colorMode: mode, background: background, hourFormat: hourFormat,
+                          timeZone: tz, showLabel: showLabel, logger: logger)
+    }
+
+    // MARK: what is shown (pure)
+
+    /// The reading on screen (nil before the first update).
+    public var reading: ClockReading? { model.reading }
+
+    /// The time's colour (what the label names), independent of the background mode.
+    public var timeColor: Color? { model.reading.map { colorMode.color(for: $0) } }
+
+    /// The colour the background is filled with.
+    public var backgroundColor: Color {
+        switch backgroundMode {
+        case .theme: return theme.palette.background
+        case .time: return timeColor ?? theme.palette.background
+        }
+    }
+
+    /// The colour text is drawn in on the current background.
+    public var textColor: Color { ClockScene.readableTextColor(on: backgroundColor, palette: theme.palette) }
+
+    /// The theme's text colour, or — when its WCAG contrast with `background` is below
+    /// `minimumContrast` — the theme's background or highlight colour, whichever contrasts
+    /// best, or black or white as a last resort (one of them always reaches 4.5:1).
+    public static func readableTextColor(on background: Color, palette: Palette, minimumContrast: Double = 4.5) -> Color {
+        if palette.text.contrastRatio(with: background) >= minimumContrast { return palette.text }
+        let themed = [palette.background, palette.highlight].max {
+            $0.contrastRatio(with: background) < $1.contrastRatio(with: background)
+        }!
+        if themed.contrastRatio(with: background) >= minimumContrast { return themed }
+        return Color.black.contrastRatio(with: background) >= Color.white.contrastRatio(with: background) ? .black : .white
+    }
+
+    public var statusSummary: String {
+        guard let r = model.reading else { return "clock (not started)" }
+        return "\(r.text(hourFormat: hourFormat)) \(colorMode.color(for: r).hexString)"
+    }
+
+    // MARK: Scene
+
+    public func layout(size: Size) {
+        self.size = size
+        fontsFor = nil
+        needsFull = true
+    }
+
+    public func apply(theme: Theme) {
+        self.theme = theme
+        fontsFor = nil
+        needsFull = true
+    }
+
+    public func didAppear(now: WallTime) {
+        model.update(now: now)
+        needsFull = true
+    }
+
+    public func clockDidUpdate(_ clock: ClockModel) {
+        notified = true
+        dirty = true
+    }
+
+    /// Feeds `now` to the model; true only when the shown second changed.
+    public func update(now: WallTime) -> Bool {
+        notified = false
+        model.update(now: now)
+        return notified
+    }
+
+    public func handle(_ event: InputEvent, now: WallTime) -> Bool { false }
+
+    /// The next whole wall-clock second, exactly (no interval that could drift).
+    public func nextDeadline(now: WallTime) -> Deadline? {
+        .realtime(ClockModel.nextSecondBoundary(after: now.realtimeNs))
+    }
+
+    /// The boxes the time and the label are centred in.
+    private var timeBox: (x: Double, y: Double, width: Double, height: Double) {
+        let w = Double(size.width), h = Double(size.height)
+        return (w * 0.05, h * (showLabel ? 0.22 : 0.3), w * 0.9, h * 0.4)
+    }
+    private var labelBox: (x: Double, y: Double, width: Double, height: Double) {
+        let w = Double(size.width), h = Double(size.height)
+        return (w * 0.2, h * 0.64, w * 0.6, h * 0.12)
+    }
+
+    private func fitFonts(_ canvas: Canvas) {
+        guard fontsFor != size else { return }
+        let tb = timeBox, lb = labelBox
+        let sample = ClockReading(hours: 20, minutes: 08, seconds: 08).text(hourFormat: hourFormat)
+        timePx = canvas.fittingSize(sample, theme.fonts.heading, maxPx: tb.height, width: tb.width, height: tb.height)
+        labelPx = canvas.fittingSize("#D8D8D8", theme.fonts.body, maxPx: lb.height, width: lb.width, height: lb.height)
+        fontsFor = size
+    }
+
+    /// One fill and two text runs. With the time's colour as background the whole screen
+    /// changes every second (full damage); with the theme's background only the text does.
+    public func draw(into canvas: Canvas) -> Damage {
+        guard needsFull || dirty else { return Damage() }
+        fitFonts(canvas)
+        let bg = backgroundColor
+        let full = needsFull || backgroundMode == .time
+        var damage = Damage()
+        if full {
+            canvas.clear(bg)
+            damage = Damage.full(canvas.size)
+        } else {
+            for r in [timeRect, labelRect] where !r.isEmpty {
+                canvas.fill(r, bg)
+                damage.add(r)
+            }
+        }
+        if let r = model.reading {
+            let fg = textColor
+            timeRect = canvas.drawText(r.text(hourFormat: hourFormat), theme.fonts.heading, px: timePx, color: fg, in: timeBox)
+            labelRect = showLabel
+                ? canvas.drawText(colorMode.color(for: r).hexString, theme.fonts.body, px: labelPx, color: fg, in: labelBox)
+                : Rect(x: 0, y: 0, width: 0, height: 0)
+            if !full { damage.add(timeRect); damage.add(labelRect) }
+        }
+        needsFull = false
+        dirty = false
+        return damage.clipped(to: Rect(size: canvas.size))
+    }
+}
