@@ -24,6 +24,9 @@ usage:
       --hold-ms MS          keep the device this long after the last frame (default 300)
   kiosk-vmtool keys KEY[*N] … [--name NAME] [--gap-ms MS] [--wait-log FILE] [--wait-text TEXT]
       Creates a keyboard and taps the keys in order (names as in linux/input-event-codes.h).
+  kiosk-vmtool input-events [--seat S] [--rotation DEG] [--calibration "a b c d e f"]
+                            [--map-to-output NAME] [--pointer-as-touch false] [--duration-ms MS]
+      Runs kioskd's libinput source and prints one "vmtool: event …" line per input event.
 """
 
 func say(_ s: String) {
@@ -148,6 +151,7 @@ do {
     switch argv[1] {
     case "touch": try runTouch(argv.dropFirst(2))
     case "keys": try runKeys(argv.dropFirst(2))
+    case "input-events": try runInputEvents(argv.dropFirst(2))
     case "-h", "--help", "help": print(usage)
     default: fail("unknown command '\(argv[1])'\n\(usage)", code: 2)
     }

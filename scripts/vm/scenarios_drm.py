@@ -1,0 +1,194 @@
+"""DRM/KMS scenarios: the display code (through `kiosk-vmtool drm`, and the real kioskd) on bochs-drm
+(-device VGA) and virtio-gpu, atomic and legacy; pixels checked from QMP screendumps."""
+
+from vmharness import scenario, Session, close_rgb
+
+RED, GREEN, BLUE, WHITE, BLACK = (255, 0, 0), (0, 255, 0), (0, 0, 255), (255, 255, 255), (0, 0, 0)
+
+# Guest helpers: start the probe as a coprocess and talk to it one line at a time.
+PROBE = r"""
+probe_start() {
+  coproc PROBE { exec "$KIOSK_VMTOOL" drm "$@" 2>/tmp/probe.log; }
+  PROBE_KEEP_PID=$PROBE_PID
+}
+# cmd NAME ARGS…: sends a command, marks its reply as marker NAME (first word of the command).
+cmd() {
+  local name="$1"; shift
+  echo "$*" >&"${PROBE[1]}"
+  local reply=""
+  if ! IFS= read -r -t 90 reply <&"${PROBE[0]}"; then reply="error no reply from probe"; fi
+  mark "$name" "$reply"
+}
+probe_log() { sed 's/@@//g' /tmp/probe.log | tail -n "${1:-40}" > /dev/console; }
+probe_term() {
+  local pid=$PROBE_KEEP_PID
+  kill -TERM "$pid" 2>/dev/null
+  local i=0; while kill -0 "$pid" 2>/dev/null && [ $i -lt 100 ]; do sleep 0.1; i=$((i+1)); done
+  wait "$pid" 2>/dev/null; mark probe-exit "$?"
+}
+"""
+
+
+def kv(reply: str) -> dict:
+    """'ok a=1 b=x' → {'a': '1', 'b': 'x'}; raises on 'error …'."""
+    if not reply.startswith("ok"):
+        raise AssertionError(f"probe replied: {reply}")
+    out = {}
+    for w in reply.split()[1:]:
+        if "=" in w:
+            k, v = w.split("=", 1)
+            out[k] = v
+    return out
+
+
+def check_quadrants(s: Session, img, expected: dict, what: str) -> None:
+    """expected: {(fx, fy): rgb} at fractions of the screendump."""
+    for (fx, fy), rgb in expected.items():
+        got = img.pixel_at(fx, fy)
+        s.expect(close_rgb(got, rgb), f"{what}: pixel at ({fx},{fy}) is {got}, expected {rgb}")
+
+
+def basic_guest(api: str) -> str:
+    return PROBE + f"""
+probe_start --api {api}
+cmd status status
+wait_host 60
+cmd fill fill ff0000
+wait_host 60
+cmd pattern pattern
+wait_host 60
+cmd rect1 rect 100 100 50 50 00ffff
+cmd rect2 rect 300 100 50 50 ffff00
+cmd rect3 rect 500 100 50 50 ff00ff
+wait_host 60
+cmd flips flips 30
+cmd blank blank 1
+wait_host 60
+cmd unblank blank 0
+wait_host 60
+probe_term
+wait_host 60
+probe_log 15
+"""
+
+
+def basic_check(s: Session) -> None:
+    st = kv(s.wait_marker("status", 60))
+    s.result("logical", st.get("logical"))
+    s.result("atomic", st.get("atomic"))
+    console = s.screendump("console")
+    s.answer()
+    fill = kv(s.wait_marker("fill", 60))
+    img = s.screendump("red")
+    s.expect(img.count(RED) == img.width * img.height, f"whole screen red after fill ({img.count(RED)} of {img.width * img.height})")
+    s.expect(fill.get("modesets") == "1", f"first frame by one mode set (modesets={fill.get('modesets')})")
+    s.answer()
+    kv(s.wait_marker("pattern", 60))
+    img = s.screendump("pattern")
+    check_quadrants(s, img, {(0.25, 0.25): RED, (0.75, 0.25): GREEN, (0.25, 0.75): BLUE, (0.75, 0.75): WHITE}, "pattern")
+    s.answer()
+    r1 = kv(s.wait_marker("rect1", 60))
+    r2 = kv(s.wait_marker("rect2", 60))
+    r3 = kv(s.wait_marker("rect3", 60))
+    img = s.screendump("rects")
+    s.expect(img.pixel(125, 125) == (0, 255, 255), f"rect1 cyan at (125,125): {img.pixel(125, 125)}")
+    s.expect(img.pixel(325, 125) == (255, 255, 0), f"rect2 yellow at (325,125): {img.pixel(325, 125)}")
+    s.expect(img.pixel(525, 125) == (255, 0, 255), f"rect3 magenta at (525,125): {img.pixel(525, 125)}")
+    s.expect(img.pixel(99, 99) == RED and img.pixel(150, 150) == RED, "pixels around rect1 still red")
+    s.expect(img.pixel_at(0.75, 0.75) == WHITE, "rest of the pattern unchanged")
+    # Buffer age with two buffers: each present copies its own damage plus the previous one's.
+    s.result("copied", [int(r1["copied"]), int(r2["copied"]), int(r3["copied"])])
+    s.expect(int(r2["copied"]) == 5000 and int(r3["copied"]) == 5000,
+             f"rect presents copy only the damage of the last two frames (copied {r2['copied']}, {r3['copied']}; expected 5000)")
+    flips_before = int(r3["flips"])
+    s.answer()
+    fl = kv(s.wait_marker("flips", 90))
+    s.result("flip_events", int(fl["flipEvents"]))
+    s.result("flips_ms", int(fl["ms"]))
+    s.expect(int(fl["flipEvents"]) == 30, f"30 page-flip events for 30 presents (got {fl['flipEvents']})")
+    s.expect(int(fl["flips"]) == flips_before + 30, "pageFlipCount advanced by 30")
+    bl = kv(s.wait_marker("blank", 60))
+    s.expect(bl.get("blanked") == "1", "blanked")
+    img = s.screendump("blanked")
+    s.result("blanked_centre", img.pixel_at(0.75, 0.75))
+    s.expect(img.pixel_at(0.75, 0.75) != WHITE, f"blanked screen no longer shows the pattern ({img.pixel_at(0.75, 0.75)})")
+    s.answer()
+    ub = kv(s.wait_marker("unblank", 60))
+    s.expect(ub.get("blanked") == "0", "unblanked")
+    img = s.wait_screen(lambda i: i.pixel_at(0.75, 0.75) == WHITE, 10, "unblanked")
+    s.expect(img.pixel_at(0.75, 0.75) == WHITE and img.pixel(125, 125) == (0, 255, 255), "unblank shows the last frame again")
+    last = img
+    s.answer()
+    s.expect(s.wait_marker("probe-exit", 60) == "0", "probe exits 0 on SIGTERM")
+    after = s.wait_screen(lambda i: i.differs(last) > 0, 10, "restored")
+    diff = after.differs(last)
+    s.result("restored_changed_pixels", diff)
+    s.expect(diff > after.width * after.height // 2, f"SIGTERM gave the screen back (only {diff} pixels differ from the last frame)")
+    s.expect(after.count(RED) < 1000, "restored screen is not the probe's picture")
+    s.result("console_vs_restored_diff", after.differs(console))
+    s.answer()
+
+
+for _display, _tag in (("VGA", "bochs"), ("virtio-gpu-pci", "virtio")):
+    for _api in ("atomic", "legacy"):
+        scenario(f"drm-basic-{_tag}-{_api}", display=_display, guest=basic_guest(_api),
+                 description=f"{_tag} {_api}: first frame, pattern, damage by buffer age, 30 flips, blank, SIGTERM restore")(basic_check)
+
+
+@scenario("drm-rotate90", display="VGA", guest=PROBE + r"""
+probe_start --rotation 90
+cmd status status
+cmd pattern pattern
+wait_host 60
+probe_term
+""")
+def rotate90(s: Session) -> None:
+    """Rotation 90: logical size swapped, the pattern turned clockwise on the panel."""
+    st = kv(s.wait_marker("status", 60))
+    s.result("logical", st["logical"])
+    w, h = (int(x) for x in st["logical"].split("x"))
+    s.expect(h > w, f"logical size is portrait on a landscape mode ({st['logical']})")
+    kv(s.wait_marker("pattern", 60))
+    img = s.screendump("rot90")
+    # Logical TL red → physical TR; TR green → BR; BL blue → TL; BR white → BL.
+    check_quadrants(s, img, {(0.75, 0.25): RED, (0.75, 0.75): GREEN, (0.25, 0.25): BLUE, (0.25, 0.75): WHITE}, "rotated pattern")
+    s.answer()
+    s.expect(s.wait_marker("probe-exit", 60) == "0", "probe exits 0")
+
+
+@scenario("drm-hotplug-virtio", display="none",
+          qemu_args=["-device", "pcie-root-port,id=rp1,chassis=1,slot=1", "-device", "virtio-gpu-pci,id=gpu,bus=rp1"],
+          timeout=240, guest=PROBE + r"""
+probe_start
+cmd fill fill 00ff00
+wait_host 90
+cmd gone wait-inactive 60
+wait_host 90
+cmd back wait-active 60
+sleep 1
+cmd status status
+wait_host 60
+probe_term
+probe_log 20
+""")
+def hotplug_virtio(s: Session) -> None:
+    """virtio-gpu unplugged (device_del) and plugged back (device_add): followed, repainted, no crash."""
+    fill = kv(s.wait_marker("fill", 60))
+    img = s.screendump("green")
+    s.expect(img.count(GREEN) == img.width * img.height, "first frame green on virtio-gpu")
+    s.result("before", fill)
+    s.device_del("gpu", timeout=60)
+    s.answer()
+    gone = kv(s.wait_marker("gone", 90))
+    s.expect(gone.get("logical") == "none" and gone.get("inactive") == "1", f"display went inactive after unplug ({gone})")
+    s.device_add("virtio-gpu-pci", "gpu", bus="rp1")
+    s.answer()
+    back = kv(s.wait_marker("back", 90))
+    st = kv(s.wait_marker("status", 60))
+    s.result("after", st)
+    s.expect(back.get("logical") not in (None, "none"), f"display active again after replug ({back})")
+    s.expect(int(st.get("redraw", "0")) >= 1, "needsFullRedraw announced after replug")
+    img = s.wait_screen(lambda i: i.count(GREEN) == i.width * i.height, 15, "green-again")
+    s.expect(img.count(GREEN) == img.width * img.height, f"frame repainted on the new device ({img.count(GREEN)} green pixels)")
+    s.answer()
+    s.expect(s.wait_marker("probe-exit", 60) == "0", "probe still alive and exits 0 after hotplug")
