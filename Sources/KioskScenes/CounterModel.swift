@@ -1,0 +1,80 @@
+import KioskCore
+
+/// Which way a digit wheel turns: up when the value grows (the next digit comes in from
+/// below), down when it shrinks.
+public enum RollDirection: String, Sendable, Equatable {
+    case up, down
+}
+
+/// What a tap, a gesture or a key does to a counter (config values).
+public enum CounterAction: String, Sendable, Equatable, CaseIterable {
+    case increment, decrement, reset, none
+}
+
+/// Odometer rules as pure functions: digit splitting, which wheels change, wrap limits.
+public enum Odometer {
+    /// The largest value `digits` digits can show: 10^digits − 1.
+    public static func maxValue(digits: Int) -> Int {
+        var m = 1
+        for _ in 0..<digits { m *= 10 }
+        return m - 1
+    }
+
+    /// The digits of `value` zero-padded to `count`, most significant first (234, 4 → [0, 2, 3, 4]).
+    /// `value` must be in 0…10^count − 1.
+    public static func digits(of value: Int, count: Int) -> [Int] {
+        precondition(value >= 0 && value <= maxValue(digits: count), "\(value) does not fit in \(count) digits")
+        var out = [Int](repeating: 0, count: count)
+        var v = value
+        for i in stride(from: count - 1, through: 0, by: -1) {
+            out[i] = v % 10
+            v /= 10
+        }
+        return out
+    }
+
+    /// The positions (0 = most significant) whose digit differs between two values.
+    public static func changedPositions(from old: Int, to new: Int, count: Int) -> [Int] {
+        let a = digits(of: old, count: count), b = digits(of: new, count: count)
+        return (0..<count).filter { a[$0] != b[$0] }
+    }
+
+    /// The value after one increment: wraps from 10^N − 1 to `minimum` like a car odometer.
+    public static func incremented(_ value: Int, digits: Int, minimum: Int = 0) -> Int {
+        value >= maxValue(digits: digits) ? minimum : value + 1
+    }
+
+    /// Text shown for a value: zero-padded to `count` digits.
+    public static func padded(_ value: Int, count: Int) -> String {
+        digits(of: value, count: count).map(String.init).joined()
+    }
+}
+
+/// Ease-in-out (cubic) for the rolling animation: 0 → 0, 0.5 → 0.5, 1 → 1.
+public func easeInOutCubic(_ t: Double) -> Double {
+    let x = min(max(t, 0), 1)
+    if x < 0.5 { return 4 * x * x * x }
+    let f = -2 * x + 2
+    return 1 - f * f * f / 2
+}
+
+/// One digit wheel turning from one digit to another.
+public struct DigitRoll: Sendable, Equatable {
+    public var from: Int
+    public var to: Int
+    public var direction: RollDirection
+    /// CLOCK_MONOTONIC start of the roll and its length, in nanoseconds.
+    public var startNs: Int64
+    public var durationNs: Int64
+
+    public init(from: Int, to: Int, direction: RollDirection, startNs: Int64, durationNs: Int64) {
+        self.from = from; self.to = to; self.direction = direction; self.startNs = startNs; self.durationNs = durationNs
+    }
+
+    /// Eased progress 0…1 at `ns`.
+    public func progress(at ns: Int64) -> Double {
+        guard durationNs > 0 else { return 1 }
+        return easeInOutCubic(Double(ns - startNs) / Double(durationNs))
+    }
+    public func isFinished(at ns: Int64) -> Bool { ns - startNs >= durationNs }
+}

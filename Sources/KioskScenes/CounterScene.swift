@@ -1,0 +1,505 @@
+import KioskCore
+import KioskRender
+import Logging
+
+/// What a key binding acts on: one counter or all of them.
+public enum CounterTarget: Sendable, Equatable {
+    case all
+    case counter(String)
+}
+
+/// A key bound to a counter action (`[scene.NAME.keys]`, e.g. `KEY_UP = "increment home"`).
+public struct CounterKeyBinding: Sendable, Equatable {
+    public var code: UInt16
+    public var action: CounterAction
+    public var target: CounterTarget
+    public init(code: UInt16, action: CounterAction, target: CounterTarget) {
+        self.code = code; self.action = action; self.target = target
+    }
+}
+
+/// What a counter scene does on touch gestures over a counter.
+public struct CounterGestureActions: Sendable, Equatable {
+    public var tap: CounterAction
+    public var longPress: CounterAction
+    public var swipeDown: CounterAction
+    public var swipeUp: CounterAction
+    public init(tap: CounterAction = .increment, longPress: CounterAction = .reset,
+                swipeDown: CounterAction = .decrement, swipeUp: CounterAction = .increment) {
+        self.tap = tap; self.longPress = longPress; self.swipeDown = swipeDown; self.swipeUp = swipeUp
+    }
+}
+
+/// The mechanical counter (seed 003): one or more labelled N-digit odometers whose changed
+/// digits roll to their new value, driven by touch gestures, keys and the control interface.
+/// Every change is saved through the scene's `StateStore` before it is acknowledged.
+public final class CounterScene: Scene, CounterControl {
+    /// One counter's definition (`[[scene.NAME.counter]]`).
+    public struct CounterSpec: Sendable, Equatable {
+        public var name: String
+        public var label: String
+        public init(name: String, label: String) { self.name = name; self.label = label }
+    }
+
+    private struct Counter {
+        var spec: CounterSpec
+        var value: Int
+        /// Wheels turning, by digit position (0 = most significant).
+        var rolls: [Int: DigitRoll] = [:]
+        var area = Rect(x: 0, y: 0, width: 0, height: 0)
+        var labelBox = Rect(x: 0, y: 0, width: 0, height: 0)
+        var windows: [Rect] = []
+    }
+
+    public let name: String
+    public var kind: String { "counter" }
+    public let digits: Int
+    public let minimum: Int
+    public let rollNs: Int64
+    public let shading: Bool
+    public let gestures: CounterGestureActions
+    public let keyBindings: [CounterKeyBinding]
+    /// A reset bound to a key happens only after the key is held this long (0: on press).
+    public let resetHoldNs: Int64
+    /// The largest value shown (10^digits − 1).
+    public var maxValue: Int { Odometer.maxValue(digits: digits) }
+
+    private var counters: [Counter]
+    private let state: StateStore
+    private let logger: Logger
+    private var theme: Theme = .default
+    private var size = Size(width: 1, height: 1)
+    private var needsFull = true
+    /// Monotonic time of the frame to draw (from the last update, input or control call).
+    private var frameNs: Int64 = 0
+    /// Keys held for a reset that needs holding: key code → monotonic due time.
+    private var pendingHolds: [UInt16: Int64] = [:]
+    private var digitPx = 10.0
+    private var labelPx = 10.0
+    private var fontsFor: Size?
+
+    /// Time between animation frames while a digit rolls (60 Hz).
+    public static let frameIntervalNs: Int64 = 16_666_667
+
+    public init(name: String, counters: [CounterSpec], digits: Int = 4, minimum: Int = 0, rollMs: Int = 500,
+                shading: Bool = true, gestures: CounterGestureActions = CounterGestureActions(),
+                keyBindings: [CounterKeyBinding] = [], resetHoldMs: Int = 0,
+                state: StateStore, logger: Logger = Logger(label: "kioskd.counter")) throws {
+        guard (1...9).contains(digits) else { throw KioskError.config("scene '\(name)': digits must be 1…9, got \(digits)") }
+        guard !counters.isEmpty else { throw KioskError.config("scene '\(name)': a counter scene needs at least one counter") }
+        let maxV = Odometer.maxValue(digits: digits)
+        guard (0...maxV).contains(minimum) else {
+            throw KioskError.config("scene '\(name)': min \(minimum) does not fit in \(digits) digits (0…\(maxV))")
+        }
+        self.name = name
+        self.digits = digits
+        self.minimum = minimum
+        self.rollNs = Int64(max(rollMs, 0)) * 1_000_000
+        self.shading = shading
+        self.gestures = gestures
+        self.keyBindings = keyBindings
+        self.resetHoldNs = Int64(max(resetHoldMs, 0)) * 1_000_000
+        self.state = state
+        self.logger = logger
+        var seen = Set<String>()
+        self.counters = []
+        for spec in counters {
+            guard seen.insert(spec.name).inserted else { throw KioskError.config("scene '\(name)': counter '\(spec.name)' is defined twice") }
+            self.counters.append(Counter(spec: spec, value: minimum))
+        }
+        for i in self.counters.indices { self.counters[i].value = loadValue(self.counters[i].spec.name) }
+    }
+
+    // MARK: config
+
+    /// Makes a counter scene from `[scene.NAME]` (`kind = "counter"` already read by the manager).
+    public static func make(_ table: ConfigTable, _ context: SceneContext) throws -> Scene {
+        let digits = try table.int("digits", default: 4, range: 1...9)
+        let maxV = Odometer.maxValue(digits: digits)
+        let minimum = try table.int("min", default: 0, range: 0...maxV)
+        let rollMs = try table.int("roll_ms", default: 500, range: 0...10_000)
+        let shading = try table.bool("shading", default: true)
+        let gestures = CounterGestureActions(
+            tap: try table.choice("tap", default: CounterAction.increment),
+            longPress: try table.choice("long_press", default: CounterAction.reset),
+            swipeDown: try table.choice("swipe_down", default: CounterAction.decrement),
+            swipeUp: try table.choice("swipe_up", default: CounterAction.increment))
+        let holdMs = try table.int("reset_hold_ms", default: 0, range: 0...60_000)
+
+        var specs: [CounterSpec] = []
+        if let tables = try table.tableArray("counter") {
+            for t in tables {
+                let n = try t.requiredString("name")
+                guard !n.isEmpty, n != "all", !n.contains(where: { $0.isWhitespace }) else {
+                    throw t.error("name", "a counter name must be one word and not \"all\", got \"\(n)\"")
+                }
+                guard !specs.contains(where: { $0.name == n }) else { throw t.error("name", "counter \"\(n)\" is defined twice") }
+                let label = try t.string("label", default: n)
+                try t.finish()
+                specs.append(CounterSpec(name: n, label: label))
+            }
+            if specs.isEmpty { throw table.error("counter", "needs at least one [[\(table.fullKey("counter"))]] table") }
+        } else {
+            specs = [CounterSpec(name: "count", label: "")]
+        }
+
+        var bindings: [CounterKeyBinding] = []
+        if let keys = try table.table("keys") {
+            for k in keys.keys {
+                guard let text = try keys.string(k) else { continue }
+                guard let code = KeyCode.code(named: k) else {
+                    throw keys.error(k, "unknown key name \"\(k)\" (expected an evdev name such as KEY_UP, KEY_KP_PLUS or KEY_R)")
+                }
+                if bindings.contains(where: { $0.code == code }) { throw keys.error(k, "key \"\(k)\" is bound twice") }
+                bindings.append(try parseBinding(text, code: code, counters: specs.map(\.name), table: keys, key: k))
+            }
+            try keys.finish()
+        }
+        try table.finish()
+        var logger = context.logger
+        logger[metadataKey: "scene"] = "\(context.name)"
+        return try CounterScene(name: context.name, counters: specs, digits: digits, minimum: minimum, rollMs: rollMs,
+                                shading: shading, gestures: gestures, keyBindings: bindings, resetHoldMs: holdMs,
+                                state: context.state, logger: logger)
+    }
+
+    /// Parses `"increment home"`, `"reset all"`, `"none"` (the counter may be left out when there is only one).
+    static func parseBinding(_ text: String, code: UInt16, counters: [String], table: ConfigTable, key: String) throws -> CounterKeyBinding {
+        let words = text.split(whereSeparator: { $0.isWhitespace }).map(String.init)
+        let actions = CounterAction.allCases.map { "\"\($0.rawValue)\"" }.joined(separator: ", ")
+        guard let first = words.first, let action = CounterAction(rawValue: first), words.count <= 2 else {
+            throw table.error(key, "expected \"ACTION COUNTER\" with ACTION one of \(actions) and COUNTER one of \(counters.joined(separator: ", ")) or all, got \"\(text)\"")
+        }
+        let target: CounterTarget
+        if words.count == 2 {
+            if words[1] == "all" { target = .all }
+            else if counters.contains(words[1]) { target = .counter(words[1]) }
+            else { throw table.error(key, "no counter named \"\(words[1])\" (counters: \(counters.joined(separator: ", ")), or all)") }
+        } else if action == .none || counters.count == 1 {
+            target = .all
+        } else {
+            throw table.error(key, "name the counter: \"\(first) COUNTER\" with COUNTER one of \(counters.joined(separator: ", ")) or all")
+        }
+        return CounterKeyBinding(code: code, action: action, target: target)
+    }
+
+    // MARK: persistence
+
+    /// The state key of a counter's value.
+    public func stateKey(_ counter: String) -> String { "counter.\(name).\(counter)" }
+
+    private func loadValue(_ counter: String) -> Int {
+        let key = stateKey(counter)
+        guard let raw = state.load(key) else { return minimum }
+        let trimmed = String(raw.drop(while: { $0.isWhitespace }).reversed().drop(while: { $0.isWhitespace }).reversed())
+        if let v = Int(trimmed), v >= minimum, v <= maxValue { return v }
+        logger.error("stored counter value is not usable; starting at the minimum", metadata: [
+            "state.key": "\(key)", "stored": "\(raw)", "expected": "a whole number in \(minimum)…\(maxValue)",
+            "using": "\(minimum)"])
+        return minimum
+    }
+
+    // MARK: CounterControl
+
+    public var counterNames: [String] { counters.map(\.spec.name) }
+
+    private func index(_ counter: String) throws -> Int {
+        guard let i = counters.firstIndex(where: { $0.spec.name == counter }) else {
+            throw KioskError.notFound("scene '\(name)' has no counter '\(counter)' (counters: \(counterNames.joined(separator: ", ")))")
+        }
+        return i
+    }
+
+    public func value(of counter: String) throws -> Int { counters[try index(counter)].value }
+
+    public func set(_ counter: String, to value: Int, now: WallTime) throws {
+        let i = try index(counter)
+        let old = counters[i].value
+        guard value <= maxValue else {
+            throw KioskError.outOfRange("counter '\(counter)': \(value) is above the largest value \(maxValue) that \(digits) digits can show; the value stays \(old)")
+        }
+        guard value >= minimum else {
+            throw KioskError.outOfRange("counter '\(counter)': \(value) is below the minimum \(minimum); the value stays \(old)")
+        }
+        try change(i, to: value, direction: value >= old ? .up : .down, now: now)
+    }
+
+    public func increment(_ counter: String, now: WallTime) throws {
+        let i = try index(counter)
+        try change(i, to: Odometer.incremented(counters[i].value, digits: digits, minimum: minimum), direction: .up, now: now)
+    }
+
+    public func decrement(_ counter: String, now: WallTime) throws {
+        let i = try index(counter)
+        let old = counters[i].value
+        guard old > minimum else {
+            throw KioskError.outOfRange("counter '\(counter)' is at its minimum \(minimum); it cannot be decremented")
+        }
+        try change(i, to: old - 1, direction: .down, now: now)
+    }
+
+    public func reset(_ counter: String, now: WallTime) throws {
+        let i = try index(counter)
+        try change(i, to: minimum, direction: .down, now: now)
+    }
+
+    /// Saves the new value durably, then starts the wheels of the digits that changed.
+    private func change(_ i: Int, to new: Int, direction: RollDirection, now: WallTime) throws {
+        frameNs = now.monotonicNs
+        let old = counters[i].value
+        guard new != old else { return }
+        let key = stateKey(counters[i].spec.name)
+        do {
+            try state.save(key, String(new))
+        } catch {
+            throw KioskError.state("counter '\(counters[i].spec.name)': cannot save \(new) (state key \(key)): \(error); the value stays \(old)")
+        }
+        counters[i].value = new
+        let newDigits = Odometer.digits(of: new, count: digits)
+        for p in Odometer.changedPositions(from: old, to: new, count: digits) {
+            // A wheel already turning continues from the digit it was heading to.
+            let from = counters[i].rolls[p]?.to ?? Odometer.digits(of: old, count: digits)[p]
+            counters[i].rolls[p] = DigitRoll(from: from, to: newDigits[p], direction: direction,
+                                             startNs: now.monotonicNs, durationNs: rollNs)
+        }
+    }
+
+    /// Runs an action on its target; errors (a decrement at the minimum, a failed save) are logged.
+    private func perform(_ action: CounterAction, on target: CounterTarget, now: WallTime) -> Bool {
+        guard action != .none else { return false }
+        let names: [String]
+        switch target {
+        case .all: names = counterNames
+        case .counter(let n): names = [n]
+        }
+        var changed = false
+        for n in names {
+            let before = counters.firstIndex { $0.spec.name == n }.map { counters[$0].value }
+            do {
+                switch action {
+                case .increment: try increment(n, now: now)
+                case .decrement: try decrement(n, now: now)
+                case .reset: try reset(n, now: now)
+                case .none: break
+                }
+            } catch {
+                logger.warning("counter action refused", metadata: ["counter": "\(n)", "action": "\(action.rawValue)", "error": "\(error)"])
+            }
+            if let b = before, (try? value(of: n)) != b { changed = true }
+        }
+        return changed
+    }
+
+    // MARK: Scene
+
+    public var statusSummary: String {
+        counters.map { c in
+            let v = Odometer.padded(c.value, count: digits)
+            return c.spec.label.isEmpty ? v : "\(c.spec.label) \(v)"
+        }.joined(separator: " ")
+    }
+
+    /// True while a digit wheel is turning (or waiting for its last frame to be drawn).
+    public var isRolling: Bool { counters.contains { !$0.rolls.isEmpty } }
+
+    /// The rectangle of a counter (labels and digits) and its digit windows, in pixels.
+    public func area(of counter: String) throws -> Rect { counters[try index(counter)].area }
+    public func digitWindows(of counter: String) throws -> [Rect] { counters[try index(counter)].windows }
+
+    public func layout(size: Size) {
+        self.size = size
+        let n = counters.count
+        let sideBySide = size.width >= size.height
+        let hasLabels = counters.contains { !$0.spec.label.isEmpty }
+        for i in counters.indices {
+            let area: Rect
+            if sideBySide {
+                let x0 = size.width * i / n, x1 = size.width * (i + 1) / n
+                area = Rect(x: x0, y: 0, width: x1 - x0, height: size.height)
+            } else {
+                let y0 = size.height * i / n, y1 = size.height * (i + 1) / n
+                area = Rect(x: 0, y: y0, width: size.width, height: y1 - y0)
+            }
+            counters[i].area = area
+            let labelH = hasLabels ? area.height * 18 / 100 : 0
+            counters[i].labelBox = Rect(x: area.x + area.width / 20, y: area.y + area.height / 10,
+                                        width: area.width * 9 / 10, height: labelH)
+            // Digit windows: aspect 0.62:1 with gaps of 0.08 of a window's height, centred below the label.
+            let availW = Double(area.width) * 0.9
+            let top = area.y + area.height / 10 + labelH + area.height / 30
+            let availH = Double(area.maxY - area.height / 10 - top)
+            let d = Double(digits)
+            let h = max(4, Int(min(availH, availW / (d * 0.62 + (d - 1) * 0.08)).rounded(.down)) & ~1)
+            let w = max(2, Int((Double(h) * 0.62).rounded()))
+            let gap = Int((Double(h) * 0.08).rounded())
+            let total = digits * w + (digits - 1) * gap
+            let x0 = area.x + (area.width - total) / 2
+            let y0 = top + (Int(availH) - h) / 2
+            counters[i].windows = (0..<digits).map { Rect(x: x0 + $0 * (w + gap), y: y0, width: w, height: h) }
+        }
+        fontsFor = nil
+        needsFull = true
+    }
+
+    public func apply(theme: Theme) {
+        self.theme = theme
+        fontsFor = nil
+        needsFull = true
+    }
+
+    public func didAppear(now: WallTime) {
+        frameNs = now.monotonicNs
+        needsFull = true
+    }
+
+    /// Advances the animation clock and fires held-key resets; true while something must be drawn.
+    public func update(now: WallTime) -> Bool {
+        frameNs = now.monotonicNs
+        var changed = false
+        for (code, due) in pendingHolds.sorted(by: { $0.key < $1.key }) where due <= now.monotonicNs {
+            pendingHolds[code] = nil
+            if let b = keyBindings.first(where: { $0.code == code }) {
+                changed = perform(b.action, on: b.target, now: now) || changed
+            }
+        }
+        return changed || isRolling
+    }
+
+    public func handle(_ event: InputEvent, now: WallTime) -> Bool {
+        switch event {
+        case .key(let code, let keyState, let timeUsec):
+            guard let b = keyBindings.first(where: { $0.code == code }) else { return false }
+            switch keyState {
+            case .pressed:
+                if b.action == .reset && resetHoldNs > 0 {
+                    let start = timeUsec > 0 ? Int64(timeUsec) * 1000 : now.monotonicNs
+                    pendingHolds[code] = start + resetHoldNs
+                    return false
+                }
+                frameNs = now.monotonicNs
+                return perform(b.action, on: b.target, now: now)
+            case .released:
+                pendingHolds[code] = nil
+                return false
+            case .repeated:
+                return false
+            }
+        case .gesture(let g):
+            frameNs = now.monotonicNs
+            switch g {
+            case .tap(let x, let y): return gesture(gestures.tap, x: x, y: y, now: now)
+            case .longPress(let x, let y): return gesture(gestures.longPress, x: x, y: y, now: now)
+            case .swipe(.down, let x, let y): return gesture(gestures.swipeDown, x: x, y: y, now: now)
+            case .swipe(.up, let x, let y): return gesture(gestures.swipeUp, x: x, y: y, now: now)
+            case .swipe: return false
+            }
+        default:
+            return false
+        }
+    }
+
+    /// The counter under a normalised point, if any.
+    public func counter(atNormalized x: Double, _ y: Double) -> String? {
+        let p = Point(x: x * Double(size.width), y: y * Double(size.height))
+        return counters.first { $0.area.contains(p) }?.spec.name
+    }
+
+    private func gesture(_ action: CounterAction, x: Double, y: Double, now: WallTime) -> Bool {
+        guard let n = counter(atNormalized: x, y) else { return false }
+        return perform(action, on: .counter(n), now: now)
+    }
+
+    /// The next animation frame while a wheel turns, a held key's due time, or nil at rest.
+    public func nextDeadline(now: WallTime) -> Deadline? {
+        var due: Int64? = pendingHolds.values.min()
+        if isRolling {
+            let frame = now.monotonicNs + CounterScene.frameIntervalNs
+            due = min(due ?? frame, frame)
+        }
+        return due.map { .monotonic($0) }
+    }
+
+    // MARK: drawing
+
+    private var windowColor: Color { theme.palette.primary }
+    private var digitColor: Color { ClockScene.readableTextColor(on: windowColor, palette: theme.palette) }
+    private var labelColor: Color { ClockScene.readableTextColor(on: theme.palette.background, palette: theme.palette) }
+
+    private func fitFonts(_ canvas: Canvas) {
+        guard fontsFor != size, let c = counters.first, let w = c.windows.first else { return }
+        digitPx = canvas.fittingSize("8", theme.fonts.heading, maxPx: Double(w.height) * 0.85,
+                                     width: Double(w.width) * 0.85, height: Double(w.height) * 0.95)
+        let lb = c.labelBox
+        let longest = counters.map(\.spec.label).max { $0.count < $1.count } ?? ""
+        labelPx = lb.height > 0 && !longest.isEmpty
+            ? canvas.fittingSize(longest, theme.fonts.body, maxPx: Double(lb.height), width: Double(lb.width), height: Double(lb.height))
+            : 10
+        fontsFor = size
+    }
+
+    /// At rest nothing is drawn; while wheels turn only their windows are redrawn and damaged.
+    public func draw(into canvas: Canvas) -> Damage {
+        fitFonts(canvas)
+        var damage = Damage()
+        if needsFull {
+            canvas.clear(theme.palette.background)
+            for c in counters where !c.spec.label.isEmpty && !c.labelBox.isEmpty {
+                let b = c.labelBox
+                canvas.drawText(c.spec.label, theme.fonts.body, px: labelPx, color: labelColor,
+                                in: (Double(b.x), Double(b.y), Double(b.width), Double(b.height)))
+            }
+            damage = Damage.full(canvas.size)
+        }
+        for i in counters.indices {
+            let shown = Odometer.digits(of: counters[i].value, count: digits)
+            for (p, window) in counters[i].windows.enumerated() {
+                if let roll = counters[i].rolls[p] {
+                    drawWindow(canvas, window, roll: roll, progress: roll.progress(at: frameNs))
+                    damage.add(window)
+                    if roll.isFinished(at: frameNs) { counters[i].rolls[p] = nil }
+                } else if needsFull {
+                    drawWindow(canvas, window, roll: DigitRoll(from: shown[p], to: shown[p], direction: .up, startNs: 0, durationNs: 0), progress: 1)
+                }
+            }
+        }
+        needsFull = false
+        return damage.clipped(to: Rect(size: canvas.size))
+    }
+
+    /// One digit window: the old and new glyphs one window-height apart, moved by the eased
+    /// progress, clipped to the window, with a shade at the top and bottom edges for depth.
+    private func drawWindow(_ canvas: Canvas, _ r: Rect, roll: DigitRoll, progress p: Double) {
+        canvas.withClip(r) {
+            canvas.fill(r, theme.palette.background)
+            let x = Double(r.x), y = Double(r.y), w = Double(r.width), h = Double(r.height)
+            canvas.fillRoundedRect(x: x, y: y, width: w, height: h, radius: w * 0.12, windowColor)
+            let offset = (p * h).rounded()
+            if p >= 1 || roll.from == roll.to {
+                glyph(canvas, roll.to, r, dy: 0)
+            } else if p <= 0 {
+                glyph(canvas, roll.from, r, dy: 0)
+            } else if roll.direction == .up {
+                glyph(canvas, roll.from, r, dy: -offset)
+                glyph(canvas, roll.to, r, dy: h - offset)
+            } else {
+                glyph(canvas, roll.from, r, dy: offset)
+                glyph(canvas, roll.to, r, dy: offset - h)
+            }
+            if shading {
+                let band = (h * 0.18).rounded()
+                let shade = theme.palette.background
+                canvas.fillVerticalGradient(x: x, y: y, width: w, height: band, top: shade.withAlpha(0.55), bottom: shade.withAlpha(0))
+                canvas.fillVerticalGradient(x: x, y: y + h - band, width: w, height: band, top: shade.withAlpha(0), bottom: shade.withAlpha(0.55))
+            }
+        }
+    }
+
+    /// A digit centred in the window, at whole-pixel positions so a moved glyph keeps its shape.
+    private func glyph(_ canvas: Canvas, _ d: Int, _ r: Rect, dy: Double) {
+        let s = String(d)
+        let m = canvas.measure(s, theme.fonts.heading, px: digitPx)
+        let tx = (Double(r.x) + (Double(r.width) - m.width) / 2).rounded()
+        let ty = (Double(r.y) + (Double(r.height) - m.height) / 2).rounded() + dy
+        canvas.drawText(s, theme.fonts.heading, px: digitPx, color: digitColor, x: tx, y: ty)
+    }
+}
