@@ -156,38 +156,41 @@ def rotate90(s: Session) -> None:
     s.expect(s.wait_marker("probe-exit", 60) == "0", "probe exits 0")
 
 
-@scenario("drm-hotplug-virtio", display="none",
-          qemu_args=["-device", "pcie-root-port,id=rp1,chassis=1,slot=1", "-device", "virtio-gpu-pci,id=gpu,bus=rp1"],
-          timeout=240, guest=PROBE + r"""
+# QEMU 7.2 refuses device_del for virtio-gpu-pci ("does not support hotplugging"), so the
+# unplug is done by the guest kernel: PCI remove of the GPU, then a bus rescan adds it back. The
+# DRM device disappears (udev "remove") and comes back as a new card (udev "add").
+@scenario("drm-hotplug-virtio", display="virtio-gpu-pci", timeout=240, guest=PROBE + r"""
+gpu=$(readlink -f /sys/class/drm/card0/device)
+mark gpu "$gpu"
 probe_start
 cmd fill fill 00ff00
 wait_host 90
+echo 1 > "$gpu/remove"
 cmd gone wait-inactive 60
 wait_host 90
+echo 1 > /sys/bus/pci/rescan
 cmd back wait-active 60
-sleep 1
 cmd status status
 wait_host 60
 probe_term
 probe_log 20
 """)
 def hotplug_virtio(s: Session) -> None:
-    """virtio-gpu unplugged (device_del) and plugged back (device_add): followed, repainted, no crash."""
+    """virtio-gpu removed (PCI remove) and added back (rescan): followed, repainted, no crash."""
+    s.result("gpu", s.wait_marker("gpu", 30))
     fill = kv(s.wait_marker("fill", 60))
     img = s.screendump("green")
     s.expect(img.count(GREEN) == img.width * img.height, "first frame green on virtio-gpu")
-    s.result("before", fill)
-    s.device_del("gpu", timeout=60)
     s.answer()
     gone = kv(s.wait_marker("gone", 90))
     s.expect(gone.get("logical") == "none" and gone.get("inactive") == "1", f"display went inactive after unplug ({gone})")
-    s.device_add("virtio-gpu-pci", "gpu", bus="rp1")
     s.answer()
     back = kv(s.wait_marker("back", 90))
     st = kv(s.wait_marker("status", 60))
-    s.result("after", st)
+    s.result("after", {k: st.get(k) for k in ("logical", "modesets", "redraw", "inactive", "ready")})
     s.expect(back.get("logical") not in (None, "none"), f"display active again after replug ({back})")
     s.expect(int(st.get("redraw", "0")) >= 1, "needsFullRedraw announced after replug")
+    s.expect(int(st.get("modesets", "0")) == 2, f"a second mode set after replug (modesets={st.get('modesets')})")
     img = s.wait_screen(lambda i: i.count(GREEN) == i.width * i.height, 15, "green-again")
     s.expect(img.count(GREEN) == img.width * img.height, f"frame repainted on the new device ({img.count(GREEN)} green pixels)")
     s.answer()
