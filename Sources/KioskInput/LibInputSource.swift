@@ -117,12 +117,12 @@ public final class LibInputSource: InputSource {
             let me = Unmanaged<LibInputSource>.fromOpaque(user).takeUnretainedValue()
             switch priority {
             case LIBINPUT_LOG_PRIORITY_ERROR: me.logger.error("libinput: \(msg)")
-            case LIBINPUT_LOG_PRIORITY_INFO: me.logger.info("libinput: \(msg)")
             default: me.logger.debug("libinput: \(msg)")
             }
         })
-        libinput_log_set_priority(li, logger.logLevel <= .debug ? LIBINPUT_LOG_PRIORITY_DEBUG
-                                      : logger.logLevel <= .info ? LIBINPUT_LOG_PRIORITY_INFO : LIBINPUT_LOG_PRIORITY_ERROR)
+        // libinput's errors are kioskd errors; its info and debug chatter (device tagging, quirks)
+        // only shows when kioskd logs at debug (kioskd logs every device itself at info).
+        libinput_log_set_priority(li, logger.logLevel <= .debug ? LIBINPUT_LOG_PRIORITY_DEBUG : LIBINPUT_LOG_PRIORITY_ERROR)
 
         if libinput_udev_assign_seat(li, options.seat) != 0 {
             shutdown()
