@@ -1,0 +1,72 @@
+import Foundation
+import Testing
+
+/// Kernel tests of input: QEMU boots Debian's kernel, uinput devices and QEMU's usb-tablet go
+/// through udev and libinput into kioskd (see scripts/vm/scenarios_input.py for what each
+/// scenario draws and checks). Enabled with KIOSK_VM_TESTS=1; each boots its own VM (~25 s).
+@Suite(.enabled(if: ProcessInfo.processInfo.environment["KIOSK_VM_TESTS"] == "1"), .serialized)
+struct InputVMTests {
+    /// Runs one scenario of scripts/vm/vmtest.py with the binaries built next to this test
+    /// bundle and returns its RESULT object.
+    static func run(_ scenario: String) throws -> [String: Any] {
+        let exe = try FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")
+        let binDir = URL(fileURLWithPath: exe).deletingLastPathComponent().path
+        let kioskd = ProcessInfo.processInfo.environment["KIOSKD_BIN"] ?? "\(binDir)/kioskd"
+        let vmtool = ProcessInfo.processInfo.environment["KIOSK_VMTOOL_BIN"] ?? "\(binDir)/kiosk-vmtool"
+        for bin in [kioskd, vmtool] where !FileManager.default.isExecutableFile(atPath: bin) {
+            throw InputVMTestError("\(bin) is not built (swift build --product \(URL(fileURLWithPath: bin).lastPathComponent))")
+        }
+        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+        let p = Process()
+        p.executableURL = URL(fileURLWithPath: "/usr/bin/python3")
+        p.arguments = [root.appendingPathComponent("scripts/vm/vmtest.py").path, "--scenario", scenario,
+                       "--kioskd", kioskd, "--vmtool", vmtool]
+        p.currentDirectoryURL = root
+        let out = Pipe()
+        p.standardOutput = out
+        p.standardError = FileHandle.standardError
+        try p.run()
+        let data = out.fileHandleForReading.readDataToEndOfFile()
+        p.waitUntilExit()
+        let text = String(decoding: data, as: UTF8.self)
+        guard let line = text.split(separator: "\n").last(where: { $0.hasPrefix("RESULT ") }),
+              let obj = try JSONSerialization.jsonObject(with: Data(line.dropFirst(7).utf8)) as? [String: Any] else {
+            throw InputVMTestError("no RESULT line from vmtest.py \(scenario) (exit \(p.terminationStatus)): \(text.suffix(2000))")
+        }
+        return obj
+    }
+
+    static func expectPassed(_ r: [String: Any], _ scenario: String) {
+        let failures = r["failures"] as? [String] ?? ["no failures list"]
+        #expect(r["ok"] as? Bool == true, "\(scenario) failed: \(failures.joined(separator: "; "))")
+        #expect(failures.isEmpty, "\(scenario): \(failures)")
+    }
+
+    @Test func uinputTouchscreensKeysAndRotationThroughLibinput() throws {
+        let r = try Self.run("input-libinput-touch")
+        Self.expectPassed(r, "input-libinput-touch")
+        let res = r["results"] as? [String: Any] ?? [:]
+        // Two fingers of one device: slots device*1000 + 0 and + 1.
+        let slots = res["ideal_slots"] as? [Int] ?? []
+        #expect(slots.count == 2 && slots[1] == slots[0] + 1 && slots[0] % 1000 == 0, "slots \(slots)")
+        // Rotation 90: the stroke from panel (0.1, 0.2) to (0.9, 0.2) runs from (0.2, 0.9) to (0.2, 0.1) for the viewer.
+        let rot = res["rot90_finger0"] as? [[Double]] ?? []
+        #expect(rot.count == 2)
+        if rot.count == 2 {
+            #expect(abs(rot[0][0] - 0.2) < 0.002 && abs(rot[0][1] - 0.9) < 0.002, "rot90 start \(rot[0])")
+            #expect(abs(rot[1][0] - 0.2) < 0.002 && abs(rot[1][1] - 0.1) < 0.002, "rot90 end \(rot[1])")
+        }
+    }
+
+    @Test func qemuUSBTabletActsAsOneFinger() throws {
+        let r = try Self.run("input-libinput-usb-tablet")
+        Self.expectPassed(r, "input-libinput-usb-tablet")
+        let slot = (r["results"] as? [String: Any])?["slot"] as? Int
+        #expect(slot.map { $0 % 1000 == 100 } == true, "pointer finger slot \(String(describing: slot))")
+    }
+}
+
+private struct InputVMTestError: Error, CustomStringConvertible {
+    let description: String
+    init(_ d: String) { description = d }
+}
