@@ -1,0 +1,246 @@
+import Foundation
+import KioskCore
+import KioskRender
+import KioskScenes
+import Logging
+
+/// The running kiosk: config, scenes on a `SceneManager`, display, input and durable state, all
+/// on one `EventLoop` thread. Every method is called on the loop's thread (the control server
+/// and signal handlers `post` to it).
+public final class Daemon: @unchecked Sendable {
+    public let loop: EventLoop
+    public private(set) var config: DaemonConfig
+    public let registry: SceneRegistry
+    public let state: StateStore
+    public let display: DisplayOutput
+    public let input: InputSource?
+    public let manager: SceneManager
+    public private(set) var themeName: String
+    private let logger: Logger
+    private let startedNs = nowNanos(.monotonic)
+    private var environment: [String: String]
+
+    /// After the first frame is on screen (systemd READY=1).
+    public var onReady: (() -> Void)?
+    /// A one-line status changed ("scene clock on HDMI-A-1 1920x1080"; systemd STATUS=).
+    public var onStatus: ((String) -> Void)?
+    /// After every presented frame.
+    public var onFrame: (() -> Void)?
+
+    static let sceneKey = "daemon.scene"
+    static let themeKey = "daemon.theme"
+    static let themeConfigKey = "daemon.theme.config"
+
+    /// Makes the scenes of `config` and a scene manager over `display`. Call `start()` on the loop.
+    public init(config: DaemonConfig, registry: SceneRegistry = .standard, display: DisplayOutput, input: InputSource?,
+                state: StateStore, loop: EventLoop, time: TimeSource = SystemTimeSource(), logger: Logger,
+                environment: [String: String] = ProcessInfo.processInfo.environment) throws {
+        self.config = config
+        self.registry = registry
+        self.state = state
+        self.display = display
+        self.input = input
+        self.loop = loop
+        self.logger = logger
+        self.environment = environment
+        let scenes = try registry.make(config.scenes, state: state, logger: logger, dataDirectory: Daemon.dataDirectory(config))
+        // A theme chosen at run time stays until the config's theme changes.
+        var theme = config.theme
+        themeName = config.themeName
+        if let saved = state.load(Daemon.themeKey), state.load(Daemon.themeConfigKey) == config.themeName, saved != config.themeName {
+            if let t = try? ThemeLoader.load(named: saved, directory: config.themeDirectory) {
+                theme = t
+                themeName = saved
+            } else {
+                logger.warning("the theme chosen at run time is gone; using the config's", metadata: ["theme": "\(saved)"])
+            }
+        }
+        manager = SceneManager(scenes: scenes, theme: theme, display: display, loop: loop, time: time,
+                               switching: config.switching, logger: logger)
+        manager.gestureRecognizer = GestureRecognizer(thresholds: config.gestures)
+    }
+
+    /// Where scenes write files (saved paintings).
+    static func dataDirectory(_ config: DaemonConfig) -> String { "\(config.stateDirectory)/paintings" }
+
+    /// Shows the first scene (the one on screen before the last stop, if it still exists).
+    public func start() {
+        input?.setRotation(display.rotation)
+        input?.onEvent = { [weak self] e in self?.manager.input(e) }
+        manager.onFirstFrame = { [weak self] in
+            guard let self else { return }
+            self.logger.info("first frame on screen", metadata: ["display": "\(self.display.displayDescription)", "scene": "\(self.manager.current.name)"])
+            self.onReady?()
+            self.publishStatus()
+        }
+        manager.onFrame = { [weak self] _ in self?.onFrame?() }
+        manager.onSceneChange = { [weak self] name in
+            guard let self else { return }
+            do { try self.state.save(Daemon.sceneKey, name) } catch {
+                self.logger.error("cannot save the current scene", metadata: ["error": "\(error)"])
+            }
+            self.publishStatus()
+        }
+        let saved = state.load(Daemon.sceneKey)
+        manager.start(initialScene: saved)
+        logger.info("kioskd started", metadata: ["scene": "\(manager.current.name)", "theme": "\(themeName)",
+                                                 "display": "\(display.displayDescription)", "config": "\(config.file)"])
+    }
+
+    /// Stops timers, then input, then the display (which restores the console).
+    public func shutdown() {
+        manager.stop()
+        input?.shutdown()
+        display.shutdown()
+        logger.info("kioskd stopped")
+    }
+
+    public var statusLine: String {
+        "scene \(manager.current.name) (\(manager.current.statusSummary)), theme \(themeName), \(display.displayDescription)"
+    }
+
+    private func publishStatus() { onStatus?(statusLine) }
+
+    // MARK: reload
+
+    /// Reads the config file again; a bad config is reported (file:line:key) and the running one kept.
+    @discardableResult
+    public func reload() -> Result<String, KioskError> {
+        do {
+            let new = try DaemonConfig.load(path: config.file, environment: environment, kinds: registry.kinds)
+            let scenes = try registry.make(new.scenes, state: state, logger: logger, dataDirectory: Daemon.dataDirectory(new))
+            var notes: [String] = []
+            if new.display != config.display { notes.append("[display] changes take effect at the next start") }
+            if new.input != config.input { notes.append("[input] changes take effect at the next start") }
+            if new.control != config.control { notes.append("[control] changes take effect at the next start") }
+            if new.stateDirectory != config.stateDirectory { notes.append("state_dir changes take effect at the next start") }
+            let keepRuntimeTheme = new.themeName == config.themeName
+            let theme = keepRuntimeTheme ? manager.theme : new.theme
+            if !keepRuntimeTheme { themeName = new.themeName; try? state.save(Daemon.themeKey, new.themeName) }
+            config = new
+            manager.gestureRecognizer = GestureRecognizer(thresholds: new.gestures)
+            manager.replaceScenes(scenes, switching: new.switching, theme: theme)
+            let msg = "reloaded \(new.file): scenes \(scenes.map(\.name).joined(separator: ", ")), theme \(themeName)"
+                + (notes.isEmpty ? "" : "; " + notes.joined(separator: "; "))
+            logger.notice("\(msg)")
+            publishStatus()
+            return .success(msg)
+        } catch {
+            let e = (error as? KioskError) ?? KioskError.config("\(config.file): \(error)")
+            logger.error("config reload failed; keeping the running config", metadata: ["error": "\(e.message)"])
+            return .failure(e)
+        }
+    }
+
+    // MARK: control
+
+    /// Carries out one control command (on the loop thread) and returns the answer.
+    public func handle(_ command: ControlCommand) -> ControlResponse {
+        let now = manager.time.now()
+        do {
+            switch command {
+            case .status:
+                return .json(200, status())
+            case .outputs:
+                return .json(200, ["outputs": [["description": display.displayDescription,
+                                                 "logical_size": display.logicalSize.map { "\($0.width)x\($0.height)" } as Any? ?? NSNull(),
+                                                 "rotation": display.rotation.rawValue, "blanked": display.isBlanked]]])
+            case .scene(let name):
+                do { try manager.show(sceneNamed: name) } catch { return .from(error, field: "name") }
+                return .ok(["scene": manager.current.name])
+            case .theme(let name):
+                let t: Theme
+                do { t = try ThemeLoader.load(named: name, directory: config.themeDirectory) } catch { return .from(error, field: "name") }
+                try state.save(Daemon.themeKey, name)
+                try state.save(Daemon.themeConfigKey, config.themeName)
+                themeName = name
+                manager.setTheme(t)
+                publishStatus()
+                return .ok(["theme": name])
+            case .counter(let name, let op, let value):
+                let owners = manager.scene(as: CounterControl.self)
+                guard let c = owners.first(where: { $0.counterNames.contains(name) }) else {
+                    let all = owners.flatMap(\.counterNames)
+                    return .error(404, "unknown counter '\(name)'; " + (all.isEmpty ? "no scene has counters" : "counters: \(all.joined(separator: ", "))"), field: "name")
+                }
+                do {
+                    switch op {
+                    case .set: try c.set(name, to: value ?? 0, now: now)
+                    case .inc: try c.increment(name, now: now)
+                    case .dec: try c.decrement(name, now: now)
+                    case .reset: try c.reset(name, now: now)
+                    }
+                } catch {
+                    return .from(error, field: op == .set ? "value" : "name")
+                }
+                manager.sceneDidChange()
+                return .ok(["counter": name, "value": (try? c.value(of: name)) ?? 0])
+            case .paint(let op, let path):
+                guard let p = manager.scene(as: PaintControl.self).first else {
+                    return .error(404, "no paint scene is configured (scenes: \(manager.scenes.map(\.name).joined(separator: ", ")))")
+                }
+                var extra: [String: Any] = [:]
+                switch op {
+                case .clear: p.clear()
+                case .undo: extra["changed"] = p.undo()
+                case .redo: extra["changed"] = p.redo()
+                case .save:
+                    do { extra["path"] = try p.save(to: path) } catch { return .from(error, field: "path") }
+                }
+                extra["strokes"] = p.strokeCount
+                manager.sceneDidChange()
+                return .ok(extra)
+            case .screenshot(let path):
+                manager.renderIfPossible()
+                if let path {
+                    do { try manager.screenshot(to: path) } catch { return .from(error, field: "path") }
+                    return .ok(["path": path])
+                }
+                let tmp = "\(NSTemporaryDirectory())/kioskd-screenshot-\(getpid())-\(nowNanos()).png"
+                defer { unlink(tmp) }
+                try manager.screenshot(to: tmp)
+                guard let data = FileManager.default.contents(atPath: tmp) else {
+                    return .error(500, "cannot read back the screenshot \(tmp)")
+                }
+                return ControlResponse(status: 200, contentType: "image/png", body: [UInt8](data))
+            case .blank(let on):
+                try display.setBlanked(on)
+                if !on { manager.setNeedsFrame(full: true) }
+                return .ok(["blanked": display.isBlanked])
+            case .reload:
+                switch reload() {
+                case .success(let m): return .ok(["message": m])
+                case .failure(let e): return .error(422, e.message)
+                }
+            }
+        } catch {
+            logger.error("control command failed", metadata: ["command": "\(command)", "error": "\(error)"])
+            return .from(error)
+        }
+    }
+
+    /// What `GET /status` answers.
+    public func status() -> [String: Any] {
+        let s = manager.stats
+        let uptime = Double(nowNanos(.monotonic) - startedNs) / 1e9
+        return [
+            "scene": manager.current.name,
+            "scene_kind": manager.current.kind,
+            "scene_summary": manager.current.statusSummary,
+            "scenes": manager.scenes.map(\.name),
+            "theme": themeName,
+            "output": display.displayDescription,
+            "mode": display.logicalSize.map { "\($0.width)x\($0.height)" } ?? "none",
+            "rotation": display.rotation.rawValue,
+            "blanked": display.isBlanked,
+            "fps": (s.fps * 10).rounded() / 10,
+            "frames": s.frames,
+            "frame_ms": ["p50": round3(s.p50Ms), "p90": round3(s.p90Ms), "p99": round3(s.p99Ms), "max": round3(s.maxMs)],
+            "uptime_seconds": (uptime * 10).rounded() / 10,
+            "input_devices": (input?.devices ?? []).map { ["name": $0.name, "sysname": $0.sysname, "capabilities": $0.capabilities.names] },
+            "config": config.file,
+        ]
+    }
+
+    private func round3(_ v: Double) -> Double { (v * 1000).rounded() / 1000 }
+}

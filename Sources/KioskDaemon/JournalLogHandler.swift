@@ -1,0 +1,57 @@
+import Foundation
+import Logging
+
+/// A swift-log handler writing one line per message to stderr, prefixed with the syslog priority
+/// journald understands (`<3>` error … `<7>` debug) when stderr goes to the journal or a pipe;
+/// with the level's name when it is a terminal.
+public struct JournalLogHandler: LogHandler {
+    public var logLevel: Logger.Level
+    public var metadata: Logger.Metadata = [:]
+    public var metadataProvider: Logger.MetadataProvider?
+    private let label: String
+    private let prefixed: Bool
+    private static let lock = NSLock()
+
+    public init(label: String, level: Logger.Level = .info,
+                prefixed: Bool = ProcessInfo.processInfo.environment["JOURNAL_STREAM"] != nil || isatty(2) == 0) {
+        self.label = label
+        self.logLevel = level
+        self.prefixed = prefixed
+    }
+
+    public subscript(metadataKey key: String) -> Logger.Metadata.Value? {
+        get { metadata[key] }
+        set { metadata[key] = newValue }
+    }
+
+    /// The syslog priority of a level (sd-daemon.h's SD_ERR … SD_DEBUG).
+    public static func priority(_ level: Logger.Level) -> Int {
+        switch level {
+        case .trace, .debug: return 7
+        case .info: return 6
+        case .notice: return 5
+        case .warning: return 4
+        case .error: return 3
+        case .critical: return 2
+        }
+    }
+
+    /// One formatted line (without the newline).
+    public func format(level: Logger.Level, message: Logger.Message, metadata extra: Logger.Metadata?) -> String {
+        var all = metadata
+        if let p = metadataProvider { all.merge(p.get(), uniquingKeysWith: { _, b in b }) }
+        if let extra { all.merge(extra, uniquingKeysWith: { _, b in b }) }
+        let meta = all.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }.joined(separator: " ")
+        let head = prefixed ? "<\(Self.priority(level))>" : "\(level): "
+        let text = "\(message)".replacingOccurrences(of: "\n", with: " ")
+        return head + text + (meta.isEmpty ? "" : " [\(meta)]")
+    }
+
+    public func log(level: Logger.Level, message: Logger.Message, metadata: Logger.Metadata?,
+                    source: String, file: String, function: String, line: UInt) {
+        let s = format(level: level, message: message, metadata: metadata) + "\n"
+        JournalLogHandler.lock.lock()
+        defer { JournalLogHandler.lock.unlock() }
+        FileHandle.standardError.write(Data(s.utf8))
+    }
+}

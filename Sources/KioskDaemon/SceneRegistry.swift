@@ -1,0 +1,36 @@
+import KioskCore
+import KioskScenes
+import Logging
+
+/// Scene kinds by name (`kind = "clock"` in a `[scene.NAME]` table) and their factories.
+public struct SceneRegistry {
+    public private(set) var factories: [String: SceneFactory]
+
+    public init(factories: [String: SceneFactory] = [:]) { self.factories = factories }
+
+    public var kinds: [String] { factories.keys.sorted() }
+
+    public mutating func register(_ kind: String, _ factory: @escaping SceneFactory) { factories[kind] = factory }
+
+    /// Makes every configured scene. A factory's config error (with file:line and key) is passed on;
+    /// other errors get the scene's table location.
+    public func make(_ definitions: [SceneDefinition], state: StateStore, logger: Logger, dataDirectory: String) throws -> [Scene] {
+        try definitions.map { d in
+            guard let f = factories[d.kind] else {
+                throw d.table.error("kind", "unknown scene kind \"\(d.kind)\"; kinds: \(kinds.joined(separator: ", "))")
+            }
+            var l = logger
+            l[metadataKey: "scene"] = "\(d.name)"
+            let ctx = SceneContext(name: d.name, state: state, logger: l, dataDirectory: dataDirectory)
+            do {
+                let scene = try f(d.table, ctx)
+                try d.table.finish()
+                return scene
+            } catch let e as KioskError where e.kind == .config {
+                throw e
+            } catch {
+                throw KioskError.config("\(d.table.location): scene '\(d.name)' (kind \"\(d.kind)\"): \(error)")
+            }
+        }
+    }
+}

@@ -1,0 +1,207 @@
+import Foundation
+import KioskCore
+import KioskRender
+import Logging
+import ServiceLifecycle
+
+/// Runs the render/event loop on its own thread: the daemon starts on it, and a graceful
+/// shutdown stops the scenes, input and display there (the display restores the console).
+public final class RenderLoopService: Service, @unchecked Sendable {
+    public let daemon: Daemon
+    private let notifier: SystemdNotifier
+    private let logger: Logger
+
+    public init(daemon: Daemon, notifier: SystemdNotifier, logger: Logger) {
+        self.daemon = daemon
+        self.notifier = notifier
+        self.logger = logger
+    }
+
+    public func run() async throws {
+        let daemon = self.daemon
+        let notifier = self.notifier
+        let loop = daemon.loop
+        let finished = OneShot<Error?>()
+        let thread = Thread {
+            loop.post {
+                daemon.start()
+                notifier.startWatchdog(on: loop)
+            }
+            do {
+                try loop.run()
+                finished.fulfil(nil)
+            } catch {
+                finished.fulfil(error)
+            }
+        }
+        thread.name = "kioskd-render"
+        thread.start()
+        let outcome: Error? = await withGracefulShutdownHandler {
+            await withTaskCancellationHandler {
+                await finished.value()
+            } onCancel: {
+                finished.fulfil(CancellationError())
+            }
+        } onGracefulShutdown: {
+            loop.post {
+                notifier.stopping()
+                notifier.stopWatchdog(on: loop)
+                daemon.shutdown()
+                loop.stop()
+            }
+        }
+        if let e = outcome {
+            if e is CancellationError {
+                logger.warning("render loop did not stop in time; exiting without waiting for it")
+                return
+            }
+            logger.critical("render loop failed", metadata: ["error": "\(e)"])
+            throw e
+        }
+    }
+}
+
+/// Serves the control socket until shutdown (stopped before the render loop).
+public final class ControlServerService: Service, @unchecked Sendable {
+    public let server: ControlServer
+    public init(server: ControlServer) { self.server = server }
+
+    public func run() async throws {
+        try server.start()
+        try? await gracefulShutdown()
+        server.stop()
+    }
+}
+
+/// A value set once from any thread and awaited once.
+final class OneShot<T: Sendable>: @unchecked Sendable {
+    private let lock = NSLock()
+    private var result: T?
+    private var waiter: CheckedContinuation<T, Never>?
+
+    func fulfil(_ v: T) {
+        lock.lock()
+        guard result == nil else { lock.unlock(); return }
+        result = v
+        let w = waiter
+        waiter = nil
+        lock.unlock()
+        w?.resume(returning: v)
+    }
+
+    func value() async -> T {
+        await withCheckedContinuation { c in
+            lock.lock()
+            if let r = result { lock.unlock(); c.resume(returning: r); return }
+            waiter = c
+            lock.unlock()
+        }
+    }
+}
+
+/// Builds and runs kioskd: config → theme → state → scenes → display → input → scene manager →
+/// services (render loop, control server), with SIGTERM/SIGINT for a graceful stop and SIGHUP
+/// for a config reload.
+public enum DaemonRunner {
+    /// The state store for `config`: files in the state directory.
+    public static func makeState(_ config: DaemonConfig, logger: Logger) throws -> StateStore {
+        try FileStateStore(directory: config.stateDirectory, logger: logger)
+    }
+
+    /// Everything up to a ready-to-start `Daemon` (not yet started).
+    public static func makeDaemon(config: DaemonConfig, state: StateStore, registry: SceneRegistry = .standard,
+                                  loop: EventLoop, logger: Logger) throws -> Daemon {
+        let display = try Backends.makeDisplay(config.display, loop: loop, logger: logger)
+        let input: InputSource?
+        do {
+            input = try Backends.makeInput(config, rotation: display.rotation, loop: loop, logger: logger)
+        } catch {
+            display.shutdown()
+            throw error
+        }
+        do {
+            return try Daemon(config: config, registry: registry, display: display, input: input, state: state, loop: loop, logger: logger)
+        } catch {
+            input?.shutdown()
+            display.shutdown()
+            throw error
+        }
+    }
+
+    /// Runs until SIGTERM/SIGINT; stops in reverse order within `stopSeconds`.
+    public static func run(config: DaemonConfig, registry: SceneRegistry = .standard, logger: Logger,
+                           stopSeconds: Int = 5) async throws {
+        let loop = try EventLoop()
+        let state = try makeState(config, logger: logger)
+        let daemon = try makeDaemon(config: config, state: state, registry: registry, loop: loop, logger: logger)
+        let notifier = SystemdNotifier(logger: logger)
+        daemon.onReady = { notifier.ready() }
+        daemon.onStatus = { notifier.status($0) }
+
+        let server = ControlServer(settings: config.control, timeout: .seconds(5), logger: logger) { command, reply in
+            loop.post { reply(daemon.handle(command)) }
+        }
+
+        // SIGHUP: reload on the loop.
+        signal(SIGHUP, SIG_IGN)
+        let hup = DispatchSource.makeSignalSource(signal: SIGHUP, queue: .global())
+        hup.setEventHandler {
+            loop.post {
+                logger.notice("SIGHUP: reloading the config", metadata: ["config": "\(daemon.config.file)"])
+                notifier.reloading()
+                daemon.reload()
+                notifier.ready()
+            }
+        }
+        hup.resume()
+        defer { hup.cancel() }
+
+        var groupConfig = ServiceGroupConfiguration(
+            services: [
+                .init(service: RenderLoopService(daemon: daemon, notifier: notifier, logger: logger)),
+                .init(service: ControlServerService(server: server)),
+            ],
+            gracefulShutdownSignals: [.sigterm, .sigint],
+            logger: logger)
+        groupConfig.maximumGracefulShutdownDuration = .seconds(stopSeconds)
+        let group = ServiceGroup(configuration: groupConfig)
+        try await group.run()
+    }
+
+    /// Renders the configured scene on the headless backend and writes what the viewer sees as
+    /// PNG: the first frame, or the frame `afterSeconds` later.
+    public static func snapshot(config: DaemonConfig, to path: String, afterSeconds: Double,
+                                registry: SceneRegistry = .standard, logger: Logger) throws {
+        var c = config
+        c.display.backend = .headless
+        let loop = try EventLoop()
+        let state: StateStore
+        if let s = try? FileStateStore(directory: c.stateDirectory, logger: logger) {
+            state = s
+        } else {
+            logger.notice("state directory not usable; the snapshot shows default values", metadata: ["state_dir": "\(c.stateDirectory)"])
+            state = MemoryStateStore()
+        }
+        let daemon = try makeDaemon(config: c, state: state, registry: registry, loop: loop, logger: logger)
+        var failure: Error?
+        var done = false
+        daemon.start()
+        let finish = {
+            do { try daemon.manager.screenshot(to: path) } catch { failure = error }
+            done = true
+        }
+        if afterSeconds > 0 {
+            try loop.schedule(after: Int64(afterSeconds * 1e9)) { _ in finish() }
+        } else {
+            loop.deferToEndOfIteration { finish() }
+        }
+        let deadline = nowNanos(.monotonic) + Int64((afterSeconds + 10) * 1e9)
+        while !done {
+            try loop.runOnce(timeoutMs: 100)
+            if nowNanos(.monotonic) > deadline { throw KioskError.display("no frame was drawn within \(afterSeconds + 10) s") }
+        }
+        daemon.shutdown()
+        if let failure { throw failure }
+        guard daemon.manager.frameCount > 0 else { throw KioskError.display("the scene drew no frame") }
+    }
+}

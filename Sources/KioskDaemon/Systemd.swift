@@ -1,0 +1,53 @@
+import CSystemd
+import KioskCore
+import Logging
+
+/// Talks to systemd's service manager (Type=notify): readiness, status lines, watchdog pets.
+/// Every call is a no-op when kioskd was not started by systemd (no `NOTIFY_SOCKET`).
+public final class SystemdNotifier: @unchecked Sendable {
+    private let logger: Logger
+    private var watchdogTimer: EventLoop.TimerID?
+
+    public init(logger: Logger) { self.logger = logger }
+
+    /// Sends `state` ("READY=1", "STATUS=…") to the service manager; wraps `sd_notify(3)`.
+    @discardableResult
+    public func notify(_ state: String) -> Bool {
+        let r = sd_notify(0, state)
+        if r < 0 { logger.debug("sd_notify failed", metadata: ["state": "\(state)", "errno": "\(-r)"]) }
+        return r > 0
+    }
+
+    public func ready() { notify("READY=1") }
+    public func status(_ line: String) { notify("STATUS=\(line)") }
+    public func stopping() { notify("STOPPING=1") }
+    public func reloading() { notify("RELOADING=1") }
+
+    /// The watchdog interval in microseconds when systemd expects pets (WatchdogSec=); wraps `sd_watchdog_enabled(3)`.
+    public static func watchdogMicroseconds() -> UInt64? {
+        var usec: UInt64 = 0
+        guard sd_watchdog_enabled(0, &usec) > 0, usec > 0 else { return nil }
+        return usec
+    }
+
+    /// Pets the watchdog (WATCHDOG=1) from `loop` at half the configured interval, so a hung loop
+    /// stops petting and systemd restarts kioskd. No-op without WatchdogSec=.
+    public func startWatchdog(on loop: EventLoop, intervalUsec: UInt64? = SystemdNotifier.watchdogMicroseconds()) {
+        guard let usec = intervalUsec else { return }
+        let period = Int64(usec) * 1000 / 2
+        logger.info("systemd watchdog enabled", metadata: ["watchdog.period_ms": "\(period / 1_000_000)"])
+        func arm() {
+            watchdogTimer = try? loop.schedule(after: period) { [weak self] _ in
+                guard let self else { return }
+                self.notify("WATCHDOG=1")
+                arm()
+            }
+        }
+        notify("WATCHDOG=1")
+        arm()
+    }
+
+    public func stopWatchdog(on loop: EventLoop) {
+        if let t = watchdogTimer { loop.cancel(t); watchdogTimer = nil }
+    }
+}

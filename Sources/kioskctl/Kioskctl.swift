@@ -1,0 +1,167 @@
+import ArgumentParser
+import Foundation
+import KioskDaemon
+import NIOHTTP1
+
+/// Options every subcommand shares.
+struct Connection: ParsableArguments {
+    @Option(name: .long, help: "The control socket (default: $KIOSKD_SOCKET or /run/kioskd/control.sock).")
+    var socket: String = ProcessInfo.processInfo.environment["KIOSKD_SOCKET"] ?? "/run/kioskd/control.sock"
+
+    @Option(name: .long, help: "Seconds to wait for kioskd's answer.")
+    var timeout: Double = 10
+
+    @Flag(name: .long, help: "Print the raw JSON answer.")
+    var json = false
+
+    /// Sends a request; prints the answer; exits 1 on an error status, 2 when kioskd did not answer.
+    func call(_ method: HTTPMethod, _ path: String, _ body: [String: Any]? = nil, show: (([String: Any]) -> String)? = nil) throws {
+        let client = ControlClient(socketPath: socket, timeout: timeout)
+        let r: ControlResponse
+        do {
+            r = try client.send(method: method, path: path, json: body)
+        } catch let e as ControlClientError {
+            FileHandle.standardError.write(Data("kioskctl: \(e.description)\n".utf8))
+            throw ExitCode(e.kind == .timeout ? 3 : 2)
+        }
+        let text = String(decoding: r.body, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+        guard r.status < 400 else {
+            let msg = (r.jsonObject?["error"] as? String) ?? text
+            FileHandle.standardError.write(Data("kioskctl: \(msg) (HTTP \(r.status))\n".utf8))
+            throw ExitCode(1)
+        }
+        if json || show == nil { print(text) } else if let o = r.jsonObject { print(show!(o)) }
+    }
+}
+
+@main
+struct Kioskctl: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "kioskctl",
+        abstract: "Controls a running kioskd through its control socket.",
+        discussion: "Exit status: 0 done, 1 kioskd refused the request, 2 kioskd is not running or unreachable, 3 no answer in time.",
+        subcommands: [Status.self, SceneCmd.self, ThemeCmd.self, CounterCmd.self, PaintCmd.self, Screenshot.self,
+                      Blank.self, Reload.self, Outputs.self])
+}
+
+struct Status: ParsableCommand {
+    static let configuration = CommandConfiguration(abstract: "Show the scene, theme, output, frame statistics and input devices.")
+    @OptionGroup var c: Connection
+    func run() throws {
+        try c.call(.GET, "/status") { o in
+            var lines: [String] = []
+            lines.append("scene:   \(o["scene"] ?? "?") (\(o["scene_kind"] ?? "?")): \(o["scene_summary"] ?? "")")
+            lines.append("scenes:  \((o["scenes"] as? [String])?.joined(separator: ", ") ?? "")")
+            lines.append("theme:   \(o["theme"] ?? "?")")
+            lines.append("output:  \(o["output"] ?? "?"), mode \(o["mode"] ?? "?"), rotation \(o["rotation"] ?? 0)\((o["blanked"] as? Bool) == true ? ", blanked" : "")")
+            let f = o["frame_ms"] as? [String: Any] ?? [:]
+            lines.append("frames:  \(o["frames"] ?? 0), \(o["fps"] ?? 0) fps, frame ms p50 \(f["p50"] ?? 0) p90 \(f["p90"] ?? 0) p99 \(f["p99"] ?? 0) max \(f["max"] ?? 0)")
+            lines.append("uptime:  \(o["uptime_seconds"] ?? 0) s")
+            let devs = (o["input_devices"] as? [[String: Any]]) ?? []
+            lines.append("input:   " + (devs.isEmpty ? "none" : devs.map { "\($0["name"] ?? "?") (\($0["sysname"] ?? "?"): \(($0["capabilities"] as? [String])?.joined(separator: "+") ?? ""))" }.joined(separator: ", ")))
+            return lines.joined(separator: "\n")
+        }
+    }
+}
+
+struct SceneCmd: ParsableCommand {
+    static let configuration = CommandConfiguration(commandName: "scene", abstract: "Show the scene with this name.")
+    @OptionGroup var c: Connection
+    @Argument(help: "Scene name (a [scene.NAME] of the config).") var name: String
+    func run() throws { try c.call(.POST, "/scene", ["name": name]) { "scene: \($0["scene"] ?? name)" } }
+}
+
+struct ThemeCmd: ParsableCommand {
+    static let configuration = CommandConfiguration(commandName: "theme", abstract: "Switch to this theme (built-in or a file in theme_dir).")
+    @OptionGroup var c: Connection
+    @Argument(help: "Theme name.") var name: String
+    func run() throws { try c.call(.POST, "/theme", ["name": name]) { "theme: \($0["theme"] ?? name)" } }
+}
+
+struct CounterCmd: ParsableCommand {
+    static let configuration = CommandConfiguration(commandName: "counter", abstract: "Change a counter: set N, inc, dec or reset.")
+    @OptionGroup var c: Connection
+    @Argument(help: "Counter name.") var name: String
+    @Argument(help: "set, inc, dec or reset.") var operation: String
+    @Argument(help: "The value for set.") var value: Int?
+    func validate() throws {
+        guard ["set", "inc", "dec", "reset"].contains(operation) else {
+            throw ValidationError("operation must be set, inc, dec or reset; got '\(operation)'")
+        }
+        if operation == "set" && value == nil { throw ValidationError("'set' needs a value: kioskctl counter \(name) set 42") }
+        if operation != "set" && value != nil { throw ValidationError("'\(operation)' takes no value") }
+    }
+    func run() throws {
+        let enc = name.addingPercentEncoding(withAllowedCharacters: .urlPathAllowed.subtracting(CharacterSet(charactersIn: "/"))) ?? name
+        try c.call(.POST, "/counter/\(enc)/\(operation)", value.map { ["value": $0] }) { "\($0["counter"] ?? name) = \($0["value"] ?? "?")" }
+    }
+}
+
+struct PaintCmd: ParsableCommand {
+    static let configuration = CommandConfiguration(commandName: "paint", abstract: "clear, undo, redo, or save [path] the painting.")
+    @OptionGroup var c: Connection
+    @Argument(help: "clear, undo, redo or save.") var operation: String
+    @Argument(help: "With save: an absolute .png path on the kiosk (default: the state directory).") var path: String?
+    func validate() throws {
+        guard ["clear", "undo", "redo", "save"].contains(operation) else {
+            throw ValidationError("operation must be clear, undo, redo or save; got '\(operation)'")
+        }
+        if path != nil && operation != "save" { throw ValidationError("only 'save' takes a path") }
+    }
+    func run() throws {
+        try c.call(.POST, "/paint/\(operation)", path.map { ["path": $0] }) { o in
+            var s = "\(operation): \(o["strokes"] ?? 0) strokes"
+            if let p = o["path"] { s += ", saved \(p)" }
+            if let ch = o["changed"] as? Bool, !ch { s += " (nothing to \(operation))" }
+            return s
+        }
+    }
+}
+
+struct Screenshot: ParsableCommand {
+    static let configuration = CommandConfiguration(abstract: "Write what the screen shows as PNG.")
+    @OptionGroup var c: Connection
+    @Argument(help: "Output file (.png), written by kioskctl.") var file: String
+    func run() throws {
+        let client = ControlClient(socketPath: c.socket, timeout: c.timeout)
+        let r: ControlResponse
+        do { r = try client.send(method: .POST, path: "/screenshot", body: []) } catch let e as ControlClientError {
+            FileHandle.standardError.write(Data("kioskctl: \(e.description)\n".utf8))
+            throw ExitCode(e.kind == .timeout ? 3 : 2)
+        }
+        guard r.status == 200, r.contentType == "image/png" else {
+            let msg = (r.jsonObject?["error"] as? String) ?? String(decoding: r.body, as: UTF8.self)
+            FileHandle.standardError.write(Data("kioskctl: \(msg) (HTTP \(r.status))\n".utf8))
+            throw ExitCode(1)
+        }
+        guard FileManager.default.createFile(atPath: file, contents: Data(r.body)) else {
+            FileHandle.standardError.write(Data("kioskctl: cannot write \(file)\n".utf8))
+            throw ExitCode(1)
+        }
+        print("wrote \(file) (\(r.body.count) bytes)")
+    }
+}
+
+struct Blank: ParsableCommand {
+    static let configuration = CommandConfiguration(abstract: "Turn the screen off (on) or back on (off).")
+    @OptionGroup var c: Connection
+    @Argument(help: "on or off.") var state: String
+    func validate() throws { guard ["on", "off"].contains(state) else { throw ValidationError("expected on or off, got '\(state)'") } }
+    func run() throws { try c.call(.POST, "/blank", ["on": state == "on"]) { "blanked: \($0["blanked"] ?? "?")" } }
+}
+
+struct Reload: ParsableCommand {
+    static let configuration = CommandConfiguration(abstract: "Reload the config file (a bad config is reported and the running one kept).")
+    @OptionGroup var c: Connection
+    func run() throws { try c.call(.POST, "/reload") { "\($0["message"] ?? "reloaded")" } }
+}
+
+struct Outputs: ParsableCommand {
+    static let configuration = CommandConfiguration(abstract: "Show the display output kioskd drives.")
+    @OptionGroup var c: Connection
+    func run() throws {
+        try c.call(.GET, "/outputs") { o in
+            ((o["outputs"] as? [[String: Any]]) ?? []).map { "\($0["description"] ?? "?"): logical \($0["logical_size"] ?? "none"), rotation \($0["rotation"] ?? 0)\(($0["blanked"] as? Bool) == true ? ", blanked" : "")" }.joined(separator: "\n")
+        }
+    }
+}

@@ -1,0 +1,97 @@
+import ArgumentParser
+import Foundation
+import KioskCore
+import KioskDaemon
+import Logging
+
+/// `kioskd`: the kiosk display daemon.
+@main
+struct Kioskd: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "kioskd",
+        abstract: "Kiosk display daemon: shows clock, counter and paint scenes on a DRM/KMS display.",
+        discussion: """
+            Run without a display: kioskd --config config/kioskd.toml --snapshot out.png
+            (renders the configured scene on the headless backend and writes it as PNG).
+            Exit status: 0 ok, 1 runtime failure, 78 bad config (systemd does not restart on 78).
+            """)
+
+    @Option(name: .long, help: "Config file.")
+    var config: String = DaemonConfig.defaultPath
+
+    @Option(name: .long, help: "Display backend, overriding [display] backend: drm or headless.")
+    var backend: String?
+
+    @Option(name: .long, help: "Render on the headless backend, write the frame as PNG to this path and exit.")
+    var snapshot: String?
+
+    @Option(name: .long, help: "With --snapshot: wait this many seconds before taking the frame.")
+    var snapshotAfter: Double = 0
+
+    @Flag(name: .long, help: "List the DRM outputs (connectors and modes) and exit.")
+    var listOutputs = false
+
+    @Flag(name: .long, help: "Check the config (and the scenes' tables and the theme) and exit.")
+    var checkConfig = false
+
+    @Option(name: .long, help: "Log level: trace, debug, info, notice, warning, error, critical.")
+    var logLevel: String = "info"
+
+    func validate() throws {
+        if let b = backend, DisplayBackend(rawValue: b) == nil {
+            throw ValidationError("--backend must be drm or headless, got '\(b)'")
+        }
+        if Logger.Level(rawValue: logLevel) == nil {
+            throw ValidationError("--log-level must be one of trace, debug, info, notice, warning, error, critical; got '\(logLevel)'")
+        }
+        if snapshotAfter < 0 || !snapshotAfter.isFinite { throw ValidationError("--snapshot-after must be 0 or more seconds") }
+    }
+
+    func run() async throws {
+        let level = Logger.Level(rawValue: logLevel) ?? .info
+        LoggingSystem.bootstrap { JournalLogHandler(label: $0, level: level) }
+        var logger = Logger(label: "kioskd")
+        logger.logLevel = level
+
+        if listOutputs {
+            let device = (try? DaemonConfig.load(path: config))?.display.device
+            do { print(try Backends.listOutputs(device: device), terminator: "") } catch {
+                fail("\(error)", code: 1)
+            }
+            return
+        }
+
+        var cfg: DaemonConfig
+        do {
+            cfg = try DaemonConfig.load(path: config)
+            if let b = backend.flatMap(DisplayBackend.init(rawValue:)) { cfg.display.backend = b }
+            if checkConfig {
+                // Make the scenes to check their tables too (in memory: nothing is written).
+                _ = try SceneRegistry.standard.make(cfg.scenes, state: MemoryStateStore(), logger: logger, dataDirectory: "/nonexistent")
+                print("\(config): OK (theme \(cfg.themeName), scenes \(cfg.scenes.map { "\($0.name) (\($0.kind))" }.joined(separator: ", ")), backend \(cfg.display.backend.rawValue))")
+                return
+            }
+        } catch let e as KioskError where e.kind == .config {
+            fail(e.message, code: 78)
+        }
+
+        do {
+            if let out = snapshot {
+                try DaemonRunner.snapshot(config: cfg, to: out, afterSeconds: snapshotAfter, logger: logger)
+                print("wrote \(out)")
+                return
+            }
+            try await DaemonRunner.run(config: cfg, logger: logger)
+        } catch let e as KioskError where e.kind == .config {
+            fail(e.message, code: 78)
+        } catch {
+            logger.critical("kioskd failed", metadata: ["error": "\(error)"])
+            fail("\(error)", code: 1)
+        }
+    }
+
+    func fail(_ message: String, code: Int32) -> Never {
+        FileHandle.standardError.write(Data("kioskd: \(message)\n".utf8))
+        Foundation.exit(code)
+    }
+}
