@@ -1,0 +1,181 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// A local time of day, minute precision ("23:00").
+public struct TimeOfDay: Sendable, Equatable, Hashable, Comparable, CustomStringConvertible {
+    public let hour: Int
+    public let minute: Int
+
+    public init(hour: Int, minute: Int) throws {
+        guard (0...23).contains(hour) else { throw KioskError.outOfRange("hour \(hour) is not in 0…23") }
+        guard (0...59).contains(minute) else { throw KioskError.outOfRange("minute \(minute) is not in 0…59") }
+        self.hour = hour
+        self.minute = minute
+    }
+
+    /// Parses "H:MM" or "HH:MM" (24-hour clock); errors quote the text.
+    public init(parsing text: String) throws {
+        let parts = text.split(separator: ":", omittingEmptySubsequences: false)
+        guard parts.count == 2, (1...2).contains(parts[0].count), parts[1].count == 2,
+              let h = Int(parts[0]), let m = Int(parts[1]) else {
+            throw KioskError.config("time \"\(text)\" is not HH:MM (24-hour, e.g. \"07:30\")")
+        }
+        do { try self.init(hour: h, minute: m) } catch let e as KioskError {
+            throw KioskError.config("time \"\(text)\": \(e.message)")
+        }
+    }
+
+    public var secondsSinceMidnight: Int { hour * 3600 + minute * 60 }
+    public var description: String { (hour < 10 ? "0" : "") + "\(hour):" + (minute < 10 ? "0" : "") + "\(minute)" }
+    public static func < (a: TimeOfDay, b: TimeOfDay) -> Bool { a.secondsSinceMidnight < b.secondsSinceMidnight }
+}
+
+/// How wall-clock instants map to local time: the offset from UTC in effect at an instant.
+public enum LocalZone: Sendable {
+    /// The process's time zone (TZ / /etc/localtime), daylight saving included (`localtime_r`).
+    case system
+    /// A fixed offset in seconds east of UTC (tests, UTC kiosks).
+    case fixed(Int)
+    /// An offset that depends on the instant (tests of daylight-saving changes).
+    case custom(@Sendable (_ unixSeconds: Int64) -> Int)
+
+    /// Seconds east of UTC at `unixSeconds`.
+    public func offset(at unixSeconds: Int64) -> Int {
+        switch self {
+        case .fixed(let o): return o
+        case .custom(let f): return f(unixSeconds)
+        case .system:
+            var t = time_t(unixSeconds)
+            var tm = tm()
+            guard localtime_r(&t, &tm) != nil else { return 0 }
+            return Int(tm.tm_gmtoff)
+        }
+    }
+
+    /// Seconds since local midnight at `unixSeconds` (0 ..< 86400).
+    public func secondsSinceMidnight(at unixSeconds: Int64) -> Int {
+        let local = unixSeconds + Int64(offset(at: unixSeconds))
+        let r = local % 86_400
+        return Int(r < 0 ? r + 86_400 : r)
+    }
+}
+
+/// A daily period with the panel off, e.g. 23:00–07:00 (may cross midnight). `off` is the first
+/// blank minute, `on` the first lit one.
+public struct BlankSchedule: Sendable, Equatable, CustomStringConvertible {
+    public let off: TimeOfDay
+    public let on: TimeOfDay
+
+    public init(off: TimeOfDay, on: TimeOfDay) throws {
+        guard off != on else { throw KioskError.config("blank schedule \(off)-\(on): start and end are the same time") }
+        self.off = off
+        self.on = on
+    }
+
+    /// Parses "23:00-07:00" (also with "–" or spaces around the dash); errors quote the text.
+    public init(parsing text: String) throws {
+        let cleaned = text.replacingDash()
+        let parts = cleaned.split(separator: "-", omittingEmptySubsequences: false).map { $0.trimmedSpaces() }
+        guard parts.count == 2 else {
+            throw KioskError.config("blank schedule \"\(text)\" is not OFF-ON (e.g. \"23:00-07:00\")")
+        }
+        let off: TimeOfDay, on: TimeOfDay
+        do {
+            off = try TimeOfDay(parsing: parts[0])
+            on = try TimeOfDay(parsing: parts[1])
+            try self.init(off: off, on: on)
+        } catch let e as KioskError {
+            throw KioskError.config("blank schedule \"\(text)\": \(e.message)")
+        }
+    }
+
+    public var description: String { "\(off)-\(on)" }
+
+    /// Whether a local time of day (seconds since midnight) falls in the blank period.
+    public func isBlank(secondsSinceMidnight s: Int) -> Bool {
+        let a = off.secondsSinceMidnight, b = on.secondsSinceMidnight
+        return a < b ? (s >= a && s < b) : (s >= a || s < b)
+    }
+
+    /// Whether the panel is off at `unixSeconds` in `zone`.
+    public func isBlank(at unixSeconds: Int64, zone: LocalZone = .system) -> Bool {
+        isBlank(secondsSinceMidnight: zone.secondsSinceMidnight(at: unixSeconds))
+    }
+
+    /// The first instant after `unixSeconds` at which `isBlank` changes (a local-time boundary;
+    /// daylight-saving shifts are followed). Whole seconds.
+    public func nextTransition(after unixSeconds: Int64, zone: LocalZone = .system) -> Int64 {
+        let now = isBlank(at: unixSeconds, zone: zone)
+        let target = (now ? on : off).secondsSinceMidnight
+        let sod = zone.secondsSinceMidnight(at: unixSeconds)
+        var delta = (target - sod + 86_400) % 86_400
+        if delta == 0 { delta = 86_400 }
+        var t = unixSeconds + Int64(delta)
+        // The offset may differ at the candidate (daylight saving): move by the difference and
+        // settle on the first second where the state has really changed.
+        let diff = zone.offset(at: unixSeconds) - zone.offset(at: t)
+        if diff != 0 { t += Int64(diff) }
+        if t <= unixSeconds { t = unixSeconds + 1 }
+        // Step back to the earliest changed second (at most an hour of DST shift), then forward if needed.
+        while t - 1 > unixSeconds && isBlank(at: t - 1, zone: zone) != now { t -= 1 }
+        var guardSteps = 0
+        while isBlank(at: t, zone: zone) == now && guardSteps < 2 * 86_400 { t += 60 - (t % 60 == 0 ? 0 : t % 60); guardSteps += 1 }
+        return t
+    }
+}
+
+/// Blanking decisions: the schedule, plus "wake on touch" for `wakeSeconds` during a blank period.
+public struct BlankPolicy: Sendable {
+    public var schedule: BlankSchedule?
+    /// How long a touch lights a scheduled-blank panel (0: touch does not wake it).
+    public var wakeSeconds: Int
+    public var zone: LocalZone
+    /// Until when a touch keeps the panel lit (unix seconds).
+    public private(set) var wokenUntil: Int64?
+
+    public init(schedule: BlankSchedule?, wakeSeconds: Int, zone: LocalZone = .system) {
+        self.schedule = schedule
+        self.wakeSeconds = max(0, wakeSeconds)
+        self.zone = zone
+    }
+
+    /// A touch (or key) at `unixSeconds`: during a blank period it lights the panel for `wakeSeconds`
+    /// (each touch restarts the time). Returns whether the panel should now be lit because of it.
+    @discardableResult
+    public mutating func touched(at unixSeconds: Int64) -> Bool {
+        guard let schedule, wakeSeconds > 0, schedule.isBlank(at: unixSeconds, zone: zone) else { return false }
+        wokenUntil = unixSeconds + Int64(wakeSeconds)
+        return true
+    }
+
+    /// Whether the panel should be off at `unixSeconds`.
+    public func shouldBlank(at unixSeconds: Int64) -> Bool {
+        guard let schedule, schedule.isBlank(at: unixSeconds, zone: zone) else { return false }
+        if let w = wokenUntil, unixSeconds < w { return false }
+        return true
+    }
+
+    /// When `shouldBlank` may next change after `unixSeconds` (nil: never, no schedule).
+    public func nextChange(after unixSeconds: Int64) -> Int64? {
+        guard let schedule else { return nil }
+        var next = schedule.nextTransition(after: unixSeconds, zone: zone)
+        if let w = wokenUntil, w > unixSeconds { next = min(next, w) }
+        return next
+    }
+}
+
+extension String {
+    fileprivate func replacingDash() -> String {
+        String(self.map { $0 == "–" || $0 == "—" ? "-" : $0 })
+    }
+}
+
+extension Substring {
+    fileprivate func trimmedSpaces() -> String {
+        var s = self
+        while let f = s.first, f == " " || f == "\t" { s.removeFirst() }
+        while let l = s.last, l == " " || l == "\t" { s.removeLast() }
+        return String(s)
+    }
+}
