@@ -634,6 +634,16 @@ def run_scenario(sc: Scenario, kioskd: str, vmtool: str, keep: bool = False) -> 
         if path.startswith("/tmp/") or path == "/tmp":
             raise VMError(f"{name} at {path}: the guest mounts a tmpfs on /tmp; use a path in the checkout")
     arts = prepare()
+    # One VM at a time on this machine (TCG wants both cores; parallel test suites would
+    # otherwise boot several at once). KIOSK_VM_PARALLEL=1 turns this off.
+    lockf = None
+    if os.environ.get("KIOSK_VM_PARALLEL") != "1":
+        lockf = open(os.path.join(WORK, ".run.lock"), "w")
+        t_wait = time.monotonic()
+        fcntl.flock(lockf, fcntl.LOCK_EX)
+        waited = time.monotonic() - t_wait
+        if waited > 1:
+            log(f"{sc.name}: waited {waited:.1f}s for another VM to finish")
     s = Session(sc, arts, kioskd, vmtool, keep)
     t0 = time.monotonic()
     error = None
@@ -655,6 +665,8 @@ def run_scenario(sc: Scenario, kioskd: str, vmtool: str, keep: bool = False) -> 
         s.failures.append(error)
     finally:
         s.stop()
+        if lockf:
+            lockf.close()
     res = {"scenario": sc.name, "ok": not s.failures, "total_s": round(time.monotonic() - t0, 2),
            "results": s.results, "failures": s.failures}
     if s.failures:
