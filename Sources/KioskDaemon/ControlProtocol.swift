@@ -30,7 +30,7 @@ public struct ControlResponse: Sendable, Equatable {
 
     /// A JSON answer (`object` must be JSONSerialization-compatible).
     public static func json(_ status: Int, _ object: [String: Any]) -> ControlResponse {
-        let data = (try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys])) ?? Data("{}".utf8)
+        let data = (try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys, .withoutEscapingSlashes])) ?? Data("{}".utf8)
         return ControlResponse(status: status, body: [UInt8](data) + [0x0A])
     }
 

@@ -162,7 +162,7 @@ final class ControlHTTPHandler: ChannelInboundHandler, @unchecked Sendable {
         answered = true
         if r.status >= 400 {
             logger.info("control request refused", metadata: ["control.request": "\(h.method) \(h.uri)", "control.status": "\(r.status)",
-                                                             "control.error": "\(String(decoding: r.body, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines))"])
+                                                             "control.error": "\((r.jsonObject?["error"] as? String) ?? "")"])
         }
         var headers = HTTPHeaders()
         headers.add(name: "Content-Type", value: r.contentType)

@@ -147,7 +147,7 @@ struct Blank: ParsableCommand {
     @OptionGroup var c: Connection
     @Argument(help: "on or off.") var state: String
     func validate() throws { guard ["on", "off"].contains(state) else { throw ValidationError("expected on or off, got '\(state)'") } }
-    func run() throws { try c.call(.POST, "/blank", ["on": state == "on"]) { "blanked: \($0["blanked"] ?? "?")" } }
+    func run() throws { try c.call(.POST, "/blank", ["on": state == "on"]) { "screen: \(($0["blanked"] as? Bool) == true ? "blanked" : "on")" } }
 }
 
 struct Reload: ParsableCommand {

@@ -1,0 +1,236 @@
+import Foundation
+import KioskCore
+@testable import KioskDaemon
+import KioskRender
+import Testing
+
+@Suite struct ControlRouterTests {
+    func refuse(_ method: String, _ uri: String, _ body: String = "") -> ControlRequestError? {
+        do { _ = try ControlRouter.parse(method: method, uri: uri, body: Array(body.utf8)); return nil } catch {
+            return error as? ControlRequestError
+        }
+    }
+
+    @Test func goodRequests() throws {
+        #expect(try ControlRouter.parse(method: "GET", uri: "/status", body: []) == .status)
+        #expect(try ControlRouter.parse(method: "POST", uri: "/scene", body: Array(#"{"name":"clock"}"#.utf8)) == .scene(name: "clock"))
+        #expect(try ControlRouter.parse(method: "POST", uri: "/counter/HOME/set", body: Array(#"{"value":12}"#.utf8)) == .counter(name: "HOME", op: .set, value: 12))
+        #expect(try ControlRouter.parse(method: "POST", uri: "/counter/HOME/inc", body: []) == .counter(name: "HOME", op: .inc, value: nil))
+        #expect(try ControlRouter.parse(method: "POST", uri: "/paint/save", body: Array(#"{"path":"/tmp/a.png"}"#.utf8)) == .paint(op: .save, path: "/tmp/a.png"))
+        #expect(try ControlRouter.parse(method: "POST", uri: "/blank", body: Array(#"{"on":false}"#.utf8)) == .blank(on: false))
+        #expect(try ControlRouter.parse(method: "POST", uri: "/screenshot", body: []) == .screenshot(path: nil))
+    }
+
+    @Test func badRequestsNameTheField() {
+        #expect(refuse("POST", "/scene", "{bad")?.status == 400)
+        #expect(refuse("POST", "/scene", "{bad")?.message.hasPrefix("request body is not valid JSON") == true)
+        #expect(refuse("POST", "/scene", "[1,2]")?.message == "request body must be a JSON object, got an array")
+        #expect(refuse("POST", "/scene", "{}") == ControlRequestError(400, "missing field 'name' (a string)", field: "name"))
+        #expect(refuse("POST", "/scene", "") == ControlRequestError(400, "missing request body: expected a JSON object"))
+        #expect(refuse("POST", "/theme", #"{"name":3}"#) == ControlRequestError(400, "field 'name' must be a string, got a number (3)", field: "name"))
+        #expect(refuse("POST", "/counter/HOME/set", #"{"value":"7"}"#) == ControlRequestError(400, "field 'value' must be an integer, got a string (\"7\")", field: "value"))
+        #expect(refuse("POST", "/counter/HOME/set", #"{"value":1.5}"#) == ControlRequestError(400, "field 'value' must be an integer, got 1.5", field: "value"))
+        #expect(refuse("POST", "/counter/HOME/set", #"{"value":true}"#)?.field == "value")
+        #expect(refuse("POST", "/counter/HOME/set", "{}") == ControlRequestError(400, "missing field 'value' (an integer)", field: "value"))
+        #expect(refuse("POST", "/counter/HOME/explode")?.status == 404)
+        #expect(refuse("POST", "/blank", #"{"on":"yes"}"#) == ControlRequestError(400, "field 'on' must be true or false, got a string (\"yes\")", field: "on"))
+        #expect(refuse("POST", "/paint/save", #"{"path":"rel.png"}"#) == ControlRequestError(400, "field 'path' must be an absolute path, got \"rel.png\"", field: "path"))
+        #expect(refuse("POST", "/screenshot", #"{"path":"/tmp/x.jpg"}"#)?.field == "path")
+        #expect(refuse("GET", "/nowhere")?.status == 404)
+        #expect(refuse("DELETE", "/status") == ControlRequestError(405, "method DELETE not allowed on /status; use GET"))
+        #expect(refuse("GET", "/scene")?.status == 405)
+    }
+}
+
+/// A daemon on the headless display with a scoreboard and a clock, driven on the calling thread.
+func makeDaemon(_ dir: String, extra: String = "") throws -> Daemon {
+    let text = """
+    state_dir = "\(dir)/state"
+    [display]
+    backend = "headless"
+    headless_size = "320x200"
+    [scenes]
+    order = ["score", "clock"]
+    [scene.score]
+    kind = "counter"
+    digits = 2
+    [[scene.score.counter]]
+    name = "HOME"
+    [[scene.score.counter]]
+    name = "AWAY"
+    [scene.clock]
+    kind = "clock"
+    [control]
+    socket = "\(dir)/c.sock"
+    \(extra)
+    """
+    let path = write(text, dir)
+    let config = try DaemonConfig.load(path: path, environment: [:])
+    let loop = try EventLoop()
+    let state = try FileStateStore(directory: config.stateDirectory, logger: quietLogger)
+    return try DaemonRunner.makeDaemon(config: config, state: state, loop: loop, logger: quietLogger)
+}
+
+@Suite struct DaemonCommandTests {
+    @Test func countersScenesThemesAndErrors() throws {
+        let d = tempDir()
+        let daemon = try makeDaemon(d)
+        daemon.start()
+        try daemon.loop.runOnce(timeoutMs: 0)
+        #expect(daemon.manager.frameCount == 1)
+        #expect(daemon.handle(.counter(name: "HOME", op: .inc, value: nil)).jsonObject?["value"] as? Int == 1)
+        #expect(daemon.handle(.counter(name: "HOME", op: .set, value: 99)).status == 200)
+        let over = daemon.handle(.counter(name: "HOME", op: .set, value: 100))
+        #expect(over.status == 422)
+        #expect(over.jsonObject?["field"] as? String == "value")
+        #expect((over.jsonObject?["error"] as? String)?.contains("99") == true)
+        let unknown = daemon.handle(.counter(name: "GUESTS", op: .inc, value: nil))
+        #expect(unknown.status == 404)
+        #expect(unknown.jsonObject?["error"] as? String == "unknown counter 'GUESTS'; counters: HOME, AWAY")
+        #expect(daemon.handle(.scene(name: "nope")).status == 404)
+        #expect(daemon.handle(.scene(name: "clock")).status == 200)
+        #expect(daemon.manager.current.name == "clock")
+        #expect(daemon.handle(.theme(name: "high-contrast")).status == 200)
+        #expect(daemon.manager.theme == .highContrast)
+        #expect(daemon.handle(.theme(name: "nope")).status == 404)
+        #expect(daemon.handle(.paint(op: .clear, path: nil)).status == 404)
+        let blank = daemon.handle(.blank(on: true))
+        #expect(blank.jsonObject?["blanked"] as? Bool == true)
+        #expect(daemon.display.isBlanked)
+        _ = daemon.handle(.blank(on: false))
+        let shot = daemon.handle(.screenshot(path: nil))
+        #expect(shot.contentType == "image/png")
+        #expect(Array(shot.body.prefix(4)) == [0x89, 0x50, 0x4E, 0x47])
+        let status = daemon.status()
+        #expect(status["scene"] as? String == "clock")
+        #expect(status["theme"] as? String == "high-contrast")
+        #expect(status["mode"] as? String == "320x200")
+        daemon.shutdown()
+
+        // A restart finds the counter, the scene and the theme again.
+        let again = try makeDaemon(d)
+        again.start()
+        #expect(again.manager.current.name == "clock")
+        #expect(again.themeName == "high-contrast")
+        #expect(again.handle(.counter(name: "HOME", op: .dec, value: nil)).jsonObject?["value"] as? Int == 98)
+        again.shutdown()
+    }
+
+    @Test func reloadKeepsRunningConfigWhenBrokenAndSwitchesWhenGood() throws {
+        let d = tempDir()
+        let daemon = try makeDaemon(d)
+        daemon.start()
+        let path = daemon.config.file
+        let good = try String(contentsOfFile: path, encoding: .utf8)
+
+        // Broken: an unknown scene kind on line 9.
+        try good.replacingOccurrences(of: "kind = \"clock\"", with: "kind = \"clocks\"").write(toFile: path, atomically: true, encoding: .utf8)
+        let bad = daemon.handle(.reload)
+        #expect(bad.status == 422)
+        #expect((bad.jsonObject?["error"] as? String)?.hasPrefix("\(path):16: key 'scene.clock.kind': unknown scene kind \"clocks\"") == true, "\(String(decoding: bad.body, as: UTF8.self))")
+        #expect(daemon.manager.scenes.map(\.name) == ["score", "clock"])
+        #expect(daemon.manager.current.name == "score")
+
+        // Good: only the clock now, in literal mode.
+        let newText = good.replacingOccurrences(of: "order = [\"score\", \"clock\"]", with: "order = [\"clock\"]")
+            .replacingOccurrences(of: "[scene.score]\nkind = \"counter\"\ndigits = 2\n[[scene.score.counter]]\nname = \"HOME\"\n[[scene.score.counter]]\nname = \"AWAY\"\n", with: "")
+        try newText.write(toFile: path, atomically: true, encoding: .utf8)
+        let ok = daemon.handle(.reload)
+        #expect(ok.status == 200, "\(String(decoding: ok.body, as: UTF8.self))")
+        #expect(daemon.manager.scenes.map(\.name) == ["clock"])
+        #expect(daemon.manager.current.name == "clock")
+        daemon.shutdown()
+    }
+}
+
+@Suite(.serialized) struct ControlServerTests {
+    /// Runs `daemon`'s loop on a thread with a control server in front of it.
+    final class Harness: @unchecked Sendable {
+        let daemon: Daemon
+        let server: ControlServer
+        let thread: Thread
+        init(_ daemon: Daemon, timeoutMs: Int64 = 2000, execute: ControlServer.Execute? = nil) throws {
+            self.daemon = daemon
+            let loop = daemon.loop
+            server = ControlServer(settings: daemon.config.control, timeout: .milliseconds(timeoutMs), logger: quietLogger,
+                                   execute: execute ?? { cmd, reply in loop.post { reply(daemon.handle(cmd)) } })
+            try server.start()
+            thread = Thread { daemon.start(); try? loop.run() }
+            thread.start()
+        }
+        func stop() {
+            server.stop()
+            let d = daemon
+            daemon.loop.post { d.shutdown(); d.loop.stop() }
+            Thread.sleep(forTimeInterval: 0.1)
+        }
+    }
+
+    @Test func requestsOverTheSocket() throws {
+        let d = tempDir()
+        let h = try Harness(try makeDaemon(d))
+        defer { h.stop() }
+        let c = ControlClient(socketPath: "\(d)/c.sock", timeout: 5)
+        var st = stat()
+        stat("\(d)/c.sock", &st)
+        #expect(st.st_mode & 0o777 == 0o660)
+        let s = try c.send(method: .GET, path: "/status")
+        #expect(s.status == 200)
+        #expect(s.jsonObject?["scene"] as? String == "score")
+        let inc = try c.send(method: .POST, path: "/counter/AWAY/inc")
+        #expect(inc.jsonObject?["value"] as? Int == 1)
+        let bad = try c.send(method: .POST, path: "/counter/AWAY/set", body: Array(#"{"value": "x"}"#.utf8))
+        #expect(bad.status == 400)
+        #expect(bad.jsonObject?["field"] as? String == "value")
+        let big = try c.send(method: .POST, path: "/scene", body: [UInt8](repeating: 0x20, count: ControlRouter.maxBodyBytes + 10))
+        #expect(big.status == 413)
+        let missing = try c.send(method: .GET, path: "/counter")
+        #expect(missing.status == 404)
+        // Still serving after all that.
+        #expect(try c.send(method: .GET, path: "/status").status == 200)
+    }
+
+    @Test func busyLoopAnswers503AndClientTimesOut() throws {
+        let d = tempDir()
+        // An executor that never answers: the server gives up after 200 ms.
+        let h = try Harness(try makeDaemon(d), timeoutMs: 200, execute: { _, _ in })
+        defer { h.stop() }
+        let r = try ControlClient(socketPath: "\(d)/c.sock", timeout: 5).send(method: .GET, path: "/status")
+        #expect(r.status == 503)
+        #expect((r.jsonObject?["error"] as? String)?.hasPrefix("kioskd is busy") == true)
+        // A client with a shorter patience than the server reports a timeout.
+        do {
+            _ = try ControlClient(socketPath: "\(d)/c.sock", timeout: 0.05).send(method: .GET, path: "/status")
+            Issue.record("expected a timeout")
+        } catch let e as ControlClientError {
+            #expect(e.kind == .timeout)
+            #expect(e.description.contains("did not answer within 0.05 s"))
+        }
+    }
+
+    @Test func stoppedDaemonIsReportedPlainly() throws {
+        let d = tempDir()
+        do {
+            _ = try ControlClient(socketPath: "\(d)/none.sock").send(method: .GET, path: "/status")
+            Issue.record("expected an error")
+        } catch let e as ControlClientError {
+            #expect(e == ControlClientError(kind: .notRunning, description: "kioskd is not running (no socket at \(d)/none.sock)"))
+        }
+        // A stale socket file left by a killed daemon.
+        let h = try Harness(try makeDaemon(d))
+        h.stop()
+        let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
+        var addr = sockaddr_un(); addr.sun_family = sa_family_t(AF_UNIX)
+        let p = Array("\(d)/c.sock".utf8)
+        withUnsafeMutableBytes(of: &addr.sun_path) { for (i, b) in p.enumerated() { $0[i] = b } }
+        _ = withUnsafePointer(to: &addr) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) } }
+        close(fd)
+        do {
+            _ = try ControlClient(socketPath: "\(d)/c.sock").send(method: .GET, path: "/status")
+            Issue.record("expected an error")
+        } catch let e as ControlClientError {
+            #expect(e.kind == .notRunning)
+            #expect(e.description.hasPrefix("kioskd is not running"))
+        }
+    }
+}
