@@ -52,7 +52,8 @@ public final class SceneManager {
     private var started = false
 
     /// Turns raw touches into taps, long presses and swipes (given to scenes alongside raw touches).
-    public var gestures: ((InputEvent, WallTime) -> [Gesture])?
+    public var gestureRecognizer = GestureRecognizer()
+    private var gestureTimer: EventLoop.TimerID?
     /// Called with every event before the scene sees it; return true to swallow it (wake from blank).
     public var inputFilter: ((InputEvent) -> Bool)?
 
@@ -133,6 +134,7 @@ public final class SceneManager {
         let i = ((index % scenes.count) + scenes.count) % scenes.count
         guard i != currentIndex || !started else { return }
         currentIndex = i
+        gestureRecognizer.reset()
         current.didAppear(now: time.now())
         logger.info("scene on screen", metadata: ["scene": "\(current.name)"])
         onSceneChange?(current.name)
@@ -166,18 +168,39 @@ public final class SceneManager {
             if switching.previousKeys.contains(code) { previous(); return }
         }
         var changed = current.handle(event, now: now)
-        if let g = gestures {
-            for gesture in g(event, now) {
-                if switching.edgeSwipe, case .swipe(let dir, let x, _) = gesture, dir == .left || dir == .right,
-                   x < 0.08 || x > 0.92 {
-                    dir == .left ? next() : previous()
-                    continue
-                }
-                changed = current.handle(.gesture(gesture), now: now) || changed
-            }
+        if case .touch(let t) = event {
+            changed = route(gestureRecognizer.feed(t), now: now) || changed
+            armGestureTimer()
         }
         if changed { setNeedsFrame() }
         reschedule()
+    }
+
+    /// Gives recognised gestures to the scene (an edge swipe switches scenes when configured).
+    private func route(_ gestures: [Gesture], now: WallTime) -> Bool {
+        var changed = false
+        for gesture in gestures {
+            if switching.edgeSwipe, case .swipe(let dir, let x, _) = gesture, dir == .left || dir == .right,
+               x < 0.1 || x > 0.9 {
+                dir == .left ? next() : previous()
+                continue
+            }
+            changed = current.handle(.gesture(gesture), now: now) || changed
+        }
+        return changed
+    }
+
+    /// Arms a timer for a pending long press (touch times are CLOCK_MONOTONIC microseconds).
+    private func armGestureTimer() {
+        if let t = gestureTimer { loop.cancel(t); gestureTimer = nil }
+        guard let due = gestureRecognizer.nextDeadline() else { return }
+        gestureTimer = try? loop.schedule(at: Int64(due) * 1000, clock: .monotonic) { [weak self] _ in
+            guard let self else { return }
+            self.gestureTimer = nil
+            let now = self.time.now()
+            if self.route(self.gestureRecognizer.advance(toUsec: now.monotonicUsec), now: now) { self.setNeedsFrame() }
+            self.reschedule()
+        }
     }
 
     /// Tells the manager that the scene on screen changed outside input and time (control commands).

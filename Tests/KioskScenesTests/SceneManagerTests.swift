@@ -1,0 +1,156 @@
+import Testing
+import Logging
+import KioskCore
+import KioskRender
+import KioskTesting
+@testable import KioskScenes
+
+/// A scene that paints a solid colour and counts what the manager asks of it.
+final class ProbeScene: Scene {
+    let name: String
+    let kind = "probe"
+    var size = Size(width: 0, height: 0)
+    var theme = Theme.default
+    var fill: Color
+    var full = true
+    var dirtyRect: Rect?
+    var draws = 0
+    var updates = 0
+    var events: [InputEvent] = []
+    var deadline: Deadline?
+    init(_ name: String, _ fill: Color) { self.name = name; self.fill = fill }
+    func layout(size: Size) { self.size = size; full = true }
+    func apply(theme: Theme) { self.theme = theme; full = true }
+    func didAppear(now: WallTime) { full = true }
+    func update(now: WallTime) -> Bool { updates += 1; return true }
+    func handle(_ event: InputEvent, now: WallTime) -> Bool {
+        events.append(event)
+        if case .touch(let t) = event, t.phase == .down {
+            dirtyRect = Rect(x: Int(t.x * Double(size.width)), y: Int(t.y * Double(size.height)), width: 4, height: 4)
+            return true
+        }
+        return false
+    }
+    func draw(into canvas: Canvas) -> Damage {
+        draws += 1
+        if full { full = false; canvas.clear(fill); canvas.fill(Rect(x: 0, y: 0, width: 2, height: 2), theme.palette.primary); return .full(size) }
+        if let r = dirtyRect { canvas.fill(r, theme.palette.highlight); dirtyRect = nil; return Damage([r]) }
+        return Damage()
+    }
+    func nextDeadline(now: WallTime) -> Deadline? { deadline }
+}
+
+@Suite struct SceneManagerTests {
+    let logger = Logger(label: "test")
+
+    func make(_ scenes: [Scene], rotation: Rotation = .r0, switching: SceneSwitching = SceneSwitching()) throws -> (SceneManager, HeadlessDisplay, EventLoop) {
+        let loop = try EventLoop()
+        let d = try HeadlessDisplay(size: Size(width: 80, height: 60), rotation: rotation)
+        let m = SceneManager(scenes: scenes, theme: .default, display: d, loop: loop,
+                             time: ManualTimeSource(epochSeconds: 1_700_000_000), switching: switching, logger: logger)
+        return (m, d, loop)
+    }
+
+    @Test func firstFrameIsFullAndIdleDrawsNothing() throws {
+        let a = ProbeScene("a", .red)
+        let (m, d, loop) = try make([a])
+        var ready = 0
+        m.onFirstFrame = { ready += 1 }
+        m.start()
+        try loop.runOnce(timeoutMs: 0)
+        #expect(d.presentCount == 1)
+        #expect(ready == 1)
+        #expect(d.color(x: 40, y: 30) == .red)
+        // Nothing changed: more loop turns present nothing.
+        try loop.runOnce(timeoutMs: 0)
+        try loop.runOnce(timeoutMs: 0)
+        #expect(d.presentCount == 1)
+        #expect(a.draws == 1)
+    }
+
+    @Test func touchDamagesOnlyWhatChanged() throws {
+        let a = ProbeScene("a", .red)
+        let (m, d, loop) = try make([a])
+        m.start()
+        try loop.runOnce(timeoutMs: 0)
+        m.input(.touch(TouchEvent(.down, slot: 0, x: 0.5, y: 0.5)))
+        try loop.runOnce(timeoutMs: 0)
+        #expect(d.presentCount == 2)
+        #expect(d.damageHistory.last == Damage([Rect(x: 40, y: 30, width: 4, height: 4)]))
+        #expect(d.color(x: 41, y: 31) == Theme.default.palette.highlight)
+    }
+
+    @Test func framesWaitForTheFlipAndCoalesce() throws {
+        let a = ProbeScene("a", .red)
+        let (m, d, loop) = try make([a])
+        d.simulateFlips = true
+        m.start()
+        try loop.runOnce(timeoutMs: 0)
+        #expect(d.presentCount == 1)
+        m.input(.touch(TouchEvent(.down, slot: 0, x: 0.1, y: 0.1)))
+        m.input(.touch(TouchEvent(.down, slot: 1, x: 0.6, y: 0.6)))
+        try loop.runOnce(timeoutMs: 0)
+        #expect(d.presentCount == 1)   // flip pending: nothing drawn into the scanned-out frame
+        d.completeFlip()
+        #expect(d.presentCount == 2)   // both touches in one frame
+    }
+
+    @Test func keysSwitchScenesAndThemesRedrawEverything() throws {
+        let a = ProbeScene("a", .red), b = ProbeScene("b", .blue)
+        let (m, d, loop) = try make([a, b], switching: SceneSwitching(nextKeys: [106], previousKeys: [105]))
+        var shown: [String] = []
+        m.onSceneChange = { shown.append($0) }
+        m.start()
+        try loop.runOnce(timeoutMs: 0)
+        m.input(.key(code: 106, state: .pressed, timeUsec: 0))
+        try loop.runOnce(timeoutMs: 0)
+        #expect(m.current.name == "b")
+        #expect(d.color(x: 40, y: 30) == .blue)
+        #expect(a.events.isEmpty && b.events.isEmpty)   // switch keys are not given to scenes
+        m.setTheme(.alternative)
+        try loop.runOnce(timeoutMs: 0)
+        #expect(d.color(x: 0, y: 0) == Theme.alternative.palette.primary)
+        m.input(.key(code: 105, state: .pressed, timeUsec: 0))
+        try loop.runOnce(timeoutMs: 0)
+        #expect(shown == ["b", "a"])
+        #expect(throws: KioskError.self) { try m.show(sceneNamed: "nope") }
+    }
+
+    @Test func rotatedDisplayGivesScenesTheLogicalSize() throws {
+        let a = ProbeScene("a", .red)
+        let (m, d, loop) = try make([a], rotation: .r90)
+        m.start()
+        try loop.runOnce(timeoutMs: 0)
+        #expect(a.size == Size(width: 60, height: 80))
+        // The scene's top-left marker (primary colour) is at the panel's top-right.
+        #expect(d.color(x: 79, y: 0) == Theme.default.palette.primary)
+    }
+
+    @Test func deadlineTimerRunsTheSceneUpdate() throws {
+        let a = ProbeScene("a", .red)
+        let loop = try EventLoop()
+        let d = try HeadlessDisplay(size: Size(width: 16, height: 16))
+        let m = SceneManager(scenes: [a], theme: .default, display: d, loop: loop, time: SystemTimeSource(), logger: logger)
+        a.deadline = .monotonic(nowNanos(.monotonic) + 5_000_000)
+        m.start()
+        try loop.runOnce(timeoutMs: 0)
+        a.deadline = nil
+        try loop.runOnce(timeoutMs: 1000)
+        #expect(a.updates == 1)
+    }
+
+    @Test func hotplugRedrawsFullyAndUnplugStopsPresenting() throws {
+        let a = ProbeScene("a", .red)
+        let (m, d, loop) = try make([a])
+        m.start()
+        try loop.runOnce(timeoutMs: 0)
+        d.setConnected(false)
+        m.input(.touch(TouchEvent(.down, slot: 0, x: 0.5, y: 0.5)))
+        try loop.runOnce(timeoutMs: 0)
+        #expect(d.presentCount == 1)
+        d.setConnected(true)
+        try loop.runOnce(timeoutMs: 0)
+        #expect(d.presentCount == 2)
+        #expect(d.damageHistory.last == Damage.full(Size(width: 80, height: 60)))
+    }
+}

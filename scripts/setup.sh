@@ -1,0 +1,26 @@
+#!/usr/bin/env bash
+# Installs what kioskd needs to build, run and test on Debian 12 (apt packages), then builds it.
+# Every scripts/apt-*.txt lists packages one per line; this script installs them all.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+SUDO=""
+if [ "$(id -u)" != 0 ]; then SUDO="sudo"; fi
+
+pkgs="pkg-config libcairo2-dev libpango1.0-dev libdrm-dev libinput-dev libudev-dev libsystemd-dev fonts-dejavu-core"
+for f in scripts/apt-*.txt; do
+    [ -f "$f" ] || continue
+    pkgs="$pkgs $(grep -v '^\s*#' "$f" | tr '\n' ' ')"
+done
+
+missing=""
+for p in $pkgs; do
+    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing="$missing $p"
+done
+if [ -n "$missing" ]; then
+    echo "setup: installing$missing"
+    $SUDO apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends $missing >/dev/null
+fi
+command -v swift >/dev/null || { echo "setup: swift is not on PATH (Swift 6.x toolchain needed, e.g. /opt/swift/usr/bin)"; exit 1; }
+echo "setup: packages ok"
