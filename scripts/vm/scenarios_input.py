@@ -226,3 +226,244 @@ def input_libinput_usb_tablet(s: Session) -> None:
         s.expect(slot % 1000 == 100, f"pointer finger slot is device*1000+100 (saw {slot})")
         # QEMU scales 0…0x7fff onto the tablet's 0…32767 range.
         check_stroke(s, "tablet finger", ev, (0.2, 0.3), (0.7, 0.55), 0.002)
+
+
+# ---------------------------------------------------------------------------------------------
+# kioskd level: the daemon on DRM with the paint and counter scenes; the host checks pixels
+# ---------------------------------------------------------------------------------------------
+
+BACKGROUND = (250, 250, 250)
+
+# Strokes in normalised *panel* coordinates (the screendump is the panel's framebuffer, so ink
+# must appear exactly under these paths whatever the rotation). Both stay clear of the paint
+# toolbar (12 % of the short side along one edge: bottom at 0°, top of the panel at 90°).
+STROKE_A = ((0.10, 0.30), (0.90, 0.30))
+STROKE_B = ((0.50, 0.40), (0.50, 0.80))
+STROKE_C = ((0.15, 0.45), (0.35, 0.75))        # unplugged after half of it
+STROKE_TABLET = ((0.65, 0.45), (0.90, 0.75))   # QEMU usb-tablet via QMP
+
+PAINT_CONFIG = r'''
+cfg() {  # cfg ROTATION: a paint kiosk on DRM
+mkdir -p /tmp/kstate
+cat > /tmp/paint.toml <<TOML
+state_dir = "/tmp/kstate"
+[display]
+backend = "drm"
+rotation = $1
+[scene.paint]
+kind = "paint"
+background = "#FAFAFA"
+[scenes]
+order = ["paint"]
+TOML
+}
+start_kioskd() {
+  "$KIOSKD" --config /tmp/paint.toml > /tmp/kioskd.log 2>&1 &
+  KPID=$!
+  for i in $(seq 300); do grep -q "input: libinput on seat" /tmp/kioskd.log && grep -q "first frame on screen" /tmp/kioskd.log && break; kill -0 $KPID 2>/dev/null || break; sleep 0.1; done
+}
+finish() {
+  kill -0 $KPID 2>/dev/null && mark alive yes || mark alive no
+  kill -TERM $KPID; wait $KPID; mark exit "$?"
+  mark log "$(gzip -c /tmp/kioskd.log | base64 -w0)"
+}
+'''
+
+
+def ink(img, p, tol=40) -> bool:
+    """The pixel at normalised p is not the canvas background (some stroke colour)."""
+    c = img.pixel_at(*p)
+    return max(abs(c[i] - BACKGROUND[i]) for i in range(3)) > tol
+
+
+def along(stroke, n=9, t0=0.05, t1=0.95):
+    (x0, y0), (x1, y1) = stroke
+    return [(x0 + (x1 - x0) * t, y0 + (y1 - y0) * t) for t in (t0 + (t1 - t0) * i / (n - 1) for i in range(n))]
+
+
+def check_ink(s: Session, img, name, stroke, t0=0.05, t1=0.95):
+    pts = along(stroke, t0=t0, t1=t1)
+    missing = [p for p in pts if not ink(img, p)]
+    s.expect(not missing, f"{name}: ink under every point of the path (missing at {missing[:3]}, colours {[img.pixel_at(*p) for p in missing[:3]]})")
+    return len(pts) - len(missing)
+
+
+def check_blank(s: Session, img, name, points):
+    inked = [p for p in points if ink(img, p)]
+    s.expect(not inked, f"{name}: no ink away from the strokes (ink at {inked[:3]})")
+
+
+def stroke_args(*strokes):
+    return " ".join(f"--stroke {a[0]},{a[1]}:{b[0]},{b[1]}" for a, b in strokes)
+
+
+def paint_scenario(rotation: int):
+    guest = PAINT_CONFIG + f'''
+cfg {rotation}
+start_kioskd
+mark started "$(grep -c 'input device added' /tmp/kioskd.log)"
+wait_host 60
+"$KIOSK_VMTOOL" touch --name kvm-paint --wait-log /tmp/kioskd.log --wait-text "input device added: kvm-paint" \\
+  {stroke_args(STROKE_A, STROKE_B)} --steps 24 --step-ms 25 > /tmp/t.log 2>&1
+mark drawn "$?"
+wait_host 60
+"$KIOSK_VMTOOL" touch --name kvm-unplug --wait-log /tmp/kioskd.log --wait-text "input device added: kvm-unplug" \\
+  {stroke_args(STROKE_C)} --steps 20 --step-ms 25 --unplug-after 10 >> /tmp/t.log 2>&1
+mark unplugged "$?"
+for i in $(seq 100); do grep -q "input device removed: kvm-unplug" /tmp/kioskd.log && break; sleep 0.1; done
+mark removed "$(grep 'input device removed: kvm-unplug' /tmp/kioskd.log | tail -c 200 | tr '@' _)"
+wait_host 60
+finish
+'''
+
+    def check(s: Session) -> None:
+        s.wait_marker("started", timeout=90)
+        blank = s.wait_screen(lambda i: i.pixel_at(0.5, 0.5) == BACKGROUND, timeout=30, label="blank")
+        s.expect(blank.pixel_at(0.5, 0.5) == BACKGROUND, f"paint canvas shown (centre {blank.pixel_at(0.5, 0.5)})")
+        s.expect(not ink(blank, (0.5, 0.3)), "canvas blank before drawing")
+        s.result("screen", f"{blank.width}x{blank.height}")
+        # The picture itself is turned: the toolbar runs along the viewer's bottom (0°: the
+        # panel's bottom rows) or the viewer's left (90°: the panel's top rows).
+        def strip(y):
+            pts = [(0.02 + 0.96 * i / 47, y) for i in range(48)]
+            return sum(ink(blank, p, tol=8) for p in pts) / len(pts)
+        top, bottom = strip(0.03), strip(0.97)
+        s.result("toolbar_strips", {"top": round(top, 2), "bottom": round(bottom, 2)})
+        bar, other = (bottom, top) if rotation == 0 else (top, bottom)
+        s.expect(bar > 0.5 and other < 0.05, f"toolbar along the {'bottom' if rotation == 0 else 'top'} of the panel (top {top:.2f}, bottom {bottom:.2f})")
+        s.answer("go")
+        s.expect(s.wait_marker("drawn", timeout=90) == "0", "kiosk-vmtool drew two strokes")
+        img = s.wait_screen(lambda i: ink(i, (0.5, 0.3)) and ink(i, (0.5, 0.78)), timeout=20, label="two-strokes")
+        s.result("stroke_a_points", check_ink(s, img, "stroke A (finger 0)", STROKE_A))
+        s.result("stroke_b_points", check_ink(s, img, "stroke B (finger 1)", STROKE_B))
+        check_blank(s, img, "after two strokes", [(0.3, 0.6), (0.7, 0.6), (0.3, 0.2), (0.8, 0.5)])
+        if rotation == 0:
+            # QEMU's usb-tablet (absolute pointer) draws one more stroke through QMP.
+            (x0, y0), (x1, y1) = STROKE_TABLET
+            s.send_abs(x0, y0)
+            time.sleep(0.3)
+            s.send_abs(x0, y0, button=True)
+            time.sleep(0.3)
+            for i in range(1, 11):
+                s.send_abs(x0 + (x1 - x0) * i / 10, y0 + (y1 - y0) * i / 10)
+                time.sleep(0.1)
+            time.sleep(0.3)
+            s.send_abs(x1, y1, button=False)
+            img = s.wait_screen(lambda i: ink(i, along(STROKE_TABLET)[-1]), timeout=20, label="tablet")
+            s.result("tablet_points", check_ink(s, img, "usb-tablet stroke", STROKE_TABLET))
+        s.answer("go")
+        s.expect(s.wait_marker("unplugged", timeout=90) == "0", "kiosk-vmtool unplugged mid-stroke")
+        s.result("removed", s.wait_marker("removed", timeout=30))
+        img = s.wait_screen(lambda i: ink(i, along(STROKE_C, t0=0.05, t1=0.45)[-1]), timeout=20, label="unplugged")
+        # 10 of 20 steps were drawn before the unplug: the first half stays (a cancelled stroke is kept).
+        s.result("unplug_points", check_ink(s, img, "stroke cut by unplug", STROKE_C, t0=0.05, t1=0.45))
+        s.expect(not ink(img, along(STROKE_C)[-1]), "nothing drawn past the unplug point")
+        check_ink(s, img, "stroke A still there", STROKE_A)
+        s.answer("go")
+        s.expect(s.wait_marker("alive", timeout=30) == "yes", "kioskd still running after the unplug")
+        code = s.wait_marker("exit", timeout=30)
+        s.expect(code == "0", f"kioskd stopped cleanly on SIGTERM (status {code})")
+        log = decode_log(s.wait_marker("log", timeout=30))
+        s.result("kioskd_input_log", [l[-120:] for l in log if "input" in l][:8])
+
+    return guest, check
+
+
+_g0, _c0 = paint_scenario(0)
+scenario("input-kioskd-paint", display="VGA", timeout=300, qemu_args=["-device", "qemu-xhci", "-device", "usb-tablet"],
+         guest=_g0, description="kioskd paint on DRM: two uinput fingers at once, QEMU usb-tablet, unplug mid-stroke keeps the stroke")(_c0)
+_g90, _c90 = paint_scenario(90)
+scenario("input-kioskd-paint-rot90", display="VGA", timeout=300, guest=_g90,
+         description="kioskd paint on DRM turned 90°: ink lands under each finger on the panel")(_c90)
+
+
+COUNTER_GUEST = r'''
+mkdir -p /tmp/kstate
+cat > /tmp/counter.toml <<TOML
+state_dir = "/tmp/kstate"
+[display]
+backend = "drm"
+[scenes]
+order = ["count"]
+[scene.count]
+kind = "counter"
+digits = 4
+roll_ms = 0
+[scene.count.keys]
+KEY_UP = "increment"
+KEY_KP_PLUS = "increment"
+KEY_DOWN = "decrement"
+[control]
+socket = "/tmp/kioskd.sock"
+TOML
+export KIOSKD_SOCKET=/tmp/kioskd.sock
+KIOSKCTL="$(dirname "$KIOSKD")/kioskctl"
+"$KIOSKD" --config /tmp/counter.toml > /tmp/kioskd.log 2>&1 &
+KPID=$!
+for i in $(seq 300); do grep -q "input: libinput on seat" /tmp/kioskd.log && grep -q "first frame on screen" /tmp/kioskd.log && break; kill -0 $KPID 2>/dev/null || break; sleep 0.1; done
+mark started
+wait_host 60
+"$KIOSK_VMTOOL" keys --name kvm-keys --wait-log /tmp/kioskd.log --wait-text "input device added: kvm-keys" \
+  KEY_UP*2 KEY_KP_PLUS KEY_DOWN KEY_UP > /tmp/t.log 2>&1
+mark pressed "$?"
+wait_host 60
+$KIOSKCTL counter count set 0 > /tmp/ctl.log 2>&1; mark set0 "$?"
+wait_host 60
+$KIOSKCTL counter count set 3 >> /tmp/ctl.log 2>&1; mark set3 "$?"
+wait_host 60
+kill -0 $KPID 2>/dev/null && mark alive yes || mark alive no
+kill -TERM $KPID; wait $KPID; mark exit "$?"
+mark log "$(cat /tmp/ctl.log /tmp/t.log /tmp/kioskd.log | gzip -c | base64 -w0)"
+'''
+
+
+def settled(s: Session, label: str, differs_from=None, timeout=20.0):
+    """Screendumps until two in a row are identical (and, if given, differ from `differs_from`)."""
+    deadline = time.monotonic() + timeout
+    prev = s.screendump(label)
+    while True:
+        time.sleep(0.4)
+        cur = s.screendump(label)
+        if cur.differs(prev) == 0 and (differs_from is None or cur.differs(differs_from) > 0):
+            return cur
+        if time.monotonic() > deadline:
+            return cur
+        prev = cur
+
+
+def changed_columns(a, b):
+    """The leftmost and rightmost x (fractions) where two images differ, or None."""
+    xs = [x for y in range(0, a.height, 4) for x in range(0, a.width, 2) if a.pixel(x, y) != b.pixel(x, y)]
+    return (min(xs) / a.width, max(xs) / a.width) if xs else None
+
+
+@scenario("input-kioskd-counter-keys", display="VGA", timeout=300, guest=COUNTER_GUEST)
+def input_kioskd_counter_keys(s: Session) -> None:
+    """kioskd counter on DRM: a uinput keyboard (KEY_UP, KEY_KP_PLUS, KEY_DOWN) moves 0000 to 0003, pixel-identical to kioskctl set 3."""
+    s.wait_marker("started", timeout=90)
+    zero = settled(s, "zero")
+    s.expect(zero.count((0, 0, 0), tolerance=30) > 1000, "digits drawn (dark pixels on screen)")
+    s.answer("go")
+    s.expect(s.wait_marker("pressed", timeout=90) == "0", "kiosk-vmtool pressed the keys")
+    keyed = settled(s, "keys", differs_from=zero)
+    cols = changed_columns(zero, keyed)
+    s.result("keys_changed_x", cols and [round(cols[0], 3), round(cols[1], 3)])
+    s.expect(cols is not None, "the keys changed the screen")
+    # Only the last of the four digits changes (0000 → 0003).
+    s.expect(cols is not None and cols[0] > 0.74, f"only the rightmost digit changed (columns {cols})")
+    s.answer("go")
+    s.expect(s.wait_marker("set0", timeout=60) == "0", "kioskctl counter set 0")
+    again = settled(s, "set0", differs_from=keyed)
+    s.expect(again.differs(zero) == 0, f"set 0 shows the start screen again ({again.differs(zero)} pixels differ)")
+    s.answer("go")
+    s.expect(s.wait_marker("set3", timeout=60) == "0", "kioskctl counter set 3")
+    three = settled(s, "set3", differs_from=again)
+    d = three.differs(keyed)
+    s.result("pixels_keys_vs_set3", d)
+    s.expect(d == 0, f"three key increments and a decrement+increment show exactly what 'set 3' shows ({d} pixels differ)")
+    s.answer("go")
+    s.expect(s.wait_marker("alive", timeout=30) == "yes", "kioskd running")
+    code = s.wait_marker("exit", timeout=30)
+    s.expect(code == "0", f"kioskd stopped cleanly (status {code})")
+    log = decode_log(s.wait_marker("log", timeout=30))
+    s.result("log_tail", [l[-140:] for l in log if "input" in l or "error" in l.lower()][:10])
