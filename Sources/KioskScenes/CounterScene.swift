@@ -434,6 +434,7 @@ public final class CounterScene: Scene, CounterControl {
         labelPx = lb.height > 0 && !longest.isEmpty
             ? canvas.fittingSize(longest, theme.fonts.body, maxPx: Double(lb.height), width: Double(lb.width), height: Double(lb.height))
             : 10
+        labelPx = min(labelPx, digitPx * 0.6)
         fontsFor = size
     }
 

@@ -1,0 +1,403 @@
+import KioskCore
+import KioskRender
+import KioskScenes
+import KioskTesting
+import Logging
+import Testing
+
+private let size = Size(width: 480, height: 270)
+
+/// A moment `ms` milliseconds into the test's monotonic timeline.
+private func t(_ ms: Int64) -> WallTime {
+    WallTime(realtimeNs: 1_704_067_200_000_000_000 + ms * 1_000_000, monotonicNs: 10_000_000_000 + ms * 1_000_000)
+}
+
+private func loc(_ line: Int) -> KioskCore.SourceLocation { KioskCore.SourceLocation(file: "score.toml", line: line) }
+
+/// A scene drawn once in full at t(0).
+private func scene(_ value: Int? = nil, digits: Int = 4, counters: [CounterScene.CounterSpec] = [.init(name: "home", label: "")],
+                   minimum: Int = 0, store: MemoryStateStore = MemoryStateStore(), theme: Theme = .default,
+                   shading: Bool = true) throws -> (CounterScene, Canvas) {
+    if let value { try store.save("counter.score.\(counters[0].name)", String(value)) }
+    let s = try CounterScene(name: "score", counters: counters, digits: digits, minimum: minimum, rollMs: 500,
+                             shading: shading, state: store)
+    let canvas = try Canvas(size: size)
+    s.layout(size: size)
+    s.apply(theme: theme)
+    s.didAppear(now: t(0))
+    #expect(s.draw(into: canvas) == Damage.full(size))
+    return (s, canvas)
+}
+
+private func snapshot(_ c: Canvas) -> Canvas {
+    let copy = try! Canvas(size: c.size)
+    copy.draw(c)
+    return copy
+}
+
+/// True when a block of `a` at (ax, ay) equals the block of `b` at (bx, by), pixel for pixel.
+private func same(_ a: Canvas, _ ax: Int, _ ay: Int, _ b: Canvas, _ bx: Int, _ by: Int, width: Int, height: Int) -> Bool {
+    let pa = a.pixels, pb = b.pixels
+    for y in 0..<height {
+        for x in 0..<width where (pa.pixel(x: ax + x, y: ay + y) & 0xFFFFFF) != (pb.pixel(x: bx + x, y: by + y) & 0xFFFFFF) {
+            return false
+        }
+    }
+    return true
+}
+private func same(_ a: Canvas, _ ra: Rect, _ b: Canvas, _ rb: Rect) -> Bool {
+    same(a, ra.x, ra.y, b, rb.x, rb.y, width: ra.width, height: ra.height)
+}
+
+/// Pixels of a block that are far from the digit window's colour (glyph ink).
+private func ink(_ c: Canvas, x: Int, y: Int, width: Int, height: Int, theme: Theme = .default) -> Int {
+    width * height - Pixels.count(theme.palette.primary, in: c, rect: Rect(x: x, y: y, width: width, height: height), tolerance: 60)
+}
+
+private final class FailingStore: StateStore {
+    func load(_ key: String) -> String? { nil }
+    func save(_ key: String, _ value: String) throws { throw KioskError.state("disk full writing \(key)") }
+}
+
+@Suite struct OdometerTests {
+    @Test func digitsChangesAndWrap() {
+        #expect(Odometer.digits(of: 234, count: 4) == [0, 2, 3, 4])
+        #expect(Odometer.padded(234, count: 4) == "0234")
+        #expect(Odometer.maxValue(digits: 4) == 9999)
+        #expect(Odometer.maxValue(digits: 9) == 999_999_999)
+        #expect(Odometer.changedPositions(from: 234, to: 235, count: 4) == [3])
+        #expect(Odometer.changedPositions(from: 239, to: 240, count: 4) == [2, 3])
+        #expect(Odometer.changedPositions(from: 9999, to: 0, count: 4) == [0, 1, 2, 3])
+        #expect(Odometer.incremented(9999, digits: 4) == 0)
+        #expect(Odometer.incremented(9999, digits: 4, minimum: 5) == 5)
+        #expect(Odometer.incremented(41, digits: 2) == 42)
+    }
+
+    @Test func easingIsSymmetricAndBounded() {
+        #expect(easeInOutCubic(0) == 0 && easeInOutCubic(1) == 1 && easeInOutCubic(0.5) == 0.5)
+        #expect(easeInOutCubic(-1) == 0 && easeInOutCubic(2) == 1)
+        #expect(abs(easeInOutCubic(0.2) + easeInOutCubic(0.8) - 1) < 1e-12)
+        #expect(easeInOutCubic(0.1) < 0.1)  // starts slowly
+        let roll = DigitRoll(from: 4, to: 5, direction: .up, startNs: 1000, durationNs: 500)
+        #expect(roll.progress(at: 1250) == 0.5 && !roll.isFinished(at: 1499) && roll.isFinished(at: 1500))
+    }
+}
+
+@Suite struct CounterSceneTests {
+    @Test func digitsAtRestMatchTheSameGlyphDrawnElsewhere() throws {
+        let (a, ca) = try scene(234)
+        let (_, zero) = try scene(0)
+        let (_, shifted) = try scene(2340)
+        let w = try a.digitWindows(of: "home")
+        #expect(w.count == 4 && w[0].height.isMultiple(of: 2))
+        #expect(same(ca, w[0], zero, w[0]))  // 0 == 0
+        for i in 1...3 { #expect(!same(ca, w[i], zero, w[i])) }  // 2, 3, 4 differ from 0
+        for i in 1...3 { #expect(same(ca, w[i], shifted, w[i - 1])) }  // the same digit one window to the left
+        #expect(!same(ca, w[1], ca, w[2]))
+        #expect(ink(ca, x: w[3].x, y: w[3].y, width: w[3].width, height: w[3].height) > 100)
+        #expect(a.statusSummary == "0234")
+        // At rest nothing is redrawn and nothing is scheduled.
+        #expect(a.draw(into: ca).isEmpty)
+        #expect(a.nextDeadline(now: t(0)) == nil)
+        #expect(!a.update(now: t(1000)))
+    }
+
+    @Test func onlyTheChangedDigitRollsUpwardAndMidRollShowsBothDigits() throws {
+        let (s, c) = try scene(234)
+        let rest234 = snapshot(c)
+        let (_, ref235) = try scene(235)
+        let w = try s.digitWindows(of: "home")
+        try s.increment("home", now: t(0))
+        #expect(try s.value(of: "home") == 235)
+        #expect(s.nextDeadline(now: t(0)) == .monotonic(t(0).monotonicNs + CounterScene.frameIntervalNs))
+        #expect(s.update(now: t(250)))
+        let damage = s.draw(into: c)
+        #expect(damage == Damage([w[3]]))
+        let mid = snapshot(c)
+        for i in 0...2 { #expect(same(mid, w[i], rest234, w[i])) }
+        #expect(!same(mid, w[3], rest234, w[3]) && !same(mid, w[3], ref235, w[3]))
+        // Halfway up: the old 4 has moved up by half a window, the new 5 fills the lower half.
+        let r = w[3], h = r.height, band = Int((Double(h) * 0.18).rounded()) + 1, rows = h / 2 - 2 * band
+        #expect(rows > 5)
+        #expect(same(mid, r.x, r.y + band, rest234, r.x, r.y + h / 2 + band, width: r.width, height: rows))
+        #expect(same(mid, r.x, r.y + h / 2 + band, ref235, r.x, r.y + band, width: r.width, height: rows))
+        #expect(ink(mid, x: r.x, y: r.y + band, width: r.width, height: rows) > 20)
+        #expect(ink(mid, x: r.x, y: r.y + h / 2 + band, width: r.width, height: rows) > 20)
+        // Not the downward picture.
+        #expect(!same(mid, r.x, r.y + band, ref235, r.x, r.y + h / 2 + band, width: r.width, height: rows))
+        // The roll ends at rest on exactly the reference 5, then stops asking for frames.
+        #expect(s.update(now: t(500)))
+        #expect(s.draw(into: c) == Damage([w[3]]))
+        #expect(!s.isRolling && s.nextDeadline(now: t(500)) == nil)
+        #expect(Pixels.differingPixels(c, ref235) == 0)
+        #expect(s.draw(into: c).isEmpty)
+    }
+
+    @Test func decrementRollsDownward() throws {
+        let (s, c) = try scene(235)
+        let rest235 = snapshot(c)
+        let (_, ref234) = try scene(234)
+        try s.decrement("home", now: t(0))
+        #expect(s.update(now: t(250)))
+        _ = s.draw(into: c)
+        let r = try s.digitWindows(of: "home")[3], h = r.height
+        let band = Int((Double(h) * 0.18).rounded()) + 1, rows = h / 2 - 2 * band
+        // The new 4 comes in from above (its lower half in the window's upper half), the old 5 leaves downward.
+        #expect(same(c, r.x, r.y + band, ref234, r.x, r.y + h / 2 + band, width: r.width, height: rows))
+        #expect(same(c, r.x, r.y + h / 2 + band, rest235, r.x, r.y + band, width: r.width, height: rows))
+        #expect(!same(c, r.x, r.y + h / 2 + band, ref234, r.x, r.y + band, width: r.width, height: rows))
+    }
+
+    @Test func damageDuringARollCoversOnlyTheChangedDigits() throws {
+        let (s, c) = try scene(239)
+        let w = try s.digitWindows(of: "home")
+        try s.increment("home", now: t(0))
+        for ms in stride(from: Int64(16), through: 500, by: 97) {
+            #expect(s.update(now: t(ms)))
+            let d = s.draw(into: c)
+            #expect(d.area == w[2].area + w[3].area)
+            for r in d.rects {
+                #expect(w[2].contains(r) || w[3].contains(r))
+                #expect(!r.intersects(w[0]) && !r.intersects(w[1]))
+            }
+        }
+    }
+
+    @Test func wrapsFrom9999To0000RollingForward() throws {
+        let store = MemoryStateStore()
+        let (s, c) = try scene(9999, store: store)
+        let (_, ref0) = try scene(0)
+        let w = try s.digitWindows(of: "home")
+        try s.increment("home", now: t(0))
+        #expect(try s.value(of: "home") == 0)
+        #expect(store.values["counter.score.home"] == "0")
+        #expect(s.update(now: t(250)))
+        #expect(s.draw(into: c).area == w.reduce(0) { $0 + $1.area })
+        // Every wheel turns up: the new 0 enters from below.
+        let r = w[0], band = Int((Double(r.height) * 0.18).rounded()) + 1, rows = r.height / 2 - 2 * band
+        #expect(same(c, r.x, r.y + r.height / 2 + band, ref0, r.x, r.y + band, width: r.width, height: rows))
+        #expect(s.update(now: t(600)))
+        _ = s.draw(into: c)
+        #expect(Pixels.differingPixels(c, ref0) == 0)
+    }
+
+    @Test func settingAboveTheLimitIsRefusedAndNothingChanges() throws {
+        let store = MemoryStateStore()
+        let (s, c) = try scene(9999, store: store)
+        let before = snapshot(c)
+        let saves = store.saveCount
+        #expect {
+            try s.set("home", to: 10_000, now: t(0))
+        } throws: { e in
+            let m = "\(e)"
+            return m.contains("'home'") && m.contains("10000") && m.contains("9999") && (e as? KioskError)?.kind == .outOfRange
+        }
+        #expect(try s.value(of: "home") == 9999)
+        #expect(store.saveCount == saves && store.values["counter.score.home"] == "9999")
+        #expect(!s.update(now: t(100)))
+        #expect(s.draw(into: c).isEmpty)
+        #expect(Pixels.differingPixels(c, before) == 0)
+        #expect(s.nextDeadline(now: t(100)) == nil)
+        #expect(throws: KioskError.self) { try s.set("home", to: -1, now: t(0)) }
+        #expect(throws: KioskError.self) { try s.set("nobody", to: 1, now: t(0)) }
+    }
+
+    @Test func minimumIsEnforced() throws {
+        let (s, _) = try scene(5, minimum: 5)
+        #expect { try s.set("home", to: 4, now: t(0)) } throws: { "\($0)".contains("minimum 5") }
+        #expect { try s.decrement("home", now: t(0)) } throws: { "\($0)".contains("minimum 5") }
+        #expect(try s.value(of: "home") == 5)
+        try s.set("home", to: 9, now: t(0))
+        try s.reset("home", now: t(0))
+        #expect(try s.value(of: "home") == 5)
+    }
+
+    @Test func valuesAreSavedBeforeReturningAndLoadedByANewScene() throws {
+        let store = MemoryStateStore()
+        let specs: [CounterScene.CounterSpec] = [.init(name: "home", label: "HOME"), .init(name: "away", label: "AWAY")]
+        let a = try CounterScene(name: "score", counters: specs, digits: 3, state: store)
+        try a.increment("home", now: t(0))
+        #expect(store.values["counter.score.home"] == "1")
+        try a.set("away", to: 42, now: t(0))
+        #expect(store.values["counter.score.away"] == "42")
+        let b = try CounterScene(name: "score", counters: specs, digits: 3, state: store)
+        #expect(try b.value(of: "home") == 1 && b.value(of: "away") == 42)
+        #expect(b.statusSummary == "HOME 001 AWAY 042")
+
+        // A save that fails leaves the value and the screen as they were.
+        let failing = try CounterScene(name: "score", counters: specs, digits: 3, state: FailingStore())
+        #expect { try failing.increment("home", now: t(0)) } throws: { "\($0)".contains("disk full") && "\($0)".contains("stays 0") }
+        #expect(try failing.value(of: "home") == 0 && !failing.isRolling)
+    }
+
+    @Test func unusableStoredValuesFallBackToTheMinimum() throws {
+        let store = MemoryStateStore(["counter.score.home": "abc", "counter.score.away": "123456", "counter.score.extra": " 42\n"])
+        let s = try CounterScene(name: "score", counters: [.init(name: "home", label: ""), .init(name: "away", label: ""),
+                                                           .init(name: "extra", label: "")],
+                                 digits: 4, minimum: 3, state: store)
+        #expect(try s.value(of: "home") == 3 && s.value(of: "away") == 3 && s.value(of: "extra") == 42)
+    }
+
+    @Test func themeSwitchChangesPixels() throws {
+        let (s, c) = try scene(1234)
+        let w = try s.digitWindows(of: "home")
+        #expect(c.color(x: 1, y: 1) == Theme.default.palette.background)
+        s.apply(theme: .alternative)
+        #expect(s.draw(into: c) == Damage.full(size))
+        #expect(c.color(x: 1, y: 1) == Theme.alternative.palette.background)
+        #expect(c.color(x: w[0].x + w[0].width / 2, y: w[0].y + w[0].height / 2 + w[0].height / 3) != Theme.default.palette.primary)
+        #expect(Pixels.count(Theme.alternative.palette.primary, in: c, rect: w[0], tolerance: 2) > w[0].area / 4)
+    }
+}
+
+@Suite struct CounterConfigAndInputTests {
+    private func node(_ v: ConfigValue, _ line: Int) -> ConfigNode { ConfigNode(v, at: loc(line)) }
+
+    private func table(scene extra: [(String, ConfigValue)] = [], keys: [(String, String)]? = nil,
+                       counters: [[(String, ConfigValue)]] = [[("name", .string("home")), ("label", .string("HOME"))],
+                                                              [("name", .string("away")), ("label", .string("AWAY"))]]) -> ConfigTable {
+        var entries: [(String, ConfigNode)] = []
+        var line = 2
+        for (k, v) in extra { entries.append((k, node(v, line))); line += 1 }
+        var tables: [ConfigNode] = []
+        for (i, c) in counters.enumerated() {
+            line += 1
+            let start = line
+            let t = ConfigTable(path: "scene.score.counter[\(i)]", location: loc(start),
+                                entries: c.map { kv in line += 1; return (kv.0, node(kv.1, line)) })
+            tables.append(node(.table(t), start))
+        }
+        entries.append(("counter", node(.array(tables), 2)))
+        if let keys {
+            line += 1
+            let start = line
+            let k = ConfigTable(path: "scene.score.keys", location: loc(start),
+                                entries: keys.map { kv in line += 1; return (kv.0, node(.string(kv.1), line)) })
+            entries.append(("keys", node(.table(k), start)))
+        }
+        return ConfigTable(path: "scene.score", location: loc(1), entries: entries)
+    }
+
+    private func make(_ t: ConfigTable, store: MemoryStateStore = MemoryStateStore()) throws -> CounterScene {
+        let s = try CounterScene.make(t, SceneContext(name: "score", state: store, logger: Logger(label: "test"), dataDirectory: "/tmp"))
+        return try #require(s as? CounterScene)
+    }
+
+    private func failure(_ t: ConfigTable) -> String {
+        do { _ = try make(t); return "no error" } catch { return "\(error)" }
+    }
+
+    @Test func makeReadsScalarsCountersAndKeys() throws {
+        let s = try make(table(scene: [("digits", .int(3)), ("min", .int(0)), ("roll_ms", .int(300)), ("shading", .bool(false)),
+                                       ("tap", .string("decrement")), ("long_press", .string("none")),
+                                       ("swipe_down", .string("reset")), ("swipe_up", .string("increment")),
+                                       ("reset_hold_ms", .int(1000))],
+                               keys: [("KEY_UP", "increment home"), ("KEY_KP_PLUS", "increment away"), ("R", "reset all")]))
+        #expect(s.digits == 3 && s.rollNs == 300_000_000 && !s.shading && s.resetHoldNs == 1_000_000_000)
+        #expect(s.gestures == CounterGestureActions(tap: .decrement, longPress: .none, swipeDown: .reset, swipeUp: .increment))
+        #expect(s.counterNames == ["home", "away"])
+        #expect(s.keyBindings == [CounterKeyBinding(code: 103, action: .increment, target: .counter("home")),
+                                  CounterKeyBinding(code: 78, action: .increment, target: .counter("away")),
+                                  CounterKeyBinding(code: 19, action: .reset, target: .all)])
+        let single = try make(table(counters: [[("name", .string("laps"))]]))
+        #expect(single.counterNames == ["laps"])
+    }
+
+    @Test func badConfigNamesFileLineAndKey() {
+        let key = failure(table(keys: [("KEY_UP", "increment home"), ("KEY_FOO", "increment home")]))
+        #expect(key.contains("score.toml:") && key.contains("scene.score.keys.KEY_FOO") && key.contains("unknown key name"))
+        let action = failure(table(keys: [("KEY_UP", "explode home")]))
+        #expect(action.contains("scene.score.keys.KEY_UP") && action.contains("\"increment\"") && action.contains("explode"))
+        let who = failure(table(keys: [("KEY_UP", "increment visitors")]))
+        #expect(who.contains("scene.score.keys.KEY_UP") && who.contains("visitors") && who.contains("home, away"))
+        let ambiguous = failure(table(keys: [("KEY_UP", "increment")]))
+        #expect(ambiguous.contains("name the counter"))
+        let twice = failure(table(keys: [("KEY_UP", "increment home"), ("UP", "increment away")]))
+        #expect(twice.contains("scene.score.keys.UP") && twice.contains("twice"))
+        let digits = failure(table(scene: [("digits", .int(10))]))
+        #expect(digits.contains("score.toml:2") && digits.contains("scene.score.digits") && digits.contains("1…9"))
+        let min = failure(table(scene: [("digits", .int(2)), ("min", .int(100))]))
+        #expect(min.contains("scene.score.min") && min.contains("0…99"))
+        let unknown = failure(table(scene: [("rol_ms", .int(3))]))
+        #expect(unknown.contains("score.toml:2") && unknown.contains("scene.score.rol_ms") && unknown.contains("unknown key"))
+        let tap = failure(table(scene: [("tap", .string("bump"))]))
+        #expect(tap.contains("scene.score.tap") && tap.contains("\"increment\""))
+        let lable = failure(table(counters: [[("name", .string("home")), ("lable", .string("HOME"))]]))
+        #expect(lable.contains("scene.score.counter[0].lable") && lable.contains("unknown key"))
+        let dup = failure(table(counters: [[("name", .string("home"))], [("name", .string("home"))]]))
+        #expect(dup.contains("scene.score.counter[1].name") && dup.contains("twice"))
+        let all = failure(table(counters: [[("name", .string("all"))]]))
+        #expect(all.contains("scene.score.counter[0].name"))
+    }
+
+    @Test func keyBindingsTriggerActionsAndResetNeedsAHold() throws {
+        let s = try make(table(scene: [("digits", .int(3)), ("reset_hold_ms", .int(1000))],
+                               keys: [("KEY_UP", "increment home"), ("KEY_KP_PLUS", "increment away"),
+                                      ("KEY_DOWN", "decrement home"), ("KEY_R", "reset all")]))
+        let canvas = try Canvas(size: size)
+        s.layout(size: size); s.apply(theme: .dark); s.didAppear(now: t(0)); _ = s.draw(into: canvas)
+        func key(_ name: String, _ state: KeyState, at ms: Int64) -> Bool {
+            s.handle(.key(code: KeyCode.code(named: name)!, state: state, timeUsec: t(ms).monotonicUsec), now: t(ms))
+        }
+        #expect(key("KEY_UP", .pressed, at: 0))
+        #expect(!key("KEY_UP", .repeated, at: 10) && !key("KEY_UP", .released, at: 20))
+        #expect(key("KEY_KP_PLUS", .pressed, at: 30))
+        #expect(key("KEY_UP", .pressed, at: 40))
+        #expect(try s.value(of: "home") == 2 && s.value(of: "away") == 1)
+        #expect(key("KEY_DOWN", .pressed, at: 50))
+        #expect(try s.value(of: "home") == 1)
+        #expect(!key("KEY_A", .pressed, at: 60))  // not bound
+        _ = s.update(now: t(700)); _ = s.draw(into: canvas)
+        #expect(s.nextDeadline(now: t(700)) == nil)
+
+        // A short press of the reset key does nothing.
+        #expect(!key("KEY_R", .pressed, at: 1000))
+        #expect(s.nextDeadline(now: t(1000)) == .monotonic(t(2000).monotonicNs))
+        #expect(!s.update(now: t(1500)))
+        #expect(!key("KEY_R", .released, at: 1600))
+        #expect(s.nextDeadline(now: t(1600)) == nil)
+        #expect(!s.update(now: t(2500)))
+        #expect(try s.value(of: "home") == 1 && s.value(of: "away") == 1)
+        // Held for the full second it resets every counter.
+        #expect(!key("KEY_R", .pressed, at: 3000))
+        #expect(!s.update(now: t(3999)))
+        #expect(s.update(now: t(4000)))
+        #expect(try s.value(of: "home") == 0 && s.value(of: "away") == 0)
+        #expect(!key("KEY_R", .released, at: 4100))
+        // Decrement at the minimum is refused (logged), nothing changes.
+        #expect(!key("KEY_DOWN", .pressed, at: 5000))
+        #expect(try s.value(of: "home") == 0)
+    }
+
+    @Test func gesturesActOnTheCounterUnderTheFinger() throws {
+        let s = try make(table())
+        s.layout(size: size)
+        #expect(s.counter(atNormalized: 0.25, 0.5) == "home" && s.counter(atNormalized: 0.75, 0.5) == "away")
+        #expect(s.handle(.gesture(.tap(x: 0.25, y: 0.5)), now: t(0)))
+        #expect(s.handle(.gesture(.tap(x: 0.25, y: 0.6)), now: t(10)))
+        #expect(s.handle(.gesture(.tap(x: 0.75, y: 0.4)), now: t(20)))
+        #expect(try s.value(of: "home") == 2 && s.value(of: "away") == 1)
+        #expect(s.handle(.gesture(.swipe(.down, x: 0.2, y: 0.3)), now: t(30)))
+        #expect(try s.value(of: "home") == 1)
+        #expect(s.handle(.gesture(.swipe(.up, x: 0.8, y: 0.7)), now: t(40)))
+        #expect(try s.value(of: "away") == 2)
+        #expect(!s.handle(.gesture(.swipe(.left, x: 0.8, y: 0.7)), now: t(50)))
+        #expect(s.handle(.gesture(.longPress(x: 0.7, y: 0.5)), now: t(60)))
+        #expect(try s.value(of: "away") == 0 && s.value(of: "home") == 1)
+        // Raw touches are left to the gesture recogniser.
+        #expect(!s.handle(.touch(TouchEvent(.down, slot: 0, x: 0.25, y: 0.5)), now: t(70)))
+    }
+
+    @Test func labelsAreDrawnAboveTheirDigits() throws {
+        let s = try make(table())
+        let canvas = try Canvas(size: size)
+        s.layout(size: size); s.apply(theme: .default); s.didAppear(now: t(0))
+        _ = s.draw(into: canvas)
+        let home = try s.area(of: "home"), windows = try s.digitWindows(of: "home")
+        let labelBand = Rect(x: home.x, y: home.y, width: home.width, height: windows[0].y - home.y)
+        #expect(Pixels.count(Theme.default.palette.text, in: canvas, rect: labelBand, tolerance: 20) > 30)
+        let away = try s.area(of: "away")
+        #expect(!home.intersects(away))
+        for w in windows { #expect(home.contains(w)) }
+    }
+}
