@@ -1,1 +1,1 @@
-print("not yet")
+KioskdBench.main()

@@ -1,0 +1,182 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import ArgumentParser
+import Foundation
+import KioskCore
+
+/// The benchmark run: floor, clock, counter, paint, idle, startup and memory, with the peer beside each figure.
+struct RunBench: ParsableCommand {
+    static let configuration = CommandConfiguration(commandName: "run", abstract: "Run the benchmarks and print the table (default).")
+
+    @Flag(help: "A short run for CI: fewer repetitions, 3 s idle, no 10 000-stroke painting.") var quick = false
+    @Option(help: "Frame sizes, comma-separated WIDTHxHEIGHT.") var sizes: String = "1920x1080,3840x2160"
+    @Option(help: "Write every sample and the targets as JSON to this file.") var json: String?
+    @Option(help: "Draw frame-time distributions (kioskd vs peer) as a PNG to this file.") var plot: String?
+    @Option(help: "Repetitions per timed figure (default 200, 30 with --quick).") var runs: Int?
+    @Option(help: "Wall-clock seconds of the idle run on the clock (default 15, 3 with --quick).") var idleSeconds: Double?
+    @Option(help: "Python of the pygame peer's venv.") var peerPython: String = "Benchmarks/.venv/bin/python"
+    @Option(help: "Folder of the peer scripts.") var peerDir: String = "Benchmarks/peer"
+    @Flag(help: "Skip the pygame peer.") var noPeer = false
+    @Option(help: "Scene kinds to run (comma-separated).") var scenes: String = "clock,counter,paint"
+
+    func validate() throws {
+        _ = try parseSizes(sizes)
+        if let r = runs, r < 5 { throw ValidationError("--runs must be at least 5 (got \(r))") }
+        if let s = idleSeconds, s < 1 { throw ValidationError("--idle-seconds must be at least 1 (got \(s))") }
+    }
+
+    func run() throws {
+        let sizeList = try parseSizes(sizes)
+        let n = runs ?? (quick ? 30 : 200)
+        let idleS = idleSeconds ?? (quick ? 3 : 15)
+        let wanted = Set(scenes.split(separator: ",").map(String.init))
+        let kinds = Set(Rig.availableKinds)
+        let res = Results()
+        let log = Progress()
+
+        var peer: Peer?
+        if noPeer { res.peerStatus = "pygame peer skipped (--no-peer)" } else {
+            let (p, status) = Peer.locate(python: peerPython, dir: peerDir)
+            peer = p
+            res.peerStatus = p == nil ? status : "pygame peer: \(status), SDL_VIDEODRIVER=dummy"
+        }
+        log.say(res.peerStatus)
+        for k in ["clock", "counter", "paint"] where wanted.contains(k) && !kinds.contains(k) {
+            res.notes.append("scene kind \"\(k)\" is not in this build: its figures are missing")
+        }
+        func run(_ kind: String) -> Bool { wanted.contains(kind) && kinds.contains(kind) }
+        func attempt(_ what: String, _ body: () throws -> Void) {
+            do { try body() } catch { res.notes.append("\(what): \(error)"); log.say("\(what) failed: \(error)") }
+        }
+
+        for size in sizeList {
+            log.say("floor \(size)")
+            let f = Floor.run(size: size, runs: quick ? 20 : 100)
+            res.floors[size] = f
+            res.add(Row(section: "floor", name: "fill, cairo_paint (pixman)", size: size, kioskd: .samples(f.cairoFill), key: "floor.cairo_fill"))
+            res.add(Row(section: "floor", name: "fill, memset", size: size, kioskd: .samples(f.memsetFill), key: "floor.memset"))
+            res.add(Row(section: "floor", name: "copy, memcpy", size: size, kioskd: .samples(f.copy), key: "floor.memcpy"))
+
+            if run("clock") {
+                log.say("clock \(size)")
+                attempt("clock tick at \(size)") {
+                    let c = try SceneBenches.clockTick(size: size, runs: n)
+                    var peerTick: Metric?
+                    if let peer { attempt("peer clock at \(size)") {
+                        peerTick = Peer.samples(try peer.bench("clock", size: size, frames: n), "tick_ms").map { .samples($0) }
+                    } }
+                    res.add(Row(section: "clock", name: "tick (update+draw+copy)", size: size, kioskd: .samples(c.tick), peer: peerTick,
+                                note: "damage \(Int((c.damageFraction * 100).rounded())) % of the frame", key: "clock.tick"))
+                }
+            }
+            if run("counter") {
+                log.say("counter \(size)")
+                attempt("counter at \(size)") {
+                    let c = try SceneBenches.counter(size: size, runs: n)
+                    var p: [String: Any] = [:]
+                    if let peer { attempt("peer counter at \(size)") { p = try peer.bench("counter", size: size, frames: n) } }
+                    res.add(Row(section: "counter", name: "roll frame, 1 digit (damage)", size: size, kioskd: .samples(c.roll1),
+                                peer: Peer.samples(p, "roll_frame_ms").map { .samples($0) },
+                                note: "damage \(fmt(c.rollDamageFraction * 100, 1)) % of the frame", key: "counter.roll1"))
+                    res.add(Row(section: "counter", name: "roll frame, 6 digits (damage)", size: size, kioskd: .samples(c.roll6),
+                                peer: Peer.samples(p, "roll6_frame_ms").map { .samples($0) }, key: "counter.roll6"))
+                    res.add(Row(section: "counter", name: "full redraw", size: size, kioskd: .samples(c.full),
+                                peer: Peer.samples(p, "full_redraw_ms").map { .samples($0) }, key: "counter.full"))
+                    res.add(Row(section: "counter", name: "headroom fps (1000 / p99 roll frame)", size: size,
+                                kioskd: .value(1000 / c.roll6.p99, unit: "fps"),
+                                peer: Peer.samples(p, "roll6_frame_ms").map { .value(1000 / $0.p99, unit: "fps") },
+                                vsFloor: false, key: "counter.headroom_fps"))
+                }
+            }
+            if run("paint") {
+                log.say("paint \(size)")
+                attempt("paint at \(size)") {
+                    let counts = quick ? [10, 1000] : [10, 1000, 10000]
+                    let pf = try SceneBenches.paint(size: size, runs: n, strokeCounts: counts)
+                    var p: [String: Any] = [:]
+                    if let peer, !quick { attempt("peer paint at \(size)") { p = try peer.bench("paint", size: size, frames: n) } }
+                    for (count, s) in pf.segment {
+                        res.add(Row(section: "paint", name: "add a segment, \(count) strokes", size: size, kioskd: .samples(s),
+                                    peer: Peer.samples(p, "segment_ms", "\(count)").map { .samples($0) }, key: "paint.segment.\(count)"))
+                    }
+                    res.add(Row(section: "paint", name: "undo + redraw, 1000 strokes", size: size, kioskd: .samples(pf.undo),
+                                peer: Peer.samples(p, "undo_ms").map { .samples($0) }, key: "paint.undo"))
+                    res.add(Row(section: "paint", name: "touch → flip request", size: size, kioskd: .samples(pf.touchToFlip),
+                                peer: Peer.samples(p, "touch_to_flip_ms").map { .samples($0) }, vsFloor: false, key: "paint.touch_to_flip"))
+                }
+            }
+        }
+
+        let main = sizeList.first { $0 == Size(width: 1920, height: 1080) } ?? sizeList[0]
+        if run("clock") {
+            log.say("idle on the clock, \(fmt(idleS, 0)) s at \(main)")
+            attempt("idle clock") {
+                let i = try SceneBenches.idle(kind: "clock", size: main, seconds: idleS)
+                var peerCPU: Metric?, peerWake: Metric?
+                if let peer { attempt("peer idle clock") {
+                    let r = try peer.idle("clock", size: main, seconds: idleS)
+                    peerCPU = .value(r.cpu / r.wall * 3600, unit: "CPU s/h")
+                    peerWake = .value(r.nvcsw / r.wall, unit: "/s")
+                } }
+                res.add(Row(section: "idle", name: "CPU seconds per hour, idle clock", size: main,
+                            kioskd: .value(i.cpuSecondsPerHour, unit: "CPU s/h"), peer: peerCPU, vsFloor: false,
+                            note: "over \(fmt(i.seconds, 1)) s wall", key: "idle.cpu_per_hour"))
+                res.add(Row(section: "idle", name: "event-loop wake-ups per second", size: main,
+                            kioskd: .value(i.wakeupsPerSecond, unit: "/s"), vsFloor: false, key: "idle.wakeups"))
+                res.add(Row(section: "idle", name: "voluntary context switches /s", size: main,
+                            kioskd: .value(i.voluntarySwitchesPerSecond, unit: "/s"), peer: peerWake, vsFloor: false,
+                            key: "idle.nvcsw"))
+                res.add(Row(section: "idle", name: "frames presented per second", size: main,
+                            kioskd: .value(i.framesPerSecond, unit: "/s"), vsFloor: false, key: "idle.fps"))
+            }
+        }
+        if run("counter") {
+            log.say("counter frame rate while rolling at \(main)")
+            attempt("counter fps") {
+                let fps = try SceneBenches.counterFPS(size: main, seconds: quick ? 2 : 5)
+                res.add(Row(section: "counter", name: "fps delivered while rolling (real loop)", size: main,
+                            kioskd: .value(fps, unit: "fps"), vsFloor: false, key: "counter.fps"))
+            }
+        }
+
+        // Startup and memory: one process per scene.
+        let me = Spawn.selfPath()
+        for kind in ["clock", "counter", "paint"] where run(kind) {
+            log.say("startup \(kind) at \(main)")
+            attempt("startup \(kind)") {
+                var ff: [Double] = [], rss: [Double] = []
+                for _ in 0..<(quick ? 2 : 7) {
+                    let r = try Spawn.run([me, "first-frame", "--scene", kind, "--size", "\(main)"], keepStderr: true)
+                    guard r.succeeded, let m = r.markerMs else {
+                        throw SceneBenches.BenchError(description: "first-frame child for \(kind) failed (status \(r.status))")
+                    }
+                    ff.append(m); rss.append(Double(r.peakRSSKiB) / 1024)
+                }
+                var pff: [Double] = [], prss: [Double] = []
+                if let peer { attempt("peer startup \(kind)") {
+                    for _ in 0..<(quick ? 2 : 5) {
+                        let r = try peer.firstFrame(kind, size: main)
+                        guard r.succeeded, let m = r.markerMs else { throw SceneBenches.BenchError(description: "peer \(kind).py --first-frame failed") }
+                        pff.append(m); prss.append(Double(r.peakRSSKiB) / 1024)
+                    }
+                } }
+                res.add(Row(section: "startup", name: "\(kind): exec → first frame", size: main, kioskd: .samples(Samples(ff)),
+                            peer: pff.isEmpty ? nil : .samples(Samples(pff)), vsFloor: false, key: "startup.\(kind)"))
+                res.add(Row(section: "memory", name: "\(kind): peak RSS (MB)", size: main,
+                            kioskd: .value(Samples(rss).max, unit: "MB"),
+                            peer: prss.isEmpty ? nil : .value(Samples(prss).max, unit: "MB"), vsFloor: false, key: "memory.\(kind)"))
+            }
+        }
+
+        let report = Report(results: res, main: main, quick: quick, runs: n)
+        print(report.table())
+        if let json { try report.writeJSON(to: json); log.say("wrote \(json)") }
+        if let plot { try Plot.draw(res, to: plot); log.say("wrote \(plot)") }
+    }
+}
+
+/// Progress lines on stderr so the table on stdout stays clean.
+struct Progress {
+    func say(_ s: String) { FileHandle.standardError.write(Data("kioskd-bench: \(s)\n".utf8)) }
+}
