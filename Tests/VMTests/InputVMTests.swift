@@ -64,6 +64,35 @@ struct InputVMTests {
         let slot = (r["results"] as? [String: Any])?["slot"] as? Int
         #expect(slot.map { $0 % 1000 == 100 } == true, "pointer finger slot \(String(describing: slot))")
     }
+
+    @Test func keyboardAndTapDriveTheCounterOnDRM() throws {
+        let r = try Self.run("input-kioskd-counter-keys")
+        Self.expectPassed(r, "input-kioskd-counter-keys")
+        let res = r["results"] as? [String: Any] ?? [:]
+        #expect(res["pixels_keys_vs_set3"] as? Int == 0)
+        #expect(res["pixels_tap_vs_set4"] as? Int == 0)
+        // Only the rightmost of four digits changed from 0000 to 0003.
+        let cols = res["keys_changed_x"] as? [Double] ?? []
+        #expect(cols.count == 2 && cols[0] > 0.74, "changed columns \(cols)")
+    }
+
+    @Test func twoFingersTabletAndUnplugPaintOnDRM() throws {
+        let r = try Self.run("input-kioskd-paint")
+        Self.expectPassed(r, "input-kioskd-paint")
+        let res = r["results"] as? [String: Any] ?? [:]
+        #expect(res["stroke_a_points"] as? Int == 9)
+        #expect(res["stroke_b_points"] as? Int == 9)
+        #expect(res["tablet_points"] as? Int == 9)
+        #expect(res["unplug_points"] as? Int == 9)
+    }
+
+    @Test func paintTurned90DegreesPutsInkUnderTheFingers() throws {
+        let r = try Self.run("input-kioskd-paint-rot90")
+        Self.expectPassed(r, "input-kioskd-paint-rot90")
+        let res = r["results"] as? [String: Any] ?? [:]
+        #expect(res["stroke_a_points"] as? Int == 9)
+        #expect(res["stroke_b_points"] as? Int == 9)
+    }
 }
 
 private struct InputVMTestError: Error, CustomStringConvertible {

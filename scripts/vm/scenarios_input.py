@@ -411,6 +411,13 @@ $KIOSKCTL counter count set 0 > /tmp/ctl.log 2>&1; mark set0 "$?"
 wait_host 60
 $KIOSKCTL counter count set 3 >> /tmp/ctl.log 2>&1; mark set3 "$?"
 wait_host 60
+# A tap on a uinput touchscreen (down and up at one point within 60 ms) increments.
+"$KIOSK_VMTOOL" touch --name kvm-tap --wait-log /tmp/kioskd.log --wait-text "input device added: kvm-tap" \
+  --stroke 0.5,0.5:0.5,0.5 --steps 1 --step-ms 30 >> /tmp/t.log 2>&1
+mark tapped "$?"
+wait_host 60
+$KIOSKCTL counter count set 4 >> /tmp/ctl.log 2>&1; mark set4 "$?"
+wait_host 60
 kill -0 $KPID 2>/dev/null && mark alive yes || mark alive no
 kill -TERM $KPID; wait $KPID; mark exit "$?"
 mark log "$(cat /tmp/ctl.log /tmp/t.log /tmp/kioskd.log | gzip -c | base64 -w0)"
@@ -439,7 +446,7 @@ def changed_columns(a, b):
 
 @scenario("input-kioskd-counter-keys", display="VGA", timeout=300, guest=COUNTER_GUEST)
 def input_kioskd_counter_keys(s: Session) -> None:
-    """kioskd counter on DRM: a uinput keyboard (KEY_UP, KEY_KP_PLUS, KEY_DOWN) moves 0000 to 0003, pixel-identical to kioskctl set 3."""
+    """kioskd counter on DRM: uinput keys (KEY_UP, KEY_KP_PLUS, KEY_DOWN) make 0003 and a uinput tap 0004, pixel-identical to kioskctl set 3 / set 4."""
     s.wait_marker("started", timeout=90)
     zero = settled(s, "zero")
     s.expect(zero.count((0, 0, 0), tolerance=30) > 1000, "digits drawn (dark pixels on screen)")
@@ -461,6 +468,17 @@ def input_kioskd_counter_keys(s: Session) -> None:
     d = three.differs(keyed)
     s.result("pixels_keys_vs_set3", d)
     s.expect(d == 0, f"three key increments and a decrement+increment show exactly what 'set 3' shows ({d} pixels differ)")
+    s.answer("go")
+    s.expect(s.wait_marker("tapped", timeout=90) == "0", "kiosk-vmtool tapped")
+    tapped = settled(s, "tapped", differs_from=three)
+    s.expect(tapped.differs(three) > 0, "the tap changed the counter")
+    s.answer("go")
+    s.expect(s.wait_marker("set4", timeout=60) == "0", "kioskctl counter set 4")
+    time.sleep(0.5)
+    four = settled(s, "set4")
+    d4 = four.differs(tapped)
+    s.result("pixels_tap_vs_set4", d4)
+    s.expect(d4 == 0, f"the tap shows exactly what 'set 4' shows ({d4} pixels differ)")
     s.answer("go")
     s.expect(s.wait_marker("alive", timeout=30) == "yes", "kioskd running")
     code = s.wait_marker("exit", timeout=30)
