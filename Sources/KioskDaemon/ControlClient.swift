@@ -65,6 +65,7 @@ public struct ControlClient {
                 }
                 .connect(unixDomainSocketPath: socketPath).wait()
         } catch {
+            promise.fail(error)
             let text = "\(error)"
             if text.contains("ECONNREFUSED") || text.contains("Connection refused") || text.contains("ENOENT") || text.contains("No such file") {
                 throw ControlClientError(kind: .notRunning, description: "kioskd is not running (nothing listens on \(socketPath); the file is left from an earlier run)")

@@ -123,11 +123,11 @@ func makeDaemon(_ dir: String, extra: String = "") throws -> Daemon {
         let path = daemon.config.file
         let good = try String(contentsOfFile: path, encoding: .utf8)
 
-        // Broken: an unknown scene kind on line 9.
+        // Broken: an unknown scene kind on line 15.
         try good.replacingOccurrences(of: "kind = \"clock\"", with: "kind = \"clocks\"").write(toFile: path, atomically: true, encoding: .utf8)
         let bad = daemon.handle(.reload)
         #expect(bad.status == 422)
-        #expect((bad.jsonObject?["error"] as? String)?.hasPrefix("\(path):16: key 'scene.clock.kind': unknown scene kind \"clocks\"") == true, "\(String(decoding: bad.body, as: UTF8.self))")
+        #expect((bad.jsonObject?["error"] as? String)?.hasPrefix("\(path):15: key 'scene.clock.kind': unknown scene kind \"clocks\"") == true, "\(String(decoding: bad.body, as: UTF8.self))")
         #expect(daemon.manager.scenes.map(\.name) == ["score", "clock"])
         #expect(daemon.manager.current.name == "score")
 
