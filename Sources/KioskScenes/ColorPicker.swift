@@ -232,9 +232,12 @@ public final class ColorPicker {
             drawChartRegion(canvas, region)
             damage.add(region)
         } else if drawnMarker != newMarker {
-            let region = (drawnMarker ?? newMarker).union(newMarker).intersection(frame)
-            drawChartRegion(canvas, region)
-            damage.add(region)
+            // The chart under the old marker, and the marker at its new place (each redraws
+            // the chart and the marker clipped to its own box).
+            for r in [drawnMarker, newMarker].compactMap({ $0?.intersection(frame) }) {
+                drawChartRegion(canvas, r)
+                damage.add(r)
+            }
         } else if drawnSlider.map({ $0 != colorKey }) ?? true {
             // Same place, other colour (a swatch of the same hue and saturation): refill the marker.
             drawChartRegion(canvas, newMarker.intersection(frame))

@@ -109,6 +109,9 @@ public final class PaintScene: Scene, PaintControl, PaintingObserver, ColorModel
     // Pending drawing, gathered between draws.
     private var needsFull = true
     private var pendingFrom: [Int: Int] = [:]
+    /// Per unfinished stroke: each segment's bounds, and the bounds of the last segments drawn.
+    private var liveSegments: [Int: [Rect]] = [:]
+    private var drawnTail: [Int: Rect] = [:]
     private var recomposite = Damage()
     private var changes = 0
 
@@ -353,10 +356,14 @@ public final class PaintScene: Scene, PaintControl, PaintingObserver, ColorModel
         switch change {
         case .started(let slot):
             pendingFrom[slot] = 0
+            liveSegments[slot] = nil
+            drawnTail[slot] = nil
         case .extended(let slot, let from):
             pendingFrom[slot] = min(pendingFrom[slot] ?? from, from)
         case .finished(let slot, let index):
             pendingFrom[slot] = nil
+            liveSegments[slot] = nil
+            drawnTail[slot] = nil
             let s = painting.strokes[index]
             if layerValid, let layer { stroke(s, on: layer) }
             recomposite.add(bounds(of: s).intersection(paintArea))
@@ -369,6 +376,8 @@ public final class PaintScene: Scene, PaintControl, PaintingObserver, ColorModel
             needsFull = true
         case .cleared:
             pendingFrom.removeAll()
+            liveSegments.removeAll()
+            drawnTail.removeAll()
             for (slot, role) in slots where role == .draw { slots[slot] = .ignored }
             if let layer { layer.clear(background); layerValid = true }
             needsFull = true
@@ -387,22 +396,6 @@ public final class PaintScene: Scene, PaintControl, PaintingObserver, ColorModel
     private func stroke(_ s: Stroke, on canvas: Canvas) {
         canvas.strokePath(s.points, width: s.width, s.color, smooth: true)
         strokePathsDrawn += 1
-    }
-
-    /// Draws the new part of an unfinished stroke from point `from` on: the segment before the
-    /// new points changes shape with them (the curve's tangent), so drawing starts two points back.
-    /// Returns the bounds it touched.
-    private func strokeTail(_ s: Stroke, from: Int, on canvas: Canvas) -> Rect {
-        let pts = s.points
-        strokePathsDrawn += 1
-        if pts.count == 1 {
-            canvas.strokePath(pts, width: s.width, s.color)
-            return SmoothCurve.bounds(pts, from: 0, to: 0, width: s.width)
-        }
-        let lo = max(from - 2, 0), hi = pts.count - 1
-        let start = max(lo - 1, 0)
-        canvas.strokePathSegment(Array(pts[start...hi]), from: lo - start, to: hi - start, width: s.width, s.color)
-        return SmoothCurve.bounds(pts, from: lo, to: hi, width: s.width)
     }
 
     /// The finished-stroke layer, rebuilt from the whole history only when invalid.
@@ -434,16 +427,56 @@ public final class PaintScene: Scene, PaintControl, PaintingObserver, ColorModel
         Damage(paintRects.map { $0.intersection(r) }.filter { !$0.isEmpty }, limit: 8)
     }
 
-    /// Repaints `region` from the layer plus every unfinished stroke, clipped to the paint rects.
+    /// Repaints `region` as a full redraw would: the layer, then every unfinished stroke that
+    /// reaches the region, in the order they started. Of each stroke only the run of segments
+    /// that reaches the region is stroked, as one path, clipped to the region: the same shape as
+    /// the whole curve there. (cairo rasterises a clipped stroke with a few levels of difference
+    /// in anti-aliasing at the edge; the finished stroke is composited from the layer, which is
+    /// stroked unclipped, so once a finger lifts the pixels are exactly those of a full redraw.)
     private func recompose(_ region: Rect, layer: Canvas, on canvas: Canvas) {
         let c = clip(region)
         guard !c.isEmpty else { return }
         canvas.draw(layer, clip: c)
         canvas.withClip(c) {
             for slot in painting.activeOrder {
-                if let s = painting.active[slot], bounds(of: s).intersects(region) { stroke(s, on: canvas) }
+                guard let s = painting.active[slot] else { continue }
+                let pts = s.points
+                if pts.count == 1 {
+                    if SmoothCurve.bounds(pts, from: 0, to: 0, width: s.width).intersects(region) { stroke(s, on: canvas) }
+                    continue
+                }
+                let sb = segmentBounds(slot: slot, s)
+                guard let a = sb.firstIndex(where: { $0.intersects(region) }),
+                      let b = sb.lastIndex(where: { $0.intersects(region) }) else { continue }
+                let start = max(a - 1, 0), end = min(b + 2, pts.count - 1)
+                canvas.strokePathSegment(Array(pts[start...end]), from: a - start, to: b + 1 - start, width: s.width, s.color)
+                strokePathsDrawn += 1
             }
         }
+    }
+
+    /// Bounds of each segment of an unfinished stroke, kept up to date as points arrive: a new
+    /// point changes the last two segments (the curve's tangent at the old end point).
+    private func segmentBounds(slot: Int, _ s: Stroke) -> [Rect] {
+        var sb = liveSegments[slot] ?? []
+        let n = s.points.count - 1          // segments
+        if sb.count > n { sb.removeAll() }
+        let firstStale = max(0, min(sb.count, n) - 2)
+        sb.removeSubrange(firstStale...)
+        for i in firstStale..<max(n, firstStale) { sb.append(SmoothCurve.bounds(s.points, from: i, to: i + 1, width: s.width)) }
+        liveSegments[slot] = sb
+        return sb
+    }
+
+    /// Where the newest points of a stroke changed the picture: its last segments as they are
+    /// now, and as they were drawn before (the old last segment was bent by the new point).
+    private func tailRegion(slot: Int, from: Int, _ s: Stroke) -> Rect {
+        let pts = s.points
+        let lo = max(from - 2, 0), hi = pts.count - 1
+        var r = SmoothCurve.bounds(pts, from: lo, to: hi, width: s.width)
+        if let old = drawnTail[slot] { r = r.union(old) }
+        drawnTail[slot] = SmoothCurve.bounds(pts, from: max(hi - 1, 0), to: hi, width: s.width)
+        return r
     }
 
     public func draw(into canvas: Canvas) -> Damage {
@@ -458,18 +491,16 @@ public final class PaintScene: Scene, PaintControl, PaintingObserver, ColorModel
             picker.invalidate()
             damage = .full(size)
         } else {
-            for r in recomposite.rects {
+            var regions = recomposite
+            for (slot, from) in pendingFrom {
+                guard let s = painting.active[slot] else { continue }
+                regions.add(tailRegion(slot: slot, from: from, s).intersection(paintArea))
+            }
+            for r in regions.rects {
                 recompose(r, layer: layer, on: canvas)
                 damage.add(r.intersection(paintArea))
             }
             recomposite = Damage()
-            let c = Damage(paintRects, limit: 8)
-            for (slot, from) in pendingFrom.sorted(by: { $0.key < $1.key }) {
-                guard let s = painting.active[slot] else { continue }
-                var touched = Rect(x: 0, y: 0, width: 0, height: 0)
-                canvas.withClip(c) { touched = strokeTail(s, from: from, on: canvas) }
-                damage.add(touched.intersection(paintArea))
-            }
             pendingFrom.removeAll()
         }
         damage.formUnion(toolbar.draw(into: canvas, looks: looks))
