@@ -33,19 +33,43 @@ struct DRMVMTests {
         let after = (r["results"] as? [String: Any])?["after"] as? [String: Any] ?? [:]
         #expect(after["modesets"] as? String == "2" && after["inactive"] as? String == "1", "after replug: \(after)")
     }
+
+    /// The real kioskd: the clock background at the VM's RTC time (-rtc base=2026-03-14T13:35:16)
+    /// equals red = round(h·255/24), green = round(m·255/60), blue = round(s·255/60) within one second.
+    @Test func kioskdClockMatchesTheFormulaAtRTCTime() throws {
+        let r = try DRMVM.run("kioskd-clock-bochs", needsKioskd: true)
+        DRMVM.expectPassed(r, "kioskd-clock-bochs")
+        let res = r["results"] as? [String: Any] ?? [:]
+        #expect(abs(res["second_offset"] as? Int ?? 99) <= 1)
+        #expect((res["frames"] as? Int ?? 0) >= 3)
+        #expect((res["restored_changed_pixels"] as? Int ?? 0) > 1280 * 800 / 2)
+    }
+
+    /// The real kioskd: counter first frame in the default theme, then rotated 90.
+    @Test func kioskdCounterFirstFrameAndRotation() throws {
+        let r = try DRMVM.run("kioskd-counter-bochs", needsKioskd: true)
+        DRMVM.expectPassed(r, "kioskd-counter-bochs")
+        let res = r["results"] as? [String: Any] ?? [:]
+        let bb = res["counter_bbox"] as? [Int] ?? [], bb90 = res["counter90_bbox"] as? [Int] ?? []
+        #expect(bb.count == 4 && bb90.count == 4)
+        if bb.count == 4 && bb90.count == 4 {
+            #expect(bb[2] - bb[0] > bb[3] - bb[1], "landscape row of windows: \(bb)")
+            #expect(bb90[3] - bb90[1] > bb90[2] - bb90[0], "turned to a column: \(bb90)")
+        }
+    }
 }
 
 enum DRMVM {
     /// Runs one scenario of scripts/vm/vmtest.py with the binaries built next to this test bundle
     /// (or KIOSKD_BIN / KIOSK_VMTOOL_BIN) and returns its RESULT object.
-    static func run(_ scenario: String) throws -> [String: Any] {
+    static func run(_ scenario: String, needsKioskd: Bool = false) throws -> [String: Any] {
         let exe = try FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")
         let binDir = URL(fileURLWithPath: exe).deletingLastPathComponent().path
         let env = ProcessInfo.processInfo.environment
         let kioskd = env["KIOSKD_BIN"] ?? "\(binDir)/kioskd"
         let vmtool = env["KIOSK_VMTOOL_BIN"] ?? "\(binDir)/kiosk-vmtool"
-        guard FileManager.default.isExecutableFile(atPath: vmtool) else {
-            throw DRMVMError("\(vmtool) is not built (swift build --product kiosk-vmtool)")
+        for bin in needsKioskd ? [vmtool, kioskd] : [vmtool] where !FileManager.default.isExecutableFile(atPath: bin) {
+            throw DRMVMError("\(bin) is not built (swift build --product \(URL(fileURLWithPath: bin).lastPathComponent))")
         }
         let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
         let p = Process()

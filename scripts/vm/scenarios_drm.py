@@ -213,7 +213,8 @@ kioskd_start() {
   KPID=$!
   local i=0
   while ! grep -q "first frame on screen" /tmp/kioskd.log && [ $i -lt 600 ] && kill -0 $KPID 2>/dev/null; do sleep 0.1; i=$((i+1)); done
-  grep -q "first frame on screen" /tmp/kioskd.log && mark kioskd-up "$EPOCHREALTIME" || { kioskd_log 40; mark kioskd-up "failed"; }
+  if grep -q "first frame on screen" /tmp/kioskd.log; then mark kioskd-up "$EPOCHREALTIME"; return 0; fi
+  kioskd_log 40; mark kioskd-up "failed"; kill -9 $KPID 2>/dev/null; exit 1
 }
 kioskd_log() { sed 's/@@//g' /tmp/kioskd.log | tail -n "${1:-40}" > /dev/console; }
 kioskd_status() { mark "$1" "$("$KIOSKCTL" status --socket /tmp/k.sock --json 2>&1 | tr '\n' ' ' | sed 's/@@//g')"; }
@@ -307,3 +308,60 @@ def clock_check(s: Session) -> None:
 scenario("kioskd-clock-bochs", display="VGA", qemu_args=["-rtc", f"base={RTC_BASE}"],
          guest="ROT=0\n" + CLOCK_GUEST,
          description="real kioskd: clock background at the RTC time matches the scaled formula, ticks, SIGTERM restores")(clock_check)
+
+
+CYAN, MAGENTA, YELLOW = (0, 255, 255), (255, 0, 255), (255, 255, 0)
+
+COUNTER = """[scenes]
+order = ["counter"]
+[scene.counter]
+kind = "counter"
+shading = false"""
+
+COUNTER_GUEST = KIOSKD + r"""
+kioskd_start "$(printf '[display]\nbackend = "drm"\nrotation = 0\n')
+$COUNTER"
+mark counter-shown
+wait_host 60
+kioskd_status status
+kioskd_term
+kioskd_start "$(printf '[display]\nbackend = "drm"\nrotation = 90\n')
+$COUNTER"
+mark counter90-shown
+wait_host 60
+kioskd_term
+kioskd_log 10
+"""
+
+
+@scenario("kioskd-counter-bochs", display="VGA", timeout=240, guest=f"COUNTER='{COUNTER}'\n" + COUNTER_GUEST,
+          description="real kioskd: counter first frame in the default theme, and rotated 90")
+def counter_check(s: Session) -> None:
+    """Counter first frame (default theme: white background, cyan windows); rotation 90 turns the layout."""
+    s.wait_marker("kioskd-up", 90)
+    s.wait_marker("counter-shown", 30)
+    img = s.wait_screen(lambda i: i.count(CYAN) > i.width * i.height // 50, 10, "counter")
+    n = img.count(CYAN)
+    s.result("counter_cyan_pixels", n)
+    s.expect(img.pixel_at(0.01, 0.01) == WHITE, f"counter background white (default theme), saw {img.pixel_at(0.01, 0.01)}")
+    s.expect(n > img.width * img.height // 50, f"counter windows in the theme's primary colour cyan ({n} pixels)")
+    bb = img.bbox(CYAN)
+    s.result("counter_bbox", bb)
+    s.answer()
+    st = s.wait_marker("status", 30)
+    s.expect('"scene":"counter"' in st.replace(" ", ""), f"status names the counter scene: {st[:160]}")
+    s.expect(s.wait_marker("kioskd-exit", 30) == "0", "kioskd exits 0")
+    s.wait_marker("kioskd-up", 90)
+    s.wait_marker("counter90-shown", 30)
+    img = s.wait_screen(lambda i: i.count(CYAN) > i.width * i.height // 50, 10, "counter90")
+    bb90 = img.bbox(CYAN)
+    s.result("counter90_bbox", bb90)
+    s.expect(img.pixel_at(0.01, 0.01) == WHITE, "rotated counter background white")
+    if bb and bb90:
+        w0, h0 = bb[2] - bb[0], bb[3] - bb[1]
+        w9, h9 = bb90[2] - bb90[0], bb90[3] - bb90[1]
+        s.expect((w0 > h0) != (w9 > h9), f"rotation 90 turns the counter windows (r0 {w0}x{h0}, r90 {w9}x{h9})")
+    else:
+        s.expect(False, "cyan windows found in both frames")
+    s.answer()
+    s.expect(s.wait_marker("kioskd-exit", 30) == "0", "kioskd exits 0 (rotated)")

@@ -289,6 +289,23 @@ class Image:
         return sum(1 for o in range(0, len(d), 3)
                    if abs(d[o] - r) <= tolerance and abs(d[o + 1] - g) <= tolerance and abs(d[o + 2] - b) <= tolerance)
 
+    def bbox(self, rgb: tuple[int, int, int], tolerance: int = 0) -> Optional[tuple[int, int, int, int]]:
+        """(x0, y0, x1, y1) exclusive bounds of the pixels equal to `rgb` within `tolerance`, or None."""
+        r, g, b = rgb
+        d, w = self.data, self.width
+        x0 = y0 = 1 << 30
+        x1 = y1 = -1
+        for y in range(self.height):
+            row = y * w * 3
+            for x in range(w):
+                o = row + x * 3
+                if abs(d[o] - r) <= tolerance and abs(d[o + 1] - g) <= tolerance and abs(d[o + 2] - b) <= tolerance:
+                    if x < x0: x0 = x
+                    if x > x1: x1 = x
+                    if y < y0: y0 = y
+                    if y > y1: y1 = y
+        return None if x1 < 0 else (x0, y0, x1 + 1, y1 + 1)
+
     def differs(self, other: "Image") -> int:
         """Number of pixels that differ (sizes must match, otherwise every pixel counts)."""
         if (self.width, self.height) != (other.width, other.height):
