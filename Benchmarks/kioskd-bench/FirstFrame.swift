@@ -38,5 +38,10 @@ struct FirstFrameChild: ParsableCommand {
             for i in 0..<200 { try SceneBenches.addStroke(rig, benchStroke(i)) }
         default: break
         }
+        // ru_maxrss of a posix_spawn'ed child carries the parent's high-water mark over exec;
+        // VmHWM is this process's own.
+        let hwm = statusField("/proc/self/status", "VmHWM:") ?? 0
+        let line = Array("peak-rss-kib \(hwm)\n".utf8)
+        _ = line.withUnsafeBytes { write(1, $0.baseAddress, $0.count) }
     }
 }

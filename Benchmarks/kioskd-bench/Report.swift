@@ -143,17 +143,23 @@ struct Report {
             t.append(TargetCheck(target: "touch → flip request ≤ 2 ms median", measured: "median \(fmtMs(l)) ms, p99 \(fmtMs(r.row("paint.touch_to_flip", main)?.kioskd?.samples?.p99 ?? .nan)) ms",
                                  met: l <= 2, margin: over(l, 2)))
         }
-        let firsts = ["clock", "counter", "paint"].compactMap { k in med("startup.\(k)").map { (k, $0) } }
+        // The real daemon's figures when it ran; the in-process child's otherwise.
+        let daemonRan = r.rows.contains { $0.key.hasPrefix("daemon.ready.") }
+        if let c = med("daemon.idle_cpu") {
+            t.append(TargetCheck(target: "≤ 3 CPU-s per hour idle (whole kioskd process)", measured: "\(fmt(c, 2)) CPU s/h", met: c <= 3, margin: over(c, 3)))
+        }
+        let firsts = ["clock", "counter", "paint"].compactMap { k in med(daemonRan ? "daemon.ready.\(k)" : "startup.\(k)").map { (k, $0) } }
         if let worst = firsts.max(by: { $0.1 < $1.1 }) {
             t.append(TargetCheck(target: "first frame ≤ 50 ms after exec", measured: "worst \(worst.0) \(fmtMs(worst.1)) ms",
                                  met: worst.1 <= 50, margin: over(worst.1, 50)))
             let ratios = firsts.compactMap { k, v in peer("startup.\(k)").map { $0 / v } }
+            if daemonRan { t[t.count - 1].target += " (kioskd)" }
             if let least = ratios.min() {
                 t.append(TargetCheck(target: "first frame ≥ 10× sooner than pygame", measured: "least \(fmt(least, 1))× sooner",
                                      met: least >= 10, margin: under(least, 10)))
             }
         }
-        let rss = ["clock", "counter", "paint"].compactMap { k in med("memory.\(k)").map { (k, $0) } }
+        let rss = ["clock", "counter", "paint"].compactMap { k in med(daemonRan ? "daemon.rss.\(k)" : "memory.\(k)").map { (k, $0) } }
         if let worst = rss.max(by: { $0.1 < $1.1 }) {
             t.append(TargetCheck(target: "peak RSS ≤ 45 MB at 1080p", measured: "worst \(worst.0) \(fmt(worst.1, 1)) MB",
                                  met: worst.1 <= 45, margin: over(worst.1, 45)))

@@ -68,6 +68,9 @@ struct RunBench: ParsableCommand {
                     } }
                     res.add(Row(section: "clock", name: "tick (update+draw+copy)", size: size, kioskd: .samples(c.tick), peer: peerTick,
                                 note: "damage \(Int((c.damageFraction * 100).rounded())) % of the frame", key: "clock.tick"))
+                    let parts = try SceneBenches.clockParts(size: size, runs: n)
+                    res.add(Row(section: "clock", name: "  of which scene.draw", size: size, kioskd: .samples(parts.draw), key: "clock.draw"))
+                    res.add(Row(section: "clock", name: "  of which the damage copy (present)", size: size, kioskd: .samples(parts.copy), key: "clock.copy"))
                 }
             }
             if run("counter") {
@@ -167,6 +170,42 @@ struct RunBench: ParsableCommand {
                             kioskd: .value(Samples(rss).max, unit: "MB"),
                             peer: prss.isEmpty ? nil : .value(Samples(prss).max, unit: "MB"), vsFloor: false, key: "memory.\(kind)"))
             }
+        }
+
+        // The real daemon: exec → READY=1, idle CPU of all its threads, peak RSS.
+        if let kioskd = Daemon.locate() {
+            let dir = "/tmp/kioskd-bench-daemon-\(getpid())"
+            mkdir(dir, 0o700)
+            for kind in ["clock", "counter", "paint"] where run(kind) {
+                log.say("kioskd daemon, \(kind) at \(main)")
+                attempt("kioskd daemon \(kind)") {
+                    let config = try Daemon.writeConfig(kind: kind, size: main, dir: dir)
+                    var ready: [Double] = [], rss: [Double] = []
+                    var idle: DaemonRun?
+                    for k in 0..<(quick ? 2 : 5) {
+                        let hold = (kind == "clock" && k == 0) ? idleS : 0.3
+                        let r = try Daemon.run(kioskd: kioskd, config: config, dir: dir, holdSeconds: hold)
+                        ready.append(r.readyMs); rss.append(Double(r.peakRSSKiB) / 1024)
+                        if kind == "clock" && k == 0 { idle = r }
+                        if !r.stoppedCleanly { res.notes.append("kioskd (\(kind)) did not exit 0 on SIGTERM") }
+                    }
+                    res.add(Row(section: "daemon", name: "kioskd \(kind): exec → READY=1", size: main, kioskd: .samples(Samples(ready)),
+                                peer: res.row("startup.\(kind)", main)?.peer, vsFloor: false, note: "READY=1 follows the first frame", key: "daemon.ready.\(kind)"))
+                    res.add(Row(section: "daemon", name: "kioskd \(kind): peak RSS (MB)", size: main,
+                                kioskd: .value(Samples(rss).max, unit: "MB"), peer: res.row("memory.\(kind)", main)?.peer,
+                                vsFloor: false, note: "VmHWM", key: "daemon.rss.\(kind)"))
+                    if let idle {
+                        res.add(Row(section: "daemon", name: "kioskd clock idle: CPU s per hour", size: main,
+                                    kioskd: .value(idle.idleCPUPerHour, unit: "CPU s/h"), peer: res.row("idle.cpu_per_hour", main)?.peer,
+                                    vsFloor: false, note: "all \(idle.threads) threads, \(fmt(idleS, 0)) s", key: "daemon.idle_cpu"))
+                        res.add(Row(section: "daemon", name: "kioskd clock idle: context switches /s", size: main,
+                                    kioskd: .value(idle.wakeupsPerSecond, unit: "/s"), peer: res.row("idle.nvcsw", main)?.peer,
+                                    vsFloor: false, note: "voluntary, all threads", key: "daemon.idle_switches"))
+                    }
+                }
+            }
+        } else {
+            res.notes.append("kioskd not built next to kioskd-bench: the daemon rows are missing (swift build -c release --product kioskd with the same --scratch-path)")
         }
 
         let report = Report(results: res, main: main, quick: quick, runs: n)

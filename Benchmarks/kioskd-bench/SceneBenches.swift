@@ -41,6 +41,29 @@ enum SceneBenches {
         return ClockFigures(tick: s, damageFraction: Double(area) / Double((runs + 3) * size.area))
     }
 
+    /// The tick's parts outside the manager: the scene's draw alone, and the copy of its damage
+    /// into the display's framebuffer (what HeadlessDisplay.present, or a DRM back buffer, costs).
+    static func clockParts(size: Size, runs: Int) throws -> (draw: Samples, copy: Samples) {
+        let rig = try Rig(kind: "clock", size: size, manualClock: true)
+        try rig.start()
+        guard let canvas = rig.manager.canvas else { throw BenchError(description: "no frame canvas") }
+        let clock = rig.manualTime!
+        let fb = rig.display.framebuffer.pixels
+        var draw: [Double] = [], copy: [Double] = []
+        for k in 0..<(runs + 3) {
+            clock.advance(seconds: 1)
+            _ = rig.scene.update(now: rig.now)
+            let t0 = nowNanos(.monotonic)
+            let damage = rig.scene.draw(into: canvas)
+            let px = canvas.pixels
+            let t1 = nowNanos(.monotonic)
+            for r in damage.rects { blit(px, into: fb, rect: r, rotation: .r0) }
+            let t2 = nowNanos(.monotonic)
+            if k >= 3 { draw.append(Double(t1 - t0) / 1e6); copy.append(Double(t2 - t1) / 1e6) }
+        }
+        return (Samples(draw), Samples(copy))
+    }
+
     struct IdleFigures { var cpuSecondsPerHour: Double; var wakeupsPerSecond: Double; var framesPerSecond: Double
         var voluntarySwitchesPerSecond: Double; var seconds: Double }
 

@@ -86,9 +86,16 @@ enum Spawn {
         while wait4(pid, &status, 0, &ru) < 0 && errno == EINTR {}
         let t1 = nowNanos(.monotonic)
         let exitCode: Int32 = (status & 0x7f) == 0 ? (status >> 8) & 0xff : 128 + (status & 0x7f)
-        return SpawnResult(markerMs: markerMs, exitMs: Double(t1 - t0) / 1e6, peakRSSKiB: Int(ru.ru_maxrss),
+        let text = String(decoding: output, as: UTF8.self)
+        // A child that reports its own VmHWM ("peak-rss-kib N") is believed over ru_maxrss, which
+        // after posix_spawn (vfork) includes the parent's high-water mark.
+        var peak = Int(ru.ru_maxrss)
+        for line in text.split(separator: "\n") where line.hasPrefix("peak-rss-kib ") {
+            peak = Int(line.dropFirst(13)) ?? peak
+        }
+        return SpawnResult(markerMs: markerMs, exitMs: Double(t1 - t0) / 1e6, peakRSSKiB: peak,
                            cpuSeconds: cpuSeconds(ru), status: terminated && exitCode == 128 + SIGTERM ? 0 : exitCode,
-                           output: String(decoding: output, as: UTF8.self))
+                           output: text)
     }
 
     /// The absolute path of this executable (/proc/self/exe).

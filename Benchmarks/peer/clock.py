@@ -68,6 +68,7 @@ def main():
         base = time.time()
         for i in range(10):
             clock.draw(time.localtime(base + i))
+        common.report_peak_rss()
         return
     if args.bench:
         base = 1_700_000_000

@@ -48,6 +48,14 @@ def first_frame():
     print("first-frame", flush=True)
 
 
+def report_peak_rss():
+    """Prints this process's peak resident set (VmHWM) for kioskd-bench."""
+    with open("/proc/self/status") as f:
+        for line in f:
+            if line.startswith("VmHWM:"):
+                print("peak-rss-kib", line.split()[1], flush=True)
+
+
 def emit(obj):
     print(json.dumps(obj), flush=True)
 

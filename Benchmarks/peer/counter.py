@@ -108,6 +108,7 @@ def main():
             if k % 30 == 0:
                 counter.set(counter.value + 1, k / 60)
             counter.draw_rolling(k / 60)
+        common.report_peak_rss()
         return
     if args.bench:
         # Same frames as kioskd-bench: increments of 1 (one digit rolls) and 099999 -> 100000

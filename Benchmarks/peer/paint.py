@@ -108,6 +108,7 @@ def main():
         for i in range(200):
             painting.add_stroke(common.stroke_points(i, w, h))
             painting.present()
+        common.report_peak_rss()
         return
     if args.bench:
         out = {"scene": "paint", "size": [w, h], "segment_ms": {}}
