@@ -65,6 +65,16 @@ struct InputVMTests {
         #expect(slot.map { $0 % 1000 == 100 } == true, "pointer finger slot \(String(describing: slot))")
     }
 
+    @Test func mapToOutputAndPermissionErrors() throws {
+        let r = try Self.run("input-libinput-output-permissions")
+        Self.expectPassed(r, "input-libinput-output-permissions")
+        let res = r["results"] as? [String: Any] ?? [:]
+        let counts = res["touch_events"] as? [String: Int] ?? [:]
+        #expect(counts["other"] == 0 && (counts["mine"] ?? 0) >= 3 && (counts["plain"] ?? 0) >= 3, "touch events \(counts)")
+        let msg = res["perm_message"] as? String ?? ""
+        #expect(msg.contains("permission denied") && msg.contains("'input' group"), "\(msg)")
+    }
+
     @Test func keyboardAndTapDriveTheCounterOnDRM() throws {
         let r = try Self.run("input-kioskd-counter-keys")
         Self.expectPassed(r, "input-kioskd-counter-keys")

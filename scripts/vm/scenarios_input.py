@@ -228,6 +228,51 @@ def input_libinput_usb_tablet(s: Session) -> None:
         check_stroke(s, "tablet finger", ev, (0.2, 0.3), (0.7, 0.55), 0.002)
 
 
+@scenario("input-libinput-output-permissions", display="none", timeout=240, guest=LISTEN + r"""
+# udev names the output of two panels (WL_OUTPUT, as a hwdb/rule on a real kiosk would).
+mkdir -p /run/udev/rules.d
+cat > /run/udev/rules.d/99-kiosk-output.rules <<'RULES'
+SUBSYSTEM=="input", KERNEL=="event*", ATTRS{name}=="kvm-other", ENV{WL_OUTPUT}="DP-9"
+SUBSYSTEM=="input", KERNEL=="event*", ATTRS{name}=="kvm-mine", ENV{WL_OUTPUT}="Virtual-1"
+RULES
+udevadm control --reload
+EV=/tmp/ev.log
+listen $EV --map-to-output Virtual-1
+for n in kvm-other kvm-mine kvm-plain; do
+  "$KIOSK_VMTOOL" touch --name $n --wait-log $EV --wait-text "device-added $n" --stroke 0.2,0.2:0.6,0.6 --steps 4 >> /tmp/t.log 2>&1
+  wait_line $EV "device-removed $n"
+done
+kill $LISTENER; wait $LISTENER
+mark events "$(gzip -c $EV | base64 -w0)"
+# Without permission on /dev/input: run the source as nobody while a touchscreen is plugged in.
+"$KIOSK_VMTOOL" touch --name kvm-held --stroke 0.1,0.1:0.2,0.2 --steps 1 --hold-ms 15000 > /tmp/held.log 2>&1 &
+HELD=$!
+for i in $(seq 100); do grep -q "drew" /tmp/held.log && break; sleep 0.1; done
+udevadm settle --timeout=10
+setpriv --reuid=65534 --regid=65534 --clear-groups "$KIOSK_VMTOOL" input-events --duration-ms 3000 > /tmp/perm.log 2>&1
+mark perm-exit "$?"
+mark perm "$(grep -v '^vmtool: event' /tmp/perm.log | tail -c 1500 | tr '\n@' '|_')"
+kill $HELD; wait $HELD
+""")
+def input_libinput_output_permissions(s: Session) -> None:
+    """map_to_output follows udev's WL_OUTPUT (other output ignored, unnamed kept); no access to /dev/input is a clear error naming the device, group and seat."""
+    lines = decode_log(s.wait_marker("events", timeout=120))
+    other, mine, plain = (touches(section(lines, n)) for n in ("kvm-other", "kvm-mine", "kvm-plain"))
+    s.result("touch_events", {"other": len(other), "mine": len(mine), "plain": len(plain)})
+    s.expect(bool(section(lines, "kvm-other")), "kvm-other was seen")
+    s.expect(len(other) == 0, f"a panel of output DP-9 is ignored when mapped to Virtual-1 ({len(other)} touch events)")
+    check_stroke(s, "panel of Virtual-1", mine, (0.2, 0.2), (0.6, 0.6), 0.002)
+    check_stroke(s, "panel without WL_OUTPUT", plain, (0.2, 0.2), (0.6, 0.6), 0.002)
+    s.expect(any("touch ignored: mapped to output DP-9" in l for l in lines), "the ignored panel is logged with its output")
+    code = s.wait_marker("perm-exit", timeout=60)
+    msg = s.wait_marker("perm", timeout=30)
+    s.result("perm_exit", code)
+    s.result("perm_message", msg[-400:])
+    s.expect(code == "1", f"the source refuses to start without access (exit {code})")
+    s.expect(re.search(r"cannot open input device /dev/input/event\d+: permission denied", msg) is not None, "error names the device node")
+    s.expect("'input' group" in msg and "seat 'seat0'" in msg, "error names the input group and the seat")
+
+
 # ---------------------------------------------------------------------------------------------
 # kioskd level: the daemon on DRM with the paint and counter scenes; the host checks pixels
 # ---------------------------------------------------------------------------------------------
