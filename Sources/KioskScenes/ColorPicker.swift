@@ -201,6 +201,9 @@ public final class ColorPicker {
         return c
     }
 
+    /// The panel inside its outline: everything but the full redraw stays in here.
+    private var inner: Rect { frame.insetBy(4) }
+
     private var panelColor: Color { theme.palette.background.mixed(with: theme.palette.text, 0.08) }
 
     private var markerRect: Rect {
@@ -228,27 +231,27 @@ public final class ColorPicker {
         let newMarker = markerRect
         let colorKey = (model.hue, model.saturation, model.brightness)
         if full || drawnBrightness != model.brightness {
-            let region = chartRect.insetBy(-Int(markerRadius.rounded(.up)) - 5).intersection(frame)
+            let region = chartRect.insetBy(-Int(markerRadius.rounded(.up)) - 5).intersection(inner)
             drawChartRegion(canvas, region)
             damage.add(region)
         } else if drawnMarker != newMarker {
             // The chart under the old marker, and the marker at its new place (each redraws
             // the chart and the marker clipped to its own box).
-            for r in [drawnMarker, newMarker].compactMap({ $0?.intersection(frame) }) {
+            for r in [drawnMarker, newMarker].compactMap({ $0?.intersection(inner) }) {
                 drawChartRegion(canvas, r)
                 damage.add(r)
             }
         } else if drawnSlider.map({ $0 != colorKey }) ?? true {
             // Same place, other colour (a swatch of the same hue and saturation): refill the marker.
-            drawChartRegion(canvas, newMarker.intersection(frame))
-            damage.add(newMarker.intersection(frame))
+            drawChartRegion(canvas, newMarker.intersection(inner))
+            damage.add(newMarker.intersection(inner))
         }
         drawnMarker = newMarker
         drawnBrightness = model.brightness
         // Slider.
         if full || drawnSlider.map({ $0 != colorKey }) ?? true {
             drawSlider(canvas)
-            damage.add(sliderRect.insetBy(-4).intersection(frame))
+            damage.add(sliderRect.insetBy(-4).intersection(inner))
             drawnSlider = colorKey
         }
         // Labels.
@@ -274,7 +277,7 @@ public final class ColorPicker {
     }
 
     private func drawSlider(_ canvas: Canvas) {
-        let area = sliderRect.insetBy(-4).intersection(frame)
+        let area = sliderRect.insetBy(-4).intersection(inner)
         canvas.withClip(area) {
             canvas.fill(area, panelColor)
             // The brightness ramp at the current hue and saturation, in 1 % steps.

@@ -154,21 +154,21 @@ import KioskTesting
         #expect(Pixels.count(bg, in: rig.screen, rect: rig.scene.paintArea) == rig.scene.paintArea.area)
         // A finger already drawing when the picker opens keeps drawing, but never over the panel;
         // what it drew under the panel shows when the panel closes.
-        rig.scene.colors.set(color: ink)
+        rig.scene.colors.set(color: paintInk)
         let y = Double(panel.y) + Double(panel.height) / 2
         rig.send([rig.touch(.down, slot: 5, px: Point(x: 10, y: y)), rig.touch(.motion, slot: 5, px: Point(x: 30, y: y))])
         rig.tapTool(.picker)
         let inPanel = Point(x: Double(panel.x) + 20, y: y)
         let panelBefore = rig.color(inPanel)
         rig.send([rig.touch(.motion, slot: 5, px: Point(x: 200, y: y)), rig.touch(.motion, slot: 5, px: Point(x: 400, y: y))])
-        #expect(rig.color(Point(x: 20, y: y)) == ink)
-        #expect(rig.color(inPanel) == panelBefore && panelBefore != ink)
+        #expect(rig.color(Point(x: 20, y: y)) == paintInk)
+        #expect(rig.color(inPanel) == panelBefore && panelBefore != paintInk)
         rig.send([rig.touch(.up, slot: 5, px: Point(x: 400, y: y))])
         #expect(rig.color(inPanel) == panelBefore)
         rig.tapTool(.picker)
         #expect(!rig.scene.pickerOpen)
-        #expect(rig.color(inPanel) == ink && rig.color(Point(x: 390, y: y)) == ink)
-        let ref = try fullRedraw(size: rig.size, background: bg, strokes: rig.scene.painting.strokes)
+        #expect(rig.color(inPanel) == paintInk && rig.color(Point(x: 390, y: y)) == paintInk)
+        let ref = try paintFullRedraw(size: rig.size, background: bg, strokes: rig.scene.painting.strokes)
         #expect(Pixels.differingPixels(rig.screen, ref, in: rig.scene.paintArea) == 0)
     }
 

@@ -54,7 +54,7 @@ final class PaintRig {
 }
 
 /// Pixel points along a path given in pixels (the points and the midpoints between them).
-func samples(_ path: [Point]) -> [Point] {
+func pathSamples(_ path: [Point]) -> [Point] {
     var out: [Point] = []
     for (i, p) in path.enumerated() {
         out.append(p)
@@ -63,7 +63,7 @@ func samples(_ path: [Point]) -> [Point] {
     return out
 }
 
-func pixelLine(from a: Point, to b: Point, count: Int = 12) -> [Point] {
+func paintLine(from a: Point, to b: Point, count: Int = 12) -> [Point] {
     (0..<count).map { i in
         let t = Double(i) / Double(count - 1)
         return Point(x: a.x + (b.x - a.x) * t, y: a.y + (b.y - a.y) * t)
@@ -71,24 +71,24 @@ func pixelLine(from a: Point, to b: Point, count: Int = 12) -> [Point] {
 }
 
 /// The same strokes drawn from scratch: background, then every stroke in order.
-func fullRedraw(size: Size, background: Color, strokes: [Stroke]) throws -> Canvas {
+func paintFullRedraw(size: Size, background: Color, strokes: [Stroke]) throws -> Canvas {
     let c = try Canvas(size: size)
     c.clear(background)
     for s in strokes { c.strokePath(s.points, width: s.width, s.color, smooth: true) }
     return c
 }
 
-let ink = Color(hex: "#C2185B")!
-let ink2 = Color(hex: "#1565C0")!
+let paintInk = Color(hex: "#C2185B")!
+let paintInk2 = Color(hex: "#1565C0")!
 
 @Suite struct PaintSceneTests {
     let bg = Theme.light.palette.background   // #FAFAFA, seed 004's rgb 250,250,250
 
     @Test func twoFingersDrawTheirOwnStrokesWhereTheyWere() throws {
         let rig = try PaintRig()
-        rig.scene.colors.set(color: ink)
-        let a = pixelLine(from: Point(x: 40, y: 60), to: Point(x: 360, y: 80))
-        let b = pixelLine(from: Point(x: 60, y: 200), to: Point(x: 340, y: 150))
+        rig.scene.colors.set(color: paintInk)
+        let a = paintLine(from: Point(x: 40, y: 60), to: Point(x: 360, y: 80))
+        let b = paintLine(from: Point(x: 60, y: 200), to: Point(x: 340, y: 150))
         // Interleaved: down 0, down 1, then motions alternating, then up 1, up 0.
         var events = [rig.touch(.down, slot: 0, px: a[0]), rig.touch(.down, slot: 1, px: b[0])]
         for i in 1..<a.count { events += [rig.touch(.motion, slot: 0, px: a[i]), rig.touch(.motion, slot: 1, px: b[i])] }
@@ -100,8 +100,8 @@ let ink2 = Color(hex: "#1565C0")!
         // Finished order: finger 1 lifted first.
         #expect(strokes[0].points.count == b.count && strokes[1].points.count == a.count)
         for (p, q) in zip(strokes[1].points, a) { #expect(abs(p.x - q.x) < 1e-6 && abs(p.y - q.y) < 1e-6) }
-        #expect(strokes.allSatisfy { $0.width == 20 && $0.color == ink })
-        for p in samples(a) + samples(b) { #expect(rig.color(p) == ink, "stroke pixel at \(p)") }
+        #expect(strokes.allSatisfy { $0.width == 20 && $0.color == paintInk })
+        for p in pathSamples(a) + pathSamples(b) { #expect(rig.color(p) == paintInk, "stroke pixel at \(p)") }
         // Away from both paths: background.
         for p in [Point(x: 200, y: 20), Point(x: 200, y: 120), Point(x: 20, y: 230), Point(x: 380, y: 240)] {
             #expect(rig.color(p) == bg, "background at \(p)")
@@ -110,15 +110,15 @@ let ink2 = Color(hex: "#1565C0")!
 
     @Test func aCancelledTouchKeepsItsStroke() throws {
         let rig = try PaintRig()
-        rig.scene.colors.set(color: ink)
-        let a = pixelLine(from: Point(x: 50, y: 100), to: Point(x: 300, y: 100))
+        rig.scene.colors.set(color: paintInk)
+        let a = paintLine(from: Point(x: 50, y: 100), to: Point(x: 300, y: 100))
         var events = [rig.touch(.down, px: a[0])]
         events += a.dropFirst().map { rig.touch(.motion, px: $0) }
         events.append(rig.touch(.cancel, px: a.last!))
         rig.send(events)
         #expect(rig.scene.strokeCount == 1)
         #expect(rig.scene.painting.active.isEmpty)
-        for p in samples(a) { #expect(rig.color(p) == ink) }
+        for p in pathSamples(a) { #expect(rig.color(p) == paintInk) }
     }
 
     func drawStroke(_ rig: PaintRig, _ path: [Point], slot: Int = 0) {
@@ -130,27 +130,27 @@ let ink2 = Color(hex: "#1565C0")!
 
     @Test func undoRemovesExactlyTheLastStrokeAndRedoBringsItBack() throws {
         let rig = try PaintRig()
-        let first = pixelLine(from: Point(x: 40, y: 50), to: Point(x: 360, y: 50))
-        let second = pixelLine(from: Point(x: 200, y: 20), to: Point(x: 200, y: 230))
-        rig.scene.colors.set(color: ink)
+        let first = paintLine(from: Point(x: 40, y: 50), to: Point(x: 360, y: 50))
+        let second = paintLine(from: Point(x: 200, y: 20), to: Point(x: 200, y: 230))
+        rig.scene.colors.set(color: paintInk)
         drawStroke(rig, first)
-        rig.scene.colors.set(color: ink2)
+        rig.scene.colors.set(color: paintInk2)
         drawStroke(rig, second)
         let crossing = Point(x: 200, y: 50)
-        #expect(rig.color(crossing) == ink2)      // the second stroke is on top
+        #expect(rig.color(crossing) == paintInk2)      // the second stroke is on top
         let rebuilds = rig.scene.layerRebuilds
 
         rig.tapTool(.undo)
         #expect(rig.scene.strokeCount == 1)
         #expect(rig.scene.layerRebuilds == rebuilds + 1)   // one rebuild
-        for p in samples(second) where abs(p.y - 50) > 15 { #expect(rig.color(p) == bg, "undone stroke gone at \(p)") }
-        for p in samples(first) { #expect(rig.color(p) == ink, "earlier stroke stays at \(p)") }
+        for p in pathSamples(second) where abs(p.y - 50) > 15 { #expect(rig.color(p) == bg, "undone stroke gone at \(p)") }
+        for p in pathSamples(first) { #expect(rig.color(p) == paintInk, "earlier stroke stays at \(p)") }
         #expect(rig.lastDamage == .full(rig.size))
 
         rig.tapTool(.redo)
         #expect(rig.scene.strokeCount == 2)
         #expect(rig.scene.layerRebuilds == rebuilds + 1)   // redo draws one stroke onto the layer
-        for p in samples(second) { #expect(rig.color(p) == ink2) }
+        for p in pathSamples(second) { #expect(rig.color(p) == paintInk2) }
         #expect(rig.lastDamage.area < rig.size.area / 2)
 
         // Nothing more to redo; undo twice empties; a third undo does nothing.
@@ -163,10 +163,10 @@ let ink2 = Color(hex: "#1565C0")!
 
     @Test func clearEmptiesThePainting() throws {
         let rig = try PaintRig()
-        rig.scene.colors.set(color: ink)
-        drawStroke(rig, pixelLine(from: Point(x: 40, y: 50), to: Point(x: 360, y: 200)))
-        drawStroke(rig, pixelLine(from: Point(x: 40, y: 200), to: Point(x: 360, y: 50)))
-        #expect(Pixels.count(ink, in: rig.screen, rect: rig.scene.paintArea) > 1000)
+        rig.scene.colors.set(color: paintInk)
+        drawStroke(rig, paintLine(from: Point(x: 40, y: 50), to: Point(x: 360, y: 200)))
+        drawStroke(rig, paintLine(from: Point(x: 40, y: 200), to: Point(x: 360, y: 50)))
+        #expect(Pixels.count(paintInk, in: rig.screen, rect: rig.scene.paintArea) > 1000)
         rig.tapTool(.clear)
         #expect(rig.scene.strokeCount == 0)
         #expect(!rig.scene.painting.canUndo)
@@ -183,7 +183,7 @@ let ink2 = Color(hex: "#1565C0")!
             (0..<40).map { i in Point(x: 30 + Double(i) * 14.5, y: y0 + amp * sin(Double(i) * 0.35 + phase)) }
         }
         let paths = [wave(100, 40, 0), wave(180, 60, 1), wave(260, 30, 2), wave(330, 50, 0.5)]
-        let colors = [ink, ink2, Theme.light.palette.secondary, Theme.light.palette.text]
+        let colors = [paintInk, paintInk2, Theme.light.palette.secondary, Theme.light.palette.text]
         for k in stride(from: 0, to: paths.count, by: 2) {
             rig.scene.colors.set(color: colors[k])
             rig.tapTool(.width(k % 3))
@@ -195,20 +195,20 @@ let ink2 = Color(hex: "#1565C0")!
             rig.send(events, drawEach: true)
         }
         #expect(rig.scene.strokeCount == 4)
-        let ref = try fullRedraw(size: size, background: bg, strokes: rig.scene.painting.strokes)
+        let ref = try paintFullRedraw(size: size, background: bg, strokes: rig.scene.painting.strokes)
         #expect(Pixels.differingPixels(rig.screen, ref, in: rig.scene.paintArea) == 0)
         #expect(rig.scene.layerRebuilds == 1)   // only the first frame built the layer
     }
 
     @Test func whileAFingerIsDownTheInkMatchesAFullRedrawUpToAntiAliasing() throws {
         let rig = try PaintRig(size: Size(width: 640, height: 480))
-        rig.scene.colors.set(color: ink)
+        rig.scene.colors.set(color: paintInk)
         let path = (0..<30).map { i in Point(x: 40 + Double(i) * 18, y: 200 + 80 * sin(Double(i) * 0.4)) }
         var events = [rig.touch(.down, px: path[0])]
         events += path.dropFirst().map { rig.touch(.motion, px: $0) }
         rig.send(events, drawEach: true)
         let live = rig.scene.painting.active[0]!
-        let ref = try fullRedraw(size: rig.size, background: bg, strokes: [live])
+        let ref = try paintFullRedraw(size: rig.size, background: bg, strokes: [live])
         var worst = 0, differing = 0
         let area = rig.scene.paintArea
         for y in area.y..<area.maxY {
@@ -219,19 +219,19 @@ let ink2 = Color(hex: "#1565C0")!
         }
         // cairo anti-aliases a clipped stroke a few levels differently at the edge; the body is exact.
         #expect(worst <= 16, "\(differing) pixels differ, by up to \(worst)")
-        #expect(differing < Pixels.count(ink, in: ref, rect: area) / 10)
+        #expect(differing < Pixels.count(paintInk, in: ref, rect: area) / 10)
         // Once the finger lifts, the stroke comes from the layer: exactly the full redraw.
         rig.send([rig.touch(.up, px: path.last!)])
-        let done = try fullRedraw(size: rig.size, background: bg, strokes: rig.scene.painting.strokes)
+        let done = try paintFullRedraw(size: rig.size, background: bg, strokes: rig.scene.painting.strokes)
         #expect(Pixels.differingPixels(rig.screen, done, in: area) == 0)
-        for p in samples(Array(path.prefix(29))) { #expect(rig.color(p) == ink) }
+        for p in pathSamples(Array(path.prefix(29))) { #expect(rig.color(p) == paintInk) }
     }
 
     @Test func aSegmentDamagesOnlyItsSmallBoundsAndCoversEveryChangedPixel() throws {
         let size = Size(width: 800, height: 600)
         let rig = try PaintRig(size: size)
-        rig.scene.colors.set(color: ink)
-        let path = pixelLine(from: Point(x: 100, y: 300), to: Point(x: 500, y: 200), count: 20)
+        rig.scene.colors.set(color: paintInk)
+        let path = paintLine(from: Point(x: 100, y: 300), to: Point(x: 500, y: 200), count: 20)
         var events = [rig.touch(.down, px: path[0])]
         events += path.dropFirst().prefix(10).map { rig.touch(.motion, px: $0) }
         rig.send(events)
@@ -258,7 +258,7 @@ let ink2 = Color(hex: "#1565C0")!
             let rig = try PaintRig()
             for i in 0..<history {
                 let p = Point(x: Double(20 + (i * 37) % 360), y: Double(20 + (i * 53) % 200))
-                rig.scene.painting.startStroke(slot: 0, at: p, color: ink2, width: 8)
+                rig.scene.painting.startStroke(slot: 0, at: p, color: paintInk2, width: 8)
                 rig.scene.painting.continueStroke(slot: 0, to: Point(x: p.x + 5, y: p.y + 3))
                 rig.scene.painting.endStroke(slot: 0)
             }
@@ -285,7 +285,7 @@ let ink2 = Color(hex: "#1565C0")!
         #expect(rig.scene.colors.color == Theme.light.palette.swatches[1])   // the swatch was chosen
         // The next stroke uses it and the width button chosen.
         rig.tapTool(.width(2))
-        let path = pixelLine(from: Point(x: 60, y: 120), to: Point(x: 330, y: 120))
+        let path = paintLine(from: Point(x: 60, y: 120), to: Point(x: 330, y: 120))
         drawStroke(rig, path)
         #expect(rig.scene.painting.strokes.last?.width == 40)
         #expect(rig.color(Point(x: 200, y: 120 + 17)) == Theme.light.palette.swatches[1])
@@ -310,8 +310,8 @@ let ink2 = Color(hex: "#1565C0")!
         let dir = NSTemporaryDirectory() + "paint-idle-\(UInt32.random(in: 0...UInt32.max))"
         let rig = try PaintRig(settings: PaintSettings(idleResetSeconds: 30, idleSave: true, saveDirectory: dir))
         #expect(rig.scene.nextDeadline(now: rig.now) == nil)    // nothing to reset yet
-        rig.scene.colors.set(color: ink)
-        drawStroke(rig, pixelLine(from: Point(x: 40, y: 60), to: Point(x: 300, y: 90)))
+        rig.scene.colors.set(color: paintInk)
+        drawStroke(rig, paintLine(from: Point(x: 40, y: 60), to: Point(x: 300, y: 90)))
         let last = rig.now
         #expect(rig.scene.nextDeadline(now: last) == .monotonic(last.monotonicNs + 30_000_000_000))
         #expect(!rig.scene.update(now: last.advanced(byNs: 29_900_000_000)))
@@ -325,13 +325,13 @@ let ink2 = Color(hex: "#1565C0")!
         // idle_save wrote the painting first.
         #expect(rig.scene.savedPaths.count == 1)
         let saved = try Canvas.loadPNG(path: rig.scene.savedPaths[0])
-        #expect(saved.color(x: 40, y: 60) == ink)
+        #expect(saved.color(x: 40, y: 60) == paintInk)
         try? FileManager.default.removeItem(atPath: dir)
     }
 
     @Test func aRestingFingerPostponesTheIdleReset() throws {
         let rig = try PaintRig(settings: PaintSettings(idleResetSeconds: 10))
-        drawStroke(rig, pixelLine(from: Point(x: 40, y: 60), to: Point(x: 300, y: 90)))
+        drawStroke(rig, paintLine(from: Point(x: 40, y: 60), to: Point(x: 300, y: 90)))
         rig.send([rig.touch(.down, slot: 3, px: Point(x: 100, y: 150))])
         #expect(!rig.scene.update(now: rig.now.advanced(byNs: 11_000_000_000)))
         #expect(rig.scene.strokeCount == 1)
@@ -340,15 +340,15 @@ let ink2 = Color(hex: "#1565C0")!
     @Test func saveWritesAPNGOfThePaintArea() throws {
         let dir = NSTemporaryDirectory() + "paint-save-\(UInt32.random(in: 0...UInt32.max))"
         let rig = try PaintRig(dataDirectory: dir)
-        rig.scene.colors.set(color: ink)
-        drawStroke(rig, pixelLine(from: Point(x: 40, y: 60), to: Point(x: 300, y: 90)))
+        rig.scene.colors.set(color: paintInk)
+        drawStroke(rig, paintLine(from: Point(x: 40, y: 60), to: Point(x: 300, y: 90)))
         let path = try rig.scene.save(to: nil)
         #expect(path.hasPrefix(dir + "/painting-") && path.hasSuffix(".png"))
         let header = try Data(contentsOf: URL(fileURLWithPath: path)).prefix(8)
         #expect(Array(header) == [0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A])
         let img = try Canvas.loadPNG(path: path)
         #expect(img.size == Size(width: rig.scene.paintArea.width, height: rig.scene.paintArea.height))
-        #expect(img.color(x: 40, y: 60) == ink && img.color(x: 300, y: 90) == ink)
+        #expect(img.color(x: 40, y: 60) == paintInk && img.color(x: 300, y: 90) == paintInk)
         #expect(img.color(x: 200, y: 200) == bg)
         // A second save in the same second gets another name.
         let again = try rig.scene.save(to: nil)
@@ -369,7 +369,7 @@ let ink2 = Color(hex: "#1565C0")!
 
     @Test func themeSwitchRepaintsTheCanvasBackground() throws {
         let rig = try PaintRig()
-        drawStroke(rig, pixelLine(from: Point(x: 40, y: 60), to: Point(x: 300, y: 90)))
+        drawStroke(rig, paintLine(from: Point(x: 40, y: 60), to: Point(x: 300, y: 90)))
         rig.scene.apply(theme: .dark)
         rig.send([])
         #expect(rig.color(Point(x: 200, y: 200)) == Theme.dark.palette.background)
@@ -385,8 +385,8 @@ let ink2 = Color(hex: "#1565C0")!
         let bar = rig.scene.toolbar.frame
         #expect(bar.x == 0 && bar.height == 500 && bar.width < 100)
         #expect(rig.scene.paintArea.x == bar.width)
-        rig.scene.colors.set(color: ink)
-        drawStroke(rig, pixelLine(from: Point(x: 120, y: 100), to: Point(x: 260, y: 400)))
-        #expect(rig.color(Point(x: 190, y: 250)) == ink)
+        rig.scene.colors.set(color: paintInk)
+        drawStroke(rig, paintLine(from: Point(x: 120, y: 100), to: Point(x: 260, y: 400)))
+        #expect(rig.color(Point(x: 190, y: 250)) == paintInk)
     }
 }
