@@ -14,7 +14,7 @@ public enum ControlCommand: Sendable, Equatable {
     case blank(on: Bool)
     case reload
 
-    public enum CounterOp: String, Sendable, Equatable, CaseIterable { case set, inc, dec, reset }
+    public enum CounterOp: String, Sendable, Equatable, CaseIterable { case get, set, inc, dec, reset }
     public enum PaintOp: String, Sendable, Equatable, CaseIterable { case clear, undo, redo, save }
 }
 
@@ -84,7 +84,7 @@ public enum ControlRouter {
 
     /// Every route, for 404 answers and documentation.
     public static let routes = [
-        "GET /status", "GET /outputs", "POST /scene", "POST /theme", "POST /counter/{name}/{set|inc|dec|reset}",
+        "GET /status", "GET /outputs", "POST /scene", "POST /theme", "GET /counter/{name}", "POST /counter/{name}/{set|inc|dec|reset}",
         "POST /paint/{clear|undo|redo|save}", "POST /screenshot", "POST /blank", "POST /reload",
     ]
 
@@ -113,11 +113,15 @@ public enum ControlRouter {
             try exact(1); try requireMethod("POST")
             return .theme(name: try requiredString(try object(body), "name"))
         case "counter":
+            if parts.count == 2 {
+                try requireMethod("GET")
+                return .counter(name: parts[1], op: .get, value: nil)
+            }
             guard parts.count == 3 else {
                 throw ControlRequestError(404, "expected /counter/{name}/{set|inc|dec|reset}, got \(pathPart)")
             }
             try requireMethod("POST")
-            guard let op = ControlCommand.CounterOp(rawValue: parts[2]) else {
+            guard let op = ControlCommand.CounterOp(rawValue: parts[2]), op != .get else {
                 throw ControlRequestError(404, "unknown counter operation '\(parts[2])'; operations: set, inc, dec, reset")
             }
             let name = parts[1]

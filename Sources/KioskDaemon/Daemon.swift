@@ -16,6 +16,8 @@ public final class Daemon: @unchecked Sendable {
     public let input: InputSource?
     public let manager: SceneManager
     public private(set) var themeName: String
+    /// Schedule, idle and manual blanking.
+    public let blanking: BlankController
     private let logger: Logger
     private let startedNs = nowNanos(.monotonic)
     private var environment: [String: String]
@@ -58,6 +60,7 @@ public final class Daemon: @unchecked Sendable {
         manager = SceneManager(scenes: scenes, theme: theme, display: display, loop: loop, time: time,
                                switching: config.switching, logger: logger)
         manager.gestureRecognizer = GestureRecognizer(thresholds: config.gestures)
+        blanking = try BlankController(settings: config.display, display: display, loop: loop, time: time, logger: logger)
     }
 
     /// Where scenes write files (saved paintings).
@@ -81,8 +84,11 @@ public final class Daemon: @unchecked Sendable {
             }
             self.publishStatus()
         }
+        manager.inputFilter = { [weak self] e in self?.blanking.input(e) ?? false }
+        blanking.onUnblank = { [weak self] in self?.manager.setNeedsFrame(full: true) }
         let saved = state.load(Daemon.sceneKey)
         manager.start(initialScene: saved)
+        blanking.evaluate()
         logger.info("kioskd started", metadata: ["scene": "\(manager.current.name)", "theme": "\(themeName)",
                                                  "display": "\(display.displayDescription)", "config": "\(config.file)"])
     }
@@ -90,6 +96,7 @@ public final class Daemon: @unchecked Sendable {
     /// Stops timers, then input, then the display (which restores the console).
     public func shutdown() {
         manager.stop()
+        blanking.stop()
         input?.shutdown()
         display.shutdown()
         logger.info("kioskd stopped")
@@ -119,6 +126,7 @@ public final class Daemon: @unchecked Sendable {
             if !keepRuntimeTheme { themeName = new.themeName; try? state.save(Daemon.themeKey, new.themeName) }
             config = new
             manager.gestureRecognizer = GestureRecognizer(thresholds: new.gestures)
+            try blanking.update(settings: new.display)
             manager.replaceScenes(scenes, switching: new.switching, theme: theme)
             let msg = "reloaded \(new.file): scenes \(scenes.map(\.name).joined(separator: ", ")), theme \(themeName)"
                 + (notes.isEmpty ? "" : "; " + notes.joined(separator: "; "))
@@ -165,6 +173,7 @@ public final class Daemon: @unchecked Sendable {
                 }
                 do {
                     switch op {
+                    case .get: return .json(200, ["counter": name, "value": try c.value(of: name)])
                     case .set: try c.set(name, to: value ?? 0, now: now)
                     case .inc: try c.increment(name, now: now)
                     case .dec: try c.decrement(name, now: now)
@@ -204,8 +213,7 @@ public final class Daemon: @unchecked Sendable {
                 }
                 return ControlResponse(status: 200, contentType: "image/png", body: [UInt8](data))
             case .blank(let on):
-                try display.setBlanked(on)
-                if !on { manager.setNeedsFrame(full: true) }
+                blanking.setManual(on)
                 return .ok(["blanked": display.isBlanked])
             case .reload:
                 switch reload() {

@@ -133,9 +133,11 @@ public struct DaemonConfig {
             }
             if let b = try t.table("blank") {
                 let sched = try b.stringArray("schedule") ?? []
-                for (i, p) in sched.enumerated() where DaemonConfig.parsePeriod(p) == nil {
-                    let n = try b.array("schedule")?[i]
-                    throw KioskError.config("\(n?.location ?? b.location): key '\(b.fullKey("schedule"))[\(i)]': expected a period \"HH:MM-HH:MM\" (24 h, e.g. \"23:00-07:00\"), got \"\(p)\"")
+                for (i, p) in sched.enumerated() {
+                    do { _ = try BlankSchedule(parsing: p) } catch let e as KioskError {
+                        let n = try b.array("schedule")?[i]
+                        throw KioskError.config("\(n?.location ?? b.location): key '\(b.fullKey("schedule"))[\(i)]': expected a period \"HH:MM-HH:MM\" (24 h, e.g. \"23:00-07:00\"): \(e.message)")
+                    }
                 }
                 display.blankSchedule = sched
                 display.wakeSeconds = try b.double("wake_seconds", default: 60, range: 0...86400)
@@ -252,20 +254,6 @@ public struct DaemonConfig {
             return (size, r)
         }
         return (size, nil)
-    }
-
-    /// "23:00-07:00" → minutes of the day (start, end).
-    public static func parsePeriod(_ s: String) -> (Int, Int)? {
-        let p = s.split(separator: "-")
-        guard p.count == 2, let a = parseClock(p[0]), let b = parseClock(p[1]), a != b else { return nil }
-        return (a, b)
-    }
-
-    static func parseClock(_ s: Substring) -> Int? {
-        let p = s.trimmingCharacters(in: .whitespaces).split(separator: ":")
-        guard p.count == 2, p[0].count <= 2, p[1].count == 2, let h = Int(p[0]), let m = Int(p[1]),
-              (0...24).contains(h), (0...59).contains(m), h * 60 + m <= 24 * 60 else { return nil }
-        return h * 60 + m
     }
 
     /// A key name or a list of key names → evdev codes.

@@ -7,6 +7,7 @@ extension SceneRegistry {
         var r = SceneRegistry()
         r.register("clock", ClockScene.make)
         r.register("counter", CounterScene.make)
+        r.register("paint", PaintScene.make)
         return r
     }
 }

@@ -79,21 +79,25 @@ struct ThemeCmd: ParsableCommand {
 }
 
 struct CounterCmd: ParsableCommand {
-    static let configuration = CommandConfiguration(commandName: "counter", abstract: "Change a counter: set N, inc, dec or reset.")
+    static let configuration = CommandConfiguration(commandName: "counter", abstract: "Show (get) or change a counter: set N, inc, dec or reset.")
     @OptionGroup var c: Connection
     @Argument(help: "Counter name.") var name: String
-    @Argument(help: "set, inc, dec or reset.") var operation: String
+    @Argument(help: "get, set, inc, dec or reset.") var operation: String
     @Argument(help: "The value for set.") var value: Int?
     func validate() throws {
-        guard ["set", "inc", "dec", "reset"].contains(operation) else {
-            throw ValidationError("operation must be set, inc, dec or reset; got '\(operation)'")
+        guard ["get", "set", "inc", "dec", "reset"].contains(operation) else {
+            throw ValidationError("operation must be get, set, inc, dec or reset; got '\(operation)'")
         }
         if operation == "set" && value == nil { throw ValidationError("'set' needs a value: kioskctl counter \(name) set 42") }
         if operation != "set" && value != nil { throw ValidationError("'\(operation)' takes no value") }
     }
     func run() throws {
         let enc = name.addingPercentEncoding(withAllowedCharacters: .urlPathAllowed.subtracting(CharacterSet(charactersIn: "/"))) ?? name
-        try c.call(.POST, "/counter/\(enc)/\(operation)", value.map { ["value": $0] }) { "\($0["counter"] ?? name) = \($0["value"] ?? "?")" }
+        if operation == "get" {
+            try c.call(.GET, "/counter/\(enc)") { "\($0["value"] ?? "?")" }
+        } else {
+            try c.call(.POST, "/counter/\(enc)/\(operation)", value.map { ["value": $0] }) { "\($0["counter"] ?? name) = \($0["value"] ?? "?")" }
+        }
     }
 }
 

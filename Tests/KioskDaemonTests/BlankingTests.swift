@@ -1,0 +1,76 @@
+import Foundation
+import KioskCore
+@testable import KioskDaemon
+import KioskRender
+import KioskTesting
+import Testing
+
+@Suite struct DaemonBlankingTests {
+    func daemon(_ dir: String, blank: String, time: ManualTimeSource) throws -> (Daemon, HeadlessDisplay) {
+        let path = write("""
+        state_dir = "\(dir)/state"
+        [display]
+        backend = "headless"
+        headless_size = "64x48"
+        [display.blank]
+        \(blank)
+        [scene.score]
+        kind = "counter"
+        [[scene.score.counter]]
+        name = "HOME"
+        """, dir)
+        let config = try DaemonConfig.load(path: path, environment: [:])
+        let display = try HeadlessDisplay(size: Size(width: 64, height: 48))
+        let d = try Daemon(config: config, display: display, input: nil, state: MemoryStateStore(), loop: try EventLoop(),
+                           time: time, logger: quietLogger)
+        return (d, display)
+    }
+
+    func hhmm(_ s: Int) -> String {
+        let m = ((s / 60) % 1440 + 1440) % 1440
+        return String(format: "%02d:%02d", m / 60, m % 60)
+    }
+
+    @Test func idleBlankAndTouchWakesWithoutReachingTheScene() throws {
+        let time = ManualTimeSource(epochSeconds: 1_700_000_000)
+        let (d, display) = try daemon(tempDir(), blank: "idle_seconds = 30", time: time)
+        d.start()
+        #expect(!display.isBlanked)
+        time.advance(seconds: 29)
+        d.blanking.evaluate()
+        #expect(!display.isBlanked)
+        time.advance(seconds: 2)
+        d.blanking.evaluate()
+        #expect(display.isBlanked)
+        // The waking tap lights the panel and does not count.
+        d.manager.input(.touch(TouchEvent(.down, slot: 0, x: 0.5, y: 0.5, timeUsec: time.now().monotonicUsec)))
+        #expect(!display.isBlanked)
+        #expect((d.manager.current as? CounterControl).map { try? $0.value(of: "HOME") } == 0)
+    }
+
+    @Test func scheduleBlanksAndManualOverrideHolds() throws {
+        let time = ManualTimeSource(epochSeconds: 1_700_000_000)
+        let now = Int(LocalZone.system.secondsSinceMidnight(at: 1_700_000_000))
+        let period = "\(hhmm(now - 3600))-\(hhmm(now + 3600))"
+        let (d, display) = try daemon(tempDir(), blank: "schedule = [\"\(period)\"]\nwake_seconds = 10", time: time)
+        d.start()
+        #expect(display.isBlanked, "period \(period)")
+        _ = d.handle(.blank(on: false))
+        #expect(!display.isBlanked)
+        time.advance(seconds: 600)
+        d.blanking.evaluate()
+        #expect(!display.isBlanked, "the manual choice holds until the next scheduled change")
+        _ = d.handle(.blank(on: true))
+        #expect(display.isBlanked)
+        // A touch wakes it for wake_seconds.
+        d.manager.input(.touch(TouchEvent(.down, slot: 0, x: 0.5, y: 0.5)))
+        #expect(!display.isBlanked)
+        time.advance(seconds: 11)
+        d.blanking.evaluate()
+        #expect(display.isBlanked)
+        // After the period ends, the panel is lit.
+        time.advance(seconds: 3600 + 60)
+        d.blanking.evaluate()
+        #expect(!display.isBlanked)
+    }
+}
