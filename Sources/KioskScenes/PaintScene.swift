@@ -304,9 +304,7 @@ public final class PaintScene: Scene, PaintControl, PaintingObserver, ColorModel
     public func save(to path: String?) throws -> String {
         let target: String
         if let path { target = path } else {
-            do { try FileManager.default.createDirectory(atPath: dataDirectory, withIntermediateDirectories: true) } catch {
-                throw KioskError.scene("cannot create the painting directory \(dataDirectory): \(error.localizedDescription)")
-            }
+            try Self.makeDirectory(dataDirectory)
             target = uniquePath(in: dataDirectory)
         }
         let image = try renderPainting()
@@ -314,6 +312,22 @@ public final class PaintScene: Scene, PaintControl, PaintingObserver, ColorModel
         savedPaths.append(target)
         logger.info("painting saved", metadata: ["path": "\(target)", "strokes": "\(painting.strokes.count)"])
         return target
+    }
+
+    /// Creates a directory and its missing parents (mkdir, mode 0755); errors name the directory and errno.
+    static func makeDirectory(_ path: String) throws {
+        var prefix = ""
+        for part in path.split(separator: "/", omittingEmptySubsequences: true) {
+            prefix += "/" + part
+            if mkdir(prefix, 0o755) != 0 && errno != EEXIST {
+                let e = errno
+                throw KioskError(.scene, "cannot create the painting directory \(path): mkdir \(prefix): \(String(cString: strerror(e)))", errno: e)
+            }
+        }
+        var st = stat()
+        guard stat(path, &st) == 0, (st.st_mode & S_IFMT) == S_IFDIR else {
+            throw KioskError(.scene, "cannot save paintings in \(path): it is not a directory")
+        }
     }
 
     private func uniquePath(in dir: String) -> String {

@@ -365,6 +365,17 @@ let paintInk2 = Color(hex: "#1565C0")!
         } catch let e as KioskError {
             #expect(e.message.contains(bad))
         }
+        // A save directory that cannot be made is named, with the reason.
+        let file = NSTemporaryDirectory() + "paint-file-\(UInt32.random(in: 0...UInt32.max))"
+        #expect(FileManager.default.createFile(atPath: file, contents: Data()))
+        let blocked = try PaintRig(dataDirectory: file + "/sub")
+        do {
+            _ = try blocked.scene.save(to: nil)
+            Issue.record("saving under a file succeeded")
+        } catch let e as KioskError {
+            #expect(e.message.contains("\(file)/sub") && e.message.contains("Not a directory"), "\(e.message)")
+        }
+        try? FileManager.default.removeItem(atPath: file)
     }
 
     @Test func themeSwitchRepaintsTheCanvasBackground() throws {
