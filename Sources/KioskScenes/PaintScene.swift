@@ -192,9 +192,15 @@ public final class PaintScene: Scene, PaintControl, PaintingObserver, ColorModel
     public func handle(_ event: InputEvent, now: WallTime) -> Bool {
         lastNow = now
         guard case .touch(let t) = event, size.width > 0 else { return false }
+        // Positions come normalised; a calibration may put them a little outside 0…1. Anything
+        // not finite is dropped (it would poison the curve and the damage boxes).
+        guard t.x.isFinite, t.y.isFinite else {
+            logger.debug("touch without a usable position ignored", metadata: ["slot": "\(t.slot)", "x": "\(t.x)", "y": "\(t.y)"])
+            return false
+        }
         let before = changes
         lastActivityNs = now.monotonicNs
-        let p = Point(x: t.x * Double(size.width), y: t.y * Double(size.height))
+        let p = Point(x: min(max(t.x, -1), 2) * Double(size.width), y: min(max(t.y, -1), 2) * Double(size.height))
         switch t.phase {
         case .down:
             if slots[t.slot] != nil { finishSlot(t.slot) }

@@ -391,6 +391,35 @@ let paintInk2 = Color(hex: "#1565C0")!
         #expect(fixed.color(Point(x: 200, y: 200)) == Color(r8: 250, g8: 250, b8: 250))
     }
 
+    @Test func oddInputAndTinyScreensNeverCrash() throws {
+        let rig = try PaintRig()
+        let odd: [InputEvent] = [
+            .touch(TouchEvent(.motion, slot: 4, x: 0.5, y: 0.5)),          // motion without down
+            .touch(TouchEvent(.up, slot: 6, x: 0.5, y: 0.5)),              // up without down
+            .touch(TouchEvent(.down, slot: 1, x: .nan, y: 0.5)),
+            .touch(TouchEvent(.down, slot: 2, x: 0.3, y: .infinity)),
+            .touch(TouchEvent(.down, slot: -3, x: 1e300, y: -1e300)),
+            .touch(TouchEvent(.motion, slot: -3, x: 0.4, y: 0.4)),
+            .touch(TouchEvent(.down, slot: 7, x: 0.2, y: 0.2)),
+            .touch(TouchEvent(.down, slot: 7, x: 0.3, y: 0.3)),             // down again on a busy slot
+            .touch(TouchEvent(.cancel, slot: 7, x: 0.3, y: 0.3)),
+            .key(code: 30, state: .pressed, timeUsec: 0), .touchFrame(timeUsec: 0), .gesture(.tap(x: 0.5, y: 0.5)),
+        ]
+        rig.send(odd, drawEach: true)
+        #expect(rig.scene.strokeCount == 2)     // the two strokes of slot 7
+        #expect(Array(rig.scene.painting.active.keys) == [-3])   // still drawing, from a clamped far-away start
+        #expect(rig.scene.painting.active[-3]?.points.count == 2)
+        for size in [Size(width: 1, height: 1), Size(width: 12, height: 9), Size(width: 9, height: 300)] {
+            let r = try PaintRig(size: size)
+            r.tapTool(.picker)
+            r.send([r.touch(.down, px: Point(x: 0, y: 0)), r.touch(.motion, px: Point(x: Double(size.width), y: Double(size.height))),
+                    r.touch(.up, px: Point(x: 1, y: 1))], drawEach: true)
+            _ = r.scene.picker.chartImage()
+            r.scene.undo(); r.scene.redo(); r.scene.clear()
+            r.send([])
+        }
+    }
+
     @Test func portraitPutsTheToolbarOnTheLongEdge() throws {
         let rig = try PaintRig(size: Size(width: 300, height: 500))
         let bar = rig.scene.toolbar.frame
