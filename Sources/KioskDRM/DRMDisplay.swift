@@ -267,8 +267,10 @@ public final class DRMDisplay: DisplayOutput {
         waitForFlip(timeoutMs: 500)
         device.dropMaster()
         hasMaster = false
+        let was = active
+        deactivate(announce: false)
         logger.info("released DRM master", metadata: meta)
-        onEvent?(.inactive)
+        if was { onEvent?(.inactive) }
     }
 
     /// Takes the device back (VT switch back): `drmSetMaster`, then a full mode set and repaint.

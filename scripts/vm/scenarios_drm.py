@@ -48,9 +48,15 @@ def check_quadrants(s: Session, img, expected: dict, what: str) -> None:
         s.expect(close_rgb(got, rgb), f"{what}: pixel at ({fx},{fy}) is {got}, expected {rgb}")
 
 
-def basic_guest(api: str) -> str:
-    return PROBE + f"""
-probe_start --api {api}
+def basic_guest(api: str, buffers: int, extras: bool) -> str:
+    extra = r"""
+mark list "$("$KIOSK_VMTOOL" drm --list 2>&1 | tr '\n' '|' | sed 's/@@//g')"
+mark eacces "$(setpriv --reuid=65534 --regid=65534 --clear-groups "$KIOSK_VMTOOL" drm 2>/dev/null | head -n 1)"
+mark badoutput "$("$KIOSK_VMTOOL" drm --output HDMI-A-9 2>/dev/null | head -n 1)"
+mark badmode "$("$KIOSK_VMTOOL" drm --mode 1234x567@89 2>/dev/null | head -n 1)"
+""" if extras else ""
+    return PROBE + extra + f"""
+probe_start --api {api} --buffers {buffers}
 cmd status status
 wait_host 60
 cmd fill fill ff0000
@@ -72,7 +78,26 @@ probe_log 15
 """
 
 
-def basic_check(s: Session) -> None:
+def extras_check(s: Session) -> None:
+    """--list output, and the errors for no permission, an unknown output and an unknown mode."""
+    lst = s.wait_marker("list", 60).split("|")
+    s.result("list", lst[:4])
+    s.expect(any(l.strip().startswith("Virtual-1 connected") and "[in use: CRTC" in l for l in lst),
+             f"--list shows Virtual-1 connected and in use (by the console): {lst[:3]}")
+    s.expect(any("*+ 1280x800@75" in l for l in lst), "--list marks the current, preferred mode 1280x800@75")
+    e = s.wait_marker("eacces", 60)
+    s.result("eacces", e)
+    s.expect("/dev/dri/card0" in e and "permission denied" in e and "video" in e,
+             f"no-permission error names the device and the video group: {e}")
+    b = s.wait_marker("badoutput", 60)
+    s.expect("HDMI-A-9" in b and "Virtual-1 (connected)" in b, f"unknown output lists what exists: {b}")
+    m = s.wait_marker("badmode", 60)
+    s.expect("1234x567@89" in m and "1280x800@75" in m, f"unknown mode lists the modes: {m}")
+
+
+def basic_check(s: Session, buffers: int = 2, extras: bool = False) -> None:
+    if extras:
+        extras_check(s)
     st = kv(s.wait_marker("status", 60))
     s.result("logical", st.get("logical"))
     s.result("atomic", st.get("atomic"))
@@ -96,10 +121,14 @@ def basic_check(s: Session) -> None:
     s.expect(img.pixel(525, 125) == (255, 0, 255), f"rect3 magenta at (525,125): {img.pixel(525, 125)}")
     s.expect(img.pixel(99, 99) == RED and img.pixel(150, 150) == RED, "pixels around rect1 still red")
     s.expect(img.pixel_at(0.75, 0.75) == WHITE, "rest of the pattern unchanged")
-    # Buffer age with two buffers: each present copies its own damage plus the previous one's.
-    s.result("copied", [int(r1["copied"]), int(r2["copied"]), int(r3["copied"])])
-    s.expect(int(r2["copied"]) == 5000 and int(r3["copied"]) == 5000,
-             f"rect presents copy only the damage of the last two frames (copied {r2['copied']}, {r3['copied']}; expected 5000)")
+    # Buffer age: each present copies what its buffer missed. Two buffers: rect1 lands in the
+    # buffer that missed the pattern (full copy), then each rect copies itself + the previous one.
+    # Three buffers: rect1 and rect2 land in buffers that missed full frames, rect3 copies rects 1–3.
+    copied = [int(r1["copied"]), int(r2["copied"]), int(r3["copied"])]
+    full = img.width * img.height
+    expected = [full, 5000, 5000] if buffers == 2 else [full, full, 7500]
+    s.result("copied", copied)
+    s.expect(copied == expected, f"damage copied by buffer age with {buffers} buffers: {copied}, expected {expected}")
     flips_before = int(r3["flips"])
     s.answer()
     fl = kv(s.wait_marker("flips", 90))
@@ -129,10 +158,14 @@ def basic_check(s: Session) -> None:
     s.answer()
 
 
-for _display, _tag in (("VGA", "bochs"), ("virtio-gpu-pci", "virtio")):
-    for _api in ("atomic", "legacy"):
-        scenario(f"drm-basic-{_tag}-{_api}", display=_display, guest=basic_guest(_api),
-                 description=f"{_tag} {_api}: first frame, pattern, damage by buffer age, 30 flips, blank, SIGTERM restore")(basic_check)
+# bochs atomic also checks --list and the error messages; virtio legacy runs triple-buffered.
+for _display, _tag, _api, _bufs, _extras in (("VGA", "bochs", "atomic", 2, True), ("VGA", "bochs", "legacy", 2, False),
+                                             ("virtio-gpu-pci", "virtio", "atomic", 2, False),
+                                             ("virtio-gpu-pci", "virtio", "legacy", 3, False)):
+    def _check(s: Session, _b=_bufs, _e=_extras) -> None:
+        basic_check(s, _b, _e)
+    scenario(f"drm-basic-{_tag}-{_api}", display=_display, guest=basic_guest(_api, _bufs, _extras),
+             description=f"{_tag} {_api} ({_bufs} buffers): first frame, pattern, buffer-age damage, 30 flips, blank, SIGTERM restore")(_check)
 
 
 @scenario("drm-rotate90", display="VGA", guest=PROBE + r"""
@@ -154,6 +187,38 @@ def rotate90(s: Session) -> None:
     check_quadrants(s, img, {(0.75, 0.25): RED, (0.75, 0.75): GREEN, (0.25, 0.25): BLUE, (0.25, 0.75): WHITE}, "rotated pattern")
     s.answer()
     s.expect(s.wait_marker("probe-exit", 60) == "0", "probe exits 0")
+
+
+@scenario("drm-master-handover", display="VGA", guest=PROBE + r"""
+probe_start
+cmd fill fill ff0000
+kill -USR1 $PROBE_KEEP_PID
+sleep 0.5
+mark second "$(printf 'fill 0000ff\nstatus\n' | (cat; sleep 3; echo quit) | "$KIOSK_VMTOOL" drm 2>/tmp/second.log | head -n 1)"
+wait_host 60
+kill -USR2 $PROBE_KEEP_PID
+sleep 1
+cmd status status
+wait_host 60
+probe_term
+""")
+def master_handover(s: Session) -> None:
+    """Plain DRM-master hand-over (VT switch by signals): SIGUSR1 drops master so another process can
+    show its frame; SIGUSR2 takes master back with a full mode set and repaint."""
+    kv(s.wait_marker("fill", 60))
+    img = s.screendump("first")
+    s.expect(img.count(RED) == img.width * img.height, "first process shows red")
+    second = s.wait_marker("second", 60)
+    s.result("second", second[:120])
+    s.expect(second.startswith("ok") and "modesets=1" in second, f"second process set its mode while the first had dropped master: {second}")
+    s.answer()
+    st = kv(s.wait_marker("status", 60))
+    s.result("after", {k: st.get(k) for k in ("modesets", "redraw", "inactive")})
+    s.expect(st.get("modesets") == "2" and st.get("redraw") == "1", f"first process set the mode again and repainted ({st})")
+    img = s.wait_screen(lambda i: i.count(RED) == i.width * i.height, 10, "back")
+    s.expect(img.count(RED) == img.width * img.height, f"red again after taking master back ({img.count(RED)} red pixels)")
+    s.answer()
+    s.expect(s.wait_marker("probe-exit", 60) == "0", "first process exits 0")
 
 
 # QEMU 7.2 refuses device_del for virtio-gpu-pci ("does not support hotplugging"), so the

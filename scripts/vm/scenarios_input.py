@@ -76,6 +76,88 @@ def check_stroke(s: Session, name: str, events, start, end, tol, last_phase="up"
 
 
 # ---------------------------------------------------------------------------------------------
+# An evemu recording of a real-world-like panel (replayed with Debian's evemu-tools)
+# ---------------------------------------------------------------------------------------------
+
+EVEMU_NAME = "Kiosk ILITEK-like Panel"
+EVEMU_RANGE = (1023, 599)
+EVEMU_FINGERS = [(0.2, 0.25), (0.5, 0.5), (0.8, 0.75)]   # all three land in one frame
+EVEMU_STEPS, EVEMU_DX = 5, 0.02                          # then move right together
+
+
+def _mask(bits, nbytes):
+    b = [0] * nbytes
+    for bit in bits:
+        b[bit // 8] |= 1 << (bit % 8)
+    return b
+
+
+def _lines(tag, data):
+    return [f"{tag} " + " ".join(f"{x:02x}" for x in data[i:i + 8]) for i in range(0, len(data), 8)]
+
+
+def evemu_recording() -> str:
+    """Device description + events in evemu's format: odd ranges, resolution 0, ABS_MT_TOOL_TYPE
+    and ABS_MT_DISTANCE, three fingers landing in one frame, lifting in two frames."""
+    EV_SYN, EV_KEY, EV_ABS = 0, 1, 3
+    ABS_X, ABS_Y, SLOT, PX, PY, TOOL, TID, DIST = 0x00, 0x01, 0x2F, 0x35, 0x36, 0x37, 0x39, 0x3B
+    BTN_TOUCH = 0x14A
+    out = ["# EVEMU 1.3", f"N: {EVEMU_NAME}", "I: 0018 222a 0001 0100"]
+    out += _lines("P:", _mask([1], 8))                                   # INPUT_PROP_DIRECT
+    out += _lines("B: 00", _mask([EV_SYN, EV_KEY, EV_ABS], 8))
+    out += _lines("B: 01", _mask([BTN_TOUCH], 96))
+    out += _lines("B: 03", _mask([ABS_X, ABS_Y, SLOT, PX, PY, TOOL, TID, DIST], 8))
+    mx, my = EVEMU_RANGE
+    for code, lo, hi in ((ABS_X, 0, mx), (ABS_Y, 0, my), (SLOT, 0, 9), (PX, 0, mx), (PY, 0, my),
+                         (TOOL, 0, 2), (TID, 0, 65535), (DIST, 0, 1)):
+        out.append(f"A: {code:02x} {lo} {hi} 0 0 0")
+    t = [0.0]
+
+    def ev(typ, code, value):
+        out.append(f"E: {int(t[0])}.{int(round((t[0] % 1) * 1e6)):06d} {typ:04x} {code:04x} {value}")
+
+    def units(p):
+        return round(p[0] * mx), round(p[1] * my)
+
+    t[0] = 0.5
+    for i, p in enumerate(EVEMU_FINGERS):
+        x, y = units(p)
+        ev(EV_ABS, SLOT, i); ev(EV_ABS, TID, 100 + i); ev(EV_ABS, TOOL, 0); ev(EV_ABS, DIST, 0)
+        ev(EV_ABS, PX, x); ev(EV_ABS, PY, y)
+    x, y = units(EVEMU_FINGERS[0])
+    ev(EV_KEY, BTN_TOUCH, 1); ev(EV_ABS, ABS_X, x); ev(EV_ABS, ABS_Y, y); ev(EV_SYN, 0, 0)
+    for step in range(1, EVEMU_STEPS + 1):
+        t[0] += 0.012
+        for i, p in enumerate(EVEMU_FINGERS):
+            x, y = units((p[0] + EVEMU_DX * step, p[1]))
+            ev(EV_ABS, SLOT, i); ev(EV_ABS, PX, x)
+        x, y = units((EVEMU_FINGERS[0][0] + EVEMU_DX * step, EVEMU_FINGERS[0][1]))
+        ev(EV_ABS, ABS_X, x); ev(EV_SYN, 0, 0)
+    t[0] += 0.012
+    ev(EV_ABS, SLOT, 1); ev(EV_ABS, TID, -1); ev(EV_SYN, 0, 0)            # the middle finger lifts first
+    t[0] += 0.012
+    ev(EV_ABS, SLOT, 0); ev(EV_ABS, TID, -1); ev(EV_ABS, SLOT, 2); ev(EV_ABS, TID, -1)
+    ev(EV_KEY, BTN_TOUCH, 0); ev(EV_SYN, 0, 0)
+    return "\n".join(out) + "\n"
+
+
+EVEMU_GUEST = r"""
+cat > /tmp/panel.evemu <<'EVEMU'
+""" + evemu_recording() + r"""EVEMU
+evemu-device /tmp/panel.evemu > /tmp/evemu-device.log 2>&1 &
+EPID=$!
+NODE=""
+for i in $(seq 100); do NODE=$(grep -o '/dev/input/event[0-9]*' /tmp/evemu-device.log | head -1); [ -n "$NODE" ] && break; sleep 0.1; done
+wait_line $EV "device-added """ + EVEMU_NAME + r""""
+evemu-play "$NODE" < /tmp/panel.evemu > /tmp/evemu-play.log 2>&1
+mark evemu "$? $NODE"
+sleep 0.5
+kill $EPID; wait $EPID
+wait_line $EV "device-removed """ + EVEMU_NAME + r""""
+"""
+
+
+# ---------------------------------------------------------------------------------------------
 # libinput level: kioskd's LibInputSource, events printed by kiosk-vmtool input-events
 # ---------------------------------------------------------------------------------------------
 
@@ -115,6 +197,7 @@ wait_line $EV "device-removed kvm-unplug"
 "$KIOSK_VMTOOL" keys --name kvm-keys --wait-log $EV --wait-text "device-added kvm-keys" KEY_UP*2 KEY_KP_PLUS >> /tmp/t.log 2>&1
 mark keys "$?"
 wait_line $EV "device-removed kvm-keys"
+''' + EVEMU_GUEST + r'''
 kill -0 $LISTENER && mark alive yes || mark alive no
 kill $LISTENER; wait $LISTENER
 mark events "$(gzip -c $EV | base64 -w0)"
@@ -133,6 +216,7 @@ def input_libinput_touch(s: Session) -> None:
     """uinput touchscreens through LibInputSource: two simultaneous fingers, odd ranges, unplug mid-stroke, keys, rotation 90."""
     for m in ("ideal", "odd", "unplug", "keys"):
         s.expect(s.wait_marker(m, timeout=90) == "0", f"kiosk-vmtool {m} exited 0")
+    ev_status = s.wait_marker("evemu", timeout=60)
     s.expect(s.wait_marker("alive", timeout=30) == "yes", "the input source survived the unplug")
     lines = decode_log(s.wait_marker("events", timeout=30))
     s.expect(s.wait_marker("rot", timeout=90) == "0", "kiosk-vmtool rot exited 0")
@@ -173,12 +257,28 @@ def input_libinput_touch(s: Session) -> None:
         check_stroke(s, "unplug finger 1", slots[b], (0.7, 0.3), (0.54, 0.46), 0.002, last_phase="cancel")
     s.expect(bool(sec) and sec[-1].startswith("vmtool: event device-removed kvm-unplug"), "device-removed after the cancels")
 
-    # d) keys.
+    # d) an evemu recording of a real-world-like panel: three fingers in one frame.
+    s.expect(ev_status.startswith("0 "), f"evemu-play replayed the recording ({ev_status})")
+    sec = section(lines, EVEMU_NAME)
+    ts = touches(sec)
+    slots = by_slot(ts)
+    s.result("evemu_slots", sorted(slots))
+    s.expect(len(slots) == 3, f"evemu panel: three slots (saw {sorted(slots)})")
+    tol = 1.5 / EVEMU_RANGE[1]
+    for n, (slot, p) in enumerate(zip(sorted(slots), EVEMU_FINGERS)):
+        check_stroke(s, f"evemu finger {n}", slots[slot], p, (p[0] + EVEMU_STEPS * EVEMU_DX, p[1]), tol)
+    downs = [i for i, t in enumerate(ts) if t[0] == "down"]
+    first_motion = next((i for i, t in enumerate(ts) if t[0] == "motion"), len(ts))
+    s.expect(len(downs) == 3 and downs[-1] < first_motion, "all three fingers land before any moves")
+    ups = [t[1] for t in ts if t[0] == "up"]
+    s.expect(len(ups) == 3 and ups[0] == sorted(slots)[1], f"the middle finger lifts first (ups {ups})")
+
+    # e) keys.
     keys = [l.split("event ", 1)[1] for l in section(lines, "kvm-keys") if l.startswith("vmtool: event key ")]
     want = ["key KEY_UP pressed", "key KEY_UP released"] * 2 + ["key KEY_KPPLUS pressed", "key KEY_KPPLUS released"]
     s.expect(keys == want, f"keys in order {want} (saw {keys})")
 
-    # e) rotation 90: logical = rot90(physical).
+    # f) rotation 90: logical = rot90(physical).
     slots = by_slot(touches(section(lines90, "kvm-rot")))
     s.expect(len(slots) == 2, f"kvm-rot: two slots (saw {sorted(slots)})")
     if len(slots) == 2:
