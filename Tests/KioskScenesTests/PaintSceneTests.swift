@@ -1,5 +1,6 @@
 import Testing
 import Foundation
+import Logging
 import KioskCore
 import KioskRender
 import KioskTesting
@@ -418,6 +419,37 @@ let paintInk2 = Color(hex: "#1565C0")!
             r.scene.undo(); r.scene.redo(); r.scene.clear()
             r.send([])
         }
+    }
+
+    @Test func throughTheSceneManagerOnARotatedPanel() throws {
+        // A portrait panel (landscape mode turned 90°): the manager rotates pixels and the scene
+        // gets logical coordinates; strokes appear under the fingers with small damage.
+        let loop = try EventLoop()
+        let display = try HeadlessDisplay(size: Size(width: 480, height: 320), rotation: .r90)
+        let scene = PaintScene(name: "paint")
+        let m = SceneManager(scenes: [scene], theme: .light, display: display, loop: loop,
+                             time: ManualTimeSource(epochSeconds: 1_700_000_000), logger: Logger(label: "test"))
+        m.start()
+        try loop.runOnce(timeoutMs: 0)
+        scene.colors.set(color: paintInk)
+        let logical = try #require(display.logicalSize)
+        #expect(logical == Size(width: 320, height: 480))
+        let path = paintLine(from: Point(x: 0.45, y: 0.1), to: Point(x: 0.9, y: 0.6))
+        for e in ScriptedInput.strokes([path]) {
+            m.input(e)
+            try loop.runOnce(timeoutMs: 0)
+        }
+        #expect(scene.strokeCount == 1)
+        let frame = try #require(m.canvas)
+        for p in pathSamples(path) {
+            #expect(frame.color(x: Int(p.x * Double(logical.width)), y: Int(p.y * Double(logical.height))) == paintInk)
+        }
+        let segmentDamage = display.damageHistory.dropFirst().dropLast()
+        #expect(!segmentDamage.isEmpty && segmentDamage.allSatisfy { $0.area * 10 < logical.area })
+        // The physical framebuffer holds the same picture turned.
+        let mid = pathSamples(path)[7]
+        let phys = Rotation.r90.logicalToPhysical(Rect(x: Int(mid.x * 320), y: Int(mid.y * 480), width: 1, height: 1), logical: logical)
+        #expect(display.color(x: phys.x, y: phys.y) == paintInk)
     }
 
     @Test func portraitPutsTheToolbarOnTheLongEdge() throws {
