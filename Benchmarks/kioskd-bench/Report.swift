@@ -128,7 +128,7 @@ struct Report {
             let delivered = med("counter.fps")
             let ok = fps >= 60 && (delivered.map { $0 >= 59 } ?? true)
             t.append(TargetCheck(target: "counter ≥ 60 fps sustained while rolling",
-                                 measured: "headroom \(fmt(fps, 0)) fps" + (delivered.map { ", delivered \(fmt($0, 1))" } ?? ""),
+                                 measured: "headroom \(fmt(fps, 0)) fps" + (delivered.map { ", delivered \(fmt($0, 1)) fps" } ?? ""),
                                  met: ok, margin: under(min(fps, (delivered ?? 60) + 1), 60)))
         }
         if let a = med("paint.segment.10") {
@@ -165,6 +165,18 @@ struct Report {
                                  met: worst.1 <= 45, margin: over(worst.1, 45)))
         }
         return t
+    }
+
+    /// Puts the table (as a code block) between the markers of a Markdown file.
+    func updateDoc(_ path: String, command: String) throws {
+        guard let text = try? String(contentsOfFile: path, encoding: .utf8) else { throw KioskError(.system, "cannot read \(path)") }
+        let start = "<!-- kioskd-bench:start -->", end = "<!-- kioskd-bench:end -->"
+        guard let a = text.range(of: start), let b = text.range(of: end), a.upperBound <= b.lowerBound else {
+            throw KioskError(.notFound, "\(path): no '\(start)' … '\(end)' block to replace")
+        }
+        let block = "\n`kioskd-bench \(command)`:\n\n```text\n\(table())\n```\n"
+        let out = text[..<a.upperBound] + block + text[b.lowerBound...]
+        guard FileManager.default.createFile(atPath: path, contents: Data(out.utf8)) else { throw KioskError(.system, "cannot write \(path)") }
     }
 
     func writeJSON(to path: String) throws {

@@ -19,6 +19,8 @@ struct RunBench: ParsableCommand {
     @Option(help: "Folder of the peer scripts.") var peerDir: String = "Benchmarks/peer"
     @Flag(help: "Skip the pygame peer.") var noPeer = false
     @Option(help: "Scene kinds to run (comma-separated).") var scenes: String = "clock,counter,paint"
+    @Option(help: "Replace the block between '<!-- kioskd-bench:start -->' and '<!-- kioskd-bench:end -->' in this Markdown file with the table.")
+    var updateDoc: String?
 
     func validate() throws {
         _ = try parseSizes(sizes)
@@ -86,10 +88,10 @@ struct RunBench: ParsableCommand {
                                 peer: Peer.samples(p, "roll6_frame_ms").map { .samples($0) }, key: "counter.roll6"))
                     res.add(Row(section: "counter", name: "full redraw", size: size, kioskd: .samples(c.full),
                                 peer: Peer.samples(p, "full_redraw_ms").map { .samples($0) }, key: "counter.full"))
-                    res.add(Row(section: "counter", name: "headroom fps (1000 / p99 roll frame)", size: size,
-                                kioskd: .value(1000 / c.roll6.p99, unit: "fps"),
-                                peer: Peer.samples(p, "roll6_frame_ms").map { .value(1000 / $0.p99, unit: "fps") },
-                                vsFloor: false, key: "counter.headroom_fps"))
+                    res.add(Row(section: "counter", name: "headroom fps (1000 / median 6-digit roll)", size: size,
+                                kioskd: .value(1000 / c.roll6.median, unit: "fps"),
+                                peer: Peer.samples(p, "roll6_frame_ms").map { .value(1000 / $0.median, unit: "fps") },
+                                vsFloor: false, note: "at p99: \(fmt(1000 / c.roll6.p99, 0)) fps", key: "counter.headroom_fps"))
                 }
             }
             if run("paint") {
@@ -212,6 +214,7 @@ struct RunBench: ParsableCommand {
         print(report.table())
         if let json { try report.writeJSON(to: json); log.say("wrote \(json)") }
         if let plot { try Plot.draw(res, to: plot); log.say("wrote \(plot)") }
+        if let doc = updateDoc { try report.updateDoc(doc, command: CommandLine.arguments.dropFirst().joined(separator: " ")); log.say("updated \(doc)") }
     }
 }
 

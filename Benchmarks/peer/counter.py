@@ -115,10 +115,15 @@ def main():
         # (six digits roll), each animation drawn at 60 frames per second of simulated time.
         one, six, full = [], [], []
         t = 0.0
-        counter.draw_full(t)
         frames_per_roll = int(ROLL_S * 60) + 1
+        counter.set(123456, t)
+        t += 2
+        counter.draw_full(t)
+        counter.rolls.clear()
+        step = 0
         while len(one) < args.bench:
-            counter.set(123456 + len(one) // frames_per_roll, t)
+            step += 1
+            counter.set(123456 + step, t)
             for _ in range(frames_per_roll):
                 t += 1 / 60
                 one.append(common.timed(lambda: counter.draw_rolling(t)))
