@@ -77,7 +77,9 @@ public struct PaintSettings: Sendable, Equatable {
 /// Finished strokes live in a cached layer (an offscreen canvas). A new point draws only the
 /// curve segments it changes, straight onto the screen, and damages only their bounds; when a
 /// stroke ends it is drawn once into the layer and its bounds are recomposited from the layer,
-/// so the screen then equals a full redraw. Undo and clear rebuild the layer once.
+/// so the screen then equals a full redraw. Undo puts back the layer pixels kept from before
+/// the last stroke (for the latest strokes, up to one screen's worth of pixels), else it
+/// rebuilds the layer once; redo draws the stroke again; clear empties the layer.
 public final class PaintScene: Scene, PaintControl, PaintingObserver, ColorModelObserver {
     public let name: String
     public let kind = "paint"
@@ -103,6 +105,10 @@ public final class PaintScene: Scene, PaintControl, PaintingObserver, ColorModel
     private var layerValid = false
     /// How many times the finished-stroke layer was rebuilt from the whole history.
     public private(set) var layerRebuilds = 0
+    /// Layer pixels under the latest finished strokes, from before each was drawn (for undo).
+    private struct UndoPatch { let index: Int; let rect: Rect; let pixels: Canvas? }
+    private var undoPatches: [UndoPatch] = []
+    private var undoPatchArea = 0
     /// How many stroke paths were stroked (on screen or in the layer), to show drawing cost.
     public private(set) var strokePathsDrawn = 0
 
@@ -384,17 +390,23 @@ public final class PaintScene: Scene, PaintControl, PaintingObserver, ColorModel
             pendingFrom[slot] = nil
             liveSegments[slot] = nil
             drawnTail[slot] = nil
-            let s = painting.strokes[index]
-            if layerValid, let layer { stroke(s, on: layer) }
-            recomposite.add(bounds(of: s).intersection(paintArea))
+            addToLayer(index)
         case .redone(let index):
-            let s = painting.strokes[index]
-            if layerValid, let layer { stroke(s, on: layer) }
-            recomposite.add(bounds(of: s).intersection(paintArea))
+            addToLayer(index)
         case .undone:
-            layerValid = false
-            needsFull = true
+            // The undone stroke was strokes[count]: put back the layer pixels it covered, or
+            // rebuild the layer once when they were not kept.
+            if layerValid, let layer, let patch = undoPatches.last, patch.index == painting.strokes.count {
+                undoPatches.removeLast()
+                undoPatchArea -= patch.rect.area
+                if let pixels = patch.pixels { layer.draw(pixels, x: Double(patch.rect.x), y: Double(patch.rect.y)) }
+                recomposite.add(patch.rect.intersection(paintArea))
+            } else {
+                layerValid = false
+                needsFull = true
+            }
         case .cleared:
+            dropUndoPatches()
             pendingFrom.removeAll()
             liveSegments.removeAll()
             drawnTail.removeAll()
@@ -418,11 +430,41 @@ public final class PaintScene: Scene, PaintControl, PaintingObserver, ColorModel
         strokePathsDrawn += 1
     }
 
+    /// Draws `strokes[index]` (just finished or redone) onto a valid layer, first keeping the
+    /// layer pixels it will cover so that undoing it restores them instead of rebuilding.
+    private func addToLayer(_ index: Int) {
+        let s = painting.strokes[index]
+        let b = bounds(of: s)
+        recomposite.add(b.intersection(paintArea))
+        guard layerValid, let layer else { return }
+        let r = b.intersection(Rect(size: layer.size))
+        var pixels: Canvas?
+        if !r.isEmpty, let c = try? Canvas(size: Size(width: r.width, height: r.height)) {
+            c.draw(layer, x: Double(-r.x), y: Double(-r.y))
+            pixels = c
+        }
+        if r.isEmpty || pixels != nil {
+            undoPatches.append(UndoPatch(index: index, rect: r, pixels: pixels))
+            undoPatchArea += r.area
+            // Keep at most one screen's worth of pixels and 64 patches: oldest go first.
+            while undoPatches.count > 64 || (undoPatchArea > size.area && undoPatches.count > 1) {
+                undoPatchArea -= undoPatches.removeFirst().rect.area
+            }
+        }
+        stroke(s, on: layer)
+    }
+
+    private func dropUndoPatches() {
+        undoPatches.removeAll()
+        undoPatchArea = 0
+    }
+
     /// The finished-stroke layer, rebuilt from the whole history only when invalid.
     private func cachedLayer() throws -> Canvas {
         if layer == nil || layer?.size != size { layer = try Canvas(size: size); layerValid = false }
         let l = layer!
         if !layerValid {
+            dropUndoPatches()
             l.clear(background)
             for s in painting.strokes { stroke(s, on: l) }
             layerValid = true

@@ -143,16 +143,30 @@ let paintInk2 = Color(hex: "#1565C0")!
 
         rig.tapTool(.undo)
         #expect(rig.scene.strokeCount == 1)
-        #expect(rig.scene.layerRebuilds == rebuilds + 1)   // one rebuild
+        #expect(rig.scene.layerRebuilds == rebuilds)   // the layer pixels under the stroke were put back
         for p in pathSamples(second) where abs(p.y - 50) > 15 { #expect(rig.color(p) == bg, "undone stroke gone at \(p)") }
         for p in pathSamples(first) { #expect(rig.color(p) == paintInk, "earlier stroke stays at \(p)") }
-        #expect(rig.lastDamage == .full(rig.size))
+        let area = rig.scene.paintArea
+        #expect(Pixels.differingPixels(rig.screen, try paintFullRedraw(size: rig.size, background: bg, strokes: rig.scene.painting.strokes), in: area) == 0)
+        #expect(rig.lastDamage.area < rig.size.area / 4)     // only the stroke's box (and the toolbar buttons)
 
         rig.tapTool(.redo)
         #expect(rig.scene.strokeCount == 2)
-        #expect(rig.scene.layerRebuilds == rebuilds + 1)   // redo draws one stroke onto the layer
+        #expect(rig.scene.layerRebuilds == rebuilds)   // redo draws one stroke onto the layer
         for p in pathSamples(second) { #expect(rig.color(p) == paintInk2) }
-        #expect(rig.lastDamage.area < rig.size.area / 2)
+        #expect(Pixels.differingPixels(rig.screen, try paintFullRedraw(size: rig.size, background: bg, strokes: rig.scene.painting.strokes), in: area) == 0)
+        #expect(rig.lastDamage.area < rig.size.area / 4)
+
+        // When the kept pixels are gone (the layer was rebuilt for a theme), undo rebuilds once.
+        rig.scene.apply(theme: .light)
+        rig.send([])
+        let rebuilt = rig.scene.layerRebuilds
+        #expect(rebuilt == rebuilds + 1)
+        rig.tapTool(.undo)
+        #expect(rig.scene.layerRebuilds == rebuilt + 1)
+        #expect(rig.lastDamage == .full(rig.size))
+        #expect(Pixels.differingPixels(rig.screen, try paintFullRedraw(size: rig.size, background: bg, strokes: rig.scene.painting.strokes), in: area) == 0)
+        rig.tapTool(.redo)
 
         // Nothing more to redo; undo twice empties; a third undo does nothing.
         #expect(!rig.scene.redo())
@@ -199,6 +213,14 @@ let paintInk2 = Color(hex: "#1565C0")!
         let ref = try paintFullRedraw(size: size, background: bg, strokes: rig.scene.painting.strokes)
         #expect(Pixels.differingPixels(rig.screen, ref, in: rig.scene.paintArea) == 0)
         #expect(rig.scene.layerRebuilds == 1)   // only the first frame built the layer
+        // Undo stroke by stroke (they overlap): each step equals a full redraw of what is left.
+        for left in stride(from: 3, through: 0, by: -1) {
+            rig.tapTool(.undo)
+            #expect(rig.scene.strokeCount == left)
+            let r = try paintFullRedraw(size: size, background: bg, strokes: rig.scene.painting.strokes)
+            #expect(Pixels.differingPixels(rig.screen, r, in: rig.scene.paintArea) == 0, "after undo to \(left) strokes")
+        }
+        #expect(rig.scene.layerRebuilds == 1)
     }
 
     @Test func whileAFingerIsDownTheInkMatchesAFullRedrawUpToAntiAliasing() throws {
