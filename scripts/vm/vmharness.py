@@ -145,7 +145,11 @@ mount --rbind /dev /host/dev
 mount -t proc proc /host/proc
 mount -t sysfs sys /host/sys
 mount -t tmpfs tmpfs /host/run
+# The guest gets a scratch /tmp; a checkout that lives under the host's /tmp stays visible at its path.
+repo=$(sed -n 's/.*kiosk\.repo=\([^ ]*\).*/\1/p' /proc/cmdline)
+case "$repo" in /tmp/*) mkdir -p /keep; mount -o bind "/host$repo" /keep ;; esac
 mount -t tmpfs tmpfs /host/tmp
+case "$repo" in /tmp/*) mkdir -p "/host$repo"; mount -o bind /keep "/host$repo" ;; esac
 script=$(sed -n 's/.*kiosk\.script=\([^ ]*\).*/\1/p' /proc/cmdline)
 echo "@@KIOSK:init:$(cut -d' ' -f1 /proc/uptime)@@"
 chroot /host /bin/bash "$script"
@@ -496,7 +500,7 @@ class Session:
         args = ["qemu-system-x86_64", "-accel", "tcg", "-machine", "q35", "-m", "1024", "-smp", "2",
                 "-nodefaults", "-no-user-config", "-display", "none",
                 "-kernel", self.arts.vmlinux, "-initrd", self.arts.initramfs,
-                "-append", f"console=ttyS0 loglevel=4 panic=-1 kiosk.script={script}",
+                "-append", f"console=ttyS0 loglevel=4 panic=-1 kiosk.script={script} kiosk.repo={REPO}",
                 "-virtfs", "local,path=/,mount_tag=hostroot,security_model=none,readonly=on,multidevs=remap",
                 "-serial", f"file:{self.console_path}",
                 "-chardev", f"pipe,id=ctl,path={self.ctl_path}", "-serial", "chardev:ctl",
@@ -648,8 +652,8 @@ def _q(s: str) -> str:
 def run_scenario(sc: Scenario, kioskd: str, vmtool: str, keep: bool = False) -> dict:
     """Boots a VM for `sc`, runs its check, always kills QEMU; returns a result dict."""
     for name, path in (("kioskd", kioskd), ("kiosk-vmtool", vmtool)):
-        if path.startswith("/tmp/") or path == "/tmp":
-            raise VMError(f"{name} at {path}: the guest mounts a tmpfs on /tmp; use a path in the checkout")
+        if (path.startswith("/tmp/") or path == "/tmp") and not os.path.realpath(path).startswith(REPO + "/"):
+            raise VMError(f"{name} at {path}: the guest mounts a tmpfs on /tmp; use a path in the checkout ({REPO})")
     arts = prepare()
     # One VM at a time on this machine (TCG wants both cores; parallel test suites would
     # otherwise boot several at once). KIOSK_VM_PARALLEL=1 turns this off.
