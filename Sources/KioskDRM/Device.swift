@@ -69,7 +69,12 @@ final class DRMDevice {
             }
         }
         var dumb: UInt64 = 0
-        if drmGetCap(fd, UInt64(DRM_CAP_DUMB_BUFFER), &dumb) != 0 || dumb == 0 {
+        if drmGetCap(fd, UInt64(DRM_CAP_DUMB_BUFFER), &dumb) != 0 {
+            let e = errno
+            Glibc.close(fd)
+            throw KioskError.display("\(path) is not a DRM device (drmGetCap: \(String(cString: strerror(e)))); use a /dev/dri/card* node", errno: e)
+        }
+        if dumb == 0 {
             Glibc.close(fd)
             throw KioskError.display("\(path) does not offer dumb buffers (DRM_CAP_DUMB_BUFFER); kioskd needs a KMS driver with dumb-buffer support")
         }
