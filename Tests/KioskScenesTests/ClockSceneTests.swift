@@ -243,3 +243,32 @@ private func context() -> SceneContext {
         #expect(type.contains("wall.toml:4") && type.contains("true or false"))
     }
 }
+
+@Suite struct ClockWithSceneManagerTests {
+    /// On the real clocks: the manager's CLOCK_REALTIME timer wakes the clock on the next
+    /// second boundary (never before it), and the frame presented then has the new second's colour.
+    @Test func ticksOnTheSecondBoundaryThroughTheManager() throws {
+        let loop = try EventLoop()
+        let display = try HeadlessDisplay(size: Size(width: 64, height: 36))
+        let scene = ClockScene(name: "wall", colorMode: .literal, timeZone: utc)
+        let m = SceneManager(scenes: [scene], theme: .default, display: display, loop: loop, time: SystemTimeSource(),
+                             logger: Logger(label: "test"))
+        m.start()
+        try loop.runOnce(timeoutMs: 0)
+        #expect(display.presentCount == 1)
+        let first = try #require(scene.reading)
+        let boundary = ClockModel.nextSecondBoundary(after: nowNanos(.realtime))
+        var woke: Int64 = 0
+        while display.presentCount < 2 {
+            try loop.runOnce(timeoutMs: 2000)
+            woke = nowNanos(.realtime)
+        }
+        #expect(woke >= boundary)
+        let shown = try #require(scene.reading)
+        #expect(shown != first)
+        #expect(shown == ClockModel.reading(realtimeNs: woke, in: utc) || shown.epochSecond == woke / 1_000_000_000 - 1)
+        #expect(display.framebuffer.color(x: 1, y: 1) == ClockColorMode.literal.color(for: shown))
+        #expect(display.damageHistory.last == Damage.full(Size(width: 64, height: 36)))
+        m.stop()
+    }
+}

@@ -401,3 +401,44 @@ private final class FailingStore: StateStore {
         for w in windows { #expect(home.contains(w)) }
     }
 }
+
+@Suite struct CounterWithSceneManagerTests {
+    /// A key through the manager: the changed digit rolls on monotonic frame timers, every
+    /// presented frame damages only that digit's window, and at rest the timers stop.
+    @Test func keyRollsOnlyTheChangedDigitOnScreen() throws {
+        let loop = try EventLoop()
+        let display = try HeadlessDisplay(size: Size(width: 320, height: 180))
+        let store = MemoryStateStore(["counter.score.home": "41"])
+        let scene = try CounterScene(name: "score", counters: [.init(name: "home", label: "HOME")], digits: 3, rollMs: 200,
+                                     keyBindings: [CounterKeyBinding(code: 103, action: .increment, target: .counter("home"))],
+                                     state: store)
+        let m = SceneManager(scenes: [scene], theme: .default, display: display, loop: loop, time: SystemTimeSource(),
+                             logger: Logger(label: "test"))
+        m.start()
+        try loop.runOnce(timeoutMs: 0)
+        #expect(display.presentCount == 1)
+        m.input(.key(code: 103, state: .pressed, timeUsec: UInt64(nowNanos(.monotonic) / 1000)))
+        #expect(store.values["counter.score.home"] == "42")
+        let window = try scene.digitWindows(of: "home")[2]
+        var spins = 0
+        while scene.isRolling && spins < 500 {
+            try loop.runOnce(timeoutMs: 100)
+            spins += 1
+        }
+        #expect(!scene.isRolling)
+        #expect(scene.nextDeadline(now: SystemTimeSource().now()) == nil)
+        let rollFrames = display.damageHistory.dropFirst()
+        #expect(rollFrames.count >= 3)
+        for d in rollFrames { #expect(d == Damage([window])) }
+        // The screen now shows the same pixels as a fresh full drawing of 042.
+        let (_, fresh) = try { () throws -> (CounterScene, Canvas) in
+            let s = try CounterScene(name: "score", counters: [.init(name: "home", label: "HOME")], digits: 3,
+                                     state: MemoryStateStore(["counter.score.home": "42"]))
+            let c = try Canvas(size: Size(width: 320, height: 180))
+            s.layout(size: c.size); s.apply(theme: .default); s.didAppear(now: SystemTimeSource().now()); _ = s.draw(into: c)
+            return (s, c)
+        }()
+        #expect(Pixels.differingPixels(display.framebuffer, fresh) == 0)
+        m.stop()
+    }
+}
