@@ -224,9 +224,10 @@ def master_handover(s: Session) -> None:
 # QEMU 7.2 refuses device_del for virtio-gpu-pci ("does not support hotplugging"), so the
 # unplug is done by the guest kernel: PCI remove of the GPU, then a bus rescan adds it back. The
 # DRM device disappears (udev "remove") and comes back as a new card (udev "add").
-@scenario("drm-hotplug-virtio", display="virtio-gpu-pci", timeout=240, guest=PROBE + r"""
+@scenario("drm-hotplug-virtio", display="virtio-gpu-pci,max_outputs=2", timeout=240, guest=PROBE + r"""
 gpu=$(readlink -f /sys/class/drm/card0/device)
 mark gpu "$gpu"
+mark noconn "$(printf 'status\nquit\n' | "$KIOSK_VMTOOL" drm --output Virtual-2 2>/dev/null | head -n 1)"
 probe_start
 cmd fill fill 00ff00
 wait_host 90
@@ -243,6 +244,10 @@ probe_log 20
 def hotplug_virtio(s: Session) -> None:
     """virtio-gpu removed (PCI remove) and added back (rescan): followed, repainted, no crash."""
     s.result("gpu", s.wait_marker("gpu", 30))
+    nc = kv(s.wait_marker("noconn", 60))
+    s.result("disconnected_output", nc.get("logical"))
+    s.expect(nc.get("logical") == "none" and nc.get("canPresent") == "0",
+             f"a disconnected output (Virtual-2) starts inactive without an error ({nc})")
     fill = kv(s.wait_marker("fill", 60))
     img = s.screendump("green")
     s.expect(img.count(GREEN) == img.width * img.height, "first frame green on virtio-gpu")
