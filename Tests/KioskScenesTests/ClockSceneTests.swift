@@ -65,6 +65,18 @@ private func context() -> SceneContext {
         #expect(ClockModel.reading(realtimeNs: -1, in: utc).description == "23:59:59")
     }
 
+    @Test func daylightSavingChangeIsFollowedOnTheNextSecond() throws {
+        let berlin = try #require(TimeZone(identifier: "Europe/Berlin"))
+        // 2024-03-31 00:59:59 UTC is 01:59:59 CET; one second later it is 03:00:00 CEST.
+        let before: Int64 = 1_711_846_799
+        #expect(ClockModel.reading(realtimeNs: before * 1_000_000_000, in: berlin).description == "01:59:59")
+        #expect(ClockModel.reading(realtimeNs: (before + 1) * 1_000_000_000, in: berlin).description == "03:00:00")
+        // 2024-10-27 00:59:59 UTC is 02:59:59 CEST; one second later it is 02:00:00 CET again.
+        let autumn: Int64 = 1_729_990_799
+        #expect(ClockModel.reading(realtimeNs: autumn * 1_000_000_000, in: berlin).description == "02:59:59")
+        #expect(ClockModel.reading(realtimeNs: (autumn + 1) * 1_000_000_000, in: berlin).description == "02:00:00")
+    }
+
     @Test func observersAreToldOnlyWhenTheShownSecondChanges() {
         final class Counter: ClockModelObserver {
             var seen: [String] = []
