@@ -349,6 +349,8 @@ public final class CounterScene: Scene, CounterControl {
 
     public func didAppear(now: WallTime) {
         frameNs = now.monotonicNs
+        // A key held while another scene was on screen may have been released there.
+        pendingHolds.removeAll()
         needsFull = true
     }
 
