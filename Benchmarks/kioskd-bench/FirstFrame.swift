@@ -14,6 +14,12 @@ struct FirstFrameChild: ParsableCommand {
     @Option(help: "Frame size, WIDTHxHEIGHT.") var size: String = "1920x1080"
 
     func run() throws {
+        // The parent's CLOCK_MONOTONIC at posix_spawn: how long exec, the dynamic loader and the
+        // Swift runtime took before our code ran.
+        if let t0 = getenv("KIOSKD_BENCH_SPAWN_NS").flatMap({ Int64(String(cString: $0)) }) {
+            let line = Array("main-reached-ms \(Double(nowNanos(.monotonic) - t0) / 1e6)\n".utf8)
+            _ = line.withUnsafeBytes { write(1, $0.baseAddress, $0.count) }
+        }
         guard let sz = try parseSizes(size).first else { throw ValidationError("--size is empty") }
         let rig = try Rig(kind: scene, size: sz, manualClock: true)
         rig.manager.onFirstFrame = {

@@ -27,7 +27,7 @@ struct Report {
         var load = [Double](repeating: 0, count: 3)
         getloadavg(&load, 3)
         let now = ISO8601DateFormatter().string(from: Date())
-        return ["kioskd-bench \(now)  \(machine), \(cores) cores, load \(fmt(load[0], 2)) \(fmt(load[1], 2))\(quick ? "  (--quick)" : "")",
+        return ["kioskd-bench \(now)  \(machine), \(cores) cores, load average \(fmt(results.loadAtStart, 2)) at start, \(fmt(load[0], 2)) at end\(quick ? "  (--quick)" : "")",
                 "\(runs) runs per timed figure; times in ms; ×floor = median / median cairo_paint fill at the same size",
                 results.peerStatus]
     }

@@ -41,6 +41,7 @@ final class Results {
     var floors: [Size: FloorResult] = [:]
     var notes: [String] = []
     var peerStatus = "not run"
+    var loadAtStart = 0.0
 
     func add(_ row: Row) { rows.append(row) }
     func row(_ key: String, _ size: Size?) -> Row? { rows.first { $0.key == key && $0.size == size } }

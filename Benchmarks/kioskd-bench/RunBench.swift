@@ -35,6 +35,9 @@ struct RunBench: ParsableCommand {
         let wanted = Set(scenes.split(separator: ",").map(String.init))
         let kinds = Set(Rig.availableKinds)
         let res = Results()
+        var load = [Double](repeating: 0, count: 3)
+        getloadavg(&load, 3)
+        res.loadAtStart = load[0]
         let log = Progress()
 
         var peer: Peer?
@@ -150,13 +153,14 @@ struct RunBench: ParsableCommand {
         for kind in ["clock", "counter", "paint"] where run(kind) {
             log.say("startup \(kind) at \(main)")
             attempt("startup \(kind)") {
-                var ff: [Double] = [], rss: [Double] = []
+                var ff: [Double] = [], rss: [Double] = [], toMain: [Double] = []
                 for _ in 0..<(quick ? 2 : 7) {
                     let r = try Spawn.run([me, "first-frame", "--scene", kind, "--size", "\(main)"], keepStderr: true)
                     guard r.succeeded, let m = r.markerMs else {
                         throw SceneBenches.BenchError(description: "first-frame child for \(kind) failed (status \(r.status))")
                     }
                     ff.append(m); rss.append(Double(r.peakRSSKiB) / 1024)
+                    if let mm = r.mainMs { toMain.append(mm) }
                 }
                 var pff: [Double] = [], prss: [Double] = []
                 if let peer { attempt("peer startup \(kind)") {
@@ -167,7 +171,8 @@ struct RunBench: ParsableCommand {
                     }
                 } }
                 res.add(Row(section: "startup", name: "\(kind): exec → first frame", size: main, kioskd: .samples(Samples(ff)),
-                            peer: pff.isEmpty ? nil : .samples(Samples(pff)), vsFloor: false, key: "startup.\(kind)"))
+                            peer: pff.isEmpty ? nil : .samples(Samples(pff)), vsFloor: false,
+                            note: toMain.isEmpty ? "" : "of which exec → main() \(fmtMs(Samples(toMain).median)) ms", key: "startup.\(kind)"))
                 res.add(Row(section: "memory", name: "\(kind): peak RSS (MB)", size: main,
                             kioskd: .value(Samples(rss).max, unit: "MB"),
                             peer: prss.isEmpty ? nil : .value(Samples(prss).max, unit: "MB"), vsFloor: false, key: "memory.\(kind)"))

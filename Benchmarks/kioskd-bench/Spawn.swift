@@ -7,6 +7,8 @@ import KioskCore
 /// time to exit, and its peak RSS (wait4's ru_maxrss), plus everything it printed.
 struct SpawnResult {
     var markerMs: Double?
+    /// exec → the child's main() ("main-reached-ms" printed by the child), if it said.
+    var mainMs: Double?
     var exitMs: Double
     var peakRSSKiB: Int
     var cpuSeconds: Double
@@ -38,6 +40,8 @@ enum Spawn {
             e += 1
         }
         for (k, v) in env { environment[k] = v }
+        let t0 = nowNanos(.monotonic)
+        environment["KIOSKD_BENCH_SPAWN_NS"] = "\(t0)"
         let envStrings = environment.map { "\($0.key)=\($0.value)" }
 
         var cArgs: [UnsafeMutablePointer<CChar>?] = argv.map { strdup($0) } + [nil]
@@ -45,7 +49,6 @@ enum Spawn {
         defer { for p in cArgs { free(p) }; for p in cEnv { free(p) } }
 
         var pid: pid_t = 0
-        let t0 = nowNanos(.monotonic)
         let rc = posix_spawnp(&pid, argv[0], &actions, nil, &cArgs, &cEnv)
         close(fds[1])
         guard rc == 0 else {
@@ -93,7 +96,9 @@ enum Spawn {
         for line in text.split(separator: "\n") where line.hasPrefix("peak-rss-kib ") {
             peak = Int(line.dropFirst(13)) ?? peak
         }
-        return SpawnResult(markerMs: markerMs, exitMs: Double(t1 - t0) / 1e6, peakRSSKiB: peak,
+        var mainMs: Double?
+        for line in text.split(separator: "\n") where line.hasPrefix("main-reached-ms ") { mainMs = Double(line.dropFirst(16)) }
+        return SpawnResult(markerMs: markerMs, mainMs: mainMs, exitMs: Double(t1 - t0) / 1e6, peakRSSKiB: peak,
                            cpuSeconds: cpuSeconds(ru), status: terminated && exitCode == 128 + SIGTERM ? 0 : exitCode,
                            output: text)
     }
