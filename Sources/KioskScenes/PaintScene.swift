@@ -197,6 +197,13 @@ public final class PaintScene: Scene, PaintControl, PaintingObserver, ColorModel
 
     public func handle(_ event: InputEvent, now: WallTime) -> Bool {
         lastNow = now
+        if case .deviceRemoved(let info) = event, !slots.isEmpty {
+            // Its fingers will send nothing more: end their strokes as drawn (like a cancel).
+            logger.info("input device gone, ending its touches", metadata: ["device": "\(info.sysname)", "touches": "\(slots.count)"])
+            let before = changes
+            for slot in slots.keys.sorted() { finishSlot(slot) }
+            return changes != before
+        }
         guard case .touch(let t) = event, size.width > 0 else { return false }
         // Positions come normalised; a calibration may put them a little outside 0…1. Anything
         // not finite is dropped (it would poison the curve and the damage boxes).

@@ -360,6 +360,20 @@ let paintInk2 = Color(hex: "#1565C0")!
         #expect(rig.scene.strokeCount == 1)
     }
 
+    @Test func anUnpluggedTouchscreenEndsItsStrokes() throws {
+        let rig = try PaintRig(settings: PaintSettings(idleResetSeconds: 10))
+        rig.scene.colors.set(color: paintInk)
+        let a = paintLine(from: Point(x: 40, y: 60), to: Point(x: 300, y: 60))
+        rig.send([rig.touch(.down, slot: 0, px: a[0])] + a.dropFirst().map { rig.touch(.motion, slot: 0, px: $0) })
+        #expect(rig.scene.strokeCount == 0)
+        #expect(rig.send([.deviceRemoved(InputDeviceInfo(name: "panel", sysname: "event3", capabilities: .touch))]))
+        #expect(rig.scene.strokeCount == 1)
+        for p in pathSamples(a) { #expect(rig.color(p) == paintInk) }
+        // Nothing is left pressed, so the idle reset is not held off.
+        #expect(rig.scene.update(now: rig.now.advanced(byNs: 10_000_000_000)))
+        #expect(rig.scene.strokeCount == 0)
+    }
+
     @Test func saveWritesAPNGOfThePaintArea() throws {
         let dir = NSTemporaryDirectory() + "paint-save-\(UInt32.random(in: 0...UInt32.max))"
         let rig = try PaintRig(dataDirectory: dir)
