@@ -167,7 +167,7 @@ public final class PaintScene: Scene, PaintControl, PaintingObserver, ColorModel
     }
 
     private var tools: [PaintTool] {
-        theme.palette.swatches.indices.map { .swatch($0) } + settings.brushWidths.indices.map { .width($0) }
+        swatches.indices.map { .swatch($0) } + settings.brushWidths.indices.map { .width($0) }
             + [.undo, .redo, .clear, .save, .picker]
     }
 
@@ -179,8 +179,18 @@ public final class PaintScene: Scene, PaintControl, PaintingObserver, ColorModel
         return Rect(x: area.x + (area.width - pw) / 2, y: area.y + (area.height - ph) / 2, width: pw, height: ph)
     }
 
+    /// The toolbar's colours: the theme's palette swatches, each colour once (in `default`,
+    /// `highlight` and `text` are both black).
+    public var swatches: [Color] { Self.swatches(of: theme) }
+
+    static func swatches(of theme: Theme) -> [Color] {
+        var out: [Color] = []
+        for c in theme.palette.swatches.map({ $0.withAlpha(1) }) where !out.contains(c) { out.append(c) }
+        return out
+    }
+
     public func apply(theme: Theme) {
-        let relayout = theme.palette.swatches.count != self.theme.palette.swatches.count
+        let relayout = Self.swatches(of: theme).count != swatches.count
         self.theme = theme
         toolbar.apply(theme: theme)
         picker.apply(theme: theme)
@@ -254,7 +264,7 @@ public final class PaintScene: Scene, PaintControl, PaintingObserver, ColorModel
     private func activate(_ tool: PaintTool) {
         switch tool {
         case .swatch(let i):
-            let sw = theme.palette.swatches
+            let sw = swatches
             if sw.indices.contains(i) { colors.set(color: sw[i]); changes += 1 }
         case .width(let i):
             if settings.brushWidths.indices.contains(i) { brushWidth = settings.brushWidths[i]; changes += 1 }
@@ -581,8 +591,8 @@ public final class PaintScene: Scene, PaintControl, PaintingObserver, ColorModel
     private var looks: [PaintTool: PaintToolLook] {
         var out: [PaintTool: PaintToolLook] = [:]
         let color = colors.color
-        for (i, c) in theme.palette.swatches.enumerated() {
-            out[.swatch(i)] = PaintToolLook(tool: .swatch(i), selected: c.withAlpha(1) == color, color: c)
+        for (i, c) in swatches.enumerated() {
+            out[.swatch(i)] = PaintToolLook(tool: .swatch(i), selected: c == color, color: c)
         }
         for (i, w) in settings.brushWidths.enumerated() {
             out[.width(i)] = PaintToolLook(tool: .width(i), selected: w == brushWidth, color: color, width: w)

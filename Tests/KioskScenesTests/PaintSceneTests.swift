@@ -488,6 +488,21 @@ let paintInk2 = Color(hex: "#1565C0")!
         #expect(display.color(x: phys.x, y: phys.y) == paintInk)
     }
 
+    @Test func swatchesAreTheThemesPaletteEachColourOnce() throws {
+        let rig = try PaintRig(theme: .default)
+        // default: primary cyan, secondary yellow, highlight black, neutral magenta, text black.
+        #expect(rig.scene.swatches == [.cyan, .yellow, .black, .magenta])
+        for (i, c) in rig.scene.swatches.enumerated() {
+            let r = rig.scene.toolbar.rect(of: .swatch(i))!
+            #expect(rig.color(rig.center(r)) == c)
+        }
+        #expect(rig.scene.toolbar.rect(of: .swatch(4)) == nil)
+        rig.scene.apply(theme: .light)          // five different colours: the toolbar is laid out again
+        rig.send([])
+        #expect(rig.scene.swatches.count == 5)
+        #expect(rig.color(rig.center(rig.scene.toolbar.rect(of: .swatch(4))!)) == Theme.light.palette.text)
+    }
+
     @Test func portraitPutsTheToolbarOnTheLongEdge() throws {
         let rig = try PaintRig(size: Size(width: 300, height: 500))
         let bar = rig.scene.toolbar.frame
