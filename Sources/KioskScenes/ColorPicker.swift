@@ -144,7 +144,7 @@ public final class ColorPicker {
         let s = 1 - (Double(iy) + 0.5) / Double(size.height)
         return (h, s)
     }
-    /// Where hue and saturation sit on a chart at `origin` with `size` (the marker's centre).
+    /// Where hue and saturation sit on the chart `chart` (the marker's centre).
     public static func chartPosition(hue: Double, saturation: Double, chart: Rect) -> Point {
         Point(x: Double(chart.x) + hue / 360 * Double(chart.width),
               y: Double(chart.y) + (1 - saturation) * Double(chart.height))
@@ -154,13 +154,14 @@ public final class ColorPicker {
     public func part(at p: Point) -> Part? {
         guard frame.contains(p) else { return nil }
         if chartRect.insetBy(-Int(markerRadius / 2)).contains(p) { return .chart }
-        if sliderRect.contains(p) { return .slider }
+        if sliderRect.insetBy(-Int(markerRadius / 2)).contains(p) { return .slider }
         return .panel
     }
 
     /// A touch on (or dragged from) `part` at `p`: picks hue and saturation of the chart pixel
     /// under the finger, or the brightness under it on the slider (in 1 % steps).
     public func touch(_ part: Part, at p: Point) {
+        guard p.x.isFinite, p.y.isFinite, chartRect.width > 0, chartRect.height > 0 else { return }
         switch part {
         case .chart:
             let ix = min(max(Int((p.x - Double(chartRect.x)).rounded(.down)), 0), chartRect.width - 1)
