@@ -77,12 +77,14 @@ struct InputVMTests {
         #expect(msg.contains("permission denied") && msg.contains("'input' group"), "\(msg)")
     }
 
-    @Test func keyboardAndTapDriveTheCounterOnDRM() throws {
+    @Test func keysTapSwipeAndLongPressDriveTheCounterOnDRM() throws {
         let r = try Self.run("input-kioskd-counter-keys")
         Self.expectPassed(r, "input-kioskd-counter-keys")
         let res = r["results"] as? [String: Any] ?? [:]
         #expect(res["pixels_keys_vs_set3"] as? Int == 0)
         #expect(res["pixels_tap_vs_set4"] as? Int == 0)
+        #expect(res["pixels_swipe_vs_set3"] as? Int == 0)
+        #expect(res["pixels_longpress_vs_zero"] as? Int == 0)
         // Only the rightmost of four digits changed from 0000 to 0003.
         let cols = res["keys_changed_x"] as? [Double] ?? []
         #expect(cols.count == 2 && cols[0] > 0.74, "changed columns \(cols)")

@@ -563,6 +563,15 @@ mark tapped "$?"
 wait_host 60
 $KIOSKCTL counter count set 4 >> /tmp/ctl.log 2>&1; mark set4 "$?"
 wait_host 60
+# A swipe down decrements; a finger held still past long_press (800 ms) resets.
+"$KIOSK_VMTOOL" touch --name kvm-swipe --wait-log /tmp/kioskd.log --wait-text "input device added: kvm-swipe" \
+  --stroke 0.5,0.3:0.5,0.7 --steps 8 --step-ms 20 >> /tmp/t.log 2>&1
+mark swiped "$?"
+wait_host 60
+"$KIOSK_VMTOOL" touch --name kvm-hold --wait-log /tmp/kioskd.log --wait-text "input device added: kvm-hold" \
+  --stroke 0.5,0.5:0.5,0.5 --steps 1 --step-ms 1200 >> /tmp/t.log 2>&1
+mark held "$?"
+wait_host 60
 kill -0 $KPID 2>/dev/null && mark alive yes || mark alive no
 kill -TERM $KPID; wait $KPID; mark exit "$?"
 mark log "$(cat /tmp/ctl.log /tmp/t.log /tmp/kioskd.log | gzip -c | base64 -w0)"
@@ -591,7 +600,7 @@ def changed_columns(a, b):
 
 @scenario("input-kioskd-counter-keys", display="VGA", timeout=300, guest=COUNTER_GUEST)
 def input_kioskd_counter_keys(s: Session) -> None:
-    """kioskd counter on DRM: uinput keys (KEY_UP, KEY_KP_PLUS, KEY_DOWN) make 0003 and a uinput tap 0004, pixel-identical to kioskctl set 3 / set 4."""
+    """kioskd counter on DRM: uinput keys make 0003, a tap 0004, a swipe down 0003, a long press 0000 — pixel-identical to kioskctl set / the start screen."""
     s.wait_marker("started", timeout=90)
     zero = settled(s, "zero")
     s.expect(zero.count((0, 0, 0), tolerance=30) > 1000, "digits drawn (dark pixels on screen)")
@@ -624,6 +633,18 @@ def input_kioskd_counter_keys(s: Session) -> None:
     d4 = four.differs(tapped)
     s.result("pixels_tap_vs_set4", d4)
     s.expect(d4 == 0, f"the tap shows exactly what 'set 4' shows ({d4} pixels differ)")
+    s.answer("go")
+    s.expect(s.wait_marker("swiped", timeout=90) == "0", "kiosk-vmtool swiped down")
+    swiped = settled(s, "swiped", differs_from=four)
+    ds = swiped.differs(three)
+    s.result("pixels_swipe_vs_set3", ds)
+    s.expect(ds == 0, f"a swipe down from 0004 shows exactly 0003 ({ds} pixels differ)")
+    s.answer("go")
+    s.expect(s.wait_marker("held", timeout=90) == "0", "kiosk-vmtool held a finger")
+    held = settled(s, "held", differs_from=swiped)
+    dh = held.differs(zero)
+    s.result("pixels_longpress_vs_zero", dh)
+    s.expect(dh == 0, f"a long press resets to 0000 ({dh} pixels differ)")
     s.answer("go")
     s.expect(s.wait_marker("alive", timeout=30) == "yes", "kioskd running")
     code = s.wait_marker("exit", timeout=30)
