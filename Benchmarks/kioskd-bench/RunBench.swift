@@ -108,8 +108,10 @@ struct RunBench: ParsableCommand {
                         res.add(Row(section: "paint", name: "add a segment, \(count) strokes", size: size, kioskd: .samples(s),
                                     peer: Peer.samples(p, "segment_ms", "\(count)").map { .samples($0) }, key: "paint.segment.\(count)"))
                     }
-                    res.add(Row(section: "paint", name: "undo + redraw, 1000 strokes", size: size, kioskd: .samples(pf.undo),
-                                peer: Peer.samples(p, "undo_ms").map { .samples($0) }, key: "paint.undo"))
+                    res.add(Row(section: "paint", name: "undo the latest stroke, ~1000 strokes", size: size, kioskd: .samples(pf.undo),
+                                peer: Peer.samples(p, "undo_ms").map { .samples($0) }, note: "peer: redraws all strokes", key: "paint.undo"))
+                    res.add(Row(section: "paint", name: "undo past 64 kept patches (rebuild)", size: size, kioskd: .samples(pf.deepUndo),
+                                peer: Peer.samples(p, "undo_ms").map { .samples($0) }, note: "~900 strokes redrawn", key: "paint.undo_rebuild"))
                     res.add(Row(section: "paint", name: "touch → flip request", size: size, kioskd: .samples(pf.touchToFlip),
                                 peer: Peer.samples(p, "touch_to_flip_ms").map { .samples($0) }, vsFloor: false, key: "paint.touch_to_flip"))
                 }

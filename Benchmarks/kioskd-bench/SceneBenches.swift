@@ -191,7 +191,7 @@ enum SceneBenches {
 
     // MARK: paint
 
-    struct PaintFigures { var segment: [(strokes: Int, samples: Samples)]; var undo: Samples; var touchToFlip: Samples }
+    struct PaintFigures { var segment: [(strokes: Int, samples: Samples)]; var undo: Samples; var deepUndo: Samples; var touchToFlip: Samples }
 
     /// Adds one finished stroke through the manager (down, motions, up) and draws it.
     static func addStroke(_ rig: Rig, _ pts: [Point]) throws {
@@ -255,8 +255,22 @@ enum SceneBenches {
             }
             u.append(Double(nowNanos(.monotonic) - t0) / 1e6)
         }
+        // Undo further back than the kept layer patches: each undo rebuilds the layer from the history.
+        for _ in 0..<64 { control.undo() }
+        rig.manager.sceneDidChange()
+        try rig.pump()
+        var deep: [Double] = []
+        for _ in 0..<min(runs, 20) {
+            let t0 = nowNanos(.monotonic)
+            try presented(rig, "paint deep undo") {
+                control.undo()
+                rig.manager.sceneDidChange()
+                try rig.pump()
+            }
+            deep.append(Double(nowNanos(.monotonic) - t0) / 1e6)
+        }
         let lat = try touchToFlip(rig, runs: runs)
-        return PaintFigures(segment: segment, undo: Samples(u), touchToFlip: lat)
+        return PaintFigures(segment: segment, undo: Samples(u), deepUndo: Samples(deep), touchToFlip: lat)
     }
 
     /// A touch written into a pipe the loop watches (as libinput's fd) until the display's
