@@ -49,6 +49,7 @@ struct InputVMTests {
         // Two fingers of one device: slots device*1000 + 0 and + 1.
         let slots = res["ideal_slots"] as? [Int] ?? []
         #expect(slots.count == 2 && slots[1] == slots[0] + 1 && slots[0] % 1000 == 0, "slots \(slots)")
+        #expect(res["ten_fingers"] as? Int == 10)
         // The evemu recording: three fingers landing in one frame, three slots.
         #expect((res["evemu_slots"] as? [Int] ?? []).count == 3)
         // Rotation 90: the stroke from panel (0.1, 0.2) to (0.9, 0.2) runs from (0.2, 0.9) to (0.2, 0.1) for the viewer.

@@ -188,6 +188,11 @@ wait_line $EV "device-removed kvm-ideal"
   --stroke 0.25,0.5:0.75,0.5 --steps 4 >> /tmp/t.log 2>&1
 mark odd "$?"
 wait_line $EV "device-removed kvm-odd"
+# Ten fingers at once (vertical strokes side by side).
+"$KIOSK_VMTOOL" touch --name kvm-ten --wait-log $EV --wait-text "device-added kvm-ten" \
+  --stroke 0.05,0.2:0.05,0.8 --stroke 0.15,0.2:0.15,0.8 --stroke 0.25,0.2:0.25,0.8 --stroke 0.35,0.2:0.35,0.8 --stroke 0.45,0.2:0.45,0.8 --stroke 0.55,0.2:0.55,0.8 --stroke 0.65,0.2:0.65,0.8 --stroke 0.75,0.2:0.75,0.8 --stroke 0.85,0.2:0.85,0.8 --stroke 0.95,0.2:0.95,0.8 --steps 6 >> /tmp/t.log 2>&1
+mark ten "$?"
+wait_line $EV "device-removed kvm-ten"
 # Unplugged mid-stroke: both fingers must end cancelled, the listener must keep running.
 "$KIOSK_VMTOOL" touch --name kvm-unplug --wait-log $EV --wait-text "device-added kvm-unplug" \
   --stroke 0.3,0.3:0.7,0.7 --stroke 0.7,0.3:0.3,0.7 --steps 10 --unplug-after 4 >> /tmp/t.log 2>&1
@@ -214,7 +219,7 @@ mark tool "$(gzip -c /tmp/t.log | base64 -w0)"
 ''')
 def input_libinput_touch(s: Session) -> None:
     """uinput touchscreens through LibInputSource: two simultaneous fingers, odd ranges, unplug mid-stroke, keys, rotation 90."""
-    for m in ("ideal", "odd", "unplug", "keys"):
+    for m in ("ideal", "odd", "ten", "unplug", "keys"):
         s.expect(s.wait_marker(m, timeout=90) == "0", f"kiosk-vmtool {m} exited 0")
     ev_status = s.wait_marker("evemu", timeout=60)
     s.expect(s.wait_marker("alive", timeout=30) == "yes", "the input source survived the unplug")
@@ -246,6 +251,14 @@ def input_libinput_touch(s: Session) -> None:
     # b) odd panel: normalised by its own range.
     ts = touches(section(lines, "kvm-odd"))
     check_stroke(s, "odd finger", ts, (0.25, 0.5), (0.75, 0.5), 1.5 / 479)
+
+    # b2) ten fingers at once, each its own slot, each ending where it was drawn.
+    slots = by_slot(touches(section(lines, "kvm-ten")))
+    s.result("ten_fingers", len(slots))
+    s.expect(len(slots) == 10, f"kvm-ten: ten slots (saw {sorted(slots)})")
+    for n, slot in enumerate(sorted(slots)):
+        x = 0.05 + 0.1 * n
+        check_stroke(s, f"ten-finger stroke {n}", slots[slot], (x, 0.2), (x, 0.8), 0.002)
 
     # c) unplug: each finger ends cancelled at its last position (4 of 10 steps along).
     sec = section(lines, "kvm-unplug")
@@ -344,6 +357,13 @@ for n in kvm-other kvm-mine kvm-plain; do
 done
 kill $LISTENER; wait $LISTENER
 mark events "$(gzip -c $EV | base64 -w0)"
+# A calibration matrix that mirrors x, with the display turned 180 degrees.
+EVC=/tmp/evc.log
+listen $EVC --calibration "-1 0 1 0 1 0" --rotation 180
+"$KIOSK_VMTOOL" touch --name kvm-cal --wait-log $EVC --wait-text "device-added kvm-cal" --stroke 0.2,0.3:0.6,0.3 --steps 4 >> /tmp/t.log 2>&1
+wait_line $EVC "device-removed kvm-cal"
+kill $LISTENER; wait $LISTENER
+mark calibrated "$(gzip -c $EVC | base64 -w0)"
 # Without permission on /dev/input: run the source as nobody while a touchscreen is plugged in.
 "$KIOSK_VMTOOL" touch --name kvm-held --stroke 0.1,0.1:0.2,0.2 --steps 1 --hold-ms 15000 > /tmp/held.log 2>&1 &
 HELD=$!
@@ -355,7 +375,7 @@ mark perm "$(grep -v '^vmtool: event' /tmp/perm.log | tail -c 1500 | tr '\n@' '|
 kill $HELD; wait $HELD
 """)
 def input_libinput_output_permissions(s: Session) -> None:
-    """map_to_output follows udev's WL_OUTPUT (other output ignored, unnamed kept); no access to /dev/input is a clear error naming the device, group and seat."""
+    """map_to_output follows udev's WL_OUTPUT (other output ignored, unnamed kept); calibration with rotation; no access to /dev/input is a clear error naming the device, group and seat."""
     lines = decode_log(s.wait_marker("events", timeout=120))
     other, mine, plain = (touches(section(lines, n)) for n in ("kvm-other", "kvm-mine", "kvm-plain"))
     s.result("touch_events", {"other": len(other), "mine": len(mine), "plain": len(plain)})
@@ -364,6 +384,9 @@ def input_libinput_output_permissions(s: Session) -> None:
     check_stroke(s, "panel of Virtual-1", mine, (0.2, 0.2), (0.6, 0.6), 0.002)
     check_stroke(s, "panel without WL_OUTPUT", plain, (0.2, 0.2), (0.6, 0.6), 0.002)
     s.expect(any("touch ignored: mapped to output DP-9" in l for l in lines), "the ignored panel is logged with its output")
+    # Calibration [-1 0 1; 0 1 0] then 180°: panel (x, y) → (1 - (1 - x), 1 - y) = (x, 1 - y).
+    cal = touches(section(decode_log(s.wait_marker("calibrated", timeout=90)), "kvm-cal"))
+    check_stroke(s, "calibrated + 180°", cal, (0.2, 0.7), (0.6, 0.7), 0.002)
     code = s.wait_marker("perm-exit", timeout=60)
     msg = s.wait_marker("perm", timeout=30)
     s.result("perm_exit", code)
