@@ -60,8 +60,9 @@ public final class LibInputSource: InputSource {
     private var mapper: InputMapper
     private var table: [OpaquePointer: Device] = [:]
     private var nextIndex = 0
-    /// Device nodes open() refused since the last check: path → errno.
+    /// Device nodes open() refused while starting (later refusals are only logged).
     private var openFailures: [(path: String, errno: Int32)] = []
+    private var starting = true
 
     /// Devices currently open, in the order they appeared.
     public var devices: [InputDeviceInfo] {
@@ -138,6 +139,7 @@ public final class LibInputSource: InputSource {
             throw KioskError.input(inputPermissionMessage(path: first.path, errno: first.errno, seat: options.seat) + more, errno: first.errno)
         }
         openFailures.removeAll()
+        starting = false
 
         do {
             watchID = try loop.watch(fd: libinput_get_fd(li)) { [unowned self] in self.dispatch() }
@@ -175,7 +177,7 @@ public final class LibInputSource: InputSource {
     // MARK: Events
 
     fileprivate func openFailed(_ path: String, _ e: Int32) {
-        openFailures.append((path, e))
+        if starting { openFailures.append((path, e)) }
         if e == EACCES || e == EPERM {
             logger.error("input: \(inputPermissionMessage(path: path, errno: e, seat: options.seat))", metadata: ["input.device": "\(path)"])
         } else {

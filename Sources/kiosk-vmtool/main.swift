@@ -27,6 +27,8 @@ usage:
   kiosk-vmtool input-events [--seat S] [--rotation DEG] [--calibration "a b c d e f"]
                             [--map-to-output NAME] [--pointer-as-touch false] [--duration-ms MS]
       Runs kioskd's libinput source and prints one "vmtool: event …" line per input event.
+  kiosk-vmtool drm …
+      DRM probes (DRMProbe.swift).
 """
 
 func say(_ s: String) {
