@@ -2,6 +2,7 @@ import Foundation
 import KioskCore
 @testable import KioskDaemon
 import KioskRender
+import KioskScenes
 import KioskTesting
 import Testing
 

@@ -1,0 +1,209 @@
+import Foundation
+import KioskCore
+import KioskDaemon
+import Testing
+
+/// Runs the real `kioskd` and `kioskctl` binaries (built next to the test bundle, or in
+/// $KIOSKD_BIN_DIR). Enabled by KIOSK_SLOW_TESTS=1; build first:
+/// `swift build --product kioskd && swift build --product kioskctl`.
+let slowTests = ProcessInfo.processInfo.environment["KIOSK_SLOW_TESTS"] == "1"
+
+enum Binaries {
+    static var dir: String {
+        if let d = ProcessInfo.processInfo.environment["KIOSKD_BIN_DIR"] { return d }
+        var p = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
+        // swift-testing runs inside "<bin>/kioskdPackageTests.xctest".
+        if p.lastPathComponent.hasSuffix(".xctest") { p = p.deletingLastPathComponent() }
+        if !FileManager.default.isExecutableFile(atPath: p.appendingPathComponent("kioskd").path) {
+            p = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
+        }
+        return p.path
+    }
+    static var kioskd: String { "\(dir)/kioskd" }
+    static var kioskctl: String { "\(dir)/kioskctl" }
+}
+
+/// A child process with its stderr collected in a file.
+final class Child {
+    let process = Process()
+    let logPath: String
+    init(_ path: String, _ args: [String], log: String) throws {
+        logPath = log
+        FileManager.default.createFile(atPath: log, contents: nil)
+        // The shell redirects stderr to the log, then becomes the program (signals reach it directly).
+        func quote(_ s: String) -> String { "'" + s.replacingOccurrences(of: "'", with: "'\\''") + "'" }
+        process.executableURL = URL(fileURLWithPath: "/bin/sh")
+        process.arguments = ["-c", "echo \"spawned $$\" >>\(quote(log)); exec " + ([path] + args).map(quote).joined(separator: " ") + " 2>>\(quote(log)) >/dev/null"]
+        try process.run()
+    }
+    var log: String { (try? String(contentsOfFile: logPath, encoding: .utf8)) ?? "" }
+    func signal(_ s: Int32) { kill(process.processIdentifier, s) }
+    /// Waits at most `seconds` for the exit; true when it exited.
+    func wait(seconds: Double) -> Bool {
+        let end = Date().addingTimeInterval(seconds)
+        while process.isRunning && Date() < end { usleep(20_000) }
+        return !process.isRunning
+    }
+    deinit { if process.isRunning { kill(process.processIdentifier, SIGKILL) } }
+}
+
+/// Runs kioskctl; returns (exit status, stdout, stderr).
+func kioskctl(_ args: [String]) throws -> (Int32, String, String) {
+    let p = Process()
+    p.executableURL = URL(fileURLWithPath: Binaries.kioskctl)
+    p.arguments = args
+    let out = Pipe(), err = Pipe()
+    p.standardOutput = out
+    p.standardError = err
+    try p.run()
+    let o = out.fileHandleForReading.readDataToEndOfFile()
+    let e = err.fileHandleForReading.readDataToEndOfFile()
+    p.waitUntilExit()
+    return (p.terminationStatus, String(decoding: o, as: UTF8.self), String(decoding: e, as: UTF8.self))
+}
+
+@Suite(.serialized, .enabled(if: slowTests, "set KIOSK_SLOW_TESTS=1 to run the kioskd process tests"))
+struct ProcessTests {
+    func config(_ dir: String, scenes: String) -> String {
+        """
+        state_dir = "\(dir)/state"
+        [display]
+        backend = "headless"
+        headless_size = "320x180"
+        \(scenes)
+        [control]
+        socket = "\(dir)/c.sock"
+        """
+    }
+
+    let twoScenes = """
+    [scenes]
+    order = ["score", "clock"]
+    [scene.score]
+    kind = "counter"
+    [[scene.score.counter]]
+    name = "HOME"
+    [scene.clock]
+    kind = "clock"
+    """
+
+    /// Starts kioskd. The child's shell writes "spawned" to the log first; rarely, under a loaded
+    /// parallel test run, Foundation's Process reports exit 1 before the shell ran at all (empty
+    /// log): that spawn is retried once, as it says nothing about kioskd.
+    func startKioskd(_ path: String, log: String) throws -> Child {
+        let c = try Child(Binaries.kioskd, ["--config", path], log: log)
+        usleep(100_000)
+        if !c.process.isRunning && c.log.isEmpty {
+            return try Child(Binaries.kioskd, ["--config", path], log: log)
+        }
+        return c
+    }
+
+    /// Waits (at most 30 s: process starts are slow on a loaded machine) for the control socket.
+    func waitForSocket(_ dir: String, _ child: Child) throws {
+        for _ in 0..<1200 {
+            if ControlClient.socketAnswers("\(dir)/c.sock") { return }
+            if !child.process.isRunning { break }
+            usleep(25_000)
+        }
+        let how = child.process.isRunning ? "still running" : "exited: status \(child.process.terminationStatus), reason \(child.process.terminationReason == .uncaughtSignal ? "signal" : "exit")"
+        Issue.record("kioskd did not open its control socket (\(how)); its log:\n\(child.log)")
+    }
+
+    func status(_ dir: String) throws -> [String: Any] {
+        try ControlClient(socketPath: "\(dir)/c.sock", timeout: 5).send(method: .GET, path: "/status").jsonObject ?? [:]
+    }
+
+    @Test func sighupWithBrokenConfigKeepsSceneAndGoodConfigSwitches() throws {
+        #expect(FileManager.default.isExecutableFile(atPath: Binaries.kioskd), "build kioskd first (\(Binaries.kioskd))")
+        let d = tempDir()
+        let path = write(config(d, scenes: twoScenes), d)
+        let child = try startKioskd(path, log: "\(d)/log")
+        try waitForSocket(d, child)
+        #expect(try status(d)["scene"] as? String == "score")
+
+        // Broken: a misspelt key on line 13, in [scene.clock].
+        try config(d, scenes: twoScenes.replacingOccurrences(of: "kind = \"clock\"", with: "kind = \"clock\"\ncolour_mode = \"literal\""))
+            .write(toFile: path, atomically: true, encoding: .utf8)
+        child.signal(SIGHUP)
+        var logged = false
+        for _ in 0..<100 where !logged { usleep(30_000); logged = child.log.contains("config reload failed") }
+        #expect(logged, "\(child.log)")
+        #expect(child.log.contains("\(path):13: key 'scene.clock.colour_mode': unknown key"), "\(child.log)")
+        #expect(try status(d)["scene"] as? String == "score")
+        #expect(try status(d)["scenes"] as? [String] == ["score", "clock"])
+
+        // Good: only the clock.
+        try config(d, scenes: "[scene.clock]\nkind = \"clock\"\n").write(toFile: path, atomically: true, encoding: .utf8)
+        child.signal(SIGHUP)
+        var switched = false
+        for _ in 0..<100 where !switched { usleep(30_000); switched = (try? status(d)["scene"] as? String) == "clock" }
+        #expect(switched)
+        #expect(try status(d)["scenes"] as? [String] == ["clock"])
+
+        // SIGTERM: a clean stop within the bound, socket removed.
+        child.signal(SIGTERM)
+        #expect(child.wait(seconds: 6))
+        #expect(child.process.terminationStatus == 0)
+        #expect(!FileManager.default.fileExists(atPath: "\(d)/c.sock"))
+        #expect(child.log.contains("kioskd stopped"))
+    }
+
+    @Test func kioskctlAgainstStoppedDaemonSaysSo() throws {
+        let d = tempDir()
+        let (code, _, err) = try kioskctl(["status", "--socket", "\(d)/c.sock"])
+        #expect(code == 2)
+        #expect(err == "kioskctl: kioskd is not running (no socket at \(d)/c.sock)\n")
+        // After a SIGKILL the socket file stays behind: still reported plainly.
+        let path = write(config(d, scenes: twoScenes), d)
+        let child = try startKioskd(path, log: "\(d)/log")
+        try waitForSocket(d, child)
+        child.signal(SIGKILL)
+        #expect(child.wait(seconds: 5))
+        let (code2, _, err2) = try kioskctl(["counter", "HOME", "inc", "--socket", "\(d)/c.sock"])
+        #expect(code2 == 2)
+        #expect(err2.hasPrefix("kioskctl: kioskd is not running"), "\(err2)")
+        // A restart finds the stale socket and replaces it.
+        let again = try startKioskd(path, log: "\(d)/log2")
+        try waitForSocket(d, again)
+        let (code3, out3, _) = try kioskctl(["counter", "HOME", "inc", "--socket", "\(d)/c.sock"])
+        #expect(code3 == 0)
+        #expect(out3 == "HOME = 1\n")
+        again.signal(SIGTERM)
+        #expect(again.wait(seconds: 6))
+    }
+
+    @Test func busyDaemonTimesOutClearly() throws {
+        let d = tempDir()
+        let path = write(config(d, scenes: twoScenes), d)
+        let child = try startKioskd(path, log: "\(d)/log")
+        try waitForSocket(d, child)
+        // A stopped (SIGSTOP) daemon accepts connections in the kernel but never answers.
+        child.signal(SIGSTOP)
+        let t0 = Date()
+        let (code, _, err) = try kioskctl(["status", "--socket", "\(d)/c.sock", "--timeout", "0.5"])
+        #expect(code == 3)
+        #expect(err.contains("did not answer within 0.5 s"), "\(err)")
+        #expect(Date().timeIntervalSince(t0) < 5)
+        child.signal(SIGCONT)
+        child.signal(SIGTERM)
+        #expect(child.wait(seconds: 6))
+    }
+
+    @Test func killTestScript() throws {
+        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent().path
+        let p = Process()
+        p.executableURL = URL(fileURLWithPath: "/bin/bash")
+        let kills = ProcessInfo.processInfo.environment["KIOSK_KILLS"] ?? "60"
+        p.arguments = ["\(root)/scripts/kill-test.sh", kills, "120"]
+        p.environment = ProcessInfo.processInfo.environment.merging(["KIOSKD_BIN_DIR": Binaries.dir]) { _, b in b }
+        let out = Pipe()
+        p.standardOutput = out
+        p.standardError = out
+        try p.run()
+        let text = String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        p.waitUntilExit()
+        #expect(p.terminationStatus == 0, "\(text)")
+        #expect(text.contains("kill-test: OK"), "\(text)")
+    }
+}
