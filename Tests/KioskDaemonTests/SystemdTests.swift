@@ -1,0 +1,78 @@
+import Foundation
+import KioskCore
+import KioskDaemon
+import Testing
+
+/// A datagram socket standing in for systemd's NOTIFY_SOCKET.
+final class NotifySocket {
+    let path: String
+    let fd: Int32
+    init(path: String) {
+        self.path = path
+        fd = socket(AF_UNIX, Int32(SOCK_DGRAM.rawValue), 0)
+        var addr = sockaddr_un()
+        addr.sun_family = sa_family_t(AF_UNIX)
+        let p = Array(path.utf8)
+        withUnsafeMutableBytes(of: &addr.sun_path) { for (i, b) in p.enumerated() { $0[i] = b } }
+        _ = withUnsafePointer(to: &addr) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) } }
+        var tv = timeval(tv_sec: 0, tv_usec: 100_000)
+        setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, socklen_t(MemoryLayout<timeval>.size))
+    }
+    deinit { close(fd); unlink(path) }
+
+    /// Messages received within `seconds`, each with its arrival time.
+    func collect(seconds: Double) -> [(Double, String)] {
+        var out: [(Double, String)] = []
+        let start = Date()
+        var buf = [UInt8](repeating: 0, count: 4096)
+        while Date().timeIntervalSince(start) < seconds {
+            let n = recv(fd, &buf, buf.count, 0)
+            if n > 0 { out.append((Date().timeIntervalSince(start), String(decoding: buf[0..<n], as: UTF8.self))) }
+        }
+        return out
+    }
+}
+
+@Suite(.serialized, .enabled(if: slowTests, "set KIOSK_SLOW_TESTS=1 to run the kioskd process tests"))
+struct SystemdNotifyTests {
+    @Test func readyStatusAndWatchdogFromTheRenderLoop() throws {
+        let d = tempDir()
+        let notify = NotifySocket(path: "\(d)/notify.sock")
+        let path = write("""
+        state_dir = "\(d)/state"
+        [display]
+        backend = "headless"
+        headless_size = "320x180"
+        [scene.clock]
+        kind = "clock"
+        [control]
+        socket = "\(d)/c.sock"
+        """, d)
+        let p = Process()
+        p.executableURL = URL(fileURLWithPath: Binaries.kioskd)
+        p.arguments = ["--config", path, "--log-level", "warning"]
+        // WatchdogSec=0.4 s: pets every 0.2 s.
+        p.environment = ["NOTIFY_SOCKET": notify.path, "WATCHDOG_USEC": "400000", "PATH": "/usr/bin:/bin"]
+        p.standardError = FileHandle.nullDevice
+        try p.run()
+        defer { if p.isRunning { kill(p.processIdentifier, SIGKILL) } }
+        let first = notify.collect(seconds: 3)
+        let texts = first.map(\.1)
+        #expect(texts.contains("READY=1"), "\(texts)")
+        #expect(texts.contains { $0.hasPrefix("STATUS=scene clock") && $0.contains("headless 320x180") }, "\(texts)")
+        let pets = first.filter { $0.1 == "WATCHDOG=1" }
+        #expect(pets.count >= 8, "\(pets.count) pets in 3 s with a 0.2 s period")
+
+        // A stopped process (as a hung loop) stops petting.
+        kill(p.processIdentifier, SIGSTOP)
+        let stopped = notify.collect(seconds: 1).filter { $0.1 == "WATCHDOG=1" }
+        #expect(stopped.isEmpty)
+        kill(p.processIdentifier, SIGCONT)
+
+        kill(p.processIdentifier, SIGTERM)
+        let last = notify.collect(seconds: 2).map(\.1)
+        #expect(last.contains("STOPPING=1"), "\(last)")
+        p.waitUntilExit()
+        #expect(p.terminationStatus == 0)
+    }
+}
