@@ -125,11 +125,14 @@ struct Report {
                                  met: roll <= limit, margin: over(roll, limit)))
         }
         if let fps = med("counter.headroom_fps") {
+            // Met when the frame cost allows 60 fps and the real loop delivers them (59.5 rounds to 60).
             let delivered = med("counter.fps")
-            let ok = fps >= 60 && (delivered.map { $0 >= 59 } ?? true)
+            let shown = delivered ?? fps
+            let ok = fps >= 60 && shown >= 59.5
             t.append(TargetCheck(target: "counter ≥ 60 fps sustained while rolling",
-                                 measured: "headroom \(fmt(fps, 0)) fps" + (delivered.map { ", delivered \(fmt($0, 1)) fps" } ?? ""),
-                                 met: ok, margin: under(min(fps, (delivered ?? 60) + 1), 60)))
+                                 measured: "delivered " + (delivered.map { "\(fmt($0, 1)) fps" } ?? "–") + ", headroom \(fmt(fps, 0)) fps",
+                                 met: ok, margin: ok ? "" : fps < 60 ? "frame cost allows only \(fmt(fps, 0)) fps"
+                                     : "delivered \(fmt((1 - shown / 60) * 100, 1)) % short (pacing, not cost)"))
         }
         if let a = med("paint.segment.10") {
             if let b = med("paint.segment.10000") ?? med("paint.segment.1000") {
