@@ -436,7 +436,12 @@ public final class DRMDisplay: DisplayOutput {
             req.add(p.plane, p.srcW, w << 16); req.add(p.plane, p.srcH, h << 16)
             req.add(p.plane, p.crtcX, 0); req.add(p.plane, p.crtcY, 0)
             req.add(p.plane, p.crtcW, w); req.add(p.plane, p.crtcH, h)
-            try req.commit(fd: device.fd, flags: UInt32(DRM_MODE_ATOMIC_ALLOW_MODESET), what: "\(what): mode set refused")
+            do {
+                try req.commit(fd: device.fd, flags: UInt32(DRM_MODE_ATOMIC_ALLOW_MODESET), what: "\(what): mode set refused")
+            } catch {
+                logger.error("\(error)", metadata: meta)
+                throw error
+            }
         } else {
             var conn = output.connector.id
             if drmModeSetCrtc(device.fd, output.crtc.id, buffer.fbID, 0, 0, &conn, 1, &raw) != 0 {
