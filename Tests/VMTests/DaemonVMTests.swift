@@ -13,7 +13,8 @@ struct DaemonVMTests {
         let creds = res["credentials"] as? String ?? ""
         #expect(creds.hasPrefix("Uid: 65534 65534 65534 65534"), "\(creds)")
         // The guest shares the host's /etc: the same group ids.
-        let gids = ["video", "input", "render"].compactMap { getgrnam($0).map { String($0.pointee.gr_gid) } }
+        let names: [String] = ["video", "input", "render"]
+        let gids = names.compactMap { getgrnam($0).map { String($0.pointee.gr_gid) } }
         #expect(gids.count == 3 && creds.contains("Groups: \(gids.joined(separator: " "))"), "\(creds)")
         #expect(creds.contains("CapEff: 0000000000000000"), "\(creds)")
         #expect(res["socket"] as? String == "660 nobody")
