@@ -70,6 +70,17 @@ struct DRMVMTests {
             #expect(bb90[3] - bb90[1] > bb90[2] - bb90[0], "turned to a column: \(bb90)")
         }
     }
+
+    /// The real kioskd on virtio-gpu: the connector forced off and re-detected (udev change events);
+    /// kioskd keeps running with no mode, then sets the mode again and repaints the same picture.
+    @Test func kioskdFollowsConnectorHotplug() throws {
+        let r = try DRMVM.run("kioskd-connector-hotplug-virtio", needsKioskd: true)
+        DRMVM.expectPassed(r, "kioskd-connector-hotplug-virtio")
+        let res = r["results"] as? [String: Any] ?? [:]
+        #expect(res["status_off_mode"] as? String == "none")
+        let cyan = res["cyan_before_after"] as? [Int] ?? []
+        #expect(cyan.count == 2 && cyan[0] > 0 && cyan[0] == cyan[1], "cyan pixels before/after: \(cyan)")
+    }
 }
 
 enum DRMVM {

@@ -435,3 +435,50 @@ def counter_check(s: Session) -> None:
         s.expect(False, "cyan windows found in both frames")
     s.answer()
     s.expect(s.wait_marker("kioskd-exit", 30) == "0", "kioskd exits 0 (rotated)")
+
+
+# Connector hotplug without a device change: the kernel's per-connector sysfs "status" file forces
+# the connector off / back to detection (GETCONNECTOR then reports it so); virtio-gpu does not
+# poll connectors, so the card's udev "change" event a cable pull sends is raised with udevadm.
+@scenario("kioskd-connector-hotplug-virtio", display="virtio-gpu-pci", timeout=240,
+          guest=f"COUNTER='{COUNTER}'\n" + KIOSKD + r"""
+conn=$(ls -d /sys/class/drm/card0-Virtual-1)
+kioskd_start "$(printf '[display]\nbackend = "drm"\n')
+$COUNTER"
+mark shown
+wait_host 60
+echo off > "$conn/status"
+udevadm trigger --action=change --subsystem-match=drm --sysname-match=card0
+sleep 2
+mark alive-off "$(kill -0 $KPID 2>/dev/null && echo yes || echo no)"
+kioskd_status status-off
+echo detect > "$conn/status"
+udevadm trigger --action=change --subsystem-match=drm --sysname-match=card0
+sleep 2
+mark alive-on "$(kill -0 $KPID 2>/dev/null && echo yes || echo no)"
+kioskd_status status-on
+wait_host 60
+kioskd_term
+kioskd_log 12
+""")
+def connector_hotplug(s: Session) -> None:
+    """Real kioskd on virtio-gpu: connector forced off then re-detected; kioskd keeps running, goes
+    inactive, then sets the mode again and repaints the counter."""
+    s.wait_marker("kioskd-up", 90)
+    s.wait_marker("shown", 30)
+    img = s.wait_screen(lambda i: i.count(CYAN) > i.width * i.height // 50, 10, "before")
+    before = img.count(CYAN)
+    s.expect(before > img.width * img.height // 50, f"counter shown on virtio-gpu ({before} cyan pixels)")
+    s.answer()
+    s.expect(s.wait_marker("alive-off", 30) == "yes", "kioskd still running with the connector off")
+    off = s.wait_marker("status-off", 30).replace(" ", "")
+    s.result("status_off_mode", "none" if '"mode":"none"' in off else off[:120])
+    s.expect('"mode":"none"' in off, f"status shows no mode while disconnected: {off[:200]}")
+    s.expect(s.wait_marker("alive-on", 30) == "yes", "kioskd still running after re-detect")
+    on = s.wait_marker("status-on", 30).replace(" ", "")
+    s.expect('"mode":"1280x800"' in on, f"status shows the mode again: {on[:200]}")
+    img = s.wait_screen(lambda i: i.count(CYAN) == before, 10, "after")
+    s.result("cyan_before_after", [before, img.count(CYAN)])
+    s.expect(img.count(CYAN) == before and img.pixel_at(0.01, 0.01) == WHITE, "counter repainted after the connector came back")
+    s.answer()
+    s.expect(s.wait_marker("kioskd-exit", 30) == "0", "kioskd exits 0")
