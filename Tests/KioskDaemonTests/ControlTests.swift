@@ -2,6 +2,7 @@ import Foundation
 import KioskCore
 @testable import KioskDaemon
 import KioskRender
+import KioskTesting
 import Testing
 
 @Suite struct ControlRouterTests {
@@ -232,5 +233,42 @@ func makeDaemon(_ dir: String, extra: String = "") throws -> Daemon {
             #expect(e.kind == .notRunning)
             #expect(e.description.hasPrefix("kioskd is not running"))
         }
+    }
+}
+
+@Suite struct PaintCommandTests {
+    @Test func paintUndoRedoClearSave() throws {
+        let d = tempDir()
+        let path = write("""
+        state_dir = "\(d)/state"
+        [display]
+        backend = "headless"
+        headless_size = "400x300"
+        [scene.paint]
+        kind = "paint"
+        """, d)
+        let config = try DaemonConfig.load(path: path, environment: [:])
+        let daemon = try DaemonRunner.makeDaemon(config: config, state: MemoryStateStore(), loop: try EventLoop(), logger: quietLogger)
+        daemon.start()
+        for e in ScriptedInput.strokes([ScriptedInput.line(from: Point(x: 0.2, y: 0.2), to: Point(x: 0.6, y: 0.4))]) {
+            daemon.manager.input(e)
+        }
+        #expect(daemon.handle(.paint(op: .undo, path: nil)).jsonObject?["strokes"] as? Int == 0)
+        let redo = daemon.handle(.paint(op: .redo, path: nil)).jsonObject
+        #expect(redo?["strokes"] as? Int == 1)
+        #expect(redo?["changed"] as? Bool == true)
+        let file = "\(d)/saved.png"
+        let saved = daemon.handle(.paint(op: .save, path: file))
+        #expect(saved.status == 200, "\(String(decoding: saved.body, as: UTF8.self))")
+        let png = FileManager.default.contents(atPath: file).map { [UInt8]($0.prefix(4)) }
+        #expect(png == [0x89, 0x50, 0x4E, 0x47])
+        #expect(daemon.handle(.paint(op: .clear, path: nil)).jsonObject?["strokes"] as? Int == 0)
+        let nothing = daemon.handle(.paint(op: .undo, path: nil)).jsonObject
+        #expect(nothing?["changed"] as? Bool != nil)
+        // Counters are not there: a clear 404 naming what exists.
+        let c = daemon.handle(.counter(name: "HOME", op: .inc, value: nil))
+        #expect(c.status == 404)
+        #expect(c.jsonObject?["error"] as? String == "unknown counter 'HOME'; no scene has counters")
+        daemon.shutdown()
     }
 }
