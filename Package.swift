@@ -73,6 +73,7 @@ let package = Package(
         .testTarget(name: "KioskInputTests", dependencies: ["KioskInput"]),
         .testTarget(name: "KioskDaemonTests", dependencies: ["KioskDaemon", "KioskTesting"]),
         .testTarget(name: "VMTests", dependencies: ["KioskCore"]),
+        .testTarget(name: "KioskBenchTests", dependencies: ["kioskd-bench"], path: "Benchmarks/Tests/KioskBenchTests"),
     ],
     swiftLanguageModes: [.v5]
 )

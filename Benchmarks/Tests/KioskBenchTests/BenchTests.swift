@@ -1,0 +1,177 @@
+import Foundation
+import KioskCore
+import Testing
+@testable import kioskd_bench
+
+@Suite struct StatisticsTests {
+    @Test func medianAndPercentilesInterpolate() {
+        let s = Samples([4, 1, 3, 2])
+        #expect(s.min == 1)
+        #expect(s.max == 4)
+        #expect(s.median == 2.5)
+        let h = Samples((1...100).map(Double.init))
+        #expect(abs(h.percentile(0.99) - 99.01) < 1e-9)
+        #expect(h.percentile(0) == 1)
+        #expect(h.percentile(1) == 100)
+    }
+
+    @Test func emptySamplesAreNotANumber() {
+        #expect(Samples([]).median.isNaN)
+    }
+
+    @Test func formatting() {
+        #expect(fmtMs(0.1234) == "0.123")
+        #expect(fmtMs(12.345) == "12.3")
+        #expect(fmtMs(1480.4) == "1480")
+        #expect(fmt(1.5, 2) == "1.50")
+        #expect(fmt(2, 1) == "2.0")
+        #expect(fmtMs(.nan) == "–")
+    }
+}
+
+@Suite struct SizeParsingTests {
+    @Test func parsesAList() throws {
+        #expect(try parseSizes("1920x1080,3840x2160") == [Size(width: 1920, height: 1080), Size(width: 3840, height: 2160)])
+    }
+
+    @Test(arguments: ["1920x", "x1080", "0x100", "100x99999", "big"])
+    func rejectsBadSizesNamingThem(_ bad: String) {
+        do {
+            _ = try parseSizes("640x480,\(bad)")
+            Issue.record("\(bad) was accepted")
+        } catch {
+            #expect("\(error)".contains("'\(bad)'"))
+        }
+    }
+}
+
+@Suite struct TargetTests {
+    func results(fill: Double, tick: Double, peerTick: Double?) -> Results {
+        let size = Size(width: 1920, height: 1080)
+        let r = Results()
+        let fl = Samples([fill, fill, fill])
+        r.floors[size] = FloorResult(size: size, cairoFill: fl, memsetFill: fl, copy: fl)
+        r.add(Row(section: "clock", name: "tick", size: size, kioskd: .samples(Samples([tick, tick, tick])),
+                  peer: peerTick.map { .samples(Samples([$0])) }, key: "clock.tick"))
+        return r
+    }
+
+    @Test func tickWithinOneAndAHalfFloorsIsMet() throws {
+        let report = Report(results: results(fill: 0.2, tick: 0.25, peerTick: 1.2), main: Size(width: 1920, height: 1080), quick: true, runs: 3)
+        let t = report.targets()
+        let floor = try #require(t.first { $0.target.hasPrefix("clock tick ≤ 1.5×") })
+        #expect(floor.met == true)
+        #expect(floor.measured.contains("1.25×"))
+        let peer = try #require(t.first { $0.target.contains("cheaper than pygame") })
+        #expect(peer.met == true)
+        #expect(peer.measured.contains("4.8×"))
+    }
+
+    @Test func missedTargetsSayByHowMuch() throws {
+        let report = Report(results: results(fill: 0.2, tick: 0.5, peerTick: nil), main: Size(width: 1920, height: 1080), quick: true, runs: 3)
+        let t = report.targets()
+        let floor = try #require(t.first { $0.target.hasPrefix("clock tick ≤ 1.5×") })
+        #expect(floor.met == false)
+        #expect(floor.margin == "missed by 67 %")
+        let peer = try #require(t.first { $0.target.contains("cheaper than pygame") })
+        #expect(peer.met == nil)
+    }
+
+    @Test func tableShowsRatiosToTheFloorAndThePeer() {
+        let report = Report(results: results(fill: 0.2, tick: 0.5, peerTick: 1.0), main: Size(width: 1920, height: 1080), quick: true, runs: 3)
+        let line = report.table().split(separator: "\n").first { $0.hasPrefix("clock: tick") }.map(String.init) ?? ""
+        #expect(line.contains("2.50×"))
+        #expect(line.contains("0.50"))
+    }
+
+    @Test func updateDocReplacesOnlyTheMarkedBlock() throws {
+        let path = NSTemporaryDirectory() + "bench-doc-\(getpid()).md"
+        defer { unlink(path) }
+        try "# Title\nbefore\n<!-- kioskd-bench:start -->\nold table\n<!-- kioskd-bench:end -->\nafter\n".write(toFile: path, atomically: true, encoding: .utf8)
+        let report = Report(results: results(fill: 0.2, tick: 0.5, peerTick: nil), main: Size(width: 1920, height: 1080), quick: true, runs: 3)
+        try report.updateDoc(path, command: "--quick")
+        let text = try String(contentsOfFile: path, encoding: .utf8)
+        #expect(text.hasPrefix("# Title\nbefore\n<!-- kioskd-bench:start -->\n"))
+        #expect(text.hasSuffix("<!-- kioskd-bench:end -->\nafter\n"))
+        #expect(!text.contains("old table"))
+        #expect(text.contains("clock: tick"))
+    }
+
+    @Test func updateDocWithoutMarkersFailsNamingTheFile() throws {
+        let path = NSTemporaryDirectory() + "bench-nodoc-\(getpid()).md"
+        defer { unlink(path) }
+        try "# nothing here\n".write(toFile: path, atomically: true, encoding: .utf8)
+        let report = Report(results: Results(), main: Size(width: 1920, height: 1080), quick: true, runs: 3)
+        #expect { try report.updateDoc(path, command: "") } throws: { "\($0)".contains(path) }
+    }
+}
+
+@Suite struct ProcessTests {
+    @Test func markerAndSelfReportedPeakAreRead() throws {
+        let r = try Spawn.run(["/bin/sh", "-c", "echo hello; echo first-frame; echo peak-rss-kib 1234; exit 3"])
+        #expect(r.markerMs != nil)
+        #expect(r.peakRSSKiB == 1234)
+        #expect(r.status == 3)
+        #expect(r.output.contains("hello"))
+    }
+
+    @Test func noMarkerMeansNoMarkerTime() throws {
+        let r = try Spawn.run(["/bin/sh", "-c", "echo first-frames"])
+        #expect(r.markerMs == nil)
+        #expect(r.succeeded)
+    }
+
+    @Test func aMissingProgramIsAnErrorNamingIt() {
+        #expect { try Spawn.run(["/nonexistent/kioskd-peer"]) } throws: { "\($0)".contains("/nonexistent/kioskd-peer") }
+    }
+
+    @Test func statusFieldReadsKiB() throws {
+        let path = NSTemporaryDirectory() + "bench-status-\(getpid())"
+        defer { unlink(path) }
+        try "Name:\tx\nVmPeak:\t  9999 kB\nVmHWM:\t   4321 kB\n".write(toFile: path, atomically: true, encoding: .utf8)
+        #expect(statusField(path, "VmHWM:") == 4321)
+        #expect(statusField(path, "VmSwap:") == nil)
+        #expect((statusField("/proc/self/status", "VmHWM:") ?? 0) > 1000)
+    }
+}
+
+@Suite struct MeasurementTests {
+    @Test func floorTimesEveryRun() {
+        let f = Floor.run(size: Size(width: 64, height: 48), runs: 7)
+        #expect(f.cairoFill.count == 7 && f.memsetFill.count == 7 && f.copy.count == 7)
+        #expect(f.copy.min > 0)
+    }
+
+    @Test func benchStrokesStayInsideThePaintArea() {
+        for i in [0, 1, 57, 9_999, 20_049] {
+            let pts = benchStroke(i)
+            #expect(pts.count == 8)
+            #expect(pts.allSatisfy { $0.x > 0.15 && $0.x < 0.85 && $0.y > 0.15 && $0.y < 0.85 })
+        }
+        #expect(benchStroke(3) != benchStroke(4))
+    }
+
+    @Test func clockTickRedrawsTheWholeFrameEverySecond() throws {
+        let c = try SceneBenches.clockTick(size: Size(width: 320, height: 240), runs: 5)
+        #expect(c.tick.count == 5)
+        #expect(c.damageFraction > 0.99)
+    }
+
+    @Test func counterRollFramesAreDamageLimited() throws {
+        let c = try SceneBenches.counter(size: Size(width: 320, height: 240), runs: 5)
+        #expect(c.roll1.count == 5 && c.roll6.count == 5 && c.full.count == 5)
+        #expect(c.rollDamageFraction > 0 && c.rollDamageFraction < 0.5)
+    }
+
+    @Test func touchToFlipPresentsOneFramePerTouch() throws {
+        let rig = try Rig(kind: "paint", size: Size(width: 320, height: 240), manualClock: true)
+        try rig.start()
+        let s = try SceneBenches.touchToFlip(rig, runs: 5)
+        #expect(s.count == 5)
+        #expect(s.min > 0)
+    }
+
+    @Test func unknownSceneKindIsNamed() {
+        #expect { try Rig(kind: "aquarium", size: Size(width: 64, height: 64), manualClock: true) } throws: { "\($0)".contains("aquarium") }
+    }
+}
