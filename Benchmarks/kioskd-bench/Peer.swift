@@ -31,8 +31,8 @@ struct Peer {
     }
 
     /// Runs `scene.py --bench N --size WxH` and returns its JSON object.
-    func bench(_ scene: String, size: Size, frames: Int) throws -> [String: Any] {
-        let r = try Spawn.run([python, "\(dir)/\(scene).py", "--bench", "\(frames)", "--size", "\(size)"], env: Peer.env, marker: nil)
+    func bench(_ scene: String, size: Size, frames: Int, extra: [String] = []) throws -> [String: Any] {
+        let r = try Spawn.run([python, "\(dir)/\(scene).py", "--bench", "\(frames)", "--size", "\(size)"] + extra, env: Peer.env, marker: nil)
         guard r.succeeded, let line = r.output.split(separator: "\n").last,
               let obj = try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any] else {
             throw SceneBenches.BenchError(description: "peer \(scene).py --bench failed (status \(r.status)): \(r.output.suffix(300))")

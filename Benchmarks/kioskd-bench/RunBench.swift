@@ -103,7 +103,9 @@ struct RunBench: ParsableCommand {
                     let counts = quick ? [10, 1000] : [10, 1000, 10000]
                     let pf = try SceneBenches.paint(size: size, runs: n, strokeCounts: counts)
                     var p: [String: Any] = [:]
-                    if let peer, !quick { attempt("peer paint at \(size)") { p = try peer.bench("paint", size: size, frames: n) } }
+                    if let peer { attempt("peer paint at \(size)") {
+                        p = try peer.bench("paint", size: size, frames: n, extra: ["--strokes", counts.map(String.init).joined(separator: ",")])
+                    } }
                     for (count, s) in pf.segment {
                         res.add(Row(section: "paint", name: "add a segment, \(count) strokes", size: size, kioskd: .samples(s),
                                     peer: Peer.samples(p, "segment_ms", "\(count)").map { .samples($0) }, key: "paint.segment.\(count)"))

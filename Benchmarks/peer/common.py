@@ -26,7 +26,12 @@ def parse(description):
     p.add_argument("--first-frame", action="store_true")
     p.add_argument("--bench", type=int, default=0, metavar="N")
     p.add_argument("--idle", type=float, default=0, metavar="SECONDS")
+    p.add_argument("--strokes", default="10,1000,10000", help="paint: finished-stroke counts to time a segment at")
     a = p.parse_args()
+    try:
+        a.stroke_counts = [int(n) for n in a.strokes.split(",")]
+    except ValueError:
+        p.error("--strokes: expected counts like 10,1000,10000, got %r" % a.strokes)
     w, h = a.size.split("x")
     a.width, a.height = int(w), int(h)
     return a

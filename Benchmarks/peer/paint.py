@@ -113,7 +113,7 @@ def main():
     if args.bench:
         out = {"scene": "paint", "size": [w, h], "segment_ms": {}}
         i = 0
-        for n in (10, 1000, 10000):
+        for n in args.stroke_counts:
             while len(painting.strokes) < n:
                 painting.add_stroke(common.stroke_points(i, w, h))
                 i += 1
