@@ -121,9 +121,17 @@ public final class Daemon: @unchecked Sendable {
             if new.input != config.input { notes.append("[input] changes take effect at the next start") }
             if new.control != config.control { notes.append("[control] changes take effect at the next start") }
             if new.stateDirectory != config.stateDirectory { notes.append("state_dir changes take effect at the next start") }
-            let keepRuntimeTheme = new.themeName == config.themeName
-            let theme = keepRuntimeTheme ? manager.theme : new.theme
-            if !keepRuntimeTheme { themeName = new.themeName; try? state.save(Daemon.themeKey, new.themeName) }
+            // The config's theme wins when it changed; otherwise a theme chosen at run time stays.
+            // Either way it is read again, so edits to its file apply.
+            let theme: Theme
+            if new.themeName != config.themeName || themeName == new.themeName {
+                theme = new.theme
+                themeName = new.themeName
+                try? state.save(Daemon.themeKey, new.themeName)
+                try? state.save(Daemon.themeConfigKey, new.themeName)
+            } else {
+                theme = try ThemeLoader.load(named: themeName, directory: new.themeDirectory)
+            }
             config = new
             manager.gestureRecognizer = GestureRecognizer(thresholds: new.gestures)
             try blanking.update(settings: new.display)

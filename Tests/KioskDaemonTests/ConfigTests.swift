@@ -168,3 +168,49 @@ import Testing
         #expect(msg == "\(d)/themes/bad.toml:3: key 'palette.primary': expected a colour like \"#RRGGBB\", got \"blue\"")
     }
 }
+
+@Suite struct ConfigLocatorMoreTests {
+    @Test func arraysOfInlineTablesAndDottedKeysInTables() {
+        let text = """
+        [scene.score]
+        counters = [
+          { name = "HOME", label = "Home" },
+          { name = "AWAY", label = "Away" },
+        ]
+        style.size = 3
+        'odd key' = "x"
+        """
+        let loc = ConfigLocator(source: text)
+        #expect(loc.line(of: "scene.score.counters[0].label") == 3)
+        #expect(loc.line(of: "scene.score.counters[1]") == 4)
+        #expect(loc.line(of: "scene.score.counters[1].label") == 4)
+        #expect(loc.line(of: "scene.score.style.size") == 6)
+        #expect(loc.line(of: "scene.score.odd key") == 7)
+    }
+
+    @Test func inlineTableValuesGetTheirOwnLines() throws {
+        let d = tempDir()
+        let msg = configError {
+            _ = try loadConfig("""
+            state_dir = "/tmp/x"
+            display = { backend = "headless", rotation = 45 }
+            [scene.clock]
+            kind = "clock"
+            """, dir: d)
+        }
+        #expect(msg == "\(d)/kioskd.toml:2: key 'display.rotation': expected 0, 90, 180 or 270, got 45")
+    }
+}
+
+@Suite struct JournalLogHandlerTests {
+    @Test func priorityPrefixesAndMetadata() {
+        let h = JournalLogHandler(label: "t", level: .debug, prefixed: true)
+        #expect(h.format(level: .error, message: "cannot open", metadata: ["drm.device": "/dev/dri/card0"]) == "<3>cannot open [drm.device=/dev/dri/card0]")
+        #expect(h.format(level: .info, message: "two\nlines", metadata: nil) == "<6>two lines")
+        #expect(JournalLogHandler.priority(.warning) == 4)
+        #expect(JournalLogHandler.priority(.debug) == 7)
+        #expect(JournalLogHandler.priority(.critical) == 2)
+        let plain = JournalLogHandler(label: "t", prefixed: false)
+        #expect(plain.format(level: .notice, message: "hi", metadata: nil) == "notice: hi")
+    }
+}

@@ -272,3 +272,30 @@ func makeDaemon(_ dir: String, extra: String = "") throws -> Daemon {
         daemon.shutdown()
     }
 }
+
+@Suite struct ReloadThemeTests {
+    @Test func reloadRereadsThemeFilesAndKeepsRuntimeChoice() throws {
+        let d = tempDir()
+        try FileManager.default.createDirectory(atPath: "\(d)/themes", withIntermediateDirectories: true)
+        write("base = \"dark\"\n[palette]\ntext = \"#111111\"\n", "\(d)/themes", "mine.toml")
+        let daemon = try makeDaemon(d, extra: "")
+        // makeDaemon's config has no theme key: add one and reload.
+        let path = daemon.config.file
+        let text = try String(contentsOfFile: path, encoding: .utf8)
+        try ("theme = \"mine\"\n" + text).write(toFile: path, atomically: true, encoding: .utf8)
+        daemon.start()
+        #expect(daemon.handle(.reload).status == 200)
+        #expect(daemon.themeName == "mine")
+        #expect(daemon.manager.theme.palette.text == Color(hex: "#111111"))
+        // An edit to the theme file applies on reload.
+        write("base = \"dark\"\n[palette]\ntext = \"#222222\"\n", "\(d)/themes", "mine.toml")
+        #expect(daemon.handle(.reload).status == 200)
+        #expect(daemon.manager.theme.palette.text == Color(hex: "#222222"))
+        // A theme chosen at run time survives a reload of an unchanged config.
+        #expect(daemon.handle(.theme(name: "light")).status == 200)
+        #expect(daemon.handle(.reload).status == 200)
+        #expect(daemon.themeName == "light")
+        #expect(daemon.manager.theme == .light)
+        daemon.shutdown()
+    }
+}
