@@ -190,6 +190,34 @@ struct ProcessTests {
         #expect(child.wait(seconds: 6))
     }
 
+    @Test func badConfigExits78WithFileLineKey() throws {
+        let d = tempDir()
+        let path = write("[display]\nrotation = 45\n[scene.clock]\nkind = \"clock\"\n", d)
+        for args in [["--check-config"], []] {
+            let p = Process()
+            p.executableURL = URL(fileURLWithPath: Binaries.kioskd)
+            p.arguments = ["--config", path] + args
+            let err = Pipe()
+            p.standardError = err
+            p.standardOutput = FileHandle.nullDevice
+            try p.run()
+            let text = String(decoding: err.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+            p.waitUntilExit()
+            #expect(p.terminationStatus == 78, "\(args): \(text)")
+            #expect(text == "kioskd: \(path):2: key 'display.rotation': expected 0, 90, 180 or 270, got 45\n")
+        }
+        let p = Process()
+        p.executableURL = URL(fileURLWithPath: Binaries.kioskd)
+        p.arguments = ["--config", "\(d)/missing.toml", "--check-config"]
+        let err = Pipe()
+        p.standardError = err
+        try p.run()
+        let text = String(decoding: err.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        p.waitUntilExit()
+        #expect(p.terminationStatus == 78)
+        #expect(text.hasPrefix("kioskd: \(d)/missing.toml: cannot read the config file"), "\(text)")
+    }
+
     @Test func killTestScript() throws {
         let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent().path
         let p = Process()
