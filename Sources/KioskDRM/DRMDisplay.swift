@@ -34,17 +34,6 @@ public struct DRMOptions: Sendable {
     }
 }
 
-/// The page-flip state (Slint's PageFlipState): nothing on screen yet, a buffer on screen, or a
-/// flip queued to a buffer that must not be touched until its event arrives.
-enum FlipState: Equatable {
-    /// Nothing shown by us yet (or the output was (re)configured): the next present sets the mode.
-    case needsModeset
-    /// `front` is being scanned out; any other buffer may be drawn.
-    case shown(front: Int)
-    /// A flip to `to` is queued; `front` stays on screen until the event.
-    case pending(front: Int?, to: Int)
-}
-
 /// A DRM/KMS output: dumb buffers in XRGB8888, a modeset for the first frame and page flips with
 /// events after it, damage copied by buffer age, rotation in the copy, hotplug, blanking and a
 /// clean hand-back of the CRTC found at start.
@@ -83,7 +72,7 @@ public final class DRMDisplay: DisplayOutput {
     }
     private var output: Output?
     private var buffers: [DumbBuffer] = []
-    private var state: FlipState = .needsModeset
+    private var flips = FlipScheduler(count: 2, logicalSize: Size(width: 1, height: 1))
     private var active = false
     private var hasMaster = true
     private var modeBlob: UInt32 = 0
@@ -165,8 +154,7 @@ public final class DRMDisplay: DisplayOutput {
 
     public var canPresent: Bool {
         guard active, hasMaster, !isBlanked, output != nil, retryTimer == nil else { return false }
-        if case .pending = state { return false }
-        return true
+        return flips.canBegin
     }
 
     /// Copies the damaged parts of `frame` (plus what the back buffer missed) into the back buffer,
@@ -179,33 +167,25 @@ public final class DRMDisplay: DisplayOutput {
         guard frame.size == logical else {
             throw KioskError.display("\(device.path) \(output.connector.name): frame is \(frame.size) but the output lays out \(logical)")
         }
-        guard canPresent else { remember(damage); return }
-        let dmg = damage.clipped(to: Rect(size: logical))
-        for b in buffers { b.missed.formUnion(dmg) }
-        let front: Int?
-        switch state {
-        case .shown(let f): front = f
-        default: front = nil
-        }
-        let backIndex = front.map { ($0 + 1) % buffers.count } ?? 0
-        let back = buffers[backIndex]
-        var copied = 0
+        guard canPresent, let job = flips.beginFrame(damage) else { remember(damage); return }
+        let back = buffers[job.index]
         let target = back.pixels
-        for r in back.missed.rects {
+        for r in job.copy.rects {
             blit(frame, into: target, rect: r, rotation: rotation)
-            copied += r.area
         }
-        back.missed = Damage()
-        lastCopiedPixels = copied
-        if state == .needsModeset {
-            try modeset(back)
-            state = .shown(front: backIndex)
+        lastCopiedPixels = job.copy.area
+        if job.modeset {
+            do { try modeset(back) } catch {
+                flips.frameFailed(job.index)
+                throw error
+            }
+            flips.shownByModeset(job.index)
             loop.post { [weak self] in
                 guard let self, self.active else { return }
                 self.onEvent?(.ready)
             }
         } else {
-            try flip(to: backIndex, front: front)
+            try flip(to: job.index)
         }
     }
 
@@ -213,7 +193,7 @@ public final class DRMDisplay: DisplayOutput {
     /// property (`drmModeConnectorSetProperty`). Waits for a queued flip first.
     public func setBlanked(_ blanked: Bool) throws {
         guard blanked != isBlanked else { return }
-        guard let device, let output, active, hasMaster, state != .needsModeset else {
+        guard let device, let output, active, hasMaster, flips.front != nil else {
             // Nothing on screen: remember the wish; the next mode set honours it.
             isBlanked = blanked
             return
@@ -278,8 +258,7 @@ public final class DRMDisplay: DisplayOutput {
         guard let device, !hasMaster else { return }
         try device.setMaster()
         hasMaster = true
-        state = .needsModeset
-        for b in buffers { b.missed = .full(rotation.logicalSize(physical: b.size)) }
+        flips.needModeset(full: true)
         logger.info("acquired DRM master", metadata: meta)
         try configure(announce: true)
     }
@@ -332,7 +311,7 @@ public final class DRMDisplay: DisplayOutput {
     }
 
     private func remember(_ damage: Damage) {
-        for b in buffers { b.missed.formUnion(damage) }
+        flips.remember(damage)
     }
 
     private func open(path: String) throws {
@@ -395,10 +374,12 @@ public final class DRMDisplay: DisplayOutput {
             }
         }
         let logical = rotation.logicalSize(physical: mode.size)
-        for b in buffers { b.missed = .full(logical) }
+        if flips.count != buffers.count || flips.logicalSize != logical {
+            flips = FlipScheduler(count: buffers.count, logicalSize: logical)
+        }
         let wasActive = active
         active = true
-        if changed || !wasActive { state = .needsModeset }
+        if changed || !wasActive { flips.needModeset(full: true) }
         logger.info("output ready", metadata: meta.merging(["drm.crtc": "\(crtc.id)", "drm.buffers": "\(buffers.count)",
                                                             "drm.rotation": "\(rotation)"]) { a, _ in a })
         if announce && (changed || !wasActive) { onEvent?(.needsFullRedraw) }
@@ -407,7 +388,7 @@ public final class DRMDisplay: DisplayOutput {
     private func deactivate(announce: Bool) {
         let was = active
         active = false
-        state = .needsModeset
+        flips.needModeset(full: true)
         if let r = retryTimer { loop.cancel(r); retryTimer = nil }
         if was && announce { onEvent?(.inactive) }
     }
@@ -460,7 +441,7 @@ public final class DRMDisplay: DisplayOutput {
 
     /// Queues a flip to buffer `index` with an event (`drmModePageFlip` or a non-blocking atomic commit).
     /// EBUSY (a previous flip still pending in the kernel) is retried shortly; other errors throw.
-    private func flip(to index: Int, front: Int?) throws {
+    private func flip(to index: Int) throws {
         guard let device, let output else { return }
         let buffer = buffers[index]
         let user = Unmanaged.passUnretained(self).toOpaque()
@@ -474,7 +455,7 @@ public final class DRMDisplay: DisplayOutput {
             rc = drmModePageFlip(device.fd, output.crtc.id, buffer.fbID, UInt32(DRM_MODE_PAGE_FLIP_EVENT), user)
         }
         if rc == 0 {
-            state = .pending(front: front, to: index)
+            flips.flipQueued(index)
             retryAttempts = 0
             return
         }
@@ -487,7 +468,7 @@ public final class DRMDisplay: DisplayOutput {
                 guard let self else { return }
                 self.retryTimer = nil
                 guard self.active, self.hasMaster else { return }
-                do { try self.flip(to: index, front: front) } catch {
+                do { try self.flip(to: index) } catch {
                     self.logger.error("page flip failed: \(error)", metadata: self.meta)
                 }
             }
@@ -495,19 +476,17 @@ public final class DRMDisplay: DisplayOutput {
         }
         retryAttempts = 0
         // The buffer was drawn but not shown: it must get everything again next time.
-        buffer.missed = .full(rotation.logicalSize(physical: buffer.size))
+        flips.frameFailed(index)
         let err = KioskError.display("\(device.path) \(output.connector.name): page flip refused: \(String(cString: strerror(e)))", errno: e)
         logger.error("\(err)", metadata: meta)
-        if e == EINVAL || e == ENOENT || e == ENOSPC { state = .needsModeset }
+        if e == EINVAL || e == ENOENT || e == ENOSPC { flips.needModeset(full: false) }
         throw err
     }
 
     /// Called by `drmHandleEvent` for DRM_EVENT_FLIP_COMPLETE.
     private func flipCompleted() {
         pageFlipCount += 1
-        if case .pending(_, let to) = state {
-            state = .shown(front: to)
-        }
+        flips.flipCompleted()
         if active && hasMaster && !isBlanked { onEvent?(.ready) }
     }
 
@@ -523,15 +502,15 @@ public final class DRMDisplay: DisplayOutput {
     private func waitForFlip(timeoutMs: Int32) {
         guard let device else { return }
         let deadline = nowNanos() + Int64(timeoutMs) * 1_000_000
-        while case .pending = state {
+        while !flips.canBegin {
             let left = Int32(max(0, (deadline - nowNanos()) / 1_000_000))
             var pfd = pollfd(fd: device.fd, events: Int16(POLLIN), revents: 0)
             if poll(&pfd, 1, left) <= 0 { break }
             handleDRMEvents()
         }
-        if case .pending(let front, _) = state {
+        if !flips.canBegin {
             logger.warning("page flip event did not arrive within \(timeoutMs) ms", metadata: meta)
-            state = front.map { .shown(front: $0) } ?? .needsModeset
+            flips.abandonFlip()
         }
     }
 
@@ -570,7 +549,7 @@ public final class DRMDisplay: DisplayOutput {
         device = nil
         output = nil
         active = false
-        state = .needsModeset
+        flips.needModeset(full: true)
     }
 
     // MARK: Hotplug

@@ -124,8 +124,6 @@ final class DumbBuffer {
     let byteCount: Int
     let fbID: UInt32
     let map: UnsafeMutableRawPointer
-    /// Logical-space damage presented since this buffer was last drawn into (buffer age).
-    var missed: Damage
     private(set) var isDestroyed = false
 
     /// Creates, registers and maps a buffer: `drmModeCreateDumbBuffer`, `drmModeAddFB2`
@@ -166,7 +164,6 @@ final class DumbBuffer {
         self.byteCount = Int(bytes)
         self.fbID = fb
         self.map = p
-        self.missed = Damage.full(size)
     }
 
     /// The mapping as a physical-size pixel buffer.
