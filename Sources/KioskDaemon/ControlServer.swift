@@ -106,7 +106,10 @@ final class ControlHTTPHandler: ChannelInboundHandler, @unchecked Sendable {
             tooLarge = false
             answered = false
             if let l = h.headers.first(name: "content-length").flatMap(Int.init), l > ControlRouter.maxBodyBytes {
+                // Answer at once: the body is not read.
                 tooLarge = true
+                head = nil
+                handle(context: context, head: h)
             }
         case .body(var buf):
             guard !tooLarge else { return }

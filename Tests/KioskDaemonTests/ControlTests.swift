@@ -191,6 +191,49 @@ func makeDaemon(_ dir: String, extra: String = "") throws -> Daemon {
         #expect(try c.send(method: .GET, path: "/status").status == 200)
     }
 
+    /// Sends raw bytes on a fresh connection and returns what came back (until close or 2 s).
+    func raw(_ path: String, _ bytes: [UInt8]) -> String {
+        let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
+        defer { close(fd) }
+        var addr = sockaddr_un(); addr.sun_family = sa_family_t(AF_UNIX)
+        let p = Array(path.utf8)
+        withUnsafeMutableBytes(of: &addr.sun_path) { for (i, b) in p.enumerated() { $0[i] = b } }
+        let ok = withUnsafePointer(to: &addr) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) } }
+        guard ok == 0 else { return "connect failed" }
+        var tv = timeval(tv_sec: 2, tv_usec: 0)
+        setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, socklen_t(MemoryLayout<timeval>.size))
+        _ = bytes.withUnsafeBytes { send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+        shutdown(fd, Int32(SHUT_WR))
+        var out: [UInt8] = []
+        var buf = [UInt8](repeating: 0, count: 4096)
+        while true {
+            let n = recv(fd, &buf, buf.count, 0)
+            if n <= 0 { break }
+            out += buf[0..<n]
+        }
+        return String(decoding: out, as: UTF8.self)
+    }
+
+    @Test func malformedHTTPNeverStopsTheServer() throws {
+        let d = tempDir()
+        let h = try Harness(try makeDaemon(d))
+        defer { h.stop() }
+        let sock = "\(d)/c.sock"
+        #expect(raw(sock, Array("NOT HTTP AT ALL\r\n\r\n".utf8)).hasPrefix("HTTP/1.1 400"))
+        // A truncated body: never carried out.
+        let cut = raw(sock, Array("POST /scene HTTP/1.1\r\nContent-Length: 20\r\n\r\n{\"name\":\"clock\"".utf8))
+        #expect(!cut.hasPrefix("HTTP/1.1 200"), "\(cut)")
+        let lying = raw(sock, Array("POST /scene HTTP/1.1\r\nContent-Length: 99999999\r\n\r\n{}".utf8))
+        #expect(lying.hasPrefix("HTTP/1.1 413"), "\(lying)")
+        var rng = SystemRandomNumberGenerator()
+        for _ in 0..<50 {
+            _ = raw(sock, (0..<Int.random(in: 1...600, using: &rng)).map { _ in UInt8.random(in: 0...255, using: &rng) })
+        }
+        let r = try ControlClient(socketPath: sock, timeout: 5).send(method: .GET, path: "/status")
+        #expect(r.status == 200)
+        #expect(r.jsonObject?["scene"] as? String == "score")
+    }
+
     @Test func busyLoopAnswers503AndClientTimesOut() throws {
         let d = tempDir()
         // An executor that never answers: the server gives up after 200 ms.
