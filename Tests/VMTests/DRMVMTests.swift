@@ -27,10 +27,13 @@ struct DRMVMTests {
         #expect(res["blanked_centre"] as? [Int] != [255, 255, 255])
     }
 
-    @Test func rotation90TurnsThePicture() throws {
-        let r = try DRMVM.run("drm-rotate90")
-        DRMVM.expectPassed(r, "drm-rotate90")
-        #expect((r["results"] as? [String: Any])?["logical"] as? String == "800x1280")
+    @Test func rotationTurnsThePicture() throws {
+        let r = try DRMVM.run("drm-rotation")
+        DRMVM.expectPassed(r, "drm-rotation")
+        let res = r["results"] as? [String: Any] ?? [:]
+        #expect(res["logical90"] as? String == "800x1280")
+        #expect(res["logical180"] as? String == "1280x800")
+        #expect(res["logical270"] as? String == "800x1280")
     }
 
     @Test func droppingAndRetakingDRMMasterHandsTheScreenOver() throws {

@@ -168,25 +168,33 @@ for _display, _tag, _api, _bufs, _extras in (("VGA", "bochs", "atomic", 2, True)
              description=f"{_tag} {_api} ({_bufs} buffers): first frame, pattern, buffer-age damage, 30 flips, blank, SIGTERM restore")(_check)
 
 
-@scenario("drm-rotate90", display="VGA", guest=PROBE + r"""
-probe_start --rotation 90
-cmd status status
-cmd pattern pattern
-wait_host 60
-probe_term
+@scenario("drm-rotation", display="VGA", guest=PROBE + r"""
+for rot in 90 180 270; do
+  probe_start --rotation $rot
+  cmd status$rot status
+  cmd pattern$rot pattern
+  wait_host 60
+  probe_term
+done
 """)
-def rotate90(s: Session) -> None:
-    """Rotation 90: logical size swapped, the pattern turned clockwise on the panel."""
-    st = kv(s.wait_marker("status", 60))
-    s.result("logical", st["logical"])
-    w, h = (int(x) for x in st["logical"].split("x"))
-    s.expect(h > w, f"logical size is portrait on a landscape mode ({st['logical']})")
-    kv(s.wait_marker("pattern", 60))
-    img = s.screendump("rot90")
-    # Logical TL red → physical TR; TR green → BR; BL blue → TL; BR white → BL.
-    check_quadrants(s, img, {(0.75, 0.25): RED, (0.75, 0.75): GREEN, (0.25, 0.25): BLUE, (0.25, 0.75): WHITE}, "rotated pattern")
-    s.answer()
-    s.expect(s.wait_marker("probe-exit", 60) == "0", "probe exits 0")
+def rotation(s: Session) -> None:
+    """Rotation 90/180/270: logical size swapped for 90/270, the quadrant pattern turned clockwise on the panel."""
+    # Where the logical quadrants (TL red, TR green, BL blue, BR white) land on the panel.
+    expected = {
+        90: {(0.75, 0.25): RED, (0.75, 0.75): GREEN, (0.25, 0.25): BLUE, (0.25, 0.75): WHITE},
+        180: {(0.75, 0.75): RED, (0.25, 0.75): GREEN, (0.75, 0.25): BLUE, (0.25, 0.25): WHITE},
+        270: {(0.25, 0.75): RED, (0.25, 0.25): GREEN, (0.75, 0.75): BLUE, (0.75, 0.25): WHITE},
+    }
+    for rot, quads in expected.items():
+        st = kv(s.wait_marker(f"status{rot}", 60))
+        s.result(f"logical{rot}", st["logical"])
+        w, h = (int(x) for x in st["logical"].split("x"))
+        s.expect((h > w) == (rot != 180), f"rotation {rot}: logical size {st['logical']}")
+        kv(s.wait_marker(f"pattern{rot}", 60))
+        img = s.screendump(f"rot{rot}")
+        check_quadrants(s, img, quads, f"rotation {rot}")
+        s.answer()
+        s.expect(s.wait_marker("probe-exit", 60) == "0", f"probe exits 0 (rotation {rot})")
 
 
 @scenario("drm-master-handover", display="VGA", guest=PROBE + r"""
