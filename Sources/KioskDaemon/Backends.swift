@@ -32,6 +32,17 @@ public enum Backends {
         return try LibInputSource(options: options, loop: loop, logger: logger)
     }
 
+    /// Lets another program take the display (DRM master dropped, nothing presented) — SIGUSR1.
+    /// No-op for the headless backend.
+    public static func releaseDisplay(_ display: DisplayOutput) {
+        (display as? DRMDisplay)?.releaseMaster()
+    }
+
+    /// Takes the display back (DRM master, full mode set and repaint) — SIGUSR2.
+    public static func acquireDisplay(_ display: DisplayOutput) throws {
+        try (display as? DRMDisplay)?.acquireMaster()
+    }
+
     /// A text list of the DRM outputs (connectors, modes) for `kioskd --list-outputs`.
     public static func listOutputs(device: String?) throws -> String {
         try DRMDisplay.listOutputs(device: device)

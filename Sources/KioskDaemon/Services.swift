@@ -156,6 +156,30 @@ public enum DaemonRunner {
         hup.resume()
         defer { hup.cancel() }
 
+        // SIGUSR1 / SIGUSR2: hand the display to another program and take it back (the signals
+        // a VT_PROCESS console switch uses).
+        signal(SIGUSR1, SIG_IGN)
+        signal(SIGUSR2, SIG_IGN)
+        let usr1 = DispatchSource.makeSignalSource(signal: SIGUSR1, queue: .global())
+        usr1.setEventHandler {
+            loop.post {
+                logger.notice("SIGUSR1: releasing the display")
+                Backends.releaseDisplay(daemon.display)
+            }
+        }
+        let usr2 = DispatchSource.makeSignalSource(signal: SIGUSR2, queue: .global())
+        usr2.setEventHandler {
+            loop.post {
+                logger.notice("SIGUSR2: taking the display back")
+                do { try Backends.acquireDisplay(daemon.display) } catch {
+                    logger.error("cannot take the display back", metadata: ["display": "\(daemon.display.displayDescription)", "error": "\(error)"])
+                }
+            }
+        }
+        usr1.resume()
+        usr2.resume()
+        defer { usr1.cancel(); usr2.cancel() }
+
         var groupConfig = ServiceGroupConfiguration(
             services: [
                 .init(service: RenderLoopService(daemon: daemon, notifier: notifier, logger: logger)),

@@ -53,6 +53,12 @@ wait_host 60
 start_unit
 mark value3 "$("$KIOSKCTL" counter HOME get --socket /run/kioskd/control.sock 2>&1)"
 mark status "$("$KIOSKCTL" status --json --socket /run/kioskd/control.sock 2>&1 | tr '\n' ' ' | sed 's/@@//g')"
+# Hand the display over and take it back (SIGUSR1 / SIGUSR2), unprivileged.
+kill -USR1 $KPID; sleep 1
+grep -q "released DRM master" /tmp/kioskd.log && mark released yes || mark released no
+kill -USR2 $KPID; sleep 1
+grep -q "cannot take the display back" /tmp/kioskd.log && mark reacquired no || mark reacquired "$(grep -c 'acquired DRM master' /tmp/kioskd.log)"
+wait_host 60
 kill -TERM $KPID; wait $KPID; mark exit2 "$?"
 sed 's/@@//g' /tmp/kioskd.log | grep -iE "error|warn|denied" | tail -n 10 > /dev/console
 '''
@@ -89,4 +95,11 @@ def kioskd_unit_user(s: Session) -> None:
     s.expect(v3 == "2", f"the counter survived the restart (got {v3})")
     st = s.wait_marker("status", 30)
     s.expect('"scene":"score"' in st.replace(" ", ""), f"status after restart names the scene: {st[:160]}")
+    s.expect(s.wait_marker("released", 30) == "yes", "SIGUSR1 released DRM master")
+    re = s.wait_marker("reacquired", 30)
+    s.result("reacquired", re)
+    s.expect(re not in ("no", "0"), f"SIGUSR2 took DRM master back as the unprivileged user ({re})")
+    img = s.wait_screen(lambda i: i.count((0, 255, 255)) > i.width * i.height // 50, 20, "after-usr2")
+    s.expect(img.count((0, 255, 255)) > img.width * img.height // 50, "the counter is shown again after SIGUSR2")
+    s.answer("go")
     s.expect(s.wait_marker("exit2", 30) == "0", "second SIGTERM: exit 0")
