@@ -15,7 +15,14 @@ public final class Daemon: @unchecked Sendable {
     public let display: DisplayOutput
     public let input: InputSource?
     public let manager: SceneManager
+    /// The chosen theme (config, or `kioskctl theme`); `activeThemeName` may differ during a `theme_schedule` period.
     public private(set) var themeName: String
+    /// The theme on screen.
+    public private(set) var activeThemeName: String
+    private var baseTheme: Theme
+    private var themeTimer: EventLoop.TimerID?
+    /// A theme chosen by hand holds until the next scheduled theme change (unix seconds).
+    private var themeOverrideUntil: Int64?
     /// Schedule, idle and manual blanking.
     public let blanking: BlankController
     private let logger: Logger
@@ -57,6 +64,8 @@ public final class Daemon: @unchecked Sendable {
                 logger.warning("the theme chosen at run time is gone; using the config's", metadata: ["theme": "\(saved)"])
             }
         }
+        baseTheme = theme
+        activeThemeName = themeName
         manager = SceneManager(scenes: scenes, theme: theme, display: display, loop: loop, time: time,
                                switching: config.switching, logger: logger)
         manager.gestureRecognizer = GestureRecognizer(thresholds: config.gestures)
@@ -89,6 +98,7 @@ public final class Daemon: @unchecked Sendable {
         let saved = state.load(Daemon.sceneKey)
         manager.start(initialScene: saved)
         blanking.evaluate()
+        refreshTheme()
         logger.info("kioskd started", metadata: ["scene": "\(manager.current.name)", "theme": "\(themeName)",
                                                  "display": "\(display.displayDescription)", "config": "\(config.file)"])
     }
@@ -97,16 +107,47 @@ public final class Daemon: @unchecked Sendable {
     public func shutdown() {
         manager.stop()
         blanking.stop()
+        if let t = themeTimer { loop.cancel(t); themeTimer = nil }
         input?.shutdown()
         display.shutdown()
         logger.info("kioskd stopped")
     }
 
     public var statusLine: String {
-        "scene \(manager.current.name) (\(manager.current.statusSummary)), theme \(themeName), \(display.displayDescription)"
+        "scene \(manager.current.name) (\(manager.current.statusSummary)), theme \(activeThemeName), \(display.displayDescription)"
     }
 
     private func publishStatus() { onStatus?(statusLine) }
+
+    // MARK: theme schedule
+
+    /// Shows the scheduled theme of the current period (or the chosen one) and arms a wall-clock
+    /// timer for the next change (it also fires when the clock is set).
+    public func refreshTheme(force: Bool = false) {
+        let now = manager.time.now()
+        let s = now.realtimeNs / 1_000_000_000
+        if let u = themeOverrideUntil, s >= u { themeOverrideUntil = nil }
+        var name = themeName
+        var theme = baseTheme
+        if themeOverrideUntil == nil, let e = config.themeSchedule.first(where: { $0.period.isBlank(at: s) }) {
+            name = e.name
+            theme = e.theme
+        }
+        if force || name != activeThemeName || theme != manager.theme {
+            activeThemeName = name
+            manager.setTheme(theme)
+            logger.info("theme on screen", metadata: ["theme": "\(name)"])
+            publishStatus()
+        }
+        if let t = themeTimer { loop.cancel(t); themeTimer = nil }
+        var next = config.themeSchedule.map { $0.period.nextTransition(after: s) }.min()
+        if let u = themeOverrideUntil { next = min(next ?? u, u) }
+        guard let n = next else { return }
+        themeTimer = try? loop.schedule(at: n * 1_000_000_000, clock: .realtime) { [weak self] _ in
+            self?.themeTimer = nil
+            self?.refreshTheme()
+        }
+    }
 
     // MARK: reload
 
@@ -135,7 +176,10 @@ public final class Daemon: @unchecked Sendable {
             config = new
             manager.gestureRecognizer = GestureRecognizer(thresholds: new.gestures)
             try blanking.update(settings: new.display)
+            baseTheme = theme
             manager.replaceScenes(scenes, switching: new.switching, theme: theme)
+            activeThemeName = themeName
+            refreshTheme()
             let msg = "reloaded \(new.file): scenes \(scenes.map(\.name).joined(separator: ", ")), theme \(themeName)"
                 + (notes.isEmpty ? "" : "; " + notes.joined(separator: "; "))
             logger.notice("\(msg)")
@@ -170,8 +214,10 @@ public final class Daemon: @unchecked Sendable {
                 try state.save(Daemon.themeKey, name)
                 try state.save(Daemon.themeConfigKey, config.themeName)
                 themeName = name
-                manager.setTheme(t)
-                publishStatus()
+                baseTheme = t
+                let s = now.realtimeNs / 1_000_000_000
+                themeOverrideUntil = config.themeSchedule.map { $0.period.nextTransition(after: s) }.min()
+                refreshTheme(force: true)
                 return .ok(["theme": name])
             case .counter(let name, let op, let value):
                 let owners = manager.scene(as: CounterControl.self)
@@ -244,7 +290,8 @@ public final class Daemon: @unchecked Sendable {
             "scene_kind": manager.current.kind,
             "scene_summary": manager.current.statusSummary,
             "scenes": manager.scenes.map(\.name),
-            "theme": themeName,
+            "theme": activeThemeName,
+            "chosen_theme": themeName,
             "output": display.displayDescription,
             "mode": display.logicalSize.map { "\($0.width)x\($0.height)" } ?? "none",
             "rotation": display.rotation.rawValue,

@@ -56,6 +56,13 @@ public struct ControlSettings: Sendable, Equatable {
     public init(socketPath: String) { self.socketPath = socketPath }
 }
 
+/// A theme shown during a daily period (`theme_schedule`), e.g. "night" from 22:00 to 07:00.
+public struct ScheduledTheme: Equatable {
+    public var name: String
+    public var period: BlankSchedule
+    public var theme: Theme
+}
+
 /// One `[scene.NAME]` table with its kind; its other keys are read by the kind's factory.
 public struct SceneDefinition {
     public var name: String
@@ -69,6 +76,8 @@ public struct DaemonConfig {
     public var themeName: String
     public var theme: Theme
     public var themeDirectory: String
+    /// Themes shown in daily periods instead of `theme` (the first matching period wins).
+    public var themeSchedule: [ScheduledTheme] = []
     public var display = DisplaySettings()
     public var input = InputSettings()
     public var gestures = GestureThresholds()
@@ -108,6 +117,19 @@ public struct DaemonConfig {
         // Theme.
         themeName = try root.string("theme", default: "default")
         theme = try ThemeLoader.load(named: themeName, directory: themeDirectory, table: root, key: "theme")
+        if let entries = try root.tableArray("theme_schedule") {
+            for e in entries {
+                let name = try e.requiredString("theme")
+                let periodText = try e.requiredString("period")
+                let period: BlankSchedule
+                do { period = try BlankSchedule(parsing: periodText) } catch let err as KioskError {
+                    throw e.error("period", "expected a period \"HH:MM-HH:MM\" (24 h, e.g. \"22:00-07:00\"): \(err.message)")
+                }
+                let t = try ThemeLoader.load(named: name, directory: themeDirectory, table: e, key: "theme")
+                try e.finish()
+                themeSchedule.append(ScheduledTheme(name: name, period: period, theme: t))
+            }
+        }
 
         // [display]
         if let t = try root.table("display") {

@@ -1,0 +1,67 @@
+import Foundation
+import KioskCore
+@testable import KioskDaemon
+import KioskRender
+import KioskTesting
+import Testing
+
+@Suite struct ThemeScheduleTests {
+    func hhmm(_ s: Int) -> String {
+        let m = ((s / 60) % 1440 + 1440) % 1440
+        return String(format: "%02d:%02d", m / 60, m % 60)
+    }
+
+    @Test func scheduledThemeDuringItsPeriodAndManualChoiceUntilNextChange() throws {
+        let d = tempDir()
+        let start: Int64 = 1_700_000_000
+        let now = LocalZone.system.secondsSinceMidnight(at: start)
+        // "dark" from 30 minutes from now for an hour.
+        let period = "\(hhmm(now + 1800))-\(hhmm(now + 5400))"
+        let path = write("""
+        theme = "light"
+        theme_schedule = [ { theme = "dark", period = "\(period)" } ]
+        state_dir = "\(d)/state"
+        [display]
+        backend = "headless"
+        headless_size = "64x48"
+        [scene.clock]
+        kind = "clock"
+        """, d)
+        let config = try DaemonConfig.load(path: path, environment: [:])
+        #expect(config.themeSchedule.map(\.name) == ["dark"])
+        let time = ManualTimeSource(epochSeconds: Double(start))
+        let daemon = try Daemon(config: config, display: try HeadlessDisplay(size: Size(width: 64, height: 48)), input: nil,
+                                state: MemoryStateStore(), loop: try EventLoop(), time: time, logger: quietLogger)
+        daemon.start()
+        #expect(daemon.manager.theme == .light)
+        time.advance(seconds: 1800)
+        daemon.refreshTheme()
+        #expect(daemon.activeThemeName == "dark")
+        #expect(daemon.manager.theme == .dark)
+        #expect(daemon.status()["theme"] as? String == "dark")
+        // Chosen by hand during the period: holds until the period ends.
+        #expect(daemon.handle(.theme(name: "high-contrast")).status == 200)
+        #expect(daemon.manager.theme == .highContrast)
+        time.advance(seconds: 600)
+        daemon.refreshTheme()
+        #expect(daemon.manager.theme == .highContrast)
+        // After the period: the chosen theme (no schedule entry applies).
+        time.advance(seconds: 3600)
+        daemon.refreshTheme()
+        #expect(daemon.activeThemeName == "high-contrast")
+        // Next day's period shows the scheduled theme again.
+        time.advance(seconds: 86_400 - 3600)
+        daemon.refreshTheme()
+        #expect(daemon.activeThemeName == "dark")
+        daemon.shutdown()
+    }
+
+    @Test func badScheduleEntriesNameLineAndKey() {
+        let d = tempDir()
+        let base = "state_dir = \"/tmp/x\"\n[display]\nbackend = \"headless\"\n[scene.clock]\nkind = \"clock\"\n"
+        let m1 = configError { _ = try loadConfig("theme_schedule = [ { theme = \"dark\", period = \"22:00\" } ]\n" + base, dir: d) }
+        #expect(m1?.hasPrefix("\(d)/kioskd.toml:1: key 'theme_schedule[0].period': expected a period") == true, "\(m1 ?? "")")
+        let m2 = configError { _ = try loadConfig("theme_schedule = [\n  { theme = \"dark\", period = \"22:00-07:00\" },\n  { theme = \"nigth\", period = \"07:00-08:00\" },\n]\n" + base, dir: d) }
+        #expect(m2?.hasPrefix("\(d)/kioskd.toml:3: key 'theme_schedule[1].theme': unknown theme \"nigth\"") == true, "\(m2 ?? "")")
+    }
+}
