@@ -12,6 +12,7 @@ public final class BlankController {
     private let time: TimeSource
     private let logger: Logger
     private var timer: EventLoop.TimerID?
+    private var idleTimer: EventLoop.TimerID?
     /// A manual choice, until the next scheduled change.
     private var manual: (blank: Bool, until: Int64?)?
     private var lastInputNs: Int64
@@ -74,14 +75,19 @@ public final class BlankController {
             }
         }
         if let t = timer { loop.cancel(t); timer = nil }
-        var deadlines: [Int64] = []
-        let now = time.now()
-        if let u = d.nextUnix { deadlines.append(now.monotonicNs + (u * 1_000_000_000 - now.realtimeNs)) }
-        if let i = d.idleDueNs { deadlines.append(i) }
-        guard let due = deadlines.min() else { return }
-        timer = try? loop.schedule(at: max(due, now.monotonicNs + 1_000_000), clock: .monotonic) { [weak self] _ in
-            self?.timer = nil
-            self?.evaluate()
+        if let t = idleTimer { loop.cancel(t); idleTimer = nil }
+        // Schedule changes on the wall clock (re-evaluated when the clock is set), idle on the monotonic one.
+        if let u = d.nextUnix {
+            timer = try? loop.schedule(at: u * 1_000_000_000, clock: .realtime) { [weak self] _ in
+                self?.timer = nil
+                self?.evaluate()
+            }
+        }
+        if let i = d.idleDueNs {
+            idleTimer = try? loop.schedule(at: i, clock: .monotonic) { [weak self] _ in
+                self?.idleTimer = nil
+                self?.evaluate()
+            }
         }
     }
 
@@ -113,5 +119,6 @@ public final class BlankController {
 
     public func stop() {
         if let t = timer { loop.cancel(t); timer = nil }
+        if let t = idleTimer { loop.cancel(t); idleTimer = nil }
     }
 }
