@@ -37,18 +37,18 @@ final class Rig {
         return f
     }
 
-    init(kind: String, size: Size, manualClock: Bool, theme: Theme = .dark) throws {
+    init(kind: String, size: Size, manualClock: Bool, theme: Theme = .dark, extraConfig: [(String, ConfigValue)] = []) throws {
         guard let factory = Rig.factories[kind] else {
             throw KioskError(.notFound, "scene kind \"\(kind)\" is not in this build (kinds: \(Rig.availableKinds.joined(separator: ", ")))")
         }
         let at = SourceLocation(file: "kioskd-bench", line: 0)
         let table = ConfigTable(path: "scene.bench", location: at,
-                                entries: ([("kind", .string(kind))] + Rig.config(kind: kind)).map { ($0.0, ConfigNode($0.1, at: at)) })
+                                entries: ([("kind", .string(kind))] + Rig.config(kind: kind) + extraConfig).map { ($0.0, ConfigNode($0.1, at: at)) })
         _ = try table.string("kind")
         var logger = Logger(label: "kioskd-bench")
         logger.logLevel = .error
+        // Saved paintings would go here; nothing in the benchmark saves, so it is never created.
         let dir = "/tmp/kioskd-bench-\(getpid())"
-        mkdir(dir, 0o700)
         let ctx = SceneContext(name: "bench", state: MemoryStateStore(), logger: logger, dataDirectory: dir)
         scene = try factory(table, ctx)
         try table.finish()

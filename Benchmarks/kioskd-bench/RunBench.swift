@@ -73,6 +73,9 @@ struct RunBench: ParsableCommand {
                     } }
                     res.add(Row(section: "clock", name: "tick (update+draw+copy)", size: size, kioskd: .samples(c.tick), peer: peerTick,
                                 note: "damage \(Int((c.damageFraction * 100).rounded())) % of the frame", key: "clock.tick"))
+                    let themed = try SceneBenches.clockTick(size: size, runs: n, config: [("background", .string("theme"))])
+                    res.add(Row(section: "clock", name: "tick, background = \"theme\"", size: size, kioskd: .samples(themed.tick),
+                                note: "damage \(fmt(themed.damageFraction * 100, 1)) % of the frame", key: "clock.tick_theme"))
                     let parts = try SceneBenches.clockParts(size: size, runs: n)
                     res.add(Row(section: "clock", name: "  of which scene.draw", size: size, kioskd: .samples(parts.draw), key: "clock.draw"))
                     res.add(Row(section: "clock", name: "  of which the damage copy (present)", size: size, kioskd: .samples(parts.copy), key: "clock.copy"))
@@ -141,6 +144,10 @@ struct RunBench: ParsableCommand {
                             key: "idle.nvcsw"))
                 res.add(Row(section: "idle", name: "frames presented per second", size: main,
                             kioskd: .value(i.framesPerSecond, unit: "/s"), vsFloor: false, key: "idle.fps"))
+                let t = try SceneBenches.idle(kind: "clock", size: main, seconds: idleS, config: [("background", .string("theme"))])
+                res.add(Row(section: "idle", name: "CPU s per hour, clock background = \"theme\"", size: main,
+                            kioskd: .value(t.cpuSecondsPerHour, unit: "CPU s/h"), vsFloor: false,
+                            note: "\(fmt(t.wakeupsPerSecond, 2)) wake-ups/s", key: "idle.cpu_per_hour_theme"))
             }
         }
         if run("counter") {
@@ -215,6 +222,7 @@ struct RunBench: ParsableCommand {
                     }
                 }
             }
+            try? FileManager.default.removeItem(atPath: dir)
         } else {
             res.notes.append("kioskd not built next to kioskd-bench: the daemon rows are missing (swift build -c release --product kioskd with the same --scratch-path)")
         }

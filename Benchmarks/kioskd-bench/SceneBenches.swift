@@ -25,8 +25,8 @@ enum SceneBenches {
 
     /// One tick: the wall clock moves one second, the manager's timer handler runs (update,
     /// re-arm the next-second timer), then the loop draws and presents the damage.
-    static func clockTick(size: Size, runs: Int) throws -> ClockFigures {
-        let rig = try Rig(kind: "clock", size: size, manualClock: true)
+    static func clockTick(size: Size, runs: Int, config: [(String, ConfigValue)] = []) throws -> ClockFigures {
+        let rig = try Rig(kind: "clock", size: size, manualClock: true, extraConfig: config)
         try rig.start()
         let clock = rig.manualTime!
         var area = 0
@@ -69,8 +69,8 @@ enum SceneBenches {
 
     /// The real loop on the system clocks for `seconds` of wall time: CPU (getrusage) and the
     /// loop's wake-ups (epoll_wait returns), after one second to settle.
-    static func idle(kind: String, size: Size, seconds: Double) throws -> IdleFigures {
-        let rig = try Rig(kind: kind, size: size, manualClock: false)
+    static func idle(kind: String, size: Size, seconds: Double, config: [(String, ConfigValue)] = []) throws -> IdleFigures {
+        let rig = try Rig(kind: kind, size: size, manualClock: false, extraConfig: config)
         try rig.start()
         // Settle to a second boundary so the run holds whole ticks.
         try rig.loop.schedule(after: 1_200_000_000) { [loop = rig.loop] _ in loop.stop() }
