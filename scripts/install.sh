@@ -6,7 +6,8 @@
 #   docs       → $PREFIX/share/doc/kioskd/
 #   user       → system user "kioskd" in the groups video, input and render;
 #                group "kioskctl" owns nothing yet: add people to it and set control.group = "kioskctl"
-# Options: --no-build (use the existing release build), --enable (enable and start the unit).
+# Options: --no-build (use the existing release build, or BINDIR=dir), --enable (enable and start the unit).
+# DESTDIR=dir stages the files there (no user, no systemctl).
 set -eu
 cd "$(dirname "$0")/.."
 PREFIX=${PREFIX:-/usr/local}
@@ -29,7 +30,7 @@ if [ "$build" = 1 ]; then
     swift build -c release --product kioskd
     swift build -c release --product kioskctl
 fi
-bindir=$(swift build -c release --show-bin-path)
+bindir=${BINDIR:-$(swift build -c release --show-bin-path)}
 
 install -d "$DESTDIR$PREFIX/bin" "$DESTDIR/etc/systemd/system" "$DESTDIR/etc/kioskd/themes" "$DESTDIR$PREFIX/share/doc/kioskd"
 install -m 0755 "$bindir/kioskd" "$DESTDIR$PREFIX/bin/kioskd"
@@ -44,7 +45,7 @@ else
 fi
 install -m 0644 config/kioskd.toml "$DESTDIR$PREFIX/share/doc/kioskd/kioskd.toml"
 for t in config/themes/*.toml; do install -m 0644 "$t" "$DESTDIR/etc/kioskd/themes/"; done
-for d in README.md docs/config.md docs/control.md; do
+for d in README.md docs/*.md; do
     [ -e "$d" ] && install -m 0644 "$d" "$DESTDIR$PREFIX/share/doc/kioskd/"
 done
 
