@@ -14,7 +14,7 @@ enum Plot {
 
     /// The rows worth plotting: timed figures that have samples.
     static let keys = ["clock.tick", "counter.roll1", "counter.roll6", "counter.full", "paint.segment.10",
-                       "paint.segment.10000", "paint.undo", "paint.undo_rebuild", "paint.touch_to_flip", "startup.clock", "startup.paint"]
+                       "paint.segment.10000", "paint.undo", "paint.undo_rebuild", "paint.touch_to_flip", "startup.clock", "daemon.ready.clock", "startup.paint", "daemon.ready.paint"]
 
     static func draw(_ res: Results, to path: String) throws {
         let sizes = Array(Set(res.rows.compactMap { r -> Size? in keys.contains(r.key) ? r.size : nil })).sorted { $0.area < $1.area }
