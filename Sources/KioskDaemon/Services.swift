@@ -156,8 +156,25 @@ public enum DaemonRunner {
         hup.resume()
         defer { hup.cancel() }
 
-        // SIGUSR1 / SIGUSR2: hand the display to another program and take it back (the signals
-        // a VT_PROCESS console switch uses).
+        // SIGUSR1 / SIGUSR2: hand the display to another program and take it back.
+        let releaseHandoff = installDisplayHandoff(daemon: daemon, loop: loop, logger: logger)
+        defer { releaseHandoff() }
+
+        var groupConfig = ServiceGroupConfiguration(
+            services: [
+                .init(service: RenderLoopService(daemon: daemon, notifier: notifier, logger: logger)),
+                .init(service: ControlServerService(server: server)),
+            ],
+            gracefulShutdownSignals: [.sigterm, .sigint],
+            logger: logger)
+        groupConfig.maximumGracefulShutdownDuration = .seconds(stopSeconds)
+        let group = ServiceGroup(configuration: groupConfig)
+        try await group.run()
+    }
+
+    /// SIGUSR1 drops DRM master (another program may take the display), SIGUSR2 takes it back
+    /// (the signals a `VT_PROCESS` console switch sends). Returns the undo.
+    static func installDisplayHandoff(daemon: Daemon, loop: EventLoop, logger: Logger) -> () -> Void {
         signal(SIGUSR1, SIG_IGN)
         signal(SIGUSR2, SIG_IGN)
         let usr1 = DispatchSource.makeSignalSource(signal: SIGUSR1, queue: .global())
@@ -178,18 +195,7 @@ public enum DaemonRunner {
         }
         usr1.resume()
         usr2.resume()
-        defer { usr1.cancel(); usr2.cancel() }
-
-        var groupConfig = ServiceGroupConfiguration(
-            services: [
-                .init(service: RenderLoopService(daemon: daemon, notifier: notifier, logger: logger)),
-                .init(service: ControlServerService(server: server)),
-            ],
-            gracefulShutdownSignals: [.sigterm, .sigint],
-            logger: logger)
-        groupConfig.maximumGracefulShutdownDuration = .seconds(stopSeconds)
-        let group = ServiceGroup(configuration: groupConfig)
-        try await group.run()
+        return { usr1.cancel(); usr2.cancel() }
     }
 
     /// Renders the configured scene on the headless backend and writes what the viewer sees as
