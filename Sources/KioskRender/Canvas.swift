@@ -230,9 +230,8 @@ public final class Canvas {
         cairo_set_line_cap(cr, CAIRO_LINE_CAP_ROUND)
         cairo_set_line_join(cr, CAIRO_LINE_JOIN_ROUND)
         cairo_move_to(cr, points[from].x, points[from].y)
-        let segs = SmoothCurve.segments(points)
         for i in from..<to {
-            let s = segs[i]
+            let s = SmoothCurve.segment(points, i)
             cairo_curve_to(cr, s.c1.x, s.c1.y, s.c2.x, s.c2.y, s.end.x, s.end.y)
         }
         cairo_stroke(cr)
@@ -350,13 +349,16 @@ public enum SmoothCurve {
         guard p.count >= 2 else { return [] }
         var out: [Segment] = []
         out.reserveCapacity(p.count - 1)
-        for i in 0..<(p.count - 1) {
-            let p0 = p[max(i - 1, 0)], p1 = p[i], p2 = p[i + 1], p3 = p[min(i + 2, p.count - 1)]
-            let c1 = Point(x: p1.x + (p2.x - p0.x) / 6, y: p1.y + (p2.y - p0.y) / 6)
-            let c2 = Point(x: p2.x - (p3.x - p1.x) / 6, y: p2.y - (p3.y - p1.y) / 6)
-            out.append(Segment(c1: c1, c2: c2, end: p2))
-        }
+        for i in 0..<(p.count - 1) { out.append(segment(p, i)) }
         return out
+    }
+
+    /// Segment `i` (from point i to point i+1) alone: it depends only on points i-1…i+2.
+    public static func segment(_ p: [Point], _ i: Int) -> Segment {
+        let p0 = p[max(i - 1, 0)], p1 = p[i], p2 = p[i + 1], p3 = p[min(i + 2, p.count - 1)]
+        let c1 = Point(x: p1.x + (p2.x - p0.x) / 6, y: p1.y + (p2.y - p0.y) / 6)
+        let c2 = Point(x: p2.x - (p3.x - p1.x) / 6, y: p2.y - (p3.y - p1.y) / 6)
+        return Segment(c1: c1, c2: c2, end: p2)
     }
 
     /// The box (in pixels) that segments `from`…`to`-1 of a curve can touch (points and Bézier
@@ -367,10 +369,9 @@ public enum SmoothCurve {
         func add(_ q: Point) { minX = min(minX, q.x); minY = min(minY, q.y); maxX = max(maxX, q.x); maxY = max(maxY, q.y) }
         let lo = max(0, min(from, p.count - 1)), hi = max(lo, min(to, p.count - 1))
         for i in lo...hi { add(p[i]) }
-        if hi > lo {
-            let segs = segments(Array(p[max(lo - 1, 0)...min(hi + 1, p.count - 1)]))
-            let offset = lo - max(lo - 1, 0)
-            for k in 0..<(hi - lo) { add(segs[offset + k].c1); add(segs[offset + k].c2) }
+        for i in lo..<hi {
+            let s = segment(p, i)
+            add(s.c1); add(s.c2)
         }
         let h = width / 2 + 2
         return Rect.covering(minX: minX - h, minY: minY - h, maxX: maxX + h, maxY: maxY + h)

@@ -415,7 +415,8 @@ public final class CounterScene: Scene, CounterControl {
     public func nextDeadline(now: WallTime) -> Deadline? {
         var due: Int64? = pendingHolds.values.min()
         if isRolling {
-            let frame = now.monotonicNs + CounterScene.frameIntervalNs
+            // The next instant of a fixed 60 Hz grid, so late frames do not push the rest back.
+            let frame = (now.monotonicNs / CounterScene.frameIntervalNs + 1) * CounterScene.frameIntervalNs
             due = min(due ?? frame, frame)
         }
         return due.map { .monotonic($0) }

@@ -109,7 +109,15 @@ private final class FailingStore: StateStore {
         let w = try s.digitWindows(of: "home")
         try s.increment("home", now: t(0))
         #expect(try s.value(of: "home") == 235)
-        #expect(s.nextDeadline(now: t(0)) == .monotonic(t(0).monotonicNs + CounterScene.frameIntervalNs))
+        // The next frame is the next instant of a fixed 60 Hz grid: after now, at most one frame away.
+        guard case .monotonic(let due)? = s.nextDeadline(now: t(0)) else { Issue.record("no frame deadline while rolling"); return }
+        #expect(due > t(0).monotonicNs && due <= t(0).monotonicNs + CounterScene.frameIntervalNs)
+        #expect(due % CounterScene.frameIntervalNs == 0)
+        // A late frame does not shift the grid: 5 ms late, the next frame is still on it.
+        let lateNow = t(0).advanced(byNs: CounterScene.frameIntervalNs + 5_000_000)
+        guard case .monotonic(let late)? = s.nextDeadline(now: lateNow) else { Issue.record("no frame deadline"); return }
+        #expect(late % CounterScene.frameIntervalNs == 0)
+        #expect(late > lateNow.monotonicNs && late - lateNow.monotonicNs <= CounterScene.frameIntervalNs)
         #expect(s.update(now: t(250)))
         let damage = s.draw(into: c)
         #expect(damage == Damage([w[3]]))
