@@ -87,6 +87,9 @@ public struct DaemonConfig {
     public var control: ControlSettings
     public var stateDirectory: String
 
+    /// Longest control socket path (SwiftNIO's portable limit for `sun_path`).
+    public static let maxSocketPath = 103
+
     /// Default config path.
     public static let defaultPath = "/etc/kioskd/kioskd.toml"
 
@@ -248,8 +251,8 @@ public struct DaemonConfig {
         control = ControlSettings(socketPath: "\(runtime)/control.sock")
         if let t = try root.table("control") {
             control.socketPath = resolve(try t.string("socket", default: control.socketPath))
-            if control.socketPath.utf8.count > 107 {
-                throw t.error("socket", "path is \(control.socketPath.utf8.count) bytes long; a Unix socket path must be at most 107")
+            if control.socketPath.utf8.count > DaemonConfig.maxSocketPath {
+                throw t.error("socket", "path is \(control.socketPath.utf8.count) bytes long; the control socket path must be at most \(DaemonConfig.maxSocketPath) bytes")
             }
             control.mode = try t.int("mode", default: 0o660, range: 0...0o777)
             control.group = try t.string("group")

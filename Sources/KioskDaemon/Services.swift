@@ -163,7 +163,8 @@ public enum DaemonRunner {
         var groupConfig = ServiceGroupConfiguration(
             services: [
                 .init(service: RenderLoopService(daemon: daemon, notifier: notifier, logger: logger)),
-                .init(service: ControlServerService(server: server)),
+                // A control server that cannot start stops the render loop gracefully (console restored).
+                .init(service: ControlServerService(server: server), failureTerminationBehavior: .gracefullyShutdownGroup),
             ],
             gracefulShutdownSignals: [.sigterm, .sigint],
             logger: logger)

@@ -137,6 +137,16 @@ import Testing
         #expect(m2?.hasPrefix("\(d)/kioskd.toml:9: key 'scene.clock.colour_mode': unknown key") == true, "\(m2 ?? "")")
     }
 
+    @Test func socketPathLongerThanASocketCanHoldIsRefused() {
+        let d = tempDir()
+        let long = "/run/" + String(repeating: "k", count: 92) + ".sock"
+        #expect(long.utf8.count == 102)
+        #expect(configError { _ = try loadConfig(Self.good + "\n[control]\nsocket = \"\(long)\"\n", dir: d) } == nil)
+        let tooLong = "/run/" + String(repeating: "k", count: 94) + ".sock"
+        let msg = configError { _ = try loadConfig(Self.good + "\n[control]\nsocket = \"\(tooLong)\"\n", dir: d) }
+        #expect(msg == "\(d)/kioskd.toml:10: key 'control.socket': path is 104 bytes long; the control socket path must be at most 103 bytes")
+    }
+
     @Test func defaultsComeFromSystemdDirectories() throws {
         let c = try loadConfig(Self.good.replacingOccurrences(of: "state_dir = \"/tmp/x\"\n", with: ""),
                                env: ["STATE_DIRECTORY": "/var/lib/kioskd", "RUNTIME_DIRECTORY": "/run/kioskd", "CONFIGURATION_DIRECTORY": "/etc/kioskd"])

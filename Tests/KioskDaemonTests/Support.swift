@@ -5,8 +5,9 @@ import Logging
 
 /// A fresh temporary directory for one test.
 func tempDir(_ tag: String = #function) -> String {
-    let clean = tag.filter { $0.isLetter || $0.isNumber }
-    let d = "\(NSTemporaryDirectory())kioskd-test-\(clean)-\(getpid())-\(UInt64.random(in: 0...UInt64.max))"
+    // Short: the control socket inside must stay within a Unix socket path's 103 bytes.
+    let clean = String(tag.filter { $0.isLetter || $0.isNumber }.prefix(20))
+    let d = "\(NSTemporaryDirectory())kt-\(clean)-\(getpid())-\(String(UInt32.random(in: 0...UInt32.max), radix: 36))"
     try! FileManager.default.createDirectory(atPath: d, withIntermediateDirectories: true)
     return d
 }
