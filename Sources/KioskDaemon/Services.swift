@@ -176,27 +176,8 @@ public enum DaemonRunner {
     /// SIGUSR1 drops DRM master (another program may take the display), SIGUSR2 takes it back
     /// (the signals a `VT_PROCESS` console switch sends). Returns the undo.
     static func installDisplayHandoff(daemon: Daemon, loop: EventLoop, logger: Logger) -> () -> Void {
-        signal(SIGUSR1, SIG_IGN)
-        signal(SIGUSR2, SIG_IGN)
-        let usr1 = DispatchSource.makeSignalSource(signal: SIGUSR1, queue: .global())
-        usr1.setEventHandler {
-            loop.post {
-                logger.notice("SIGUSR1: releasing the display")
-                Backends.releaseDisplay(daemon.display)
-            }
-        }
-        let usr2 = DispatchSource.makeSignalSource(signal: SIGUSR2, queue: .global())
-        usr2.setEventHandler {
-            loop.post {
-                logger.notice("SIGUSR2: taking the display back")
-                do { try Backends.acquireDisplay(daemon.display) } catch {
-                    logger.error("cannot take the display back", metadata: ["display": "\(daemon.display.displayDescription)", "error": "\(error)"])
-                }
-            }
-        }
-        usr1.resume()
-        usr2.resume()
-        return { usr1.cancel(); usr2.cancel() }
+        let handoff = DisplayHandoff(display: daemon.display, loop: loop, logger: logger)
+        return { handoff.restore() }
     }
 
     /// Renders the configured scene on the headless backend and writes what the viewer sees as
