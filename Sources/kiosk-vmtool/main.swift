@@ -155,6 +155,7 @@ do {
     case "keys": try runKeys(argv.dropFirst(2))
     case "input-events": try runInputEvents(argv.dropFirst(2))
     case "drm": DRMProbe.main(Array(argv.dropFirst(2)))
+    case "vt": VTTool.main(argv.dropFirst(2))
     case "-h", "--help", "help": print(usage)
     default: fail("unknown command '\(argv[1])'\n\(usage)", code: 2)
     }
