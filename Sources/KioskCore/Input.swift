@@ -70,3 +70,60 @@ public enum InputEvent: Sendable, Equatable {
     case deviceAdded(InputDeviceInfo)
     case deviceRemoved(InputDeviceInfo)
 }
+
+/// Touch events for scripted fingers (tests, demos, `kioskd --snapshot --stroke`).
+public enum TouchScript {
+    /// Fingers moving along paths at the same time: one `down` per finger, then interleaved
+    /// motions (each step followed by a frame), then `up`. Points are normalised; finger i uses slot i.
+    public static func strokes(_ paths: [[Point]], startUsec: UInt64 = 1_000_000, stepUsec: UInt64 = 8_000) -> [InputEvent] {
+        var out: [InputEvent] = []
+        var t = startUsec
+        let steps = paths.map(\.count).max() ?? 0
+        for step in 0..<steps {
+            for (slot, path) in paths.enumerated() where step < path.count {
+                let p = path[step]
+                out.append(.touch(TouchEvent(step == 0 ? .down : .motion, slot: slot, x: p.x, y: p.y, timeUsec: t)))
+            }
+            out.append(.touchFrame(timeUsec: t))
+            t += stepUsec
+        }
+        for (slot, path) in paths.enumerated() {
+            if let last = path.last { out.append(.touch(TouchEvent(.up, slot: slot, x: last.x, y: last.y, timeUsec: t))) }
+        }
+        out.append(.touchFrame(timeUsec: t))
+        return out
+    }
+
+    /// Samples a finger moving smoothly through `points` (a Catmull-Rom curve), about one sample
+    /// every `spacing` (normalised units), as a touchscreen reports a moving finger.
+    public static func path(through points: [Point], spacing: Double = 0.01) -> [Point] {
+        guard points.count > 1 else { return points }
+        var out = [points[0]]
+        for i in 0..<(points.count - 1) {
+            let p0 = points[max(i - 1, 0)], p1 = points[i], p2 = points[i + 1], p3 = points[min(i + 2, points.count - 1)]
+            let n = max(1, Int((p1.distance(to: p2) / max(spacing, 1e-4)).rounded(.up)))
+            for k in 1...n {
+                let t = Double(k) / Double(n), t2 = t * t, t3 = t2 * t
+                func c(_ a: Double, _ b: Double, _ c: Double, _ d: Double) -> Double {
+                    0.5 * (2 * b + (c - a) * t + (2 * a - 5 * b + 4 * c - d) * t2 + (3 * b - a - 3 * c + d) * t3)
+                }
+                let q = Point(x: c(p0.x, p1.x, p2.x, p3.x), y: c(p0.y, p1.y, p2.y, p3.y))
+                out.append(Point(x: min(max(q.x, 0), 1), y: min(max(q.y, 0), 1)))
+            }
+        }
+        return out
+    }
+
+    /// Parses "x,y:x,y[:x,y…]" (normalised 0…1 coordinates) into corner points.
+    public static func parsePath(_ spec: String) throws -> [Point] {
+        let pts = try spec.split(separator: ":").map { pair -> Point in
+            let xy = pair.split(separator: ",")
+            guard xy.count == 2, let x = Double(xy[0]), let y = Double(xy[1]), (0...1).contains(x), (0...1).contains(y) else {
+                throw KioskError(.input, "stroke '\(spec)': '\(pair)' is not a point x,y with both in 0…1")
+            }
+            return Point(x: x, y: y)
+        }
+        guard pts.count >= 2 else { throw KioskError(.input, "stroke '\(spec)': needs at least two points x,y:x,y") }
+        return pts
+    }
+}

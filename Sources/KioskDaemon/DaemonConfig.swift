@@ -112,7 +112,8 @@ public struct DaemonConfig {
         // Directories.
         let defaultThemeDir = environment["CONFIGURATION_DIRECTORY"].map { "\($0.split(separator: ":").first ?? "")/themes" }
             ?? (configDir.isEmpty ? "themes" : "\(configDir)/themes")
-        themeDirectory = resolve(try root.string("theme_dir", default: defaultThemeDir))
+        // A configured theme_dir is relative to the config file; the default already is.
+        themeDirectory = try root.string("theme_dir").map(resolve) ?? defaultThemeDir
         let defaultState = environment["STATE_DIRECTORY"].flatMap { $0.split(separator: ":").first.map(String.init) } ?? "/var/lib/kioskd"
         stateDirectory = resolve(try root.string("state_dir", default: defaultState))
         if stateDirectory.isEmpty { throw root.error("state_dir", "expected a directory path, got an empty string") }

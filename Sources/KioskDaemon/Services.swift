@@ -183,6 +183,7 @@ public enum DaemonRunner {
     /// Renders the configured scene on the headless backend and writes what the viewer sees as
     /// PNG: the first frame, or the frame `afterSeconds` later.
     public static func snapshot(config: DaemonConfig, to path: String, afterSeconds: Double,
+                                strokes: [[Point]] = [],
                                 registry: SceneRegistry = .standard, logger: Logger) throws {
         var c = config
         c.display.backend = .headless
@@ -198,6 +199,11 @@ public enum DaemonRunner {
         var failure: Error?
         var done = false
         daemon.start()
+        if !strokes.isEmpty {
+            // Fingers drawn before the frame is taken (demos and screenshots of the paint scene).
+            let t0 = UInt64(nowNanos(.monotonic) / 1000)
+            for e in TouchScript.strokes(strokes, startUsec: t0, stepUsec: 8_000) { daemon.manager.input(e) }
+        }
         let finish = {
             do { try daemon.manager.screenshot(to: path) } catch { failure = error }
             done = true

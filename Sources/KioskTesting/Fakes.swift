@@ -31,22 +31,7 @@ public final class ScriptedInput: InputSource {
     /// Touch events for fingers moving along paths at the same time: one `down` per finger, then
     /// interleaved motions (each step followed by a frame), then `up`. Points are normalised.
     public static func strokes(_ paths: [[Point]], startUsec: UInt64 = 1_000_000, stepUsec: UInt64 = 8_000) -> [InputEvent] {
-        var out: [InputEvent] = []
-        var t = startUsec
-        let steps = paths.map(\.count).max() ?? 0
-        for step in 0..<steps {
-            for (slot, path) in paths.enumerated() where step < path.count {
-                let p = path[step]
-                out.append(.touch(TouchEvent(step == 0 ? .down : .motion, slot: slot, x: p.x, y: p.y, timeUsec: t)))
-            }
-            out.append(.touchFrame(timeUsec: t))
-            t += stepUsec
-        }
-        for (slot, path) in paths.enumerated() {
-            if let last = path.last { out.append(.touch(TouchEvent(.up, slot: slot, x: last.x, y: last.y, timeUsec: t))) }
-        }
-        out.append(.touchFrame(timeUsec: t))
-        return out
+        TouchScript.strokes(paths, startUsec: startUsec, stepUsec: stepUsec)
     }
 
     /// Evenly spaced points from `a` to `b` (normalised), `count` ≥ 2.

@@ -25,6 +25,9 @@ struct Kioskd: AsyncParsableCommand {
     @Option(name: .long, help: "Render on the headless backend, write the frame as PNG to this path and exit.")
     var snapshot: String?
 
+    @Option(name: .long, help: ArgumentHelp("With --snapshot: a finger drawn along x,y:x,y[:x,y…] (0…1 of the screen) before the frame is taken; repeat for several fingers at once.", valueName: "path"))
+    var stroke: [String] = []
+
     @Option(name: .long, help: "With --snapshot: wait this many seconds before taking the frame.")
     var snapshotAfter: Double = 0
 
@@ -45,6 +48,10 @@ struct Kioskd: AsyncParsableCommand {
             throw ValidationError("--log-level must be one of trace, debug, info, notice, warning, error, critical; got '\(logLevel)'")
         }
         if snapshotAfter < 0 || !snapshotAfter.isFinite { throw ValidationError("--snapshot-after must be 0 or more seconds") }
+        if !stroke.isEmpty && snapshot == nil { throw ValidationError("--stroke needs --snapshot") }
+        for s in stroke {
+            do { _ = try TouchScript.parsePath(s) } catch { throw ValidationError("--stroke: \(error)") }
+        }
     }
 
     func run() async throws {
@@ -77,7 +84,8 @@ struct Kioskd: AsyncParsableCommand {
 
         do {
             if let out = snapshot {
-                try DaemonRunner.snapshot(config: cfg, to: out, afterSeconds: snapshotAfter, logger: logger)
+                let paths = try stroke.map { TouchScript.path(through: try TouchScript.parsePath($0)) }
+                try DaemonRunner.snapshot(config: cfg, to: out, afterSeconds: snapshotAfter, strokes: paths, logger: logger)
                 print("wrote \(out)")
                 return
             }

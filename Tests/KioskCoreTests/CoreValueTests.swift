@@ -148,3 +148,31 @@ import Testing
         }
     }
 }
+
+@Suite struct TouchScriptTests {
+    @Test func pathPassesThroughEveryPointWithEvenSamples() throws {
+        let corners = try TouchScript.parsePath("0.1,0.2:0.5,0.8:0.9,0.2")
+        #expect(corners == [Point(x: 0.1, y: 0.2), Point(x: 0.5, y: 0.8), Point(x: 0.9, y: 0.2)])
+        let path = TouchScript.path(through: corners, spacing: 0.01)
+        for c in corners { #expect(path.contains { $0.distance(to: c) < 1e-12 }) }
+        let steps = zip(path, path.dropFirst()).map { $0.distance(to: $1) }
+        #expect(steps.max()! < 0.02)
+        #expect(path.allSatisfy { (0...1).contains($0.x) && (0...1).contains($0.y) })
+    }
+
+    @Test func badPathsNameTheFaultyPoint() {
+        for (spec, part) in [("0.1,0.2", "at least two points"), ("0.1,0.2:1.5,0", "'1.5,0'"), ("a,b:0,0", "'a,b'"), ("0.1:0.2,0.3", "'0.1'")] {
+            do { _ = try TouchScript.parsePath(spec); Issue.record("\(spec) was accepted") } catch {
+                #expect("\(error)".contains(part), "\(spec): \(error)")
+            }
+        }
+    }
+
+    @Test func strokesInterleaveFingersAndEndEachOne() {
+        let events = TouchScript.strokes([[Point(x: 0, y: 0), Point(x: 1, y: 0)], [Point(x: 0, y: 1), Point(x: 1, y: 1)]])
+        let touches = events.compactMap { e -> TouchEvent? in if case .touch(let t) = e { return t } else { return nil } }
+        #expect(touches.map(\.phase) == [.down, .down, .motion, .motion, .up, .up])
+        #expect(touches.map(\.slot) == [0, 1, 0, 1, 0, 1])
+        #expect(touches[5].position == Point(x: 1, y: 1))
+    }
+}

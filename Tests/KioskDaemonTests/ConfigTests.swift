@@ -170,6 +170,26 @@ import Testing
         #expect(night.fonts.body == Theme.dark.fonts.body)
     }
 
+    /// Every example config loads with its themes and scenes, given as an absolute path and as a
+    /// path relative to the working directory (theme files sit next to the config either way).
+    @Test func exampleConfigsLoadFromRelativeAndAbsolutePaths() throws {
+        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent().path
+        let examples = try FileManager.default.contentsOfDirectory(atPath: "\(root)/config").filter { $0.hasSuffix(".toml") }.sorted()
+        #expect(examples.count >= 4)
+        let cwd = FileManager.default.currentDirectoryPath
+        for name in examples {
+            var paths = ["\(root)/config/\(name)"]
+            if root.hasPrefix(cwd + "/") { paths.append(String(root.dropFirst(cwd.count + 1)) + "/config/\(name)") }
+            if root == cwd { paths.append("config/\(name)") }
+            for path in paths {
+                let c = try DaemonConfig.load(path: path, environment: [:])
+                #expect(c.themeDirectory.hasSuffix("config/themes"), "\(path): theme folder \(c.themeDirectory)")
+                #expect(FileManager.default.fileExists(atPath: c.themeDirectory), "\(path): \(c.themeDirectory) missing")
+                _ = try SceneRegistry.standard.make(c.scenes, state: MemoryStateStore(), logger: quietLogger, dataDirectory: "/nonexistent")
+            }
+        }
+    }
+
     @Test func badThemeFileNamesItsLine() {
         let d = tempDir()
         try! FileManager.default.createDirectory(atPath: "\(d)/themes", withIntermediateDirectories: true)
