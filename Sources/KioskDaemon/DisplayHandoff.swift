@@ -16,18 +16,22 @@ import Logging
 ///   `systemctl kill -s USR1 kioskd` lets a maintenance tool take it, `-s USR2` takes it back.
 final class DisplayHandoff: @unchecked Sendable {
     private var sources: [DispatchSourceSignal] = []
-    private let vtFD: Int32?
+    /// Standard input when it is a VT in `VT_PROCESS` mode; set and read on the loop's thread.
+    private var vtFD: Int32?
     private let logger: Logger
 
     init(display: DisplayOutput, loop: EventLoop, logger: Logger) {
         self.logger = logger
-        vtFD = DisplayHandoff.takeVT(logger: logger)
+        // VT_SETMODE records the calling thread as the one to signal, and the kernel reverts the
+        // VT to automatic switching (no signal) once that thread is gone. Concurrency threads come
+        // and go, so the mode is set on the event loop's thread, which lives as long as the display.
+        loop.post { self.vtFD = DisplayHandoff.takeVT(logger: logger) }
         for (sig, release) in [(SIGUSR1, true), (SIGUSR2, false)] {
             signal(sig, SIG_IGN)
             let source = DispatchSource.makeSignalSource(signal: sig, queue: .global())
-            let vt = vtFD
             source.setEventHandler {
                 loop.post {
+                    let vt = self.vtFD
                     if release {
                         logger.notice("SIGUSR1: releasing the display")
                         Backends.releaseDisplay(display)
@@ -64,7 +68,7 @@ final class DisplayHandoff: @unchecked Sendable {
         return 0
     }
 
-    /// Gives the VT back to the kernel's automatic switching and text mode.
+    /// Gives the VT back to the kernel's automatic switching and text mode (after the loop stopped).
     func restore() {
         for s in sources { s.cancel() }
         sources.removeAll()
