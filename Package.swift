@@ -55,6 +55,13 @@ let package = Package(
         .executableTarget(name: "kioskd", dependencies: [
             "KioskDaemon", .product(name: "ArgumentParser", package: "swift-argument-parser"),
             .product(name: "Logging", package: "swift-log"),
+        ], swiftSettings: [
+            // Release: the Swift runtime and Foundation linked in, not loaded as ~15 shared
+            // libraries at every start (BENCHMARKS.md, "Start-up and memory"). The compile flag
+            // makes this module autolink Foundation's static dependencies.
+            .unsafeFlags(["-static-stdlib"], .when(configuration: .release)),
+        ], linkerSettings: [
+            .unsafeFlags(["-static-stdlib"], .when(configuration: .release)),
         ]),
         .executableTarget(name: "kioskctl", dependencies: [
             "KioskDaemon", .product(name: "ArgumentParser", package: "swift-argument-parser"),
