@@ -29,6 +29,8 @@ usage:
       Runs kioskd's libinput source and prints one "vmtool: event …" line per input event.
   kiosk-vmtool drm …
       DRM probes (DRMProbe.swift).
+  kiosk-vmtool vt activate N [--timeout-ms MS] [--device PATH] | vt active
+      Switches virtual consoles (VT_ACTIVATE, bounded wait), or prints the active one.
 """
 
 func say(_ s: String) {
