@@ -8,8 +8,8 @@ import Testing
 struct DRMVMTests {
     @Test(arguments: ["drm-basic-bochs-atomic", "drm-basic-bochs-legacy", "drm-basic-virtio-atomic", "drm-basic-virtio-legacy"])
     func firstFrameDamageFlipsBlankAndRestore(_ scenario: String) throws {
-        let r = try DRMVM.run(scenario)
-        DRMVM.expectPassed(r, scenario)
+        let r = try VMScenario.run(scenario)
+        VMScenario.expectPassed(r, scenario)
         let res = r["results"] as? [String: Any] ?? [:]
         #expect(res["logical"] as? String == "1280x800")
         #expect(res["atomic"] as? String == (scenario.hasSuffix("atomic") ? "1" : "0"), "API in use: \(String(describing: res["atomic"]))")
@@ -28,8 +28,8 @@ struct DRMVMTests {
     }
 
     @Test func rotationTurnsThePicture() throws {
-        let r = try DRMVM.run("drm-rotation")
-        DRMVM.expectPassed(r, "drm-rotation")
+        let r = try VMScenario.run("drm-rotation")
+        VMScenario.expectPassed(r, "drm-rotation")
         let res = r["results"] as? [String: Any] ?? [:]
         #expect(res["logical90"] as? String == "800x1280")
         #expect(res["logical180"] as? String == "1280x800")
@@ -37,15 +37,15 @@ struct DRMVMTests {
     }
 
     @Test func droppingAndRetakingDRMMasterHandsTheScreenOver() throws {
-        let r = try DRMVM.run("drm-master-handover")
-        DRMVM.expectPassed(r, "drm-master-handover")
+        let r = try VMScenario.run("drm-master-handover")
+        VMScenario.expectPassed(r, "drm-master-handover")
         let after = (r["results"] as? [String: Any])?["after"] as? [String: Any] ?? [:]
         #expect(after["modesets"] as? String == "2" && after["redraw"] as? String == "1", "after SIGUSR2: \(after)")
     }
 
     @Test func virtioGPUUnplugAndReplugIsFollowed() throws {
-        let r = try DRMVM.run("drm-hotplug-virtio")
-        DRMVM.expectPassed(r, "drm-hotplug-virtio")
+        let r = try VMScenario.run("drm-hotplug-virtio")
+        VMScenario.expectPassed(r, "drm-hotplug-virtio")
         let after = (r["results"] as? [String: Any])?["after"] as? [String: Any] ?? [:]
         #expect(after["modesets"] as? String == "2" && after["inactive"] as? String == "1", "after replug: \(after)")
     }
@@ -53,8 +53,8 @@ struct DRMVMTests {
     /// The real kioskd: the clock background at the VM's RTC time (-rtc base=2026-03-14T13:35:16)
     /// equals red = round(h·255/24), green = round(m·255/60), blue = round(s·255/60) within one second.
     @Test func kioskdClockMatchesTheFormulaAtRTCTime() throws {
-        let r = try DRMVM.run("kioskd-clock-bochs", needsKioskd: true)
-        DRMVM.expectPassed(r, "kioskd-clock-bochs")
+        let r = try VMScenario.run("kioskd-clock-bochs", needsKioskd: true)
+        VMScenario.expectPassed(r, "kioskd-clock-bochs")
         let res = r["results"] as? [String: Any] ?? [:]
         #expect(abs(res["second_offset"] as? Int ?? 99) <= 1)
         #expect((res["frames"] as? Int ?? 0) >= 3)
@@ -63,8 +63,8 @@ struct DRMVMTests {
 
     /// The real kioskd: counter first frame in the default theme, then rotated 90.
     @Test func kioskdCounterFirstFrameAndRotation() throws {
-        let r = try DRMVM.run("kioskd-counter-bochs", needsKioskd: true)
-        DRMVM.expectPassed(r, "kioskd-counter-bochs")
+        let r = try VMScenario.run("kioskd-counter-bochs", needsKioskd: true)
+        VMScenario.expectPassed(r, "kioskd-counter-bochs")
         let res = r["results"] as? [String: Any] ?? [:]
         let bb = res["counter_bbox"] as? [Int] ?? [], bb90 = res["counter90_bbox"] as? [Int] ?? []
         #expect(bb.count == 4 && bb90.count == 4)
@@ -77,56 +77,11 @@ struct DRMVMTests {
     /// The real kioskd on virtio-gpu: the connector forced off and re-detected (udev change events);
     /// kioskd keeps running with no mode, then sets the mode again and repaints the same picture.
     @Test func kioskdFollowsConnectorHotplug() throws {
-        let r = try DRMVM.run("kioskd-connector-hotplug-virtio", needsKioskd: true)
-        DRMVM.expectPassed(r, "kioskd-connector-hotplug-virtio")
+        let r = try VMScenario.run("kioskd-connector-hotplug-virtio", needsKioskd: true)
+        VMScenario.expectPassed(r, "kioskd-connector-hotplug-virtio")
         let res = r["results"] as? [String: Any] ?? [:]
         #expect(res["status_off_mode"] as? String == "none")
         let cyan = res["cyan_before_after"] as? [Int] ?? []
         #expect(cyan.count == 2 && cyan[0] > 0 && cyan[0] == cyan[1], "cyan pixels before/after: \(cyan)")
     }
-}
-
-enum DRMVM {
-    /// Runs one scenario of scripts/vm/vmtest.py with the binaries built next to this test bundle
-    /// (or KIOSKD_BIN / KIOSK_VMTOOL_BIN) and returns its RESULT object.
-    static func run(_ scenario: String, needsKioskd: Bool = false) throws -> [String: Any] {
-        let exe = try FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")
-        let binDir = URL(fileURLWithPath: exe).deletingLastPathComponent().path
-        let env = ProcessInfo.processInfo.environment
-        let kioskd = env["KIOSKD_BIN"] ?? "\(binDir)/kioskd"
-        let vmtool = env["KIOSK_VMTOOL_BIN"] ?? "\(binDir)/kiosk-vmtool"
-        for bin in needsKioskd ? [vmtool, kioskd] : [vmtool] where !FileManager.default.isExecutableFile(atPath: bin) {
-            throw DRMVMError("\(bin) is not built (swift build --product \(URL(fileURLWithPath: bin).lastPathComponent))")
-        }
-        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
-        let p = Process()
-        p.executableURL = URL(fileURLWithPath: "/usr/bin/python3")
-        p.arguments = [root.appendingPathComponent("scripts/vm/vmtest.py").path, "--scenario", scenario,
-                       "--kioskd", kioskd, "--vmtool", vmtool]
-        p.currentDirectoryURL = root
-        let out = Pipe()
-        p.standardOutput = out
-        p.standardError = FileHandle.standardError
-        try p.run()
-        let data = out.fileHandleForReading.readDataToEndOfFile()
-        p.waitUntilExit()
-        let text = String(decoding: data, as: UTF8.self)
-        guard let line = text.split(separator: "\n").last(where: { $0.hasPrefix("RESULT ") }),
-              let obj = try JSONSerialization.jsonObject(with: Data(line.dropFirst(7).utf8)) as? [String: Any] else {
-            throw DRMVMError("no RESULT line from vmtest.py \(scenario) (exit \(p.terminationStatus)): \(text.suffix(2000))")
-        }
-        #expect(p.terminationStatus == (obj["ok"] as? Bool == true ? 0 : 1), "vmtest.py exit status \(p.terminationStatus)")
-        return obj
-    }
-
-    static func expectPassed(_ r: [String: Any], _ scenario: String) {
-        let failures = r["failures"] as? [String] ?? ["no failures list"]
-        #expect(r["ok"] as? Bool == true, "\(scenario) failed: \(failures.joined(separator: "; "))")
-        #expect(failures.isEmpty, "\(scenario): \(failures)")
-    }
-}
-
-struct DRMVMError: Error, CustomStringConvertible {
-    let description: String
-    init(_ d: String) { description = d }
 }

@@ -6,41 +6,8 @@ import Testing
 /// scenario draws and checks). Enabled with KIOSK_VM_TESTS=1; each boots its own VM (~25 s).
 @Suite(.enabled(if: ProcessInfo.processInfo.environment["KIOSK_VM_TESTS"] == "1"), .serialized)
 struct InputVMTests {
-    /// Runs one scenario of scripts/vm/vmtest.py with the binaries built next to this test
-    /// bundle and returns its RESULT object.
-    static func run(_ scenario: String) throws -> [String: Any] {
-        let exe = try FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")
-        let binDir = URL(fileURLWithPath: exe).deletingLastPathComponent().path
-        let kioskd = ProcessInfo.processInfo.environment["KIOSKD_BIN"] ?? "\(binDir)/kioskd"
-        let vmtool = ProcessInfo.processInfo.environment["KIOSK_VMTOOL_BIN"] ?? "\(binDir)/kiosk-vmtool"
-        for bin in [kioskd, vmtool] where !FileManager.default.isExecutableFile(atPath: bin) {
-            throw InputVMTestError("\(bin) is not built (swift build --product \(URL(fileURLWithPath: bin).lastPathComponent))")
-        }
-        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
-        let p = Process()
-        p.executableURL = URL(fileURLWithPath: "/usr/bin/python3")
-        p.arguments = [root.appendingPathComponent("scripts/vm/vmtest.py").path, "--scenario", scenario,
-                       "--kioskd", kioskd, "--vmtool", vmtool]
-        p.currentDirectoryURL = root
-        let out = Pipe()
-        p.standardOutput = out
-        p.standardError = FileHandle.standardError
-        try p.run()
-        let data = out.fileHandleForReading.readDataToEndOfFile()
-        p.waitUntilExit()
-        let text = String(decoding: data, as: UTF8.self)
-        guard let line = text.split(separator: "\n").last(where: { $0.hasPrefix("RESULT ") }),
-              let obj = try JSONSerialization.jsonObject(with: Data(line.dropFirst(7).utf8)) as? [String: Any] else {
-            throw InputVMTestError("no RESULT line from vmtest.py \(scenario) (exit \(p.terminationStatus)): \(text.suffix(2000))")
-        }
-        return obj
-    }
-
-    static func expectPassed(_ r: [String: Any], _ scenario: String) {
-        let failures = r["failures"] as? [String] ?? ["no failures list"]
-        #expect(r["ok"] as? Bool == true, "\(scenario) failed: \(failures.joined(separator: "; "))")
-        #expect(failures.isEmpty, "\(scenario): \(failures)")
-    }
+    static func run(_ scenario: String) throws -> [String: Any] { try VMScenario.run(scenario, needsKioskd: true) }
+    static func expectPassed(_ r: [String: Any], _ scenario: String) { VMScenario.expectPassed(r, scenario) }
 
     @Test func uinputTouchscreensKeysAndRotationThroughLibinput() throws {
         let r = try Self.run("input-libinput-touch")
@@ -108,9 +75,4 @@ struct InputVMTests {
         #expect(res["stroke_a_points"] as? Int == 9)
         #expect(res["stroke_b_points"] as? Int == 9)
     }
-}
-
-private struct InputVMTestError: Error, CustomStringConvertible {
-    let description: String
-    init(_ d: String) { description = d }
 }

@@ -8,8 +8,8 @@ import Testing
 @Suite(.enabled(if: ProcessInfo.processInfo.environment["KIOSK_VM_TESTS"] == "1"), .serialized)
 struct VTVMTests {
     @Test func kioskdFollowsVTSwitchesAwayAndBack() throws {
-        let r = try DRMVM.run("kioskd-vt-switch-bochs", needsKioskd: true)
-        DRMVM.expectPassed(r, "kioskd-vt-switch-bochs")
+        let r = try VMScenario.run("kioskd-vt-switch-bochs", needsKioskd: true)
+        VMScenario.expectPassed(r, "kioskd-vt-switch-bochs")
         let res = r["results"] as? [String: Any] ?? [:]
         let full = 1280 * 800
         // Away on tty2: no mode, and every non-black pixel of kioskd's frame replaced by the empty console.

@@ -1,0 +1,48 @@
+import Foundation
+import Testing
+
+/// Runs the QEMU kernel-test scenarios of scripts/vm/vmtest.py from swift test.
+enum VMScenario {
+    /// Runs one scenario of scripts/vm/vmtest.py with the binaries built next to this test bundle
+    /// (or KIOSKD_BIN / KIOSK_VMTOOL_BIN) and returns its RESULT object.
+    static func run(_ scenario: String, needsKioskd: Bool = false) throws -> [String: Any] {
+        let exe = try FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")
+        let binDir = URL(fileURLWithPath: exe).deletingLastPathComponent().path
+        let env = ProcessInfo.processInfo.environment
+        let kioskd = env["KIOSKD_BIN"] ?? "\(binDir)/kioskd"
+        let vmtool = env["KIOSK_VMTOOL_BIN"] ?? "\(binDir)/kiosk-vmtool"
+        for bin in needsKioskd ? [vmtool, kioskd] : [vmtool] where !FileManager.default.isExecutableFile(atPath: bin) {
+            throw VMScenarioError("\(bin) is not built (swift build --product \(URL(fileURLWithPath: bin).lastPathComponent))")
+        }
+        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+        let p = Process()
+        p.executableURL = URL(fileURLWithPath: "/usr/bin/python3")
+        p.arguments = [root.appendingPathComponent("scripts/vm/vmtest.py").path, "--scenario", scenario,
+                       "--kioskd", kioskd, "--vmtool", vmtool]
+        p.currentDirectoryURL = root
+        let out = Pipe()
+        p.standardOutput = out
+        p.standardError = FileHandle.standardError
+        try p.run()
+        let data = out.fileHandleForReading.readDataToEndOfFile()
+        p.waitUntilExit()
+        let text = String(decoding: data, as: UTF8.self)
+        guard let line = text.split(separator: "\n").last(where: { $0.hasPrefix("RESULT ") }),
+              let obj = try JSONSerialization.jsonObject(with: Data(line.dropFirst(7).utf8)) as? [String: Any] else {
+            throw VMScenarioError("no RESULT line from vmtest.py \(scenario) (exit \(p.terminationStatus)): \(text.suffix(2000))")
+        }
+        #expect(p.terminationStatus == (obj["ok"] as? Bool == true ? 0 : 1), "vmtest.py exit status \(p.terminationStatus)")
+        return obj
+    }
+
+    static func expectPassed(_ r: [String: Any], _ scenario: String) {
+        let failures = r["failures"] as? [String] ?? ["no failures list"]
+        #expect(r["ok"] as? Bool == true, "\(scenario) failed: \(failures.joined(separator: "; "))")
+        #expect(failures.isEmpty, "\(scenario): \(failures)")
+    }
+}
+
+struct VMScenarioError: Error, CustomStringConvertible {
+    let description: String
+    init(_ d: String) { description = d }
+}
