@@ -22,5 +22,10 @@ if [ -n "$missing" ]; then
     $SUDO apt-get update -qq
     DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends $missing >/dev/null
 fi
+# The kernel tests fetch Debian's kernel package with apt-get download: that needs package lists.
+if ! ls /var/lib/apt/lists/*_Packages >/dev/null 2>&1; then
+    echo "setup: no apt package lists yet; apt-get update"
+    $SUDO apt-get update -qq
+fi
 command -v swift >/dev/null || { echo "setup: swift is not on PATH (Swift 6.x toolchain needed, e.g. /opt/swift/usr/bin)"; exit 1; }
 echo "setup: packages ok"
