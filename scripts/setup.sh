@@ -23,7 +23,7 @@ if [ -n "$missing" ]; then
     DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends $missing >/dev/null
 fi
 # The kernel tests fetch Debian's kernel package with apt-get download: that needs package lists.
-if ! ls /var/lib/apt/lists/*_Packages >/dev/null 2>&1; then
+if ! ls /var/lib/apt/lists/*_Packages* >/dev/null 2>&1; then
     echo "setup: no apt package lists yet; apt-get update"
     $SUDO apt-get update -qq
 fi
