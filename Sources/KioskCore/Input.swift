@@ -67,6 +67,8 @@ public enum InputEvent: Sendable, Equatable {
     case gesture(Gesture)
     /// Relative pointer motion in pixels of the scene (for a visible cursor, when configured).
     case pointerMotion(dx: Double, dy: Double, timeUsec: UInt64)
+    /// The left button of a relative pointer (a mouse); with a cursor shown it acts as a finger at the cursor.
+    case pointerButton(pressed: Bool, timeUsec: UInt64)
     case deviceAdded(InputDeviceInfo)
     case deviceRemoved(InputDeviceInfo)
 }

@@ -69,6 +69,7 @@ public final class Daemon: @unchecked Sendable {
         manager = SceneManager(scenes: scenes, theme: theme, display: display, loop: loop, time: time,
                                switching: config.switching, logger: logger)
         manager.gestureRecognizer = GestureRecognizer(thresholds: config.gestures)
+        manager.showsCursor = config.input.cursor
         blanking = try BlankController(settings: config.display, display: display, loop: loop, time: time, logger: logger)
     }
 
@@ -175,6 +176,7 @@ public final class Daemon: @unchecked Sendable {
             }
             config = new
             manager.gestureRecognizer = GestureRecognizer(thresholds: new.gestures)
+            manager.showsCursor = new.input.cursor
             try blanking.update(settings: new.display)
             baseTheme = theme
             manager.replaceScenes(scenes, switching: new.switching, theme: theme)

@@ -79,22 +79,28 @@ public struct InputMapper: Sendable {
 
     /// LIBINPUT_EVENT_POINTER_MOTION_ABSOLUTE: moves the pointer's finger if its button is down.
     public mutating func pointerAbsolute(device: Int, x: Double, y: Double, timeUsec: UInt64) -> [InputEvent] {
-        guard pointerAsTouch else { return [] }
         let p = Point(x: x, y: y)
         guard p.x.isFinite, p.y.isFinite else { return [] }
+        // Kept even when pointers are not fingers: it marks the device as absolute (not a mouse).
         pointerPosition[device] = p
+        guard pointerAsTouch else { return [] }
         let s = Self.slot(device: device, deviceSlot: Self.pointerSlot)
         guard active[s] != nil else { return [] }
         return framed(motion(slot: s, physical: p, timeUsec: timeUsec), timeUsec)
     }
 
     /// LIBINPUT_EVENT_POINTER_BUTTON: the left button puts the pointer's finger down or lifts it.
-    /// A press before any absolute position is known (a relative mouse) makes nothing.
+    /// A device with no absolute position (a relative mouse) reports `.pointerButton` instead, for
+    /// the scene manager's cursor.
     public mutating func pointerButton(device: Int, button: UInt32, pressed: Bool, timeUsec: UInt64) -> [InputEvent] {
-        guard pointerAsTouch, button == Self.buttonLeft else { return [] }
+        guard button == Self.buttonLeft else { return [] }
         let s = Self.slot(device: device, deviceSlot: Self.pointerSlot)
+        guard let p = pointerPosition[device] else {
+            return active[s] == nil ? [.pointerButton(pressed: pressed, timeUsec: timeUsec)] : []
+        }
+        guard pointerAsTouch else { return [] }
         if pressed {
-            guard let p = pointerPosition[device], active[s] == nil else { return [] }
+            guard active[s] == nil else { return [] }
             return framed(down(slot: s, physical: p, timeUsec: timeUsec), timeUsec)
         }
         return framed(end(slot: s, phase: .up, timeUsec: timeUsec), timeUsec)

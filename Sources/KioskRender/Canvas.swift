@@ -174,6 +174,24 @@ public final class Canvas {
         cairo_arc(cr, x + r, y + r, r, Double.pi, 3 * Double.pi / 2)
         cairo_close_path(cr)
     }
+    /// Fills (and optionally outlines) the polygon through `points` (cairo_line_to, cairo_fill_preserve).
+    public func fillPolygon(_ points: [Point], _ color: Color, outline: Color? = nil, lineWidth: Double = 1) {
+        guard let first = points.first else { return }
+        cairo_new_path(cr)
+        cairo_move_to(cr, first.x, first.y)
+        for p in points.dropFirst() { cairo_line_to(cr, p.x, p.y) }
+        cairo_close_path(cr)
+        setColor(color)
+        if let outline {
+            cairo_fill_preserve(cr)
+            setColor(outline)
+            cairo_set_line_width(cr, lineWidth)
+            cairo_stroke(cr)
+        } else {
+            cairo_fill(cr)
+        }
+    }
+
     public func fillCircle(center: Point, radius: Double, _ color: Color) {
         cairo_new_path(cr)
         cairo_arc(cr, center.x, center.y, radius, 0, 2 * Double.pi)

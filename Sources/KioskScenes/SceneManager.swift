@@ -57,6 +57,23 @@ public final class SceneManager {
     /// Called with every event before the scene sees it; return true to swallow it (wake from blank).
     public var inputFilter: ((InputEvent) -> Bool)?
 
+    /// Shows a cursor that relative mice move (config `[input] cursor`); the left button acts as a
+    /// finger at the cursor. The cursor is drawn over the scene's frame and the pixels under it
+    /// are put back before the scene draws again, so scenes never see it.
+    public var showsCursor = false {
+        didSet {
+            guard showsCursor != oldValue else { return }
+            if !showsCursor { cursorPosition = nil }
+            if started { setNeedsFrame() }
+        }
+    }
+    /// The cursor's tip in logical pixels (nil until a mouse moves).
+    public private(set) var cursorPosition: Point?
+    private var cursorDown = false
+    private var cursorUnder: (rect: Rect, pixels: [UInt32])?
+    /// The touch slot the mouse button uses (well away from libinput's device × 1000 + slot).
+    public static let cursorSlot = 999_000
+
     /// Called once, after the first frame was presented (systemd READY=1).
     public var onFirstFrame: (() -> Void)?
     /// Called after every presented frame.
@@ -162,6 +179,11 @@ public final class SceneManager {
     /// Routes one input event: scene-switch keys and gestures first, then the scene on screen.
     public func input(_ event: InputEvent) {
         if let f = inputFilter, f(event) { return }
+        switch event {
+        case .pointerMotion(let dx, let dy, let t): moveCursor(dx: dx, dy: dy, timeUsec: t); return
+        case .pointerButton(let pressed, let t): clickCursor(pressed: pressed, timeUsec: t); return
+        default: break
+        }
         let now = time.now()
         if case .key(let code, .pressed, _) = event {
             if switching.nextKeys.contains(code) { next(); return }
@@ -174,6 +196,63 @@ public final class SceneManager {
         }
         if changed { setNeedsFrame() }
         reschedule()
+    }
+
+    private func moveCursor(dx: Double, dy: Double, timeUsec: UInt64) {
+        guard showsCursor, let size = canvas?.size else { return }
+        let from = cursorPosition ?? Point(x: Double(size.width) / 2, y: Double(size.height) / 2)
+        let p = Point(x: min(max(from.x + dx, 0), Double(size.width - 1)), y: min(max(from.y + dy, 0), Double(size.height - 1)))
+        cursorPosition = p
+        setNeedsFrame()
+        if cursorDown {
+            input(.touch(TouchEvent(.motion, slot: Self.cursorSlot, x: p.x / Double(size.width), y: p.y / Double(size.height), timeUsec: timeUsec)))
+            input(.touchFrame(timeUsec: timeUsec))
+        }
+    }
+
+    private func clickCursor(pressed: Bool, timeUsec: UInt64) {
+        guard showsCursor, let size = canvas?.size, pressed != cursorDown else { return }
+        let p = cursorPosition ?? Point(x: Double(size.width) / 2, y: Double(size.height) / 2)
+        cursorPosition = p
+        cursorDown = pressed
+        input(.touch(TouchEvent(pressed ? .down : .up, slot: Self.cursorSlot, x: p.x / Double(size.width), y: p.y / Double(size.height), timeUsec: timeUsec)))
+        input(.touchFrame(timeUsec: timeUsec))
+    }
+
+    /// Puts back the pixels the cursor covered; returns where.
+    private func removeCursor(from canvas: Canvas) -> Rect? {
+        guard let under = cursorUnder else { return nil }
+        cursorUnder = nil
+        let r = under.rect, px = canvas.pixels
+        under.pixels.withUnsafeBytes { src in
+            for y in 0..<r.height {
+                (px.base + (r.y + y) * px.stride + r.x * 4).copyMemory(from: src.baseAddress! + y * r.width * 4, byteCount: r.width * 4)
+            }
+        }
+        canvas.markDirty(r)
+        return r
+    }
+
+    /// Keeps the pixels under the cursor, then draws it (an arrow in the theme's text colour,
+    /// outlined in its background colour); returns where.
+    private func drawCursor(on canvas: Canvas) -> Rect? {
+        guard showsCursor, let p = cursorPosition else { return nil }
+        let s = max(12, Double(min(canvas.size.width, canvas.size.height)) / 40)
+        let r = Rect.covering(minX: p.x - 2, minY: p.y - 2, maxX: p.x + s * 0.75 + 2, maxY: p.y + s * 1.1 + 2)
+            .intersection(Rect(size: canvas.size))
+        guard !r.isEmpty else { return nil }
+        let px = canvas.pixels
+        var saved = [UInt32](repeating: 0, count: r.area)
+        saved.withUnsafeMutableBytes { dst in
+            for y in 0..<r.height {
+                (dst.baseAddress! + y * r.width * 4).copyMemory(from: px.base + (r.y + y) * px.stride + r.x * 4, byteCount: r.width * 4)
+            }
+        }
+        cursorUnder = (r, saved)
+        canvas.fillPolygon([p, Point(x: p.x, y: p.y + s), Point(x: p.x + s * 0.28, y: p.y + s * 0.74),
+                            Point(x: p.x + s * 0.7, y: p.y + s * 0.7)],
+                           theme.palette.text, outline: theme.palette.background, lineWidth: max(1, s / 12))
+        return r
     }
 
     /// Gives recognised gestures to the scene (an edge swipe switches scenes when configured).
@@ -227,6 +306,10 @@ public final class SceneManager {
     private func relayout() {
         guard let size = display.logicalSize else { canvas = nil; return }
         if canvas?.size != size {
+            cursorUnder = nil
+            if let c = cursorPosition {
+                cursorPosition = Point(x: min(c.x, Double(size.width - 1)), y: min(c.y, Double(size.height - 1)))
+            }
             do { canvas = try Canvas(size: size) } catch {
                 logger.error("cannot create the frame canvas", metadata: ["size": "\(size)", "error": "\(error)"])
                 canvas = nil
@@ -253,8 +336,11 @@ public final class SceneManager {
     public func renderIfPossible() {
         guard dirty, display.canPresent, let canvas else { return }
         let t0 = nowNanos(.monotonic)
+        let uncovered = removeCursor(from: canvas)
         var damage = current.draw(into: canvas)
         if needsFull { damage = Damage.full(canvas.size) }
+        if let r = uncovered { damage.add(r) }
+        if let r = drawCursor(on: canvas) { damage.add(r) }
         damage = damage.clipped(to: Rect(size: canvas.size))
         dirty = false
         needsFull = false

@@ -17,6 +17,7 @@ func describe(_ e: InputEvent) -> String {
     case .key(let code, let state, _): return "key \(KeyCode.name(of: code) ?? String(code)) \(state.rawValue)"
     case .gesture(let g): return "gesture \(g)"
     case .pointerMotion(let dx, let dy, _): return "pointer-motion dx=\(f(dx)) dy=\(f(dy))"
+    case .pointerButton(let pressed, _): return "pointer-button \(pressed ? "pressed" : "released")"
     case .deviceAdded(let d): return "device-added \(d.name) [\(d.capabilities.names.joined(separator: ","))]"
     case .deviceRemoved(let d): return "device-removed \(d.name) [\(d.capabilities.names.joined(separator: ","))]"
     }

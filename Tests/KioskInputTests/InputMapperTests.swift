@@ -107,8 +107,11 @@ import Logging
         #expect(move == [.touch(TouchEvent(.motion, slot: 1100, x: 0.25, y: 0.25, timeUsec: 4)), .touchFrame(timeUsec: 4)])
         let up = m.pointerButton(device: 1, button: InputMapper.buttonLeft, pressed: false, timeUsec: 5)
         #expect(up == [.touch(TouchEvent(.up, slot: 1100, x: 0.25, y: 0.25, timeUsec: 5)), .touchFrame(timeUsec: 5)])
-        // A relative mouse's click (no absolute position known) makes no finger.
-        #expect(m.pointerButton(device: 7, button: InputMapper.buttonLeft, pressed: true, timeUsec: 6).isEmpty)
+        // A relative mouse's click (no absolute position known) makes no finger: it is a button
+        // for the scene manager's cursor; other buttons of it do nothing.
+        #expect(m.pointerButton(device: 7, button: InputMapper.buttonLeft, pressed: true, timeUsec: 6) == [.pointerButton(pressed: true, timeUsec: 6)])
+        #expect(m.pointerButton(device: 7, button: 0x111, pressed: true, timeUsec: 7).isEmpty)
+        #expect(m.active.count == 0)
     }
 
     @Test func pointerAsTouchOffIgnoresAbsolutePointersAndTablets() throws {

@@ -153,4 +153,67 @@ final class ProbeScene: Scene {
         #expect(d.presentCount == 2)
         #expect(d.damageHistory.last == Damage.full(Size(width: 80, height: 60)))
     }
+
+    @Test func cursorMovesOverTheFrameAndPutsBackWhatItCovered() throws {
+        let a = ProbeScene("a", .red)
+        let (m, d, loop) = try make([a])
+        m.showsCursor = true
+        m.start()
+        try loop.runOnce(timeoutMs: 0)
+        #expect(d.presentCount == 1)
+        // The first motion puts the cursor at the centre plus the motion.
+        m.input(.pointerMotion(dx: -20, dy: -20, timeUsec: 1))
+        try loop.runOnce(timeoutMs: 0)
+        #expect(m.cursorPosition == Point(x: 20, y: 10))
+        #expect(d.presentCount == 2)
+        let first = d.damageHistory.last!
+        #expect(first.area < 80 * 60 / 4, "cursor damage \(first) is small")
+        let text = Theme.default.palette.text
+        #expect(Pixels.count(text, in: d.framebuffer, rect: first.bounds, tolerance: 40) > 5)
+        // Scenes never see mouse motion.
+        #expect(a.events.isEmpty)
+        // Moving on puts back exactly the scene's pixels and draws the cursor at its new place.
+        m.input(.pointerMotion(dx: 40, dy: 30, timeUsec: 2))
+        try loop.runOnce(timeoutMs: 0)
+        #expect(m.cursorPosition == Point(x: 60, y: 40))
+        #expect(Pixels.count(.red, in: d.framebuffer, rect: first.bounds) == first.bounds.area)
+        #expect(Pixels.count(text, in: d.framebuffer, rect: first.bounds, tolerance: 40) == 0)
+        #expect(d.damageHistory.last!.bounds.contains(Rect(x: 60, y: 40, width: 2, height: 2)))
+        // The cursor stays on the screen.
+        m.input(.pointerMotion(dx: 500, dy: 500, timeUsec: 3))
+        #expect(m.cursorPosition == Point(x: 79, y: 59))
+    }
+
+    @Test func cursorClickIsAFingerAtTheCursor() throws {
+        let a = ProbeScene("a", .red)
+        let (m, d, loop) = try make([a])
+        m.showsCursor = true
+        m.start()
+        try loop.runOnce(timeoutMs: 0)
+        m.input(.pointerMotion(dx: -20, dy: -10, timeUsec: 1))
+        m.input(.pointerButton(pressed: true, timeUsec: 2))
+        try loop.runOnce(timeoutMs: 0)
+        guard case .touch(let t)? = a.events.first else { Issue.record("no touch from the click: \(a.events)"); return }
+        #expect(t.phase == .down && t.slot == SceneManager.cursorSlot)
+        #expect(abs(t.x - 0.25) < 1e-9 && abs(t.y - 20.0 / 60) < 1e-9)
+        // The probe scene paints its highlight where it was touched; the cursor is drawn over it.
+        #expect(d.color(x: 23, y: 21) == Theme.default.palette.highlight)
+        m.input(.pointerMotion(dx: 5, dy: 0, timeUsec: 3))
+        m.input(.pointerButton(pressed: false, timeUsec: 4))
+        let phases = a.events.compactMap { e -> TouchPhase? in if case .touch(let t) = e { return t.phase } else { return nil } }
+        #expect(phases == [.down, .motion, .up])
+    }
+
+    @Test func withoutACursorMiceDoNothing() throws {
+        let a = ProbeScene("a", .red)
+        let (m, d, loop) = try make([a])
+        m.start()
+        try loop.runOnce(timeoutMs: 0)
+        m.input(.pointerMotion(dx: 5, dy: 5, timeUsec: 1))
+        m.input(.pointerButton(pressed: true, timeUsec: 2))
+        try loop.runOnce(timeoutMs: 0)
+        #expect(d.presentCount == 1)
+        #expect(a.events.isEmpty)
+        #expect(m.cursorPosition == nil)
+    }
 }
