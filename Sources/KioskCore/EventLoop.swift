@@ -41,7 +41,6 @@ public final class EventLoop: @unchecked Sendable {
     private let lock = NSLockLite()
     private var posted: [@Sendable () -> Void] = []
     private var deferred: [Handler] = []
-    private var running = false
     private var stopRequested = false
     /// Number of times `epoll_wait` returned (wake-ups), for benchmarks and status.
     public private(set) var wakeups: UInt64 = 0
@@ -187,9 +186,7 @@ public final class EventLoop: @unchecked Sendable {
 
     /// Runs until `stop()`.
     public func run() throws {
-        running = true
         stopRequested = false
-        defer { running = false }
         while !stopRequested {
             try runOnce()
         }

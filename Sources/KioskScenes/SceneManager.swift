@@ -171,7 +171,7 @@ public final class SceneManager {
         reschedule()
     }
 
-    /// The first scene of `type` that implements a control protocol.
+    /// Every scene that implements `type` (a control protocol such as `CounterControl`), in order.
     public func scene<T>(as type: T.Type) -> [T] { scenes.compactMap { $0 as? T } }
 
     // MARK: input

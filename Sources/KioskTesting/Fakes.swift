@@ -28,12 +28,6 @@ public final class ScriptedInput: InputSource {
     public func send(_ e: InputEvent) { onEvent?(e) }
     public func send(_ events: [InputEvent]) { for e in events { onEvent?(e) } }
 
-    /// Touch events for fingers moving along paths at the same time: one `down` per finger, then
-    /// interleaved motions (each step followed by a frame), then `up`. Points are normalised.
-    public static func strokes(_ paths: [[Point]], startUsec: UInt64 = 1_000_000, stepUsec: UInt64 = 8_000) -> [InputEvent] {
-        TouchScript.strokes(paths, startUsec: startUsec, stepUsec: stepUsec)
-    }
-
     /// Evenly spaced points from `a` to `b` (normalised), `count` ≥ 2.
     public static func line(from a: Point, to b: Point, count: Int = 12) -> [Point] {
         (0..<count).map { i in

@@ -293,7 +293,7 @@ func makeDaemon(_ dir: String, extra: String = "") throws -> Daemon {
         let config = try DaemonConfig.load(path: path, environment: [:])
         let daemon = try DaemonRunner.makeDaemon(config: config, state: MemoryStateStore(), loop: try EventLoop(), logger: quietLogger)
         daemon.start()
-        for e in ScriptedInput.strokes([ScriptedInput.line(from: Point(x: 0.2, y: 0.2), to: Point(x: 0.6, y: 0.4))]) {
+        for e in TouchScript.strokes([ScriptedInput.line(from: Point(x: 0.2, y: 0.2), to: Point(x: 0.6, y: 0.4))]) {
             daemon.manager.input(e)
         }
         #expect(daemon.handle(.paint(op: .undo, path: nil)).jsonObject?["strokes"] as? Int == 0)

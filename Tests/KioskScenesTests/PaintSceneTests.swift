@@ -471,7 +471,7 @@ let paintInk2 = Color(hex: "#1565C0")!
         let logical = try #require(display.logicalSize)
         #expect(logical == Size(width: 320, height: 480))
         let path = paintLine(from: Point(x: 0.45, y: 0.1), to: Point(x: 0.9, y: 0.6))
-        for e in ScriptedInput.strokes([path]) {
+        for e in TouchScript.strokes([path]) {
             m.input(e)
             try loop.runOnce(timeoutMs: 0)
         }
