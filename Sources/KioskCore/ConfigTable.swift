@@ -64,7 +64,51 @@ public final class ConfigTable: @unchecked Sendable {
     /// The error for `key`: "file:line: key 'scene.clock.color_mode': expected …, got …".
     public func error(_ key: String, _ message: String) -> KioskError {
         let loc = entries[key]?.location ?? location
-        return .config("\(loc): key '\(fullKey(key))': \(message)")
+        return .config("\(loc): key '\(ConfigTable.printable(fullKey(key)))': \(message)")
+    }
+
+    /// `s` with control characters written as escapes (`\t`, `\n`, `\u0000`), for messages.
+    public static func printable(_ s: String) -> String {
+        var out = ""
+        for u in s.unicodeScalars {
+            switch u {
+            case "\n": out += "\\n"
+            case "\t": out += "\\t"
+            case "\r": out += "\\r"
+            default:
+                if u.value < 0x20 || (0x7F...0x9F).contains(u.value) {
+                    out += "\\u" + String(repeating: "0", count: 4 - String(u.value, radix: 16).count) + String(u.value, radix: 16, uppercase: true)
+                } else {
+                    out.unicodeScalars.append(u)
+                }
+            }
+        }
+        return out
+    }
+
+    /// A string value for a message: quoted, escaped, cut after 80 characters, with its length
+    /// when it is longer than 64 (`"aaaa…" (200 characters)`).
+    public static func quoted(_ s: String) -> String {
+        let n = s.unicodeScalars.count
+        var shown = String(String.UnicodeScalarView(s.unicodeScalars.prefix(80)))
+        if n > 80 { shown += "…" }
+        return "\"\(printable(shown))\"" + (n > 64 ? " (\(n) characters)" : "")
+    }
+
+    /// A name of 1…64 characters A–Z, a–z, 0–9, `_` or `-` (scene and counter names: they name
+    /// files and are typed in commands).
+    public static func isName(_ s: String) -> Bool {
+        !s.isEmpty && s.utf8.count <= 64 && s.utf8.allSatisfy { c in
+            (c >= 0x30 && c <= 0x39) || (c >= 0x41 && c <= 0x5A) || (c >= 0x61 && c <= 0x7A) || c == UInt8(ascii: "_") || c == UInt8(ascii: "-")
+        }
+    }
+
+    /// A string of at most `maxCharacters` characters (labels and other text drawn on screen).
+    public func text(_ key: String, default d: String, maxCharacters: Int) throws -> String {
+        let s = try string(key, default: d)
+        let n = s.unicodeScalars.count
+        if n > maxCharacters { throw error(key, "\(n) characters is too long; a label has at most \(maxCharacters) characters") }
+        return s
     }
 
     public func node(_ key: String) -> ConfigNode? {
@@ -74,7 +118,7 @@ public final class ConfigTable: @unchecked Sendable {
 
     private func describe(_ v: ConfigValue) -> String {
         switch v {
-        case .string(let s): return "\"\(s)\""
+        case .string(let s): return ConfigTable.quoted(s)
         case .int(let i): return "\(i)"
         case .double(let d): return "\(d)"
         case .bool(let b): return "\(b)"
@@ -121,7 +165,7 @@ public final class ConfigTable: @unchecked Sendable {
         case .double(let x): v = x
         default: throw typeError(key, expected: "a number", got: n.value)
         }
-        guard v.isFinite else { throw error(key, "\(v) is not a finite number") }
+        guard v.isFinite else { throw error(key, "expected a finite number, got \(v)") }
         if let r = range, !r.contains(v) {
             throw error(key, "\(v) is out of range, expected \(r.lowerBound)…\(r.upperBound)")
         }
@@ -132,14 +176,14 @@ public final class ConfigTable: @unchecked Sendable {
     public func choice<T: RawRepresentable & CaseIterable>(_ key: String, default d: T) throws -> T where T.RawValue == String {
         guard let s = try string(key) else { return d }
         guard let v = T(rawValue: s) else {
-            throw error(key, "expected one of \(T.allCases.map { "\"\($0.rawValue)\"" }.joined(separator: ", ")), got \"\(s)\"")
+            throw error(key, "expected one of \(T.allCases.map { "\"\($0.rawValue)\"" }.joined(separator: ", ")), got \(ConfigTable.quoted(s))")
         }
         return v
     }
 
     public func color(_ key: String) throws -> Color? {
         guard let s = try string(key) else { return nil }
-        guard let c = Color(hex: s) else { throw error(key, "expected a colour like \"#RRGGBB\", got \"\(s)\"") }
+        guard let c = Color(hex: s) else { throw error(key, "expected a colour like \"#RRGGBB\", got \(ConfigTable.quoted(s))") }
         return c
     }
 
@@ -153,7 +197,7 @@ public final class ConfigTable: @unchecked Sendable {
         guard let a = try array(key) else { return nil }
         return try a.enumerated().map { i, n in
             guard case .string(let s) = n.value else {
-                throw KioskError.config("\(n.location): key '\(fullKey(key))[\(i)]': expected a string, got \(n.value.typeName)")
+                throw KioskError.config("\(n.location): key '\(ConfigTable.printable(fullKey(key)))[\(i)]': expected a string, got \(n.value.typeName)")
             }
             return s
         }
@@ -165,7 +209,8 @@ public final class ConfigTable: @unchecked Sendable {
             switch n.value {
             case .int(let v): return Double(v)
             case .double(let v) where v.isFinite: return v
-            default: throw KioskError.config("\(n.location): key '\(fullKey(key))[\(i)]': expected a number, got \(n.value.typeName)")
+            case .double(let v): throw KioskError.config("\(n.location): key '\(ConfigTable.printable(fullKey(key)))[\(i)]': expected a finite number, got \(v)")
+            default: throw KioskError.config("\(n.location): key '\(ConfigTable.printable(fullKey(key)))[\(i)]': expected a number, got \(n.value.typeName)")
             }
         }
     }
@@ -181,7 +226,7 @@ public final class ConfigTable: @unchecked Sendable {
         guard let a = try array(key) else { return nil }
         return try a.enumerated().map { i, n in
             guard case .table(let t) = n.value else {
-                throw KioskError.config("\(n.location): key '\(fullKey(key))[\(i)]': expected a table, got \(n.value.typeName)")
+                throw KioskError.config("\(n.location): key '\(ConfigTable.printable(fullKey(key)))[\(i)]': expected a table, got \(n.value.typeName)")
             }
             return t
         }

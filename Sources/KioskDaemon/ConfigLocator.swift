@@ -7,14 +7,36 @@
 /// path the scanner misses falls back to its parent's line.
 ///
 /// Paths are written like `ConfigTable.path`: `display.rotation`, `scene.score.counter[1].name`.
+///
+/// The scanner also guards what comes after it: it stops at the first path nested deeper than
+/// `depthLimit` (tables, dotted keys, array elements and inline tables count together) and
+/// notes the first `\u0000` escape in a basic string or quoted key, so that neither reaches the
+/// TOML parser or the recursive conversion.
 public struct ConfigLocator: Sendable {
     /// Line (1-based) of each path.
     public private(set) var lines: [String: Int] = [:]
+    /// The first path nested deeper than the limit: its line and its first components.
+    public private(set) var tooDeep: (line: Int, path: String)?
+    /// The first `\u0000` escape: its line, the path of its key or value, and whether the key holds it.
+    public private(set) var nulEscape: (line: Int, path: String, inKey: Bool)?
 
-    public init(source: String) {
-        var s = Scanner(Array(source.utf8))
+    public init(source: String, depthLimit: Int = 64) {
+        self.init(bytes: Array(source.utf8), depthLimit: depthLimit)
+    }
+
+    public init(bytes: [UInt8], depthLimit: Int = 64) {
+        var s = Scanner(bytes, depthLimit: depthLimit)
         s.scanDocument()
         lines = s.lines
+        tooDeep = s.tooDeep
+        nulEscape = s.nulEscape
+    }
+
+    /// A path from its components (`["scene", "x", "[0]"]` → `scene.x[0]`).
+    static func path(_ comps: ArraySlice<String>) -> String {
+        var p = ""
+        for c in comps { p = c.hasPrefix("[") ? p + c : join(p, c) }
+        return p
     }
 
     /// The line of `path`, or of its nearest ancestor that was found; nil when none was.
@@ -38,13 +60,18 @@ public struct ConfigLocator: Sendable {
 
     private struct Scanner {
         let b: [UInt8]
+        let depthLimit: Int
         var i = 0
         var line = 1
         var lines: [String: Int] = [:]
         /// How many `[[x]]` elements each array-of-tables path has seen.
         var arrayCounts: [String: Int] = [:]
+        var tooDeep: (line: Int, path: String)?
+        var nulEscape: (line: Int, path: String, inKey: Bool)?
+        /// Set by `scanQuotedKey` when the key held a `\u0000` escape.
+        var keyHadNul = false
 
-        init(_ b: [UInt8]) { self.b = b }
+        init(_ b: [UInt8], depthLimit: Int) { self.b = b; self.depthLimit = depthLimit }
 
         var atEnd: Bool { i >= b.count }
         var peek: UInt8 { i < b.count ? b[i] : 0 }
@@ -56,6 +83,18 @@ public struct ConfigLocator: Sendable {
 
         mutating func record(_ path: String, _ l: Int) {
             if lines[path] == nil { lines[path] = l }
+        }
+
+        /// Stops the scan at a path deeper than the limit (nothing deeper is looked at).
+        mutating func checkDepth(_ comps: [String], _ l: Int) -> Bool {
+            guard comps.count > depthLimit else { return true }
+            tooDeep = (l, ConfigLocator.path(comps.prefix(8)) + "…")
+            i = b.count
+            return false
+        }
+
+        mutating func noteNul(_ comps: [String], _ l: Int, inKey: Bool) {
+            if nulEscape == nil { nulEscape = (l, ConfigLocator.path(comps[...]), inKey) }
         }
 
         /// Skips spaces, tabs, and (when `newlines`) line breaks and comments.
@@ -74,7 +113,7 @@ public struct ConfigLocator: Sendable {
         }
 
         mutating func scanDocument() {
-            var table = ""
+            var table: [String] = []
             while !atEnd {
                 skipSpace(newlines: true)
                 if atEnd { break }
@@ -83,21 +122,26 @@ public struct ConfigLocator: Sendable {
                     advance()
                     let isArray = peek == UInt8(ascii: "[")
                     if isArray { advance() }
+                    keyHadNul = false
                     let keys = scanKey()
-                    var path = ""
+                    var comps: [String] = []
                     for (n, k) in keys.enumerated() {
-                        path = ConfigLocator.join(path, k)
+                        comps.append(k)
                         // An intermediate table that is an array of tables refers to its latest element.
-                        if n < keys.count - 1, let c = arrayCounts[path] { path += "[\(c - 1)]" }
-                        record(path, l)
+                        if n < keys.count - 1, let c = arrayCounts[ConfigLocator.path(comps[...])] { comps.append("[\(c - 1)]") }
+                        guard checkDepth(comps, l) else { return }
+                        record(ConfigLocator.path(comps[...]), l)
                     }
+                    if keyHadNul { noteNul(comps, l, inKey: true) }
                     if isArray {
+                        let path = ConfigLocator.path(comps[...])
                         let c = arrayCounts[path, default: 0]
                         arrayCounts[path] = c + 1
-                        path += "[\(c)]"
-                        record(path, l)
+                        comps.append("[\(c)]")
+                        guard checkDepth(comps, l) else { return }
+                        record(ConfigLocator.path(comps[...]), l)
                     }
-                    table = path
+                    table = comps
                     skipToLineEnd()
                 } else {
                     scanKeyValue(in: table)
@@ -107,20 +151,23 @@ public struct ConfigLocator: Sendable {
         }
 
         /// `key = value` inside table `parent`.
-        mutating func scanKeyValue(in parent: String) {
+        mutating func scanKeyValue(in parent: [String]) {
             let l = line
+            keyHadNul = false
             let keys = scanKey()
             guard !keys.isEmpty else { skipToLineEnd(); return }
-            var path = parent
+            var comps = parent
             for k in keys {
-                path = ConfigLocator.join(path, k)
-                record(path, l)
+                comps.append(k)
+                guard checkDepth(comps, l) else { return }
+                record(ConfigLocator.path(comps[...]), l)
             }
+            if keyHadNul { noteNul(comps, l, inKey: true) }
             skipSpace(newlines: false)
             guard peek == UInt8(ascii: "=") else { return }
             advance()
             skipSpace(newlines: false)
-            scanValue(path)
+            scanValue(comps)
         }
 
         /// A dotted key: bare, "basic" or 'literal' parts.
@@ -157,9 +204,23 @@ public struct ConfigLocator: Sendable {
                     advance()
                     if atEnd { break }
                     let e = peek
+                    if isNulEscape(at: i) { keyHadNul = true }
                     switch e {
                     case UInt8(ascii: "n"): out.append(0x0A)
                     case UInt8(ascii: "t"): out.append(0x09)
+                    case UInt8(ascii: "u"), UInt8(ascii: "U"):
+                        // \uXXXX, \UXXXXXXXX: the scalar's UTF-8 (as the TOML parser reads it).
+                        let n = e == UInt8(ascii: "u") ? 4 : 8
+                        var v: UInt32 = 0
+                        var digits = 0
+                        advance()
+                        while digits < n && !atEnd, let h = hexValue(peek) {
+                            v = v &* 16 &+ h
+                            digits += 1
+                            advance()
+                        }
+                        out.append(contentsOf: Array(String(Unicode.Scalar(v).map(Character.init) ?? "\u{FFFD}").utf8))
+                        continue
                     default: out.append(e)
                     }
                     advance()
@@ -172,9 +233,32 @@ public struct ConfigLocator: Sendable {
             return String(decoding: out, as: UTF8.self)
         }
 
-        /// One value; arrays and inline tables record their elements' lines under `path`.
-        mutating func scanValue(_ path: String) {
+        func hexValue(_ c: UInt8) -> UInt32? {
+            switch c {
+            case 0x30...0x39: return UInt32(c - 0x30)
+            case 0x41...0x46: return UInt32(c - 0x41 + 10)
+            case 0x61...0x66: return UInt32(c - 0x61 + 10)
+            default: return nil
+            }
+        }
+
+        /// True when `b[at]` (just after a backslash) starts `u0000` or `U00000000`.
+        func isNulEscape(at j: Int) -> Bool {
+            guard j < b.count else { return false }
+            let n: Int
+            switch b[j] {
+            case UInt8(ascii: "u"): n = 4
+            case UInt8(ascii: "U"): n = 8
+            default: return false
+            }
+            guard j + n < b.count else { return false }
+            return b[(j + 1)...(j + n)].allSatisfy { $0 == UInt8(ascii: "0") }
+        }
+
+        /// One value; arrays and inline tables record their elements' lines under `comps`.
+        mutating func scanValue(_ comps: [String]) {
             let c = peek
+            let l = line
             if c == UInt8(ascii: "[") {
                 advance()
                 var index = 0
@@ -182,11 +266,12 @@ public struct ConfigLocator: Sendable {
                     skipSpace(newlines: true)
                     if peek == UInt8(ascii: "]") { advance(); return }
                     if peek == UInt8(ascii: ",") { advance(); continue }
-                    let elem = "\(path)[\(index)]"
-                    record(elem, line)
+                    let elem = comps + ["[\(index)]"]
+                    guard checkDepth(elem, line) else { return }
+                    record(ConfigLocator.path(elem[...]), line)
                     let before = i
                     scanValue(elem)
-                    if i == before { advance() }
+                    if i == before && !atEnd { advance() }
                     index += 1
                 }
             } else if c == UInt8(ascii: "{") {
@@ -196,11 +281,11 @@ public struct ConfigLocator: Sendable {
                     if peek == UInt8(ascii: "}") { advance(); return }
                     if peek == UInt8(ascii: ",") { advance(); continue }
                     let before = i
-                    scanKeyValue(in: path)
-                    if i == before { advance() }
+                    scanKeyValue(in: comps)
+                    if i == before && !atEnd { advance() }
                 }
             } else if c == UInt8(ascii: "\"") || c == UInt8(ascii: "'") {
-                scanString(c)
+                if scanString(c) { noteNul(comps, l, inKey: false) }
             } else {
                 // Number, boolean, date: up to a delimiter.
                 while !atEnd {
@@ -212,28 +297,38 @@ public struct ConfigLocator: Sendable {
             }
         }
 
-        mutating func scanString(_ q: UInt8) {
+        /// Skips a string; true when a basic string held a `\u0000` escape.
+        @discardableResult
+        mutating func scanString(_ q: UInt8) -> Bool {
+            var nul = false
             let triple = i + 2 < b.count && b[i + 1] == q && b[i + 2] == q
             if triple {
                 advance(); advance(); advance()
                 while !atEnd {
-                    if q == UInt8(ascii: "\"") && peek == UInt8(ascii: "\\") { advance(); if !atEnd { advance() }; continue }
+                    if q == UInt8(ascii: "\"") && peek == UInt8(ascii: "\\") {
+                        if isNulEscape(at: i + 1) { nul = true }
+                        advance(); if !atEnd { advance() }; continue
+                    }
                     if peek == q && i + 2 < b.count && b[i + 1] == q && b[i + 2] == q {
                         advance(); advance(); advance()
                         // Up to two more quotes may belong to the content.
                         while !atEnd && peek == q { advance() }
-                        return
+                        return nul
                     }
                     advance()
                 }
             } else {
                 advance()
                 while !atEnd && peek != q && peek != UInt8(ascii: "\n") {
-                    if q == UInt8(ascii: "\"") && peek == UInt8(ascii: "\\") { advance(); if atEnd { break } }
+                    if q == UInt8(ascii: "\"") && peek == UInt8(ascii: "\\") {
+                        if isNulEscape(at: i + 1) { nul = true }
+                        advance(); if atEnd { break }
+                    }
                     advance()
                 }
                 if !atEnd && peek == q { advance() }
             }
+            return nul
         }
     }
 }

@@ -86,6 +86,11 @@ public struct DaemonConfig {
     public var scenes: [SceneDefinition] = []
     public var control: ControlSettings
     public var stateDirectory: String
+    /// Where the keys `checkSystem` looks at were written (the file alone for defaults).
+    public var keyLocations: [String: SourceLocation] = [:]
+
+    /// Longest path kioskd accepts (PATH_MAX without the terminating NUL).
+    public static let maxPath = 4095
 
     /// Longest control socket path (SwiftNIO's portable limit for `sun_path`).
     public static let maxSocketPath = 103
@@ -108,15 +113,32 @@ public struct DaemonConfig {
         func resolve(_ p: String) -> String {
             p.hasPrefix("/") || configDir.isEmpty ? p : (configDir as NSString).appendingPathComponent(p)
         }
+        /// A path key: not empty (an empty path would silently mean the config's folder), at
+        /// most `maxPath` bytes once resolved.
+        func path(_ t: ConfigTable, _ key: String, what: String) throws -> String? {
+            guard let p = try t.string(key) else { return nil }
+            if p.isEmpty { throw t.error(key, "expected \(what), got an empty string") }
+            let r = resolve(p)
+            if r.utf8.count > DaemonConfig.maxPath {
+                throw t.error(key, "the path is \(r.utf8.count) bytes long; paths have at most \(DaemonConfig.maxPath) bytes")
+            }
+            return r
+        }
+        /// A string key that may not be empty.
+        func word(_ t: ConfigTable, _ key: String, what: String) throws -> String? {
+            guard let s = try t.string(key) else { return nil }
+            if s.isEmpty { throw t.error(key, "expected \(what), got an empty string") }
+            return s
+        }
 
         // Directories.
         let defaultThemeDir = environment["CONFIGURATION_DIRECTORY"].map { "\($0.split(separator: ":").first ?? "")/themes" }
             ?? (configDir.isEmpty ? "themes" : "\(configDir)/themes")
         // A configured theme_dir is relative to the config file; the default already is.
-        themeDirectory = try root.string("theme_dir").map(resolve) ?? defaultThemeDir
+        themeDirectory = try path(root, "theme_dir", what: "a directory path") ?? defaultThemeDir
         let defaultState = environment["STATE_DIRECTORY"].flatMap { $0.split(separator: ":").first.map(String.init) } ?? "/var/lib/kioskd"
-        stateDirectory = resolve(try root.string("state_dir", default: defaultState))
-        if stateDirectory.isEmpty { throw root.error("state_dir", "expected a directory path, got an empty string") }
+        stateDirectory = try path(root, "state_dir", what: "a directory path") ?? defaultState
+        keyLocations["state_dir"] = root.entries["state_dir"]?.location ?? root.location
 
         // Theme.
         themeName = try root.string("theme", default: "default")
@@ -138,8 +160,8 @@ public struct DaemonConfig {
         // [display]
         if let t = try root.table("display") {
             display.backend = try t.choice("backend", default: DisplayBackend.drm)
-            display.device = try t.string("device")
-            display.output = try t.string("output")
+            display.device = try path(t, "device", what: "a device path like \"/dev/dri/card0\"")
+            display.output = try word(t, "output", what: "a connector name like \"HDMI-A-1\"")
             if let m = try t.string("mode") {
                 guard DaemonConfig.parseMode(m) != nil else {
                     throw t.error("mode", "expected a mode like \"1920x1080\" or \"1920x1080@60\", got \"\(m)\"")
@@ -175,14 +197,14 @@ public struct DaemonConfig {
 
         // [input]
         if let t = try root.table("input") {
-            input.seat = try t.string("seat", default: "seat0")
+            input.seat = try word(t, "seat", what: "a seat name like \"seat0\"") ?? "seat0"
             if let m = try t.doubleArray("calibration") {
                 do { try InputTransform.validate(calibration: m) } catch let e as KioskError {
                     throw t.error("calibration", e.message)
                 }
                 input.calibration = m
             }
-            input.mapToOutput = try t.string("map_to_output")
+            input.mapToOutput = try word(t, "map_to_output", what: "a connector name like \"HDMI-A-1\"")
             input.pointerAsTouch = try t.bool("pointer_as_touch", default: true)
             input.cursor = try t.bool("cursor", default: false)
             try t.finish()
@@ -191,10 +213,25 @@ public struct DaemonConfig {
         // [gestures]
         if let t = try root.table("gestures") {
             var g = GestureThresholds()
-            g.tapMaxDuration = UInt64(try t.int("tap_max_ms", default: Int(g.tapMaxDuration / 1000), range: 1...10_000)) * 1000
+            let tapMs = try t.int("tap_max_ms", default: Int(g.tapMaxDuration / 1000), range: 1...10_000)
+            let longMs = try t.int("long_press_ms", default: Int(g.longPressDuration / 1000), range: 1...60_000)
+            // The limits depend on each other: blame the key that was written.
+            if longMs <= tapMs {
+                if t.has("long_press_ms") {
+                    throw t.error("long_press_ms", "\(longMs) ms must be longer than gestures.tap_max_ms (\(tapMs) ms)")
+                }
+                throw t.error("tap_max_ms", "\(tapMs) ms must be shorter than gestures.long_press_ms (\(longMs) ms)")
+            }
+            g.tapMaxDuration = UInt64(tapMs) * 1000
+            g.longPressDuration = UInt64(longMs) * 1000
             g.tapMaxMovement = try t.double("tap_max_movement", default: g.tapMaxMovement, range: 0.001...0.5)
-            g.longPressDuration = UInt64(try t.int("long_press_ms", default: Int(g.longPressDuration / 1000), range: 1...60_000)) * 1000
             g.swipeMinDistance = try t.double("swipe_min_distance", default: g.swipeMinDistance, range: 0.01...1)
+            if g.swipeMinDistance <= g.tapMaxMovement {
+                if t.has("swipe_min_distance") {
+                    throw t.error("swipe_min_distance", "\(g.swipeMinDistance) must be larger than gestures.tap_max_movement (\(g.tapMaxMovement))")
+                }
+                throw t.error("tap_max_movement", "\(g.tapMaxMovement) must be smaller than gestures.swipe_min_distance (\(g.swipeMinDistance))")
+            }
             do { try g.validate() } catch let e as KioskError {
                 throw KioskError.config("\(t.location): table '[gestures]': \(e.message)")
             }
@@ -207,6 +244,10 @@ public struct DaemonConfig {
         if let t = try root.table("scene") {
             for name in t.keys {
                 guard let st = try t.table(name) else { continue }
+                guard ConfigTable.isName(name) else {
+                    let shown = name.utf8.allSatisfy { $0 < 0x80 && ConfigTable.isName(String(UnicodeScalar($0))) } ? name : "\"\(ConfigTable.printable(name))\""
+                    throw KioskError.config("\(st.location): key 'scene.\(shown)': a scene name has 1…64 characters A–Z, a–z, 0–9, _ or -, got \(ConfigTable.quoted(name))")
+                }
                 let kind = try st.requiredString("kind")
                 guard kinds.contains(kind) else {
                     throw st.error("kind", "unknown scene kind \"\(kind)\"; kinds: \(kinds.sorted().joined(separator: ", "))")
@@ -251,15 +292,67 @@ public struct DaemonConfig {
         let runtime = environment["RUNTIME_DIRECTORY"].flatMap { $0.split(separator: ":").first.map(String.init) } ?? "/run/kioskd"
         control = ControlSettings(socketPath: "\(runtime)/control.sock")
         if let t = try root.table("control") {
-            control.socketPath = resolve(try t.string("socket", default: control.socketPath))
+            control.socketPath = try path(t, "socket", what: "a socket path") ?? control.socketPath
             if control.socketPath.utf8.count > DaemonConfig.maxSocketPath {
                 throw t.error("socket", "path is \(control.socketPath.utf8.count) bytes long; the control socket path must be at most \(DaemonConfig.maxSocketPath) bytes")
             }
             control.mode = try t.int("mode", default: 0o660, range: 0...0o777)
-            control.group = try t.string("group")
+            control.group = try word(t, "group", what: "a group name")
+            keyLocations["control.socket"] = t.entries["socket"]?.location ?? t.location
+            keyLocations["control.group"] = t.entries["group"]?.location ?? t.location
             try t.finish()
         }
         try root.finish()
+    }
+
+    /// Checks what the daemon needs from the system at start, without creating anything: the
+    /// control group exists, the control socket and the state directory can be created (every
+    /// existing ancestor a directory, the nearest one writable by this user), the socket path is
+    /// not a directory or another file. Errors name file:line and the key.
+    public func checkSystem() throws {
+        func fail(_ key: String, _ message: String) -> KioskError {
+            .config("\(keyLocations[key] ?? SourceLocation(file: file, line: 0)): key '\(key)': \(message)")
+        }
+        if let g = control.group, getgrnam(g) == nil {
+            throw fail("control.group", "no group named \(ConfigTable.quoted(g)) on this system")
+        }
+        var st = stat()
+        let sock = control.socketPath
+        if stat(sock, &st) == 0 {
+            if (st.st_mode & S_IFMT) == S_IFDIR {
+                throw fail("control.socket", "\(sock) is a directory; expected the path of the socket file kioskd creates")
+            }
+            if (st.st_mode & S_IFMT) != S_IFSOCK {
+                throw fail("control.socket", "\(sock) exists and is not a socket; kioskd does not replace other files")
+            }
+        }
+        if let problem = DaemonConfig.creatable(sock) { throw fail("control.socket", problem) }
+        if stat(stateDirectory, &st) == 0 {
+            if (st.st_mode & S_IFMT) != S_IFDIR { throw fail("state_dir", "\(stateDirectory) is not a directory") }
+        } else if let problem = DaemonConfig.creatable(stateDirectory) {
+            throw fail("state_dir", problem)
+        }
+    }
+
+    /// Why `path` (with any missing parent folders) cannot be created by this user; nil when it can
+    /// (or already exists with its parent).
+    static func creatable(_ path: String) -> String? {
+        var st = stat()
+        var dir = (path as NSString).deletingLastPathComponent
+        if dir.isEmpty { dir = "." }
+        while stat(dir, &st) != 0 {
+            let e = errno
+            guard e == ENOENT else { return "cannot create \(path): stat \(dir): \(String(cString: strerror(e))) (errno \(e))" }
+            let up = (dir as NSString).deletingLastPathComponent
+            if up == dir || up.isEmpty { return nil }
+            dir = up
+        }
+        if (st.st_mode & S_IFMT) != S_IFDIR { return "cannot create \(path): \(dir) is not a directory" }
+        if access(dir, W_OK | X_OK) != 0 {
+            let e = errno
+            return "cannot create \(path): \(dir) is not writable by uid \(getuid()) (access: \(String(cString: strerror(e))), errno \(e))"
+        }
+        return nil
     }
 
     /// The `[scene.NAME]` factories' keys are checked by making the scenes; see `SceneRegistry.make`.

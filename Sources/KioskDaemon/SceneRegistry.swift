@@ -15,6 +15,39 @@ public struct SceneRegistry {
     /// Makes every configured scene. A factory's config error (with file:line and key) is passed on;
     /// other errors get the scene's table location.
     public func make(_ definitions: [SceneDefinition], state: StateStore, logger: Logger, dataDirectory: String) throws -> [Scene] {
+        let scenes = try makeEach(definitions, state: state, logger: logger, dataDirectory: dataDirectory)
+        try Self.checkCounterNames(definitions, scenes)
+        return scenes
+    }
+
+    /// Counters are addressed by name alone (`kioskctl counter NAME`): a name may be used once
+    /// in the whole config. The error names both places.
+    static func checkCounterNames(_ definitions: [SceneDefinition], _ scenes: [Scene]) throws {
+        var seen: [String: (SourceLocation, String)] = [:]
+        for (d, scene) in zip(definitions, scenes) {
+            guard let counter = scene as? CounterScene else { continue }
+            var tables: [ConfigTable] = []
+            if let n = d.table.entries["counter"], case .array(let a) = n.value {
+                for e in a { if case .table(let t) = e.value { tables.append(t) } }
+            }
+            for (i, name) in counter.counterNames.enumerated() {
+                let place: (SourceLocation, String)
+                var what = "counter \"\(name)\""
+                if i < tables.count, let n = tables[i].entries["name"] {
+                    place = (n.location, tables[i].fullKey("name"))
+                } else {
+                    place = (d.table.location, d.table.fullKey("counter"))
+                    what += " (the default counter)"
+                }
+                if let first = seen[name] {
+                    throw KioskError.config("\(place.0): key '\(place.1)': \(what) is also defined at \(first.0) (key '\(first.1)'); counters are addressed by name alone, so each name may be used once")
+                }
+                seen[name] = place
+            }
+        }
+    }
+
+    private func makeEach(_ definitions: [SceneDefinition], state: StateStore, logger: Logger, dataDirectory: String) throws -> [Scene] {
         try definitions.map { d in
             guard let f = factories[d.kind] else {
                 throw d.table.error("kind", "unknown scene kind \"\(d.kind)\"; kinds: \(kinds.joined(separator: ", "))")

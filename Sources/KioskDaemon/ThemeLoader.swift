@@ -24,14 +24,21 @@ public enum ThemeLoader {
             table?.error(key, message) ?? KioskError.notFound(message)
         }
         if let t = Theme.builtIn[name] { return t }
-        guard !name.isEmpty, !name.contains("/"), !name.hasPrefix(".") else {
-            throw fail("\"\(name)\" is not a theme name; themes: \(available(in: directory).joined(separator: ", "))")
+        guard isThemeName(name) else {
+            throw fail("\(ConfigTable.quoted(name)) is not a theme name (1…64 characters, no / or control characters, not starting with .); themes: \(available(in: directory).joined(separator: ", "))")
         }
         let path = "\(directory)/\(name).toml"
         guard FileManager.default.fileExists(atPath: path) else {
             throw fail("unknown theme \"\(name)\" (no built-in theme and no file \(path)); themes: \(available(in: directory).joined(separator: ", "))")
         }
         return try loadFile(path: path, name: name)
+    }
+
+    /// A name that can be a theme file's name: 1…64 characters, no `/`, no control characters,
+    /// not starting with `.`.
+    public static func isThemeName(_ name: String) -> Bool {
+        !name.isEmpty && name.unicodeScalars.count <= 64 && !name.hasPrefix(".")
+            && !name.unicodeScalars.contains { $0 == "/" || $0.value < 0x20 || (0x7F...0x9F).contains($0.value) }
     }
 
     /// Reads one theme file.
@@ -47,7 +54,7 @@ public enum ThemeLoader {
             theme = .default
         }
         let hasBase = root.has("base")
-        theme.name = try root.string("name", default: name)
+        theme.name = try root.text("name", default: name, maxCharacters: 64)
         if let p = try root.table("palette") {
             func color(_ k: String, _ current: Color) throws -> Color {
                 if let c = try p.color(k) { return c }
@@ -66,7 +73,8 @@ public enum ThemeLoader {
             func style(_ k: String, _ current: FontStyle) throws -> FontStyle {
                 guard let t = try f.table(k) else { return current }
                 var s = current
-                s.family = try t.string("family", default: s.family)
+                s.family = try t.text("family", default: s.family, maxCharacters: 128)
+                if s.family.isEmpty { throw t.error("family", "expected a font family like \"Sans\", got an empty string") }
                 s.weight = try t.choice("weight", default: s.weight)
                 s.slant = try t.choice("slant", default: s.slant)
                 s.size = try t.double("size", default: s.size, range: 4...1000)

@@ -112,6 +112,9 @@ public final class CounterScene: Scene, CounterControl {
 
     // MARK: config
 
+    /// Longest counter label.
+    public static let maxLabelCharacters = 64
+
     /// Makes a counter scene from `[scene.NAME]` (`kind = "counter"` already read by the manager).
     public static func make(_ table: ConfigTable, _ context: SceneContext) throws -> Scene {
         let digits = try table.int("digits", default: 4, range: 1...9)
@@ -130,11 +133,12 @@ public final class CounterScene: Scene, CounterControl {
         if let tables = try table.tableArray("counter") {
             for t in tables {
                 let n = try t.requiredString("name")
-                guard !n.isEmpty, n != "all", !n.contains(where: { $0.isWhitespace }) else {
-                    throw t.error("name", "a counter name must be one word and not \"all\", got \"\(n)\"")
+                // The name is typed in commands and names the counter's state file.
+                guard ConfigTable.isName(n), n != "all" else {
+                    throw t.error("name", "a counter name has 1…64 characters A–Z, a–z, 0–9, _ or -, and is not \"all\", got \(ConfigTable.quoted(n))")
                 }
                 guard !specs.contains(where: { $0.name == n }) else { throw t.error("name", "counter \"\(n)\" is defined twice") }
-                let label = try t.string("label", default: n)
+                let label = try t.text("label", default: n, maxCharacters: CounterScene.maxLabelCharacters)
                 try t.finish()
                 specs.append(CounterSpec(name: n, label: label))
             }

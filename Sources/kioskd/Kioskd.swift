@@ -72,6 +72,11 @@ struct Kioskd: AsyncParsableCommand {
         do {
             cfg = try DaemonConfig.load(path: config)
             if let b = backend.flatMap(DisplayBackend.init(rawValue:)) { cfg.display.backend = b }
+            if checkConfig || snapshot == nil {
+                // What the daemon needs at start (group, socket and state paths), checked without
+                // creating anything: a config the check accepts does not fail there.
+                try cfg.checkSystem()
+            }
             if checkConfig {
                 // Make the scenes to check their tables too (in memory: nothing is written).
                 _ = try SceneRegistry.standard.make(cfg.scenes, state: MemoryStateStore(), logger: logger, dataDirectory: "/nonexistent")
@@ -98,8 +103,16 @@ struct Kioskd: AsyncParsableCommand {
         }
     }
 
+    /// Prints `kioskd: message` to stderr and exits. Under systemd (JOURNAL_STREAM set) the line
+    /// carries the error priority `<3>`, so `journalctl -p err` (or `-p warning`) shows why kioskd
+    /// did not start.
     func fail(_ message: String, code: Int32) -> Never {
-        FileHandle.standardError.write(Data("kioskd: \(message)\n".utf8))
+        FileHandle.standardError.write(Data(Kioskd.failureLine(message, environment: ProcessInfo.processInfo.environment).utf8))
         Foundation.exit(code)
+    }
+
+    static func failureLine(_ message: String, environment: [String: String]) -> String {
+        let prefix = environment["JOURNAL_STREAM"].map { $0.isEmpty ? "" : "<3>" } ?? ""
+        return "\(prefix)kioskd: \(message.replacingOccurrences(of: "\n", with: " "))\n"
     }
 }

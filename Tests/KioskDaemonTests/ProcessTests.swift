@@ -211,6 +211,63 @@ struct ProcessTests {
         #expect(text.hasPrefix("kioskd: \(d)/missing.toml: cannot read the config file"), "\(text)")
     }
 
+    /// Runs kioskd to its exit; returns (status, stderr).
+    func runKioskd(_ args: [String], environment: [String: String]? = nil) throws -> (Int32, String) {
+        let p = Process()
+        p.executableURL = URL(fileURLWithPath: Binaries.kioskd)
+        p.arguments = args
+        if let environment { p.environment = environment }
+        let err = Pipe()
+        p.standardError = err
+        p.standardOutput = FileHandle.nullDevice
+        try p.run()
+        let text = String(decoding: err.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        p.waitUntilExit()
+        return (p.terminationStatus, text)
+    }
+
+    @Test func deeplyNestedConfigExits78WithTheLine() throws {
+        let d = tempDir()
+        let key = Array(repeating: "a", count: 20000).joined(separator: ".")
+        let path = write("\(key) = 1\n[scene.clock]\nkind = \"clock\"\n", d)
+        let (code, text) = try runKioskd(["--config", path, "--check-config"])
+        #expect(code == 78, "\(text)")
+        #expect(text == "kioskd: \(path):1: key 'a.a.a.a.a.a.a.a…': nested more than 64 levels (tables, dotted keys, arrays and inline tables count together)\n")
+    }
+
+    @Test func configErrorReachesTheJournalAtErrorPriority() throws {
+        let d = tempDir()
+        let path = write("[display]\nrotation = 45\n[scene.clock]\nkind = \"clock\"\n", d)
+        var env = ProcessInfo.processInfo.environment
+        env["JOURNAL_STREAM"] = "8:12345"
+        for args in [["--check-config"], []] {
+            let (code, text) = try runKioskd(["--config", path] + args, environment: env)
+            #expect(code == 78, "\(args): \(text)")
+            #expect(text == "<3>kioskd: \(path):2: key 'display.rotation': expected 0, 90, 180 or 270, got 45\n", "\(args)")
+        }
+    }
+
+    @Test func startProblemsTheCheckFindsExit78() throws {
+        let d = tempDir()
+        try FileManager.default.createDirectory(atPath: "\(d)/sockdir", withIntermediateDirectories: true)
+        write("x", d, "plain")
+        let base = config(d, scenes: "[scene.clock]\nkind = \"clock\"\n")
+        let cases: [(String, String)] = [
+            (base + "\ngroup = \"no-such-group-kt\"\n", ":10: key 'control.group': no group named \"no-such-group-kt\" on this system"),
+            (base.replacingOccurrences(of: "\(d)/c.sock", with: "\(d)/sockdir"), ":9: key 'control.socket': \(d)/sockdir is a directory"),
+            (base.replacingOccurrences(of: "\(d)/state", with: "\(d)/plain/state"), ":1: key 'state_dir': cannot create \(d)/plain/state: \(d)/plain is not a directory"),
+        ]
+        for (text, expected) in cases {
+            let path = write(text, d)
+            for args in [["--check-config"], []] {
+                let (code, err) = try runKioskd(["--config", path] + args)
+                #expect(code == 78, "\(args): \(err)")
+                #expect(err.hasPrefix("kioskd: \(path)\(expected)"), "\(args): \(err)")
+            }
+        }
+        #expect(!FileManager.default.fileExists(atPath: "\(d)/state"))
+    }
+
     @Test func killTestScript() throws {
         let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent().path
         let p = Process()

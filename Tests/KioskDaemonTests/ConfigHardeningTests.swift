@@ -1,0 +1,289 @@
+import Foundation
+import KioskCore
+@testable import KioskDaemon
+import KioskScenes
+import Testing
+
+/// Config files that are malformed on purpose: too deep, NULs, bad UTF-8, huge strings, odd
+/// numbers, names that cannot be stored, paths the daemon could not use. Every error names
+/// file:line (and the key) and says what was expected.
+@Suite struct ConfigHardeningTests {
+    static let good = """
+    state_dir = "/tmp/x"
+    [display]
+    backend = "headless"
+    [scene.clock]
+    kind = "clock"
+
+
+    """
+
+    /// Writes raw bytes as `dir/kioskd.toml`.
+    func writeBytes(_ bytes: [UInt8], _ dir: String, _ name: String = "kioskd.toml") -> String {
+        let p = "\(dir)/\(name)"
+        FileManager.default.createFile(atPath: p, contents: Data(bytes))
+        return p
+    }
+
+    /// Loads the config and makes its scenes (what --check-config does).
+    func check(_ text: String, dir: String) throws {
+        let c = try loadConfig(text, dir: dir)
+        _ = try SceneRegistry.standard.make(c.scenes, state: MemoryStateStore(), logger: quietLogger, dataDirectory: "/nonexistent")
+    }
+
+    // MARK: depth
+
+    @Test(arguments: [3500, 20000])
+    func deeplyNestedDottedKeyIsRefused(levels: Int) {
+        let d = tempDir()
+        let key = Array(repeating: "a", count: levels).joined(separator: ".")
+        let msg = configError { _ = try loadConfig("\(key) = 1\n" + Self.good, dir: d) }
+        #expect(msg == "\(d)/kioskd.toml:1: key 'a.a.a.a.a.a.a.a…': nested more than 64 levels (tables, dotted keys, arrays and inline tables count together)", "\(msg ?? "")")
+    }
+
+    @Test func deepTableHeadersInlineTablesAndArraysAreRefused() {
+        let d = tempDir()
+        let header = "[" + Array(repeating: "b", count: 20000).joined(separator: ".") + "]\n"
+        let m1 = configError { _ = try loadConfig(Self.good + header, dir: d) }
+        #expect(m1 == "\(d)/kioskd.toml:7: key 'b.b.b.b.b.b.b.b…': nested more than 64 levels (tables, dotted keys, arrays and inline tables count together)", "\(m1 ?? "")")
+        let inline = "x = " + String(repeating: "{y = ", count: 100) + "1" + String(repeating: "}", count: 100) + "\n"
+        let m2 = configError { _ = try loadConfig(inline + Self.good, dir: d) }
+        #expect(m2 == "\(d)/kioskd.toml:1: key 'x.y.y.y.y.y.y.y…': nested more than 64 levels (tables, dotted keys, arrays and inline tables count together)", "\(m2 ?? "")")
+        let arrays = "x = " + String(repeating: "[", count: 100000) + String(repeating: "]", count: 100000) + "\n"
+        let m3 = configError { _ = try loadConfig(arrays + Self.good, dir: d) }
+        #expect(m3 == "\(d)/kioskd.toml:1: key 'x[0][0][0][0][0][0][0]…': nested more than 64 levels (tables, dotted keys, arrays and inline tables count together)", "\(m3 ?? "")")
+    }
+
+    @Test func sixtyFourLevelsAreStillParsed() {
+        let d = tempDir()
+        let key = Array(repeating: "a", count: 64).joined(separator: ".")
+        let msg = configError { _ = try loadConfig("\(key) = 1\n" + Self.good, dir: d) }
+        #expect(msg?.hasPrefix("\(d)/kioskd.toml:1: key 'a': unknown key") == true, "\(msg ?? "")")
+    }
+
+    @Test func reloadWithADeepConfigFailsAndKeepsTheRunningConfig() throws {
+        let d = tempDir()
+        let daemon = try makeDaemon(d)
+        daemon.start()
+        defer { daemon.shutdown() }
+        let path = daemon.config.file
+        let good = try String(contentsOfFile: path, encoding: .utf8)
+        let key = Array(repeating: "k", count: 20000).joined(separator: ".")
+        try (good + "\n\(key) = 1\n").write(toFile: path, atomically: true, encoding: .utf8)
+        let lines = good.split(separator: "\n", omittingEmptySubsequences: false).count
+        switch daemon.reload() {
+        case .success(let m): Issue.record("reload succeeded: \(m)")
+        case .failure(let e):
+            #expect(e.kind == .config)
+            #expect(e.message.hasPrefix("\(path):\(lines + 1): key 'control.k.k.k.k.k.k.k…': nested more than 64 levels"), "\(e.message)")
+        }
+        #expect(daemon.manager.scenes.map(\.name) == ["score", "clock"])
+        #expect(daemon.config.scenes.map(\.name) == ["score", "clock"])
+    }
+
+    // MARK: bytes
+
+    @Test func rawNulByteIsRefusedWithItsLine() {
+        let d = tempDir()
+        let bytes = Array((Self.good + "[display.blank]\n").utf8) + [0] + Array("\nrotation = 7\nbogus = 1\n".utf8)
+        let path = writeBytes(bytes, d)
+        let msg = configError { _ = try DaemonConfig.load(path: path, environment: [:]) }
+        #expect(msg == "\(path):8:1: the file contains a NUL byte; a config file is UTF-8 text without NUL bytes")
+    }
+
+    @Test func nulEscapesInStringsAndKeysAreRefused() {
+        let d = tempDir()
+        let m1 = configError { _ = try loadConfig(Self.good + "[control]\nsocket = \"\(d)/a\\u0000b\"\n", dir: d) }
+        #expect(m1 == "\(d)/kioskd.toml:8: key 'control.socket': contains a NUL character (\\u0000); config strings cannot hold NUL")
+        let m2 = configError { _ = try loadConfig("\"a\\u0000b\" = 1\n" + Self.good, dir: d) }
+        #expect(m2 == "\(d)/kioskd.toml:1: key 'a\\u0000b': contains a NUL character (\\u0000); config keys cannot hold NUL")
+        let m3 = configError { _ = try loadConfig(Self.good + "[input]\nseat = \"\"\"seat\n\\u0000\"\"\"\n", dir: d) }
+        #expect(m3 == "\(d)/kioskd.toml:8: key 'input.seat': contains a NUL character (\\u0000); config strings cannot hold NUL")
+    }
+
+    @Test func invalidUTF8NamesLineAndColumn() {
+        let d = tempDir()
+        let bytes = Array("theme = \"default\"\nstate_dir = \"/tmp/".utf8) + [0xC3, 0x28] + Array("\"\n".utf8)
+        let path = writeBytes(bytes, d)
+        let msg = configError { _ = try DaemonConfig.load(path: path, environment: [:]) }
+        #expect(msg == "\(path):2:19: not valid UTF-8 (byte 0xC3); a config file is UTF-8 text")
+        // Overlong encodings and UTF-16 surrogates are not UTF-8 either.
+        let p2 = writeBytes(Array("x = \"".utf8) + [0xC0, 0xAF] + Array("\"\n".utf8), d, "b.toml")
+        #expect(configError { _ = try DaemonConfig.load(path: p2, environment: [:]) } == "\(p2):1:6: not valid UTF-8 (byte 0xC0); a config file is UTF-8 text")
+        let p3 = writeBytes(Array("x = \"".utf8) + [0xED, 0xA0, 0x80] + Array("\"\n".utf8), d, "c.toml")
+        #expect(configError { _ = try DaemonConfig.load(path: p3, environment: [:]) } == "\(p3):1:6: not valid UTF-8 (byte 0xED); a config file is UTF-8 text")
+        // Valid multi-byte text still loads.
+        #expect(configError { _ = try loadConfig("# Größe ✓ 🙂\n" + Self.good, dir: d) } == nil)
+    }
+
+    @Test func directoryAndMissingFileSayWhatIsWrong() {
+        let d = tempDir()
+        let m1 = configError { _ = try DaemonConfig.load(path: d, environment: [:]) }
+        #expect(m1 == "\(d): cannot read the config file: it is a directory, expected a file")
+        let m2 = configError { _ = try DaemonConfig.load(path: "\(d)/none.toml", environment: [:]) }
+        #expect(m2 == "\(d)/none.toml: cannot read the config file: open: No such file or directory (errno 2)")
+    }
+
+    @Test func hugeFileIsRefused() {
+        let d = tempDir()
+        let text = Self.good + "# " + String(repeating: "x", count: 1_100_000) + "\n"
+        let msg = configError { _ = try loadConfig(text, dir: d) }
+        #expect(msg == "\(d)/kioskd.toml: the file is \(text.utf8.count) bytes; a config file may have at most 1048576 bytes")
+    }
+
+    // MARK: numbers
+
+    @Test func nanInfAndHugeNumbersAreNamed() {
+        let d = tempDir()
+        let cal = configError { _ = try loadConfig(Self.good + "[input]\ncalibration = [nan, 0, 0, 0, 1, 0]\n", dir: d) }
+        #expect(cal == "\(d)/kioskd.toml:8: key 'input.calibration[0]': expected a finite number, got nan")
+        let inf = configError { _ = try loadConfig(Self.good + "[display.blank]\nwake_seconds = -inf\n", dir: d) }
+        #expect(inf == "\(d)/kioskd.toml:8: key 'display.blank.wake_seconds': expected a finite number, got -inf")
+        let widths = configError { try check(Self.good + "[scene.p]\nkind = \"paint\"\nbrush_widths = [4, inf]\n", dir: d) }
+        #expect(widths == "\(d)/kioskd.toml:9: key 'scene.p.brush_widths[1]': expected a finite number, got inf")
+        let intAsDouble = configError { _ = try loadConfig(Self.good.replacingOccurrences(of: "backend = \"headless\"", with: "backend = \"headless\"\nrotation = 90.0"), dir: d) }
+        #expect(intAsDouble == "\(d)/kioskd.toml:4: key 'display.rotation': expected an integer, got a number (90.0)")
+        let huge = configError { _ = try loadConfig(Self.good.replacingOccurrences(of: "backend = \"headless\"", with: "backend = \"headless\"\nbuffers = 99999999999999999999"), dir: d) }
+        #expect(huge?.hasPrefix("\(d)/kioskd.toml:4:") == true && huge?.contains("TOML syntax error") == true, "\(huge ?? "")")
+        let big = configError { _ = try loadConfig(Self.good.replacingOccurrences(of: "backend = \"headless\"", with: "backend = \"headless\"\nrotation = 9223372036854775807"), dir: d) }
+        #expect(big == "\(d)/kioskd.toml:4: key 'display.rotation': expected 0, 90, 180 or 270, got 9223372036854775807")
+        // Negative zero is zero.
+        let c = try? loadConfig(Self.good.replacingOccurrences(of: "backend = \"headless\"", with: "backend = \"headless\"\nrotation = -0\n[display.blank]\nidle_seconds = -0.0"), dir: d)
+        #expect(c?.display.rotation == .r0)
+        #expect(c?.display.idleBlankSeconds == 0)
+    }
+
+    @Test func gestureLimitsAreNamedByTheirKeys() {
+        let d = tempDir()
+        let m1 = configError { _ = try loadConfig(Self.good + "[gestures]\ntap_max_ms = 500\nlong_press_ms = 400\n", dir: d) }
+        #expect(m1 == "\(d)/kioskd.toml:9: key 'gestures.long_press_ms': 400 ms must be longer than gestures.tap_max_ms (500 ms)")
+        let m2 = configError { _ = try loadConfig(Self.good + "[gestures]\ntap_max_ms = 900\n", dir: d) }
+        #expect(m2 == "\(d)/kioskd.toml:8: key 'gestures.tap_max_ms': 900 ms must be shorter than gestures.long_press_ms (800 ms)")
+        let m3 = configError { _ = try loadConfig(Self.good + "[gestures]\ntap_max_movement = 0.2\nswipe_min_distance = 0.1\n", dir: d) }
+        #expect(m3 == "\(d)/kioskd.toml:9: key 'gestures.swipe_min_distance': 0.1 must be larger than gestures.tap_max_movement (0.2)")
+    }
+
+    // MARK: strings and names
+
+    @Test func longStringsAreRefused() {
+        let d = tempDir()
+        let label = String(repeating: "W", count: 200_000)
+        let m1 = configError { try check(Self.good + "[scene.s]\nkind = \"counter\"\n[[scene.s.counter]]\nname = \"home\"\nlabel = \"\(label)\"\n", dir: d) }
+        #expect(m1 == "\(d)/kioskd.toml:11: key 'scene.s.counter[0].label': a string of 200000 bytes is too long; config strings have at most 4096 bytes")
+        let label65 = String(repeating: "é", count: 65)
+        let m2 = configError { try check(Self.good + "[scene.s]\nkind = \"counter\"\n[[scene.s.counter]]\nname = \"home\"\nlabel = \"\(label65)\"\n", dir: d) }
+        #expect(m2 == "\(d)/kioskd.toml:11: key 'scene.s.counter[0].label': 65 characters is too long; a label has at most 64 characters")
+        let label64 = String(repeating: "é", count: 64)
+        #expect(configError { try check(Self.good + "[scene.s]\nkind = \"counter\"\n[[scene.s.counter]]\nname = \"home\"\nlabel = \"\(label64)\"\n", dir: d) } == nil)
+        let out = configError { _ = try loadConfig(Self.good.replacingOccurrences(of: "backend = \"headless\"", with: "backend = \"headless\"\noutput = \"\(String(repeating: "H", count: 5000))\""), dir: d) }
+        #expect(out == "\(d)/kioskd.toml:4: key 'display.output': a string of 5000 bytes is too long; config strings have at most 4096 bytes")
+    }
+
+    @Test func namesThatCannotBeStoredAreRefused() {
+        let d = tempDir()
+        let s1 = configError { _ = try loadConfig(Self.good + "[scene.\"a.b\"]\nkind = \"clock\"\n", dir: d) }
+        #expect(s1 == "\(d)/kioskd.toml:7: key 'scene.\"a.b\"': a scene name has 1…64 characters A–Z, a–z, 0–9, _ or -, got \"a.b\"")
+        let s2 = configError { _ = try loadConfig(Self.good + "[scene.\"x\\ty\"]\nkind = \"clock\"\n", dir: d) }
+        #expect(s2 == "\(d)/kioskd.toml:7: key 'scene.\"x\\ty\"': a scene name has 1…64 characters A–Z, a–z, 0–9, _ or -, got \"x\\ty\"")
+        let long = String(repeating: "s", count: 65)
+        let s3 = configError { _ = try loadConfig(Self.good + "[scene.\(long)]\nkind = \"clock\"\n", dir: d) }
+        #expect(s3 == "\(d)/kioskd.toml:7: key 'scene.\(long)': a scene name has 1…64 characters A–Z, a–z, 0–9, _ or -, got \"\(long)\" (65 characters)")
+        #expect(configError { _ = try loadConfig(Self.good + "[scene.\(String(repeating: "s", count: 64))]\nkind = \"clock\"\n", dir: d) } == nil)
+
+        let c1 = configError { try check(Self.good + "[scene.a]\nkind = \"counter\"\n[[scene.a.counter]]\nname = \"b.c\"\n", dir: d) }
+        #expect(c1 == "\(d)/kioskd.toml:10: key 'scene.a.counter[0].name': a counter name has 1…64 characters A–Z, a–z, 0–9, _ or -, and is not \"all\", got \"b.c\"")
+        let c2 = configError { try check(Self.good + "[scene.a]\nkind = \"counter\"\n[[scene.a.counter]]\nname = \"\(long)\"\n", dir: d) }
+        #expect(c2 == "\(d)/kioskd.toml:10: key 'scene.a.counter[0].name': a counter name has 1…64 characters A–Z, a–z, 0–9, _ or -, and is not \"all\", got \"\(long)\" (65 characters)")
+        let c3 = configError { try check(Self.good + "[scene.a]\nkind = \"counter\"\n[[scene.a.counter]]\nname = \"x\\ny\"\n", dir: d) }
+        #expect(c3 == "\(d)/kioskd.toml:10: key 'scene.a.counter[0].name': a counter name has 1…64 characters A–Z, a–z, 0–9, _ or -, and is not \"all\", got \"x\\ny\"")
+    }
+
+    @Test func themeNamesAreChecked() {
+        let d = tempDir()
+        let long = String(repeating: "t", count: 65)
+        let m = configError { _ = try loadConfig("theme = \"\(long)\"\n" + Self.good, dir: d) }
+        #expect(m?.hasPrefix("\(d)/kioskd.toml:1: key 'theme': \"\(long)\" (65 characters) is not a theme name (1…64 characters, no / or control characters, not starting with .); themes: ") == true, "\(m ?? "")")
+    }
+
+    @Test func sameCounterNameInTwoScenesIsRefused() {
+        let d = tempDir()
+        let text = Self.good + """
+        [scene.a]
+        kind = "counter"
+        [[scene.a.counter]]
+        name = "home"
+        [scene.b]
+        kind = "counter"
+        [[scene.b.counter]]
+        name = "away"
+        [[scene.b.counter]]
+        name = "home"
+
+        """
+        let m = configError { try check(text, dir: d) }
+        #expect(m == "\(d)/kioskd.toml:16: key 'scene.b.counter[1].name': counter \"home\" is also defined at \(d)/kioskd.toml:10 (key 'scene.a.counter[0].name'); counters are addressed by name alone, so each name may be used once")
+        // Two scenes with the default counter "count" collide as well.
+        let m2 = configError { try check(Self.good + "[scene.a]\nkind = \"counter\"\n[scene.b]\nkind = \"counter\"\n", dir: d) }
+        #expect(m2 == "\(d)/kioskd.toml:9: key 'scene.b.counter': counter \"count\" (the default counter) is also defined at \(d)/kioskd.toml:7 (key 'scene.a.counter'); counters are addressed by name alone, so each name may be used once")
+    }
+
+    // MARK: paths
+
+    @Test func emptyPathsAreRefused() {
+        let d = tempDir()
+        let s = configError { _ = try loadConfig(Self.good.replacingOccurrences(of: "state_dir = \"/tmp/x\"", with: "state_dir = \"\""), dir: d) }
+        #expect(s == "\(d)/kioskd.toml:1: key 'state_dir': expected a directory path, got an empty string")
+        let c = configError { _ = try loadConfig(Self.good + "[control]\nsocket = \"\"\n", dir: d) }
+        #expect(c == "\(d)/kioskd.toml:8: key 'control.socket': expected a socket path, got an empty string")
+        let t = configError { _ = try loadConfig("theme_dir = \"\"\n" + Self.good, dir: d) }
+        #expect(t == "\(d)/kioskd.toml:1: key 'theme_dir': expected a directory path, got an empty string")
+        let dev = configError { _ = try loadConfig(Self.good.replacingOccurrences(of: "backend = \"headless\"", with: "backend = \"headless\"\ndevice = \"\""), dir: d) }
+        #expect(dev == "\(d)/kioskd.toml:4: key 'display.device': expected a device path like \"/dev/dri/card0\", got an empty string")
+    }
+
+    @Test func checkSystemFindsWhatTheDaemonWouldTripOver() throws {
+        let d = tempDir()
+        func sys(_ text: String) -> String? { configError { try loadConfig(text, dir: d).checkSystem() } }
+        let base = Self.good.replacingOccurrences(of: "/tmp/x", with: "\(d)/state")
+        // Good: nothing is created by the check.
+        #expect(sys(base + "[control]\nsocket = \"\(d)/run/c.sock\"\n") == nil)
+        #expect(!FileManager.default.fileExists(atPath: "\(d)/state"))
+        #expect(!FileManager.default.fileExists(atPath: "\(d)/run"))
+
+        let g = sys(base + "[control]\nsocket = \"\(d)/c.sock\"\ngroup = \"no-such-group-kt\"\n")
+        #expect(g == "\(d)/kioskd.toml:9: key 'control.group': no group named \"no-such-group-kt\" on this system")
+        try FileManager.default.createDirectory(atPath: "\(d)/sockdir", withIntermediateDirectories: true)
+        let s = sys(base + "[control]\nsocket = \"\(d)/sockdir\"\n")
+        #expect(s == "\(d)/kioskd.toml:8: key 'control.socket': \(d)/sockdir is a directory; expected the path of the socket file kioskd creates")
+        write("x", d, "plain")
+        let s2 = sys(base + "[control]\nsocket = \"\(d)/plain/c.sock\"\n")
+        #expect(s2 == "\(d)/kioskd.toml:8: key 'control.socket': cannot create \(d)/plain/c.sock: \(d)/plain is not a directory")
+        let s3 = sys(base + "[control]\nsocket = \"\(d)/plain\"\n")
+        #expect(s3 == "\(d)/kioskd.toml:8: key 'control.socket': \(d)/plain exists and is not a socket; kioskd does not replace other files")
+        let st = sys(Self.good.replacingOccurrences(of: "/tmp/x", with: "\(d)/plain/state") + "[control]\nsocket = \"\(d)/c.sock\"\n")
+        #expect(st == "\(d)/kioskd.toml:1: key 'state_dir': cannot create \(d)/plain/state: \(d)/plain is not a directory")
+        let st2 = sys(Self.good.replacingOccurrences(of: "/tmp/x", with: "\(d)/plain") + "[control]\nsocket = \"\(d)/c.sock\"\n")
+        #expect(st2 == "\(d)/kioskd.toml:1: key 'state_dir': \(d)/plain is not a directory")
+    }
+
+    // MARK: theme files
+
+    @Test func themeFilesGetTheSameChecks() {
+        let d = tempDir()
+        try! FileManager.default.createDirectory(atPath: "\(d)/themes", withIntermediateDirectories: true)
+        let text = "theme = \"t\"\n" + Self.good
+        _ = writeBytes(Array("base = \"dark\"\n".utf8) + [0] + Array("\n".utf8), "\(d)/themes", "t.toml")
+        #expect(configError { _ = try loadConfig(text, dir: d) } == "\(d)/themes/t.toml:2:1: the file contains a NUL byte; a config file is UTF-8 text without NUL bytes")
+        _ = writeBytes(Array("base = \"da".utf8) + [0xFF] + Array("rk\"\n".utf8), "\(d)/themes", "t.toml")
+        #expect(configError { _ = try loadConfig(text, dir: d) } == "\(d)/themes/t.toml:1:11: not valid UTF-8 (byte 0xFF); a config file is UTF-8 text")
+        let deep = Array(repeating: "f", count: 20000).joined(separator: ".")
+        write("base = \"dark\"\n\(deep) = 1\n", "\(d)/themes", "t.toml")
+        #expect(configError { _ = try loadConfig(text, dir: d) } == "\(d)/themes/t.toml:2: key 'f.f.f.f.f.f.f.f…': nested more than 64 levels (tables, dotted keys, arrays and inline tables count together)")
+        write("base = \"dark\"\n[fonts.body]\nsize = nan\n", "\(d)/themes", "t.toml")
+        #expect(configError { _ = try loadConfig(text, dir: d) } == "\(d)/themes/t.toml:3: key 'fonts.body.size': expected a finite number, got nan")
+        write("base = \"dark\"\n[fonts.body]\nfamily = \"Sans\\u0000Serif\"\n", "\(d)/themes", "t.toml")
+        #expect(configError { _ = try loadConfig(text, dir: d) } == "\(d)/themes/t.toml:3: key 'fonts.body.family': contains a NUL character (\\u0000); config strings cannot hold NUL")
+        try! FileManager.default.createDirectory(atPath: "\(d)/themes/dir.toml", withIntermediateDirectories: true)
+        #expect(configError { _ = try loadConfig("theme = \"dir\"\n" + Self.good, dir: d) } == "\(d)/themes/dir.toml: cannot read the config file: it is a directory, expected a file")
+    }
+}
