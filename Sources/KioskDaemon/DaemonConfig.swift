@@ -36,6 +36,11 @@ public struct DisplaySettings: Sendable, Equatable {
     public init() {}
 }
 
+/// Top-level `state`: whether changes are saved in the state directory or kept in memory only.
+public enum StateMode: String, Sendable, Equatable, CaseIterable {
+    case durable, volatile
+}
+
 /// `[input]`.
 public struct InputSettings: Sendable, Equatable {
     public var seat = "seat0"
@@ -86,6 +91,8 @@ public struct DaemonConfig {
     public var scenes: [SceneDefinition] = []
     public var control: ControlSettings
     public var stateDirectory: String
+    /// `state = "volatile"`: keep values in memory only (nothing is written).
+    public var stateMode = StateMode.durable
 
     /// Longest control socket path (SwiftNIO's portable limit for `sun_path`).
     public static let maxSocketPath = 103
@@ -117,6 +124,7 @@ public struct DaemonConfig {
         let defaultState = environment["STATE_DIRECTORY"].flatMap { $0.split(separator: ":").first.map(String.init) } ?? "/var/lib/kioskd"
         stateDirectory = resolve(try root.string("state_dir", default: defaultState))
         if stateDirectory.isEmpty { throw root.error("state_dir", "expected a directory path, got an empty string") }
+        stateMode = try root.choice("state", default: StateMode.durable)
 
         // Theme.
         themeName = try root.string("theme", default: "default")
