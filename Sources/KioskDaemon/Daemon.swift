@@ -168,6 +168,7 @@ public final class Daemon: @unchecked Sendable {
             if new.input != config.input { notes.append("[input] changes take effect at the next start") }
             if new.control != config.control { notes.append("[control] changes take effect at the next start") }
             if new.stateDirectory != config.stateDirectory { notes.append("state_dir changes take effect at the next start") }
+            if new.stateMode != config.stateMode { notes.append("state changes take effect at the next start") }
             // The config's theme wins when it changed; otherwise a theme chosen at run time stays.
             // Either way it is read again, so edits to its file apply.
             let theme: Theme

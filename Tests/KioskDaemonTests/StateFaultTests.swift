@@ -211,6 +211,41 @@ final class LogLines: @unchecked Sendable {
         daemon.shutdown()
     }
 
+    /// A theme choice is two values (the theme, and the config theme it was chosen under): when the
+    /// second save fails the first must not take effect at the next start.
+    @Test func aThemeChoiceRefusedHalfwayIsNotShownAfterARestart() throws {
+        let d = tempDir()
+        let text = """
+            state_dir = "\(d)/state"
+            [display]
+            backend = "headless"
+            headless_size = "320x200"
+            [scene.clock]
+            kind = "clock"
+            """
+        let config = try DaemonConfig.load(path: write(text, d), environment: [:])
+        let faults = Faults()
+        let store = try FileStateStore(directory: config.stateDirectory, logger: quietLogger, syscalls: faults.syscalls)
+        let daemon = try DaemonRunner.makeDaemon(config: config, state: store, loop: try EventLoop(), logger: quietLogger)
+        daemon.start()
+        faults.code = ENOSPC
+        faults.failWhen = { $0 == "open \(store.path(for: Daemon.themeConfigKey)).tmp" }
+        store.trace = faults.trace
+        #expect(daemon.handle(.theme(name: "dark")).status == 507)
+        #expect(daemon.manager.theme == .default)
+        // Chosen once (both saved), then a second choice refused at its only save.
+        faults.failWhen = nil
+        #expect(daemon.handle(.theme(name: "light")).status == 200)
+        faults.failWhen = { $0 == "open \(store.path(for: Daemon.themeKey)).tmp" }
+        #expect(daemon.handle(.theme(name: "dark")).status == 507)
+        #expect(daemon.manager.theme == .light)
+        daemon.shutdown()
+        let again = try startDaemon(d, text)
+        #expect(again.themeName == "light")
+        #expect(again.manager.theme == .light)
+        again.shutdown()
+    }
+
     // MARK: keys
 
     /// Percent-decoding a file name gives back its key: the naming is injective.
