@@ -88,6 +88,24 @@ private func dottedConfig(_ d: String) -> String {
         #expect(directorySnapshot(d).isEmpty, "nothing was created in a refused directory")
     }
 
+    @Test func aStateDirectoryReachedThroughAnotherUsersSymlinkIsRefused() throws {
+        guard getuid() == 0 else { return } // only root can give a link to another user
+        let d = tempDir()
+        let real = "\(d)/real", link = "\(d)/link"
+        try FileManager.default.createDirectory(atPath: real, withIntermediateDirectories: false)
+        #expect(symlink(real, link) == 0)
+        #expect(lchown(link, 65534, 65534) == 0)
+        let msg = configError { _ = try FileStateStore(directory: link, logger: quietLogger) }
+        #expect(msg == "the state directory \(link) is a symbolic link owned by uid 65534, neither this user (uid 0) nor root; refusing to keep state through it")
+        #expect(directorySnapshot(real).isEmpty)
+        // The same link owned by root is fine.
+        #expect(lchown(link, 0, 0) == 0)
+        let s = try FileStateStore(directory: link, logger: quietLogger)
+        try s.save("k", "1")
+        #expect(FileManager.default.fileExists(atPath: "\(real)/k.state"))
+        s.close()
+    }
+
     // MARK: one daemon per state directory
 
     @Test func aSecondStoreOnTheSameDirectoryFailsAndTouchesNothing() throws {
