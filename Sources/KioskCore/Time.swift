@@ -49,21 +49,100 @@ public final class SystemTimeSource: TimeSource, @unchecked Sendable {
     public func now() -> WallTime { WallTime(realtimeNs: nowNanos(.realtime), monotonicNs: nowNanos(.monotonic)) }
 }
 
+/// How a `StateStore` keeps what it is given.
+public enum StateDurability: Sendable, Equatable {
+    /// Every save is on disk before it returns.
+    case durable
+    /// Kept in memory only, by choice (`state = "volatile"`): lost when the daemon stops.
+    case volatile
+    /// Nothing can be saved (the reason): changes that must last are refused.
+    case unavailable(String)
+}
+
 /// Durable storage for what users entered (counter values, current scene and theme).
 /// `save` returns only once the value is on disk (so a control request can be acknowledged).
 public protocol StateStore: AnyObject {
     func load(_ key: String) -> String?
     func save(_ key: String, _ value: String) throws
+    /// Whether saves last (default: durable).
+    var durability: StateDurability { get }
+    /// Whether something is stored under `key` (default: `load(key) != nil`).
+    func contains(_ key: String) -> Bool
+    /// Puts the value of `key` out of the way for good (after it was copied to a new key).
+    func retire(_ key: String) throws
+    /// Gives the storage back (a lock, open files); later saves fail.
+    func close()
 }
 
-/// A StateStore in memory (tests, and the headless snapshot mode).
+extension StateStore {
+    public var durability: StateDurability { .durable }
+    public func contains(_ key: String) -> Bool { load(key) != nil }
+    public func retire(_ key: String) throws {}
+    public func close() {}
+}
+
+/// State keys and their file names.
+public enum StateKey {
+    /// One key from several names: "." between them, and inside each name "%" written as "%25"
+    /// and "." as "%2E". Different lists of names never give the same key, and names without
+    /// "." or "%" read as written ("counter", "score", "HOME" → "counter.score.HOME").
+    public static func join(_ names: [String]) -> String {
+        names.map { name in
+            var out = ""
+            for ch in name.unicodeScalars {
+                switch ch {
+                case "%": out += "%25"
+                case ".": out += "%2E"
+                default: out.unicodeScalars.append(ch)
+                }
+            }
+            return out
+        }.joined(separator: ".")
+    }
+
+    /// The file name for `key`: ASCII letters, digits, `.`, `_` and `-` as they are (a leading `.`
+    /// excepted), every other byte of its UTF-8 as `%XX`, then `.state`. `%` itself is always
+    /// written `%25`, so the name can be read back to exactly one key: different keys never share
+    /// a file, and no key's file is another key's `.bak`, `.tmp` or aside copy (those do not end
+    /// in `.state`).
+    public static func fileName(for key: String) -> String {
+        var out = ""
+        for b in key.utf8 {
+            let c = Character(Unicode.Scalar(b))
+            if c.isASCII && (c.isLetter || c.isNumber || c == "_" || c == "-" || c == ".") && !(out.isEmpty && c == ".") {
+                out.append(c)
+            } else {
+                let hex = Array("0123456789ABCDEF")
+                out += "%\(hex[Int(b >> 4)])\(hex[Int(b & 15)])"
+            }
+        }
+        return out + ".state"
+    }
+
+    /// The longest file name a key may have: the file system's 255 bytes less the longest suffix
+    /// added to it (`.bak.corrupt-YYYYMMDDTHHMMSSZ`).
+    public static let maxFileNameBytes = 255 - 29
+
+    /// Why `key` cannot be stored, or nil.
+    public static func problem(_ key: String) -> String? {
+        let n = fileName(for: key).utf8.count
+        return n > maxFileNameBytes ? "its state file name would be \(n) bytes long, more than the \(maxFileNameBytes) allowed" : nil
+    }
+}
+
+/// A StateStore in memory (tests, the headless snapshot mode and `state = "volatile"`).
 public final class MemoryStateStore: StateStore {
     public private(set) var values: [String: String]
     public private(set) var saveCount = 0
-    public init(_ values: [String: String] = [:]) { self.values = values }
+    public let durability: StateDurability
+    public init(_ values: [String: String] = [:], durability: StateDurability = .durable) {
+        self.values = values
+        self.durability = durability
+    }
     public func load(_ key: String) -> String? { values[key] }
     public func save(_ key: String, _ value: String) throws {
         values[key] = value
         saveCount += 1
     }
+    public func retire(_ key: String) throws { values[key] = nil }
 }

@@ -89,11 +89,15 @@ public final class Daemon: @unchecked Sendable {
         manager.onFrame = { [weak self] _ in self?.onFrame?() }
         manager.onSceneChange = { [weak self] name in
             guard let self else { return }
-            do { try self.state.save(Daemon.sceneKey, name) } catch {
-                self.logger.error("cannot save the current scene", metadata: ["error": "\(error)"])
+            // Control requests save before showing (a no-op here); swipes, keys and the rotation save now.
+            if self.state.durability == .durable {
+                do { try self.state.save(Daemon.sceneKey, name) } catch {
+                    self.logger.error("cannot save the current scene", metadata: ["error": "\(error)"])
+                }
             }
             self.publishStatus()
         }
+        if case .unavailable = state.durability { manager.stateWarning = "state not saved" }
         manager.inputFilter = { [weak self] e in self?.blanking.input(e) ?? false }
         blanking.onUnblank = { [weak self] in self?.manager.setNeedsFrame(full: true) }
         let saved = state.load(Daemon.sceneKey)
@@ -111,6 +115,7 @@ public final class Daemon: @unchecked Sendable {
         if let t = themeTimer { loop.cancel(t); themeTimer = nil }
         input?.shutdown()
         display.shutdown()
+        state.close() // gives the state directory (and its lock) back
         logger.info("kioskd stopped")
     }
 
@@ -163,6 +168,7 @@ public final class Daemon: @unchecked Sendable {
             if new.input != config.input { notes.append("[input] changes take effect at the next start") }
             if new.control != config.control { notes.append("[control] changes take effect at the next start") }
             if new.stateDirectory != config.stateDirectory { notes.append("state_dir changes take effect at the next start") }
+            if new.stateMode != config.stateMode { notes.append("state changes take effect at the next start") }
             // The config's theme wins when it changed; otherwise a theme chosen at run time stays.
             // Either way it is read again, so edits to its file apply.
             let theme: Theme
@@ -208,19 +214,37 @@ public final class Daemon: @unchecked Sendable {
                                                  "logical_size": display.logicalSize.map { "\($0.width)x\($0.height)" } as Any? ?? NSNull(),
                                                  "rotation": display.rotation.rawValue, "blanked": display.isBlanked]]])
             case .scene(let name):
-                do { try manager.show(sceneNamed: name) } catch { return .from(error, field: "name") }
-                return .ok(["scene": manager.current.name])
+                guard manager.scenes.contains(where: { $0.name == name }) else {
+                    do { try manager.show(sceneNamed: name) } catch { return .from(error, field: "name") }
+                    return .ok(["scene": manager.current.name])
+                }
+                // Saved before it is shown: a choice that cannot be saved is refused and not shown.
+                var answer: [String: Any] = [:]
+                if let refusal = keepChoice([(Daemon.sceneKey, name)], "scene '\(name)'", stays: "the scene stays '\(manager.current.name)'", into: &answer) {
+                    return refusal
+                }
+                try manager.show(sceneNamed: name)
+                answer["scene"] = manager.current.name
+                return .ok(answer)
             case .theme(let name):
                 let t: Theme
                 do { t = try ThemeLoader.load(named: name, directory: config.themeDirectory) } catch { return .from(error, field: "name") }
-                try state.save(Daemon.themeKey, name)
-                try state.save(Daemon.themeConfigKey, config.themeName)
+                // The chosen theme applies at the next start only while the config's theme is the
+                // one it was chosen under: with that already saved, one save decides; otherwise the
+                // choice is saved first and takes effect with the second save.
+                var saves = [(Daemon.themeKey, name)]
+                if state.load(Daemon.themeConfigKey) != config.themeName { saves.append((Daemon.themeConfigKey, config.themeName)) }
+                var answer: [String: Any] = [:]
+                if let refusal = keepChoice(saves, "theme '\(name)'", stays: "the theme stays '\(activeThemeName)'", into: &answer) {
+                    return refusal
+                }
                 themeName = name
                 baseTheme = t
                 let s = now.realtimeNs / 1_000_000_000
                 themeOverrideUntil = config.themeSchedule.map { $0.period.nextTransition(after: s) }.min()
                 refreshTheme(force: true)
-                return .ok(["theme": name])
+                answer["theme"] = name
+                return .ok(answer)
             case .counter(let name, let op, let value):
                 let owners = manager.scene(as: CounterControl.self)
                 guard let c = owners.first(where: { $0.counterNames.contains(name) }) else {
@@ -283,6 +307,45 @@ public final class Daemon: @unchecked Sendable {
         }
     }
 
+    /// Saves a scene or theme choice before it is applied. Returns the refusal when a durable
+    /// save failed (500, or 507 when the disk is full; nothing changes). When state is not being
+    /// saved (unusable directory, or `state = "volatile"`) the choice is applied and the answer
+    /// says it is not kept ("saved": false and a note).
+    private func keepChoice(_ saves: [(String, String)], _ what: String, stays: String, into answer: inout [String: Any]) -> ControlResponse? {
+        switch state.durability {
+        case .durable:
+            do {
+                for (k, v) in saves { try state.save(k, v) }
+            } catch {
+                let errnum = (error as? KioskError)?.errno ?? 0
+                logger.error("cannot save the \(what) choice; refused", metadata: ["error": "\(error)"])
+                return .error(errnum == ENOSPC || errnum == EDQUOT ? 507 : 500, "cannot save the \(what) choice: \(error); \(stays)")
+            }
+        case .volatile:
+            answer["saved"] = false
+            answer["note"] = "state = \"volatile\": the \(what) choice lasts until kioskd stops"
+        case .unavailable(let why):
+            answer["saved"] = false
+            answer["note"] = "state is not being saved (\(why)): the \(what) choice lasts until kioskd stops"
+        }
+        return nil
+    }
+
+    /// The `state` part of the status: "durable", "volatile" or "not saved" with the reason.
+    public var stateStatus: [String: Any] {
+        var out: [String: Any] = ["directory": config.stateDirectory]
+        switch state.durability {
+        case .durable:
+            out["mode"] = "durable"; out["durable"] = true
+        case .volatile:
+            out["mode"] = "volatile"; out["durable"] = false
+            out["reason"] = "state = \"volatile\" in the config: values are kept in memory until kioskd stops"
+        case .unavailable(let why):
+            out["mode"] = "not saved"; out["durable"] = false; out["reason"] = why
+        }
+        return out
+    }
+
     /// What `GET /status` answers.
     public func status() -> [String: Any] {
         let s = manager.stats
@@ -304,6 +367,7 @@ public final class Daemon: @unchecked Sendable {
             "uptime_seconds": (uptime * 10).rounded() / 10,
             "input_devices": (input?.devices ?? []).map { ["name": $0.name, "sysname": $0.sysname, "capabilities": $0.capabilities.names] },
             "config": config.file,
+            "state": stateStatus,
         ]
     }
 

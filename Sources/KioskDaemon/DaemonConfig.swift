@@ -36,6 +36,11 @@ public struct DisplaySettings: Sendable, Equatable {
     public init() {}
 }
 
+/// Top-level `state`: whether changes are saved in the state directory or kept in memory only.
+public enum StateMode: String, Sendable, Equatable, CaseIterable {
+    case durable, volatile
+}
+
 /// `[input]`.
 public struct InputSettings: Sendable, Equatable {
     public var seat = "seat0"
@@ -91,6 +96,8 @@ public struct DaemonConfig {
 
     /// Longest path kioskd accepts (PATH_MAX without the terminating NUL).
     public static let maxPath = 4095
+    /// `state = "volatile"`: keep values in memory only (nothing is written).
+    public var stateMode = StateMode.durable
 
     /// Longest control socket path (SwiftNIO's portable limit for `sun_path`).
     public static let maxSocketPath = 103
@@ -139,6 +146,7 @@ public struct DaemonConfig {
         let defaultState = environment["STATE_DIRECTORY"].flatMap { $0.split(separator: ":").first.map(String.init) } ?? "/var/lib/kioskd"
         stateDirectory = try path(root, "state_dir", what: "a directory path") ?? defaultState
         keyLocations["state_dir"] = root.entries["state_dir"]?.location ?? root.location
+        stateMode = try root.choice("state", default: StateMode.durable)
 
         // Theme.
         themeName = try root.string("theme", default: "default")

@@ -9,48 +9,260 @@ import Glibc
 /// Durable state in a directory: one small file per key, each change on disk before `save` returns.
 ///
 /// A file holds a header line `kioskd-state 1 <length> <fnv1a64>` and the value, so a truncated
-/// or damaged file is recognised. `save` writes `<key>.state.tmp`, `fsync`s it, renames the
-/// current file to `<key>.state.bak` (the previous good copy), renames the temp file into place
-/// and `fsync`s the directory. At start a file that fails its check is reported, moved aside as
-/// `<key>.state.corrupt-<timestamp>`, and the `.bak` copy is used; when there is no good copy
-/// either, the error is logged and `load` returns nil (the scene's documented default).
+/// or damaged file is recognised. `save` writes `<key>.state.tmp` (created new, never through a
+/// symbolic link), `fsync`s it, renames the current file to `<key>.state.bak` (the previous good
+/// copy), renames the temp file into place and `fsync`s the directory. At start a file that fails
+/// its check is reported, moved aside as `<key>.state.corrupt-<timestamp>`, and the `.bak` copy is
+/// used; when there is no good copy either, the error is logged and `load` returns nil (the
+/// scene's documented default).
+///
+/// **An answer always matches what a restart reads.** `save` returns only when the new value is
+/// in place and the directory was synced; it throws only when the previous value is what a
+/// restart will read. A failure before the rename into place leaves the previous file (or its
+/// `.bak`, which `load` falls back to) untouched. When the directory sync fails after the rename,
+/// the rename is undone (`.bak` renamed back over the new file, or the new file removed when there
+/// was none) so the refusal is true; only if that undo fails too is the new value — now what a
+/// restart reads — reported as saved (and the failed sync logged as an error). The directory is
+/// opened once, at start, and must be readable: a directory that cannot be opened for its `fsync`
+/// makes the store unusable from the start rather than failing after each rename.
+///
+/// **One daemon per directory.** Before anything in the directory is read or changed, an
+/// exclusive `flock` is taken on `kioskd.lock` (which holds the owner's pid); a second store on the
+/// same directory fails at once ("another kioskd (pid N) is using the state directory DIR") and
+/// touches nothing.
+///
+/// **The directory must be private.** A directory writable by others, or reached through a
+/// symbolic link owned by another user, is refused. A directory removed while running is made
+/// again (mode 0750, same checks) at the next save, and every value kept in memory is written back
+/// to it, so values acknowledged before the removal are not lost.
 public final class FileStateStore: StateStore {
+    /// The system calls the store makes to change files; tests replace them to inject failures.
+    /// Each returns -1 and sets `errno` on failure, like the C call.
+    public struct Syscalls {
+        public var openat: (_ dirfd: Int32, _ name: String, _ flags: Int32, _ mode: mode_t) -> Int32
+        public var write: (_ fd: Int32, _ bytes: UnsafeRawPointer, _ count: Int) -> Int
+        public var fsync: (_ fd: Int32) -> Int32
+        public var renameat: (_ dirfd: Int32, _ from: String, _ to: String) -> Int32
+        public var unlinkat: (_ dirfd: Int32, _ name: String) -> Int32
+        public var mkdir: (_ path: String, _ mode: mode_t) -> Int32
+
+        public init(openat: @escaping (Int32, String, Int32, mode_t) -> Int32,
+                    write: @escaping (Int32, UnsafeRawPointer, Int) -> Int,
+                    fsync: @escaping (Int32) -> Int32,
+                    renameat: @escaping (Int32, String, String) -> Int32,
+                    unlinkat: @escaping (Int32, String) -> Int32,
+                    mkdir: @escaping (String, mode_t) -> Int32) {
+            self.openat = openat; self.write = write; self.fsync = fsync
+            self.renameat = renameat; self.unlinkat = unlinkat; self.mkdir = mkdir
+        }
+
+        /// The real calls.
+        public static let system = Syscalls(
+            openat: { Glibc.openat($0, $1, $2, $3) },
+            write: { Glibc.write($0, $1, $2) },
+            fsync: { Glibc.fsync($0) },
+            renameat: { Glibc.renameat($0, $1, $0, $2) },
+            unlinkat: { Glibc.unlinkat($0, $1, 0) },
+            mkdir: { Glibc.mkdir($0, $1) })
+    }
+
+    /// How the store may use its directory.
+    public enum Access: Sendable, Equatable {
+        /// Durable, or an error.
+        case readWrite
+        /// Durable; when the directory cannot be used for saving (missing and not creatable,
+        /// read-only, not readable for its sync), read what is there and refuse every save with
+        /// the reason (`durability` is `.unavailable`). Unsafe directories and a second daemon are
+        /// still errors.
+        case readWriteOrReadOnly
+        /// Read only, without the lock; nothing is changed (snapshots beside a running daemon).
+        case readOnly
+    }
+
     public let directory: String
     private let logger: Logger
+    private let sys: Syscalls
     private var cache: [String: String?] = [:]
-    /// Every file-system step in order ("write x", "fsync x", "rename x y", "fsync-dir d"), for tests.
+    private var dirFD: Int32 = -1
+    private var lockFD: Int32 = -1
+    /// The directory's identity when it was opened (a removed or replaced directory differs).
+    private var dirID: (dev: UInt64, ino: UInt64)?
+    private var writable = false
+    /// Every file-system step in order ("open x", "write x", "fsync x", "rename x y",
+    /// "fsync-dir d", and "undo …" steps after a failure), for tests.
     public var trace: ((String) -> Void)?
     /// Problems found while loading (file and what was wrong), newest last; also logged.
     public private(set) var problems: [String] = []
+    public private(set) var durability: StateDurability
 
-    /// Opens (and creates, mode 0750) the state directory.
-    public init(directory: String, logger: Logger) throws {
+    /// The lock file in the state directory.
+    public static let lockName = "kioskd.lock"
+
+    /// Why the directory cannot be used for saving (not a safety problem).
+    struct Unusable: Error { var message: String }
+
+    /// Opens (and creates, mode 0750) the state directory and locks it.
+    public init(directory: String, logger: Logger, access: Access = .readWrite, syscalls: Syscalls = .system) throws {
         self.directory = directory
         self.logger = logger
-        do {
-            try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true,
-                                                    attributes: [.posixPermissions: 0o750])
-        } catch {
-            throw KioskError.state("cannot create the state directory \(directory): \(ConfigFile.describe(error))")
+        self.sys = syscalls
+        durability = .durable
+        if access == .readOnly {
+            durability = .unavailable("the state directory \(directory) is opened read-only")
+            openForReading()
+            return
         }
-        guard access(directory, W_OK) == 0 else {
-            throw KioskError.state("the state directory \(directory) is not writable by this user (uid \(getuid())): \(String(cString: strerror(errno)))")
+        do {
+            try openForWriting()
+        } catch let u as Unusable {
+            guard access == .readWriteOrReadOnly else { throw KioskError.state(u.message) }
+            durability = .unavailable(u.message)
+            openForReading()
+            logger.warning("state is not being saved: \(u.message); counter changes are refused until kioskd restarts with a usable state directory",
+                           metadata: ["state_dir": "\(directory)"])
         }
     }
 
-    /// The file name for `key`: letters, digits, `.`, `_` and `-` as they are, other bytes as `%XX`.
-    public static func fileName(for key: String) -> String {
-        var out = ""
-        for b in key.utf8 {
-            let c = Character(Unicode.Scalar(b))
-            if c.isASCII && (c.isLetter || c.isNumber || c == "_" || c == "-" || c == ".") && !(out.isEmpty && c == ".") {
-                out.append(c)
-            } else {
-                out += String(format: "%%%02X", b)
+    deinit { close() }
+
+    /// Releases the lock and the directory; later saves fail.
+    public func close() {
+        if lockFD >= 0 { Glibc.close(lockFD); lockFD = -1 }
+        if dirFD >= 0 { Glibc.close(dirFD); dirFD = -1 }
+        if writable {
+            writable = false
+            durability = .unavailable("the state store of \(directory) was closed")
+        }
+    }
+
+    /// "Permission denied (errno 13)".
+    static func errnoText(_ e: Int32 = errno) -> String { "\(String(cString: strerror(e))) (errno \(e))" }
+
+    // MARK: opening the directory
+
+    /// Creates, checks, opens and locks the directory. Throws `Unusable` for what makes saving
+    /// impossible and `KioskError` for an unsafe directory or another daemon.
+    private func openForWriting() throws {
+        var st = stat()
+        if lstat(directory, &st) != 0 {
+            guard errno == ENOENT else {
+                throw Unusable(message: "cannot look up the state directory \(directory): lstat: \(Self.errnoText())")
+            }
+            try makeDirectory(directory)
+            guard lstat(directory, &st) == 0 else {
+                throw Unusable(message: "cannot look up the state directory \(directory): lstat: \(Self.errnoText())")
             }
         }
-        return out + ".state"
+        if st.st_mode & S_IFMT == S_IFLNK {
+            guard st.st_uid == 0 || st.st_uid == geteuid() else {
+                throw KioskError.config("the state directory \(directory) is a symbolic link owned by uid \(st.st_uid), neither this user (uid \(geteuid())) nor root; refusing to keep state through it")
+            }
+            guard stat(directory, &st) == 0 else {
+                throw Unusable(message: "the state directory \(directory) is a symbolic link to nothing usable: stat: \(Self.errnoText())")
+            }
+        }
+        guard st.st_mode & S_IFMT == S_IFDIR else {
+            throw Unusable(message: "the state directory \(directory) exists but is not a directory")
+        }
+        guard st.st_mode & 0o002 == 0 else {
+            throw KioskError.config("the state directory \(directory) is writable by others (mode \(String(st.st_mode & 0o7777, radix: 8))); refusing to keep state there (chmod o-w \(directory))")
+        }
+        let fd = sys.openat(AT_FDCWD, directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC, 0)
+        guard fd >= 0 else {
+            throw Unusable(message: "cannot open the state directory \(directory) to sync it after each save: open: \(Self.errnoText())")
+        }
+        var ok = false
+        defer { if !ok { Glibc.close(fd) } }
+        var fst = stat()
+        guard fstat(fd, &fst) == 0, fst.st_dev == st.st_dev, fst.st_ino == st.st_ino else {
+            throw Unusable(message: "the state directory \(directory) changed while it was being opened")
+        }
+        guard faccessat(fd, ".", W_OK, AT_EACCESS) == 0 else {
+            throw Unusable(message: "the state directory \(directory) is not writable by this user (uid \(geteuid())): \(Self.errnoText())")
+        }
+        try lock(fd)
+        ok = true
+        dirFD = fd
+        dirID = (UInt64(fst.st_dev), UInt64(fst.st_ino))
+        writable = true
+        durability = .durable
     }
+
+    /// `mkdir -p` with mode 0750 for what is created.
+    private func makeDirectory(_ path: String) throws {
+        if sys.mkdir(path, 0o750) == 0 {
+            chmod(path, 0o750) // the umask may have taken bits away; never adds any for others
+            return
+        }
+        let e = errno
+        if e == ENOENT {
+            let parent = (path as NSString).deletingLastPathComponent
+            if !parent.isEmpty, parent != path {
+                try makeDirectory(parent)
+                if sys.mkdir(path, 0o750) == 0 { chmod(path, 0o750); return }
+            }
+        } else if e == EEXIST {
+            return
+        }
+        throw Unusable(message: "cannot create the state directory \(directory): mkdir \(path): \(Self.errnoText(e == ENOENT ? errno : e))")
+    }
+
+    /// Takes the exclusive lock (the first thing done in the directory), or names its holder.
+    private func lock(_ dfd: Int32) throws {
+        let fd = sys.openat(dfd, Self.lockName, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0o640)
+        guard fd >= 0 else {
+            throw Unusable(message: "cannot open the lock file \(directory)/\(Self.lockName): open: \(Self.errnoText())")
+        }
+        if flock(fd, LOCK_EX | LOCK_NB) != 0 {
+            let e = errno
+            var buf = [UInt8](repeating: 0, count: 32)
+            let n = pread(fd, &buf, buf.count, 0)
+            Glibc.close(fd)
+            guard e == EWOULDBLOCK else {
+                throw Unusable(message: "cannot lock \(directory)/\(Self.lockName): flock: \(Self.errnoText(e))")
+            }
+            let pid = n > 0 ? String(decoding: buf[..<n], as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines) : ""
+            throw KioskError.state("another kioskd (pid \(pid.isEmpty ? "unknown" : pid)) is using the state directory \(directory)")
+        }
+        let pid = Array("\(getpid())\n".utf8)
+        _ = ftruncate(fd, 0)
+        _ = pwrite(fd, pid, pid.count, 0)
+        lockFD = fd
+    }
+
+    /// Read-only access: a readable directory, or one that can only be searched (`O_PATH`).
+    private func openForReading() {
+        writable = false
+        var fd = open(directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+        if fd < 0 { fd = open(directory, 0o10000000 /* O_PATH */ | O_DIRECTORY | O_CLOEXEC) }
+        dirFD = fd
+    }
+
+    /// Makes the directory again when it was removed or replaced since it was opened, and writes
+    /// back every value held in memory.
+    private func ensureDirectory() throws {
+        var st = stat()
+        if dirFD >= 0, let id = dirID, stat(directory, &st) == 0, UInt64(st.st_dev) == id.dev, UInt64(st.st_ino) == id.ino { return }
+        logger.warning("the state directory \(directory) was removed or replaced while kioskd was running; making it again and writing back the values kept in memory",
+                       metadata: ["state_dir": "\(directory)"])
+        if lockFD >= 0 { Glibc.close(lockFD); lockFD = -1 }
+        if dirFD >= 0 { Glibc.close(dirFD); dirFD = -1 }
+        dirID = nil
+        do {
+            try openForWriting()
+        } catch let u as Unusable {
+            throw KioskError.state("the state directory \(directory) is gone and cannot be made again: \(u.message)")
+        }
+        for (key, value) in cache.sorted(by: { $0.key < $1.key }) {
+            guard let v = value else { continue }
+            try writeDurably(Self.encode(v), name: Self.fileName(for: key), keepBackup: false)
+        }
+    }
+
+    // MARK: names
+
+    /// The file name for `key` (see `StateKey.fileName(for:)`).
+    public static func fileName(for key: String) -> String { StateKey.fileName(for: key) }
 
     public func path(for key: String) -> String { "\(directory)/\(FileStateStore.fileName(for: key))" }
 
@@ -94,20 +306,43 @@ public final class FileStateStore: StateStore {
 
     // MARK: load
 
-    private func readFile(_ path: String) -> [UInt8]? {
-        guard let d = FileManager.default.contents(atPath: path) else { return nil }
-        return [UInt8](d)
+    /// The bytes of `name` in the directory (never through a symbolic link); nil when it does not exist.
+    private func readFile(_ name: String) -> [UInt8]? {
+        guard dirFD >= 0 else { return nil }
+        let fd = Glibc.openat(dirFD, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC)
+        guard fd >= 0 else { return nil }
+        defer { Glibc.close(fd) }
+        var out: [UInt8] = []
+        var buf = [UInt8](repeating: 0, count: 4096)
+        while out.count <= 1 << 20 {
+            let n = read(fd, &buf, buf.count)
+            if n < 0 && errno == EINTR { continue }
+            guard n > 0 else { break }
+            out += buf[..<n]
+        }
+        return out
     }
 
-    /// Reads `path`; nil when it does not exist. A damaged file is reported and moved aside.
-    private func readChecked(_ path: String) -> String?? {
-        guard let bytes = readFile(path) else { return .none }
+    private func exists(_ name: String) -> Bool {
+        var st = stat()
+        return dirFD >= 0 && fstatat(dirFD, name, &st, AT_SYMLINK_NOFOLLOW) == 0
+    }
+
+    /// Reads `name`; nil when it does not exist. A damaged file is reported and (when writable) moved aside.
+    private func readChecked(_ name: String) -> String?? {
+        guard let bytes = readFile(name) else { return .none }
+        let path = "\(directory)/\(name)"
         do {
             return .some(try FileStateStore.decode(bytes))
         } catch {
-            let aside = "\(path).corrupt-\(Self.timestamp())"
-            let moved = rename(path, aside) == 0
-            let msg = "state file \(path) is damaged (\(error)); " + (moved ? "moved aside to \(aside)" : "could not move it aside: \(String(cString: strerror(errno)))")
+            var msg = "state file \(path) is damaged (\(error)); "
+            if writable {
+                let aside = "\(name).corrupt-\(Self.timestamp())"
+                let moved = Glibc.renameat(dirFD, name, dirFD, aside) == 0
+                msg += moved ? "moved aside to \(directory)/\(aside)" : "could not move it aside: rename: \(Self.errnoText())"
+            } else {
+                msg += "left as it is (the state directory is not writable)"
+            }
             problems.append(msg)
             logger.error("\(msg)", metadata: ["state.file": "\(path)"])
             return .some(nil)
@@ -123,22 +358,23 @@ public final class FileStateStore: StateStore {
 
     public func load(_ key: String) -> String? {
         if let c = cache[key] { return c }
-        let p = path(for: key)
-        unlink(p + ".tmp") // an unacknowledged write interrupted by a crash
+        let name = Self.fileName(for: key)
+        let p = "\(directory)/\(name)"
+        if writable { _ = Glibc.unlinkat(dirFD, name + ".tmp", 0) } // an unacknowledged write interrupted by a crash
         var value: String?
-        switch readChecked(p) {
+        switch readChecked(name) {
         case .some(.some(let v)):
             value = v
         case .some(.none), .none:
-            let current = FileManager.default.fileExists(atPath: p)
-            switch readChecked(p + ".bak") {
+            let current = exists(name)
+            switch readChecked(name + ".bak") {
             case .some(.some(let v)):
                 value = v
                 let why = current ? "" : (problems.last?.contains(p) == true ? "the current file was damaged" : "the current file is missing (interrupted save)")
                 logger.warning("state '\(key)': using the previous good copy \(p).bak\(why.isEmpty ? "" : " (\(why))")",
                                metadata: ["state.file": "\(p).bak"])
                 // Put the good copy back in place so the next start finds it.
-                if (try? writeDurably(Self.encode(v), to: p, keepBackup: false)) == nil {
+                if writable, (try? writeDurably(Self.encode(v), name: name, keepBackup: false)) == nil {
                     logger.error("cannot restore \(p) from its backup", metadata: ["state.file": "\(p)"])
                 }
             case .some(.none):
@@ -155,53 +391,138 @@ public final class FileStateStore: StateStore {
         return value
     }
 
+    /// Whether a file (or its backup) exists for `key`, without reading it.
+    public func contains(_ key: String) -> Bool {
+        if let c = cache[key] { return c != nil }
+        let name = Self.fileName(for: key)
+        return exists(name) || exists(name + ".bak")
+    }
+
     // MARK: save
 
+    /// Why saves are refused, when they are.
+    private var refusal: String? {
+        if case .unavailable(let why) = durability { return why }
+        return nil
+    }
+
     public func save(_ key: String, _ value: String) throws {
+        if let why = refusal { throw KioskError.state("state is not being saved: \(why)") }
+        try ensureDirectory()
         if let c = cache[key], c == value { return }
-        try writeDurably(Self.encode(value), to: path(for: key), keepBackup: true)
+        try writeDurably(Self.encode(value), name: Self.fileName(for: key), keepBackup: true)
         cache[key] = .some(value)
+    }
+
+    /// Renames the files of `key` out of the way (`<file>.migrated`, never read again).
+    public func retire(_ key: String) throws {
+        if let why = refusal { throw KioskError.state("state is not being saved: \(why)") }
+        try ensureDirectory()
+        let name = Self.fileName(for: key)
+        for n in [name, name + ".bak"] where exists(n) {
+            guard sys.renameat(dirFD, n, n + ".migrated") == 0 else {
+                throw KioskError.state("cannot rename \(directory)/\(n) to \(n).migrated: rename: \(Self.errnoText())")
+            }
+        }
+        guard sys.fsync(dirFD) == 0 else { throw KioskError.state("cannot sync the state directory \(directory): fsync: \(Self.errnoText())") }
+        cache[key] = .some(nil)
     }
 
     /// Removes a key (and its backup).
     public func remove(_ key: String) throws {
-        let p = path(for: key)
-        unlink(p)
-        unlink(p + ".bak")
-        try fsyncDirectory()
+        if let why = refusal { throw KioskError.state("state is not being saved: \(why)") }
+        try ensureDirectory()
+        let name = Self.fileName(for: key)
+        _ = sys.unlinkat(dirFD, name)
+        _ = sys.unlinkat(dirFD, name + ".bak")
+        guard sys.fsync(dirFD) == 0 else { throw KioskError.state("cannot sync the state directory \(directory): fsync: \(Self.errnoText())") }
         cache[key] = .some(nil)
     }
 
-    /// temp file → fsync → (current → .bak) → rename into place → fsync directory.
-    private func writeDurably(_ bytes: [UInt8], to p: String, keepBackup: Bool) throws {
-        let tmp = p + ".tmp"
+    private func failure(_ call: String, _ path: String, _ e: Int32 = errno) -> KioskError {
+        KioskError(.state, "\(call) \(path): \(Self.errnoText(e))", errno: e)
+    }
+
+    /// temp file → fsync → (current → .bak) → rename into place → fsync directory; see the type's
+    /// documentation for what a failure at each step leaves behind.
+    private func writeDurably(_ bytes: [UInt8], name: String, keepBackup: Bool) throws {
+        let p = "\(directory)/\(name)"
+        let tmp = name + ".tmp"
+        trace?("open \(p).tmp")
+        let flags = O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC
+        var fd = sys.openat(dirFD, tmp, flags, 0o640)
+        if fd < 0 && errno == EEXIST {
+            // A stale temp file, or a name planted there: remove the name itself, never what it points to.
+            trace?("unlink \(p).tmp")
+            guard sys.unlinkat(dirFD, tmp) == 0 else { throw failure("unlink", "\(p).tmp") }
+            trace?("open \(p).tmp")
+            fd = sys.openat(dirFD, tmp, flags, 0o640)
+        }
+        guard fd >= 0 else { throw failure("open", "\(p).tmp") }
         do {
-            let fd = try syscall("open(\(tmp))") { open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o640) }
-            defer { close(fd) }
-            trace?("write \(tmp)")
+            defer { Glibc.close(fd) }
+            trace?("write \(p).tmp")
             var off = 0
             while off < bytes.count {
-                let n = try bytes.withUnsafeBytes { buf in
-                    try syscall("write(\(tmp))") { write(fd, buf.baseAddress! + off, buf.count - off) }
+                let n = bytes.withUnsafeBytes { sys.write(fd, $0.baseAddress! + off, $0.count - off) }
+                if n < 0 && errno == EINTR { continue }
+                guard n > 0 else {
+                    let e = errno
+                    _ = sys.unlinkat(dirFD, tmp)
+                    throw failure("write", "\(p).tmp", n == 0 ? EIO : e)
                 }
                 off += n
             }
-            trace?("fsync \(tmp)")
-            try syscall("fsync(\(tmp))") { fsync(fd) }
+            trace?("fsync \(p).tmp")
+            guard sys.fsync(fd) == 0 else {
+                let e = errno
+                _ = sys.unlinkat(dirFD, tmp)
+                throw failure("fsync", "\(p).tmp", e)
+            }
         }
-        if keepBackup && access(p, F_OK) == 0 {
+        var backedUp = false
+        if keepBackup && exists(name) {
             trace?("rename \(p) \(p).bak")
-            try syscall("rename(\(p), \(p).bak)") { rename(p, p + ".bak") }
+            guard sys.renameat(dirFD, name, name + ".bak") == 0 else {
+                let e = errno
+                _ = sys.unlinkat(dirFD, tmp)
+                throw failure("rename \(p) to", "\(p).bak", e)
+            }
+            backedUp = true
         }
-        trace?("rename \(tmp) \(p)")
-        try syscall("rename(\(tmp), \(p))") { rename(tmp, p) }
-        try fsyncDirectory()
-    }
-
-    private func fsyncDirectory() throws {
-        let dfd = try syscall("open(\(directory))") { open(directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC) }
-        defer { close(dfd) }
+        trace?("rename \(p).tmp \(p)")
+        guard sys.renameat(dirFD, tmp, name) == 0 else {
+            let e = errno
+            _ = sys.unlinkat(dirFD, tmp)
+            // The previous value is the backup, which a restart falls back to; put it back in place anyway.
+            if backedUp {
+                trace?("undo rename \(p).bak \(p)")
+                _ = sys.renameat(dirFD, name + ".bak", name)
+            }
+            throw failure("rename \(p).tmp to", p, e)
+        }
         trace?("fsync-dir \(directory)")
-        try syscall("fsync(\(directory))") { fsync(dfd) }
+        guard sys.fsync(dirFD) == 0 else {
+            let e = errno
+            let err = failure("fsync", directory, e)
+            // The new value is in place but not known to be on disk: undo, so the refusal is true.
+            let undone: Bool
+            if backedUp {
+                trace?("undo rename \(p).bak \(p)")
+                undone = sys.renameat(dirFD, name + ".bak", name) == 0
+            } else {
+                trace?("undo unlink \(p)")
+                undone = sys.unlinkat(dirFD, name) == 0
+            }
+            if undone {
+                trace?("undo fsync-dir \(directory)")
+                _ = sys.fsync(dirFD)
+                throw KioskError(.state, "\(err.message); the previous state was put back", errno: e)
+            }
+            // The undo failed: the new value is what a restart reads, so it counts as saved.
+            logger.error("saved \(p) but the state directory could not be synced and the change could not be undone; it may not survive a power cut",
+                         metadata: ["state.file": "\(p)", "error": "\(err.message)", "undo_error": "\(Self.errnoText())"])
+            return
+        }
     }
 }

@@ -14,9 +14,11 @@ public struct SceneRegistry {
 
     /// Makes every configured scene. A factory's config error (with file:line and key) is passed on;
     /// other errors get the scene's table location.
+    /// Counter values saved under earlier versions' keys are moved to today's (`StateMigration`).
     public func make(_ definitions: [SceneDefinition], state: StateStore, logger: Logger, dataDirectory: String) throws -> [Scene] {
         let scenes = try makeEach(definitions, state: state, logger: logger, dataDirectory: dataDirectory)
         try Self.checkCounterNames(definitions, scenes)
+        StateMigration.migrateCounters(in: scenes, state: state, logger: logger)
         return scenes
     }
 

@@ -103,9 +103,17 @@ final class OneShot<T: Sendable>: @unchecked Sendable {
 /// services (render loop, control server), with SIGTERM/SIGINT for a graceful stop and SIGHUP
 /// for a config reload.
 public enum DaemonRunner {
-    /// The state store for `config`: files in the state directory.
+    /// The state store for `config`: files in the state directory, or memory for
+    /// `state = "volatile"`. A state directory that cannot be used for saving (read-only root,
+    /// missing and not creatable) does not stop the daemon: the store reads what is there and
+    /// refuses saves with the reason. Another daemon on the directory, or an unsafe directory, is
+    /// an error.
     public static func makeState(_ config: DaemonConfig, logger: Logger) throws -> StateStore {
-        try FileStateStore(directory: config.stateDirectory, logger: logger)
+        if config.stateMode == .volatile {
+            logger.notice("state = \"volatile\": counter values and scene and theme choices are kept in memory only and lost when kioskd stops")
+            return MemoryStateStore(durability: .volatile)
+        }
+        return try FileStateStore(directory: config.stateDirectory, logger: logger, access: .readWriteOrReadOnly)
     }
 
     /// Everything up to a ready-to-start `Daemon` (not yet started).
@@ -188,17 +196,14 @@ public enum DaemonRunner {
         var c = config
         c.display.backend = .headless
         let loop = try EventLoop()
-        let state: StateStore
-        if let s = try? FileStateStore(directory: c.stateDirectory, logger: logger) {
-            state = s
-        } else {
-            logger.notice("state directory not usable; the snapshot shows default values", metadata: ["state_dir": "\(c.stateDirectory)"])
-            state = MemoryStateStore()
-        }
+        // Read only and without the lock: a snapshot may be taken beside the running daemon.
+        let state: StateStore = c.stateMode == .volatile ? MemoryStateStore(durability: .volatile)
+            : try FileStateStore(directory: c.stateDirectory, logger: logger, access: .readOnly)
         let daemon = try makeDaemon(config: c, state: state, registry: registry, loop: loop, logger: logger)
         var failure: Error?
         var done = false
         daemon.start()
+        daemon.manager.stateWarning = nil // the snapshot reads the state; it never saves
         if !strokes.isEmpty {
             // Fingers drawn before the frame is taken (demos and screenshots of the paint scene).
             let t0 = UInt64(nowNanos(.monotonic) / 1000)

@@ -138,6 +138,9 @@ public final class CounterScene: Scene, CounterControl {
                     throw t.error("name", "a counter name has 1…64 characters A–Z, a–z, 0–9, _ or -, and is not \"all\", got \(ConfigTable.quoted(n))")
                 }
                 guard !specs.contains(where: { $0.name == n }) else { throw t.error("name", "counter \"\(n)\" is defined twice") }
+                if let why = StateKey.problem(StateKey.join(["counter", context.name, n])) {
+                    throw t.error("name", "counter \"\(n)\" of scene \"\(context.name)\" cannot be saved: \(why); use shorter scene and counter names")
+                }
                 let label = try t.text("label", default: n, maxCharacters: CounterScene.maxLabelCharacters)
                 try t.finish()
                 specs.append(CounterSpec(name: n, label: label))
@@ -189,12 +192,28 @@ public final class CounterScene: Scene, CounterControl {
 
     // MARK: persistence
 
-    /// The state key of a counter's value.
-    public func stateKey(_ counter: String) -> String { "counter.\(name).\(counter)" }
+    /// The state key of a counter's value: "counter", the scene's and the counter's names joined
+    /// so that no two (scene, counter) pairs share a key (`StateKey.join`).
+    public func stateKey(_ counter: String) -> String { StateKey.join(["counter", name, counter]) }
+
+    /// The key earlier versions used ("counter.SCENE.COUNTER" as written; ambiguous when a name
+    /// holds a "."), read once to move a saved value to `stateKey`.
+    public func legacyStateKey(_ counter: String) -> String { "counter.\(name).\(counter)" }
+
+    /// Shows a value saved elsewhere (under an earlier key), checked like a loaded one.
+    public func restoreValue(_ raw: String, of counter: String) {
+        guard let i = counters.firstIndex(where: { $0.spec.name == counter }) else { return }
+        counters[i].value = parseValue(raw, key: legacyStateKey(counter))
+        needsFull = true
+    }
 
     private func loadValue(_ counter: String) -> Int {
         let key = stateKey(counter)
         guard let raw = state.load(key) else { return minimum }
+        return parseValue(raw, key: key)
+    }
+
+    private func parseValue(_ raw: String, key: String) -> Int {
         let trimmed = String(raw.drop(while: { $0.isWhitespace }).reversed().drop(while: { $0.isWhitespace }).reversed())
         if let v = Int(trimmed), v >= minimum, v <= maxValue { return v }
         logger.error("stored counter value is not usable; starting at the minimum", metadata: [

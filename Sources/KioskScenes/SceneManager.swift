@@ -74,6 +74,17 @@ public final class SceneManager {
     /// The touch slot the mouse button uses (well away from libinput's device × 1000 + slot).
     public static let cursorSlot = 999_000
 
+    /// A short warning drawn small in the bottom-right corner over every scene (such as "state not
+    /// saved"), in the theme's colours; nil: none. Like the cursor, it is taken off before the scene
+    /// draws again, so scenes never see it.
+    public var stateWarning: String? {
+        didSet {
+            guard stateWarning != oldValue else { return }
+            if started { setNeedsFrame() }
+        }
+    }
+    private var warningUnder: (rect: Rect, pixels: [UInt32])?
+
     /// Called once, after the first frame was presented (systemd READY=1).
     public var onFirstFrame: (() -> Void)?
     /// Called after every presented frame.
@@ -255,6 +266,47 @@ public final class SceneManager {
         return r
     }
 
+    /// Puts back the pixels under the warning; returns where.
+    private func removeWarning(from canvas: Canvas) -> Rect? {
+        guard let under = warningUnder else { return nil }
+        warningUnder = nil
+        let r = under.rect, px = canvas.pixels
+        under.pixels.withUnsafeBytes { src in
+            for y in 0..<r.height {
+                (px.base + (r.y + y) * px.stride + r.x * 4).copyMemory(from: src.baseAddress! + y * r.width * 4, byteCount: r.width * 4)
+            }
+        }
+        canvas.markDirty(r)
+        return r
+    }
+
+    /// Keeps the pixels under the warning, then draws it: its text in the theme's highlight colour
+    /// on a background-coloured tab in the bottom-right corner; returns where.
+    private func drawWarning(on canvas: Canvas) -> Rect? {
+        guard let text = stateWarning, !text.isEmpty else { return nil }
+        let px = max(9, Double(min(canvas.size.width, canvas.size.height)) / 36)
+        let m = canvas.measure(text, theme.fonts.caption, px: px)
+        let pad = px / 3
+        let w = min(m.width + 2 * pad, Double(canvas.size.width)), h = m.height + 2 * pad
+        let x = Double(canvas.size.width) - w - pad, y = Double(canvas.size.height) - h - pad
+        let r = Rect.covering(minX: x - 1, minY: y - 1, maxX: x + w + 1, maxY: y + h + 1).intersection(Rect(size: canvas.size))
+        guard !r.isEmpty else { return nil }
+        let px32 = canvas.pixels
+        var saved = [UInt32](repeating: 0, count: r.area)
+        saved.withUnsafeMutableBytes { dst in
+            for row in 0..<r.height {
+                (dst.baseAddress! + row * r.width * 4).copyMemory(from: px32.base + (r.y + row) * px32.stride + r.x * 4, byteCount: r.width * 4)
+            }
+        }
+        warningUnder = (r, saved)
+        canvas.withClip(r) {
+            canvas.fillRoundedRect(x: x, y: y, width: w, height: h, radius: pad, theme.palette.background)
+            canvas.strokeRoundedRect(x: x, y: y, width: w, height: h, radius: pad, lineWidth: 1, theme.palette.highlight)
+            canvas.drawText(text, theme.fonts.caption, px: px, color: theme.palette.highlight, x: x + pad, y: y + pad)
+        }
+        return r
+    }
+
     /// Gives recognised gestures to the scene (an edge swipe switches scenes when configured).
     private func route(_ gestures: [Gesture], now: WallTime) -> Bool {
         var changed = false
@@ -307,6 +359,7 @@ public final class SceneManager {
         guard let size = display.logicalSize else { canvas = nil; return }
         if canvas?.size != size {
             cursorUnder = nil
+            warningUnder = nil
             if let c = cursorPosition {
                 cursorPosition = Point(x: min(c.x, Double(size.width - 1)), y: min(c.y, Double(size.height - 1)))
             }
@@ -337,9 +390,12 @@ public final class SceneManager {
         guard dirty, display.canPresent, let canvas else { return }
         let t0 = nowNanos(.monotonic)
         let uncovered = removeCursor(from: canvas)
+        let unmarked = removeWarning(from: canvas)
         var damage = current.draw(into: canvas)
         if needsFull { damage = Damage.full(canvas.size) }
         if let r = uncovered { damage.add(r) }
+        if let r = unmarked { damage.add(r) }
+        if let r = drawWarning(on: canvas) { damage.add(r) }
         if let r = drawCursor(on: canvas) { damage.add(r) }
         damage = damage.clipped(to: Rect(size: canvas.size))
         dirty = false

@@ -10,6 +10,7 @@ import Testing
         try a.save("counter.score.HOME", "42")
         try a.save("daemon.scene", "score")
         try a.save("counter.score.HOME", "43")
+        a.close() // a restart: the lock is given back
         let b = try FileStateStore(directory: d, logger: quietLogger)
         #expect(b.load("counter.score.HOME") == "43")
         #expect(b.load("daemon.scene") == "score")
@@ -26,8 +27,8 @@ import Testing
         try s.save("k", "2")
         let p = s.path(for: "k")
         #expect(steps == [
-            "write \(p).tmp", "fsync \(p).tmp", "rename \(p).tmp \(p)", "fsync-dir \(d)",
-            "write \(p).tmp", "fsync \(p).tmp", "rename \(p) \(p).bak", "rename \(p).tmp \(p)", "fsync-dir \(d)",
+            "open \(p).tmp", "write \(p).tmp", "fsync \(p).tmp", "rename \(p).tmp \(p)", "fsync-dir \(d)",
+            "open \(p).tmp", "write \(p).tmp", "fsync \(p).tmp", "rename \(p) \(p).bak", "rename \(p).tmp \(p)", "fsync-dir \(d)",
         ])
         // The previous good value is kept as the backup.
         #expect(try FileStateStore.decode([UInt8](FileManager.default.contents(atPath: p + ".bak")!)) == "1")
@@ -49,12 +50,14 @@ import Testing
         case "flipped": bytes[bytes.count - 1] = UInt8(ascii: "9")
         default: bytes = []
         }
-        FileManager.default.createFile(atPath: p, contents: Data(bytes))
+        _ = FileManager.default.createFile(atPath: p, contents: Data(bytes))
+        a.close()
         let b = try FileStateStore(directory: d, logger: quietLogger)
         // The last good value (the backup), never zero or nil.
         #expect(b.load("counter.score.HOME") == "17")
         #expect(b.problems.count == 1)
         #expect(b.problems.first?.contains(p) == true)
+        b.close()
         let files = try FileManager.default.contentsOfDirectory(atPath: d)
         #expect(files.contains { $0.hasPrefix(FileStateStore.fileName(for: "counter.score.HOME") + ".corrupt-") }, "\(files)")
         // The good copy is back in place for the next start.
@@ -71,7 +74,8 @@ import Testing
         let p = a.path(for: "x")
         // A crash between "current → .bak" and "tmp → current": no current file, an unacknowledged tmp.
         try FileManager.default.removeItem(atPath: p)
-        FileManager.default.createFile(atPath: p + ".tmp", contents: Data(FileStateStore.encode("7")))
+        _ = FileManager.default.createFile(atPath: p + ".tmp", contents: Data(FileStateStore.encode("7")))
+        a.close()
         let b = try FileStateStore(directory: d, logger: quietLogger)
         #expect(b.load("x") == "5")
         #expect(!FileManager.default.fileExists(atPath: p + ".tmp"))

@@ -1,0 +1,216 @@
+import Foundation
+import KioskCore
+@testable import KioskDaemon
+import KioskScenes
+import Testing
+
+/// Every file in `dir` (recursively) with its bytes: what "nothing was touched" compares.
+func directorySnapshot(_ dir: String) -> [String: Data] {
+    var out: [String: Data] = [:]
+    guard let e = FileManager.default.enumerator(atPath: dir) else { return out }
+    for case let name as String in e {
+        out[name] = FileManager.default.contents(atPath: "\(dir)/\(name)") ?? Data("<dir or unreadable>".utf8)
+    }
+    return out
+}
+
+/// A headless daemon on `text` (a config file written to `dir`), started and with its first frame drawn.
+func startDaemon(_ dir: String, _ text: String) throws -> Daemon {
+    let config = try DaemonConfig.load(path: write(text, dir), environment: [:])
+    let state = try DaemonRunner.makeState(config, logger: quietLogger)
+    let daemon = try DaemonRunner.makeDaemon(config: config, state: state, loop: try EventLoop(), logger: quietLogger)
+    daemon.start()
+    try daemon.loop.runOnce(timeoutMs: 0)
+    return daemon
+}
+
+/// Two scenes whose counters' old state keys were the same ("counter.a.b.c").
+private func dottedConfig(_ d: String) -> String {
+    """
+    state_dir = "\(d)/state"
+    [display]
+    backend = "headless"
+    headless_size = "320x200"
+    [scene."a.b"]
+    kind = "counter"
+    digits = 2
+    [[scene."a.b".counter]]
+    name = "c"
+    [scene.a]
+    kind = "counter"
+    digits = 2
+    [[scene.a.counter]]
+    name = "b.c"
+    """
+}
+
+@Suite struct StateSafetyTests {
+    // MARK: distinct counters never share a file
+
+    @Test func countersWhoseNamesJoinToTheSameTextKeepTheirOwnValues() throws {
+        let d = tempDir()
+        let first = try startDaemon(d, dottedConfig(d))
+        #expect(first.handle(.counter(name: "c", op: .set, value: 7)).status == 200)
+        #expect(first.handle(.counter(name: "b.c", op: .set, value: 3)).status == 200)
+        first.shutdown()
+        let again = try startDaemon(d, dottedConfig(d))
+        #expect(again.handle(.counter(name: "c", op: .get, value: nil)).jsonObject?["value"] as? Int == 7)
+        #expect(again.handle(.counter(name: "b.c", op: .get, value: nil)).jsonObject?["value"] as? Int == 3)
+        again.shutdown()
+    }
+
+    // MARK: symlinks and permissions
+
+    @Test func aSymlinkPlantedAtTheTempNameIsNotFollowed() throws {
+        let d = tempDir()
+        let outside = tempDir("outside")
+        let victim = write("precious", outside, "victim")
+        let s = try FileStateStore(directory: d, logger: quietLogger)
+        let key = "counter.score.HOME"
+        try FileManager.default.createSymbolicLink(atPath: s.path(for: key) + ".tmp", withDestinationPath: victim)
+        var saved = true
+        do { try s.save(key, "5") } catch {
+            saved = false
+            #expect("\(error)".contains(s.path(for: key)), "\(error)")
+        }
+        #expect(try String(contentsOfFile: victim, encoding: .utf8) == "precious")
+        if saved {
+            #expect(try FileStateStore.decode([UInt8](FileManager.default.contents(atPath: s.path(for: key))!)) == "5")
+        }
+    }
+
+    @Test func aStateDirectoryWritableByOthersIsRefused() throws {
+        let d = tempDir()
+        chmod(d, 0o777)
+        let msg = configError { _ = try FileStateStore(directory: d, logger: quietLogger) }
+        #expect(msg?.contains(d) == true, "\(msg ?? "no error")")
+        #expect(msg?.contains("writable by others") == true, "\(msg ?? "no error")")
+        #expect(directorySnapshot(d).isEmpty, "nothing was created in a refused directory")
+    }
+
+    @Test func aStateDirectoryReachedThroughAnotherUsersSymlinkIsRefused() throws {
+        guard getuid() == 0 else { return } // only root can give a link to another user
+        let d = tempDir()
+        let real = "\(d)/real", link = "\(d)/link"
+        try FileManager.default.createDirectory(atPath: real, withIntermediateDirectories: false)
+        #expect(symlink(real, link) == 0)
+        #expect(lchown(link, 65534, 65534) == 0)
+        let msg = configError { _ = try FileStateStore(directory: link, logger: quietLogger) }
+        #expect(msg == "the state directory \(link) is a symbolic link owned by uid 65534, neither this user (uid 0) nor root; refusing to keep state through it")
+        #expect(directorySnapshot(real).isEmpty)
+        // The same link owned by root is fine.
+        #expect(lchown(link, 0, 0) == 0)
+        let s = try FileStateStore(directory: link, logger: quietLogger)
+        try s.save("k", "1")
+        #expect(FileManager.default.fileExists(atPath: "\(real)/k.state"))
+        s.close()
+    }
+
+    // MARK: one daemon per state directory
+
+    @Test func aSecondStoreOnTheSameDirectoryFailsAndTouchesNothing() throws {
+        let d = tempDir()
+        let first = try FileStateStore(directory: d, logger: quietLogger)
+        try first.save("counter.score.HOME", "17")
+        try first.save("counter.score.HOME", "18")
+        // A damaged current file: a second instance that loaded it would move it aside and restore the backup.
+        _ = FileManager.default.createFile(atPath: first.path(for: "counter.score.HOME"), contents: Data("junk".utf8))
+        let before = directorySnapshot(d)
+        var message: String?
+        do {
+            let second = try FileStateStore(directory: d, logger: quietLogger)
+            _ = second.load("counter.score.HOME")
+        } catch {
+            message = "\(error)"
+        }
+        #expect(message == "another kioskd (pid \(getpid())) is using the state directory \(d)")
+        #expect(directorySnapshot(d) == before)
+        _ = first
+    }
+
+    // MARK: a deleted state directory
+
+    @Test func aDeletedStateDirectoryIsRecreatedWithEveryValue() throws {
+        let d = tempDir()
+        let dir = "\(d)/state"
+        let s = try FileStateStore(directory: dir, logger: quietLogger)
+        try s.save("counter.score.HOME", "1")
+        try s.save("counter.score.AWAY", "5")
+        try FileManager.default.removeItem(atPath: dir)
+        try s.save("counter.score.HOME", "2")
+        var st = stat()
+        #expect(stat(dir, &st) == 0 && st.st_mode & 0o7777 == 0o750)
+        #expect(try FileStateStore.decode([UInt8](FileManager.default.contents(atPath: s.path(for: "counter.score.HOME")) ?? Data())) == "2")
+        // The other acknowledged value is written back too.
+        #expect(try FileStateStore.decode([UInt8](FileManager.default.contents(atPath: s.path(for: "counter.score.AWAY")) ?? Data())) == "5")
+    }
+
+    @Test func aSceneChoiceThatCannotBeSavedIsRefusedAndNotShown() throws {
+        let d = tempDir()
+        let daemon = try makeDaemon(d)
+        daemon.start()
+        try daemon.loop.runOnce(timeoutMs: 0)
+        #expect(daemon.manager.current.name == "score")
+        // The state directory is gone and a file sits in its place: it cannot be recreated.
+        try FileManager.default.removeItem(atPath: "\(d)/state")
+        write("not a directory", d, "state")
+        let r = daemon.handle(.scene(name: "clock"))
+        #expect(r.status == 500)
+        #expect((r.jsonObject?["error"] as? String)?.contains("\(d)/state") == true, "\(r.jsonObject ?? [:])")
+        #expect(daemon.manager.current.name == "score")
+        let t = daemon.handle(.theme(name: "dark"))
+        #expect(t.status == 500)
+        #expect(daemon.status()["theme"] as? String == "default")
+    }
+
+    // MARK: a state directory that cannot be written
+
+    private func clockConfig(_ d: String, _ extra: String = "") -> String {
+        """
+        state_dir = "\(d)/file/state"
+        \(extra)
+        [display]
+        backend = "headless"
+        headless_size = "320x200"
+        [scenes]
+        order = ["clock", "score"]
+        [scene.clock]
+        kind = "clock"
+        [scene.score]
+        kind = "counter"
+        digits = 2
+        [[scene.score.counter]]
+        name = "HOME"
+        """
+    }
+
+    @Test func anUnusableStateDirectoryStillShowsTheSceneAndRefusesCounterChanges() throws {
+        let d = tempDir()
+        write("a file where the state directory's parent should be", d, "file")
+        let daemon = try startDaemon(d, clockConfig(d))
+        #expect(daemon.manager.frameCount >= 1)
+        #expect(daemon.manager.current.name == "clock")
+        let r = daemon.handle(.counter(name: "HOME", op: .inc, value: nil))
+        #expect(r.status == 500)
+        let err = r.jsonObject?["error"] as? String ?? ""
+        #expect(err.contains("not being saved") && err.contains("\(d)/file/state") && err.contains("the value stays 0"), "\(err)")
+        #expect(daemon.handle(.counter(name: "HOME", op: .get, value: nil)).jsonObject?["value"] as? Int == 0)
+        let state = daemon.status()["state"] as? [String: Any]
+        #expect(state?["durable"] as? Bool == false)
+        #expect((state?["reason"] as? String)?.contains("\(d)/file/state") == true, "\(state ?? [:])")
+        daemon.shutdown()
+    }
+
+    @Test func volatileStateAcceptsChangesInMemory() throws {
+        let d = tempDir()
+        write("a file where the state directory's parent should be", d, "file")
+        let daemon = try startDaemon(d, clockConfig(d, "state = \"volatile\""))
+        #expect(daemon.manager.frameCount >= 1)
+        let r = daemon.handle(.counter(name: "HOME", op: .inc, value: nil))
+        #expect(r.status == 200 && r.jsonObject?["value"] as? Int == 1)
+        let state = daemon.status()["state"] as? [String: Any]
+        #expect(state?["mode"] as? String == "volatile")
+        #expect(state?["durable"] as? Bool == false)
+        daemon.shutdown()
+    }
+}
