@@ -27,23 +27,64 @@ public func syscall<T: BinaryInteger>(_ call: String, _ body: () -> T) throws ->
     }
 }
 
-/// A single-threaded event loop on epoll: file descriptors, timers (timerfd) and work posted
-/// from other threads (eventfd). It sleeps in `epoll_wait` until something is due: no polling.
+/// A single-threaded event loop on epoll: file descriptors, timers and work posted from other
+/// threads (eventfd). It sleeps in `epoll_wait` until something is due: no polling.
+///
+/// Timers need no descriptor of their own: the loop creates two timerfds at init (one on
+/// CLOCK_MONOTONIC, one on CLOCK_REALTIME with TFD_TIMER_CANCEL_ON_SET) and multiplexes every
+/// timer over them, each armed for the earliest deadline of its clock. Scheduling a timer therefore
+/// never fails for lack of file descriptors. Should arming a timerfd ever fail, the loop still
+/// fires its timers on time by bounding its `epoll_wait` by the earliest deadline, and arms again
+/// at the next iteration.
 public final class EventLoop: @unchecked Sendable {
     public typealias Handler = () -> Void
     public struct WatchID: Hashable, Sendable { let fd: Int32 }
-    public struct TimerID: Hashable, Sendable { let fd: Int32 }
+    public struct TimerID: Hashable, Sendable { let id: UInt64 }
+
+    private struct Timer {
+        let deadline: Int64
+        let clock: ClockID
+        let handler: (TimerFire) -> Void
+    }
+
+    /// The pending timers of one clock, earliest first (equal deadlines in scheduling order).
+    private struct Queue {
+        var items: [(deadline: Int64, id: UInt64)] = []
+        mutating func insert(_ deadline: Int64, _ id: UInt64) {
+            var lo = 0, hi = items.count
+            while lo < hi {
+                let mid = (lo + hi) / 2
+                if items[mid].deadline <= deadline { lo = mid + 1 } else { hi = mid }
+            }
+            items.insert((deadline, id), at: lo)
+        }
+        mutating func remove(_ id: UInt64) {
+            if let i = items.firstIndex(where: { $0.id == id }) { items.remove(at: i) }
+        }
+    }
 
     private let epfd: Int32
     private let wakeFD: Int32
+    private let monotonicFD: Int32
+    private let realtimeFD: Int32
     private var watchers: [Int32: Handler] = [:]
-    private var timers: [Int32: (handler: (TimerFire) -> Void, repeating: Bool)] = [:]
+    private var timers: [UInt64: Timer] = [:]
+    private var monotonicQueue = Queue()
+    private var realtimeQueue = Queue()
+    /// The deadline each timerfd is armed for (nil: disarmed).
+    private var armedMonotonic: Int64?
+    private var armedRealtime: Int64?
+    /// Arming a timerfd failed: the next `epoll_wait` is bounded by the earliest deadline.
+    private var armingFailed = false
+    private var nextTimerID: UInt64 = 1
     private let lock = NSLockLite()
     private var posted: [@Sendable () -> Void] = []
     private var deferred: [Handler] = []
     private var stopRequested = false
     /// Number of times `epoll_wait` returned (wake-ups), for benchmarks and status.
     public private(set) var wakeups: UInt64 = 0
+    /// Test seam: returns an errno to make arming a timerfd fail as if `timerfd_settime` had.
+    var armFault: ((ClockID) -> Int32?)?
 
     /// Why a timer handler ran.
     public enum TimerFire: Sendable, Equatable {
@@ -54,12 +95,26 @@ public final class EventLoop: @unchecked Sendable {
 
     public init() throws {
         epfd = try syscall("epoll_create1") { epoll_create1(Int32(EPOLL_CLOEXEC)) }
-        wakeFD = try syscall("eventfd") { eventfd(0, Int32(EFD_CLOEXEC | EFD_NONBLOCK)) }
-        try add(fd: wakeFD)
+        var opened: [Int32] = [epfd]
+        do {
+            wakeFD = try syscall("eventfd") { eventfd(0, Int32(EFD_CLOEXEC | EFD_NONBLOCK)) }
+            opened.append(wakeFD)
+            monotonicFD = try syscall("timerfd_create(CLOCK_MONOTONIC)") { timerfd_create(CLOCK_MONOTONIC, Int32(TFD_CLOEXEC | TFD_NONBLOCK)) }
+            opened.append(monotonicFD)
+            realtimeFD = try syscall("timerfd_create(CLOCK_REALTIME)") { timerfd_create(CLOCK_REALTIME, Int32(TFD_CLOEXEC | TFD_NONBLOCK)) }
+            opened.append(realtimeFD)
+            try add(fd: wakeFD)
+            try add(fd: monotonicFD)
+            try add(fd: realtimeFD)
+        } catch {
+            for fd in opened { close(fd) }
+            throw error
+        }
     }
 
     deinit {
-        for fd in timers.keys { close(fd) }
+        close(monotonicFD)
+        close(realtimeFD)
         close(wakeFD)
         close(epfd)
     }
@@ -86,35 +141,110 @@ public final class EventLoop: @unchecked Sendable {
 
     /// A one-shot timer at an absolute time on `clock` (nanoseconds). A realtime timer also fires
     /// with `.clockChanged` when the wall clock is set, so the caller can reschedule.
+    /// Call on the loop's thread. It needs no file descriptor and does not fail.
     @discardableResult
     public func schedule(at deadline: Int64, clock: ClockID, _ handler: @escaping (TimerFire) -> Void) throws -> TimerID {
-        let fd = try syscall("timerfd_create") { timerfd_create(clock.id, Int32(TFD_CLOEXEC | TFD_NONBLOCK)) }
-        var spec = itimerspec()
-        let d = max(deadline, 1)
-        spec.it_value = timespec(tv_sec: Int(d / 1_000_000_000), tv_nsec: Int(d % 1_000_000_000))
-        var flags = Int32(TFD_TIMER_ABSTIME)
-        if clock == .realtime { flags |= Int32(TFD_TIMER_CANCEL_ON_SET) }
-        do {
-            try syscall("timerfd_settime") { timerfd_settime(fd, flags, &spec, nil) }
-            try add(fd: fd)
-        } catch {
-            close(fd)
-            throw error
-        }
-        timers[fd] = (handler, false)
-        return TimerID(fd: fd)
+        let id = nextTimerID
+        nextTimerID += 1
+        timers[id] = Timer(deadline: deadline, clock: clock, handler: handler)
+        if clock == .monotonic { monotonicQueue.insert(deadline, id) } else { realtimeQueue.insert(deadline, id) }
+        return TimerID(id: id)
     }
 
     /// A one-shot timer `delay` nanoseconds from now (monotonic).
     @discardableResult
     public func schedule(after delay: Int64, _ handler: @escaping (TimerFire) -> Void) throws -> TimerID {
-        try schedule(at: nowNanos(.monotonic) + max(delay, 0), clock: .monotonic, handler)
+        let now = nowNanos(.monotonic)
+        let (sum, overflow) = now.addingReportingOverflow(max(delay, 0))
+        return try schedule(at: overflow ? Int64.max : sum, clock: .monotonic, handler)
     }
 
     public func cancel(_ id: TimerID) {
-        guard timers.removeValue(forKey: id.fd) != nil else { return }
-        epoll_ctl(epfd, EPOLL_CTL_DEL, id.fd, nil)
-        close(id.fd)
+        guard let t = timers.removeValue(forKey: id.id) else { return }
+        if t.clock == .monotonic { monotonicQueue.remove(id.id) } else { realtimeQueue.remove(id.id) }
+    }
+
+    /// Number of timers scheduled and not yet fired or cancelled.
+    public var pendingTimers: Int { timers.count }
+
+    /// Arms each timerfd for the earliest deadline of its clock (disarms it when none).
+    private func armTimers() {
+        armingFailed = false
+        arm(monotonicFD, .monotonic, monotonicQueue.items.first?.deadline, &armedMonotonic)
+        arm(realtimeFD, .realtime, realtimeQueue.items.first?.deadline, &armedRealtime)
+    }
+
+    private func arm(_ fd: Int32, _ clock: ClockID, _ deadline: Int64?, _ armed: inout Int64?) {
+        guard deadline != armed else { return }
+        var spec = itimerspec()
+        if let deadline {
+            // it_value zero would disarm: the earliest absolute time is 1 ns.
+            let d = max(deadline, 1)
+            spec.it_value = timespec(tv_sec: Int(d / 1_000_000_000), tv_nsec: Int(d % 1_000_000_000))
+        }
+        var flags = Int32(TFD_TIMER_ABSTIME)
+        if clock == .realtime { flags |= Int32(TFD_TIMER_CANCEL_ON_SET) }
+        let r: Int32
+        if let e = armFault?(clock) { errno = e; r = -1 } else { r = timerfd_settime(fd, flags, &spec, nil) }
+        if r == 0 {
+            armed = deadline
+        } else {
+            armed = nil
+            if deadline != nil { armingFailed = true }
+        }
+    }
+
+    /// The `epoll_wait` timeout that still fires the earliest timer on time when arming failed.
+    private func fallbackTimeout(_ timeoutMs: Int32) -> Int32 {
+        var earliest: Int64?
+        if let d = monotonicQueue.items.first?.deadline { earliest = d - nowNanos(.monotonic) }
+        if let d = realtimeQueue.items.first?.deadline {
+            let rel = d - nowNanos(.realtime)
+            earliest = min(earliest ?? rel, rel)
+        }
+        guard let e = earliest else { return timeoutMs }
+        // Also retry arming at least every second.
+        let ms = Int32(min(max((e + 999_999) / 1_000_000, 0), 1000))
+        return timeoutMs < 0 ? ms : min(ms, timeoutMs)
+    }
+
+    /// Reads a timerfd; true when the wall clock was set (ECANCELED on the realtime timerfd).
+    private func drain(_ fd: Int32) -> Bool {
+        var v: UInt64 = 0
+        let r = read(fd, &v, 8)
+        if r < 0 && errno == ECANCELED {
+            armedRealtime = nil // must be armed again
+            return true
+        }
+        if fd == monotonicFD { armedMonotonic = nil } else { armedRealtime = nil }
+        return false
+    }
+
+    /// Fires the timers whose deadline has passed (all realtime timers when the clock was set),
+    /// earliest first. A timer cancelled by an earlier handler does not fire; timers scheduled by
+    /// a handler fire at the next iteration at the earliest.
+    private func fireDueTimers(clockChanged: Bool) {
+        var due: [(deadline: Int64, id: UInt64, fire: TimerFire)] = []
+        let mono = nowNanos(.monotonic)
+        while let first = monotonicQueue.items.first, first.deadline <= mono {
+            monotonicQueue.items.removeFirst()
+            due.append((first.deadline, first.id, .expired))
+        }
+        if clockChanged {
+            for item in realtimeQueue.items { due.append((item.deadline, item.id, .clockChanged)) }
+            realtimeQueue.items.removeAll()
+        } else {
+            let real = nowNanos(.realtime)
+            while let first = realtimeQueue.items.first, first.deadline <= real {
+                realtimeQueue.items.removeFirst()
+                due.append((first.deadline, first.id, .expired))
+            }
+        }
+        if due.count > 1 { due.sort { ($0.deadline, $0.id) < ($1.deadline, $1.id) } }
+        for d in due {
+            guard let t = timers.removeValue(forKey: d.id) else { continue }
+            t.handler(d.fire)
+        }
     }
 
     /// Runs `work` on the loop's thread soon. Safe from any thread.
@@ -151,13 +281,18 @@ public final class EventLoop: @unchecked Sendable {
     @discardableResult
     public func runOnce(timeoutMs: Int32 = -1) throws -> Int {
         runDeferred()
+        armTimers()
+        var timeout = deferred.isEmpty ? timeoutMs : 0
+        if armingFailed { timeout = fallbackTimeout(timeout) }
         var events = [epoll_event](repeating: epoll_event(), count: 32)
-        let n = Int(epoll_wait(epfd, &events, 32, deferred.isEmpty ? timeoutMs : 0))
+        let n = Int(epoll_wait(epfd, &events, 32, timeout))
         if n < 0 {
             if errno == EINTR { return 0 }
             throw KioskError(.system, "epoll_wait failed: errno \(errno)", errno: errno)
         }
         wakeups += 1
+        var clockChanged = false
+        var timerReady = armingFailed
         for i in 0..<n {
             let fd = events[i].data.fd
             if fd == wakeFD {
@@ -169,17 +304,14 @@ public final class EventLoop: @unchecked Sendable {
                     return w
                 }
                 for w in work { w() }
-            } else if let t = timers[fd] {
-                var v: UInt64 = 0
-                let r = read(fd, &v, 8)
-                let fire: TimerFire = (r < 0 && errno == ECANCELED) ? .clockChanged : .expired
-                if r < 0 && errno == EAGAIN { continue }
-                cancel(TimerID(fd: fd))
-                t.handler(fire)
+            } else if fd == monotonicFD || fd == realtimeFD {
+                if drain(fd) { clockChanged = true }
+                timerReady = true
             } else if let h = watchers[fd] {
                 h()
             }
         }
+        if timerReady && !timers.isEmpty { fireDueTimers(clockChanged: clockChanged) }
         runDeferred()
         return n
     }

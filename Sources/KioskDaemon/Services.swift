@@ -139,6 +139,7 @@ public enum DaemonRunner {
     /// Runs until SIGTERM/SIGINT; stops in reverse order within `stopSeconds`.
     public static func run(config: DaemonConfig, registry: SceneRegistry = .standard, logger: Logger,
                            stopSeconds: Int = 5) async throws {
+        ResourceLimits.raiseOpenFileLimit(logger: logger)
         let loop = try EventLoop()
         let state = try makeState(config, logger: logger)
         let daemon = try makeDaemon(config: config, state: state, registry: registry, loop: loop, logger: logger)

@@ -129,6 +129,7 @@ public final class SceneManager {
     public func stop() {
         if let t = deadlineTimer { loop.cancel(t); deadlineTimer = nil }
         if let t = rotationTimer { loop.cancel(t); rotationTimer = nil }
+        if let t = armRetryTimer { loop.cancel(t); armRetryTimer = nil }
         started = false
     }
 
@@ -445,6 +446,8 @@ public final class SceneManager {
     // MARK: time
 
     /// Arms one timer for the scene's next deadline (replacing the previous one), or none.
+    /// When arming fails the scene is brought up to date again after a backoff (50 ms doubling
+    /// to 1 s) until arming succeeds: the scene never stops ticking.
     public func reschedule() {
         guard started else { return }
         let now = time.now()
@@ -461,12 +464,36 @@ public final class SceneManager {
                 if fire == .clockChanged { self.logger.notice("wall clock was set; recomputing the next tick") }
                 self.tick()
             }
+            if let fault = armFault, let e = fault() { throw e }
             switch d {
             case .realtime(let r): deadlineTimer = try loop.schedule(at: r, clock: .realtime, handler)
             case .monotonic(let m): deadlineTimer = try loop.schedule(at: m, clock: .monotonic, handler)
             }
+            if armRetryDelayNs != Self.armRetryFirstNs {
+                logger.notice("the scene timer is armed again")
+                armRetryDelayNs = Self.armRetryFirstNs
+            }
         } catch {
-            logger.error("cannot arm the scene timer", metadata: ["error": "\(error)"])
+            retryArming(after: error)
+        }
+    }
+
+    static let armRetryFirstNs: Int64 = 50_000_000
+    static let armRetryMaxNs: Int64 = 1_000_000_000
+    private var armRetryDelayNs = SceneManager.armRetryFirstNs
+    private var armRetryTimer: EventLoop.TimerID?
+    /// Test seam: an error makes arming the scene timer fail as if the loop had refused it.
+    var armFault: (() -> Error?)?
+
+    private func retryArming(after error: Error) {
+        guard armRetryTimer == nil else { return }
+        let delay = armRetryDelayNs
+        logger.error("cannot arm the scene timer; trying again", metadata: ["error": "\(error)", "retry_ms": "\(delay / 1_000_000)"])
+        armRetryDelayNs = min(delay * 2, Self.armRetryMaxNs)
+        armRetryTimer = try? loop.schedule(after: delay) { [weak self] _ in
+            guard let self else { return }
+            self.armRetryTimer = nil
+            self.tick()
         }
     }
 

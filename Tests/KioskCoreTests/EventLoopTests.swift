@@ -73,6 +73,102 @@ import Glibc
         #expect(order == ["timer", "deferred"])
         #expect(loop.wakeups == 1)
     }
+
+    /// Open descriptors of this process.
+    func openDescriptors() -> Int {
+        guard let d = opendir("/proc/self/fd") else { return -1 }
+        defer { closedir(d) }
+        var n = 0
+        while readdir(d) != nil { n += 1 }
+        return n
+    }
+
+    @Test func timersTakeNoDescriptorOfTheirOwn() throws {
+        let loop = try EventLoop()
+        let before = openDescriptors()
+        var ids: [EventLoop.TimerID] = []
+        for i in 0..<3000 {
+            let clock: ClockID = i % 2 == 0 ? .monotonic : .realtime
+            ids.append(try loop.schedule(at: nowNanos(clock) + 60_000_000_000 + Int64(i), clock: clock) { _ in })
+        }
+        try loop.runOnce(timeoutMs: 0)
+        // Other tests run in parallel and may open a few descriptors meanwhile.
+        #expect(openDescriptors() - before < 100, "3000 timers opened \(openDescriptors() - before) descriptors")
+        for id in ids { loop.cancel(id) }
+    }
+
+    @Test func manyTimersFireInDeadlineOrderAndCancelledOnesNever() throws {
+        let loop = try EventLoop()
+        let now = nowNanos(.monotonic)
+        var fired: [Int] = []
+        var ids: [Int: EventLoop.TimerID] = [:]
+        // Deadlines 0…39 ms in a scrambled order; every third one is cancelled.
+        for k in 0..<40 {
+            let ms = (k * 17) % 40
+            ids[ms] = try loop.schedule(at: now + Int64(ms) * 1_000_000, clock: .monotonic) { _ in fired.append(ms) }
+        }
+        for ms in stride(from: 0, to: 40, by: 3) { loop.cancel(ids[ms]!) }
+        try loop.schedule(at: now + 60_000_000, clock: .monotonic) { _ in loop.stop() }
+        try loop.run()
+        #expect(fired == (0..<40).filter { $0 % 3 != 0 })
+        #expect(loop.pendingTimers == 0)
+    }
+
+    @Test func aHandlerCanCancelATimerDueInTheSameIteration() throws {
+        let loop = try EventLoop()
+        let past = nowNanos(.monotonic) - 1_000_000
+        var second: EventLoop.TimerID?
+        var fired: [String] = []
+        try loop.schedule(at: past, clock: .monotonic) { _ in fired.append("first"); loop.cancel(second!) }
+        second = try loop.schedule(at: past + 1, clock: .monotonic) { _ in fired.append("second") }
+        try loop.runOnce(timeoutMs: 1000)
+        try loop.runOnce(timeoutMs: 20)
+        #expect(fired == ["first"])
+    }
+
+    @Test func timersStillFireOnTimeWhenArmingTheTimerfdFails() throws {
+        let loop = try EventLoop()
+        var failures = 0
+        loop.armFault = { _ in failures += 1; return EMFILE }
+        let mono = nowNanos(.monotonic) + 30_000_000, real = nowNanos(.realtime) + 40_000_000
+        var at: [String: Int64] = [:]
+        try loop.schedule(at: mono, clock: .monotonic) { f in at["monotonic"] = nowNanos(.monotonic); #expect(f == .expired) }
+        try loop.schedule(at: real, clock: .realtime) { f in at["realtime"] = nowNanos(.realtime); #expect(f == .expired); loop.stop() }
+        let t0 = nowNanos(.monotonic)
+        try loop.run()
+        #expect(failures > 0)
+        #expect(at["monotonic"].map { $0 >= mono } == true)
+        #expect(at["realtime"].map { $0 >= real } == true)
+        // On time: not a second's retry late.
+        #expect(nowNanos(.monotonic) - t0 < 500_000_000)
+        // Arming works again: the next timer is armed on its timerfd (one wake-up, no polling).
+        loop.armFault = nil
+        var fired = false
+        try loop.schedule(after: 10_000_000) { _ in fired = true }
+        let w = loop.wakeups
+        try loop.runOnce()
+        #expect(fired)
+        #expect(loop.wakeups == w + 1)
+    }
+
+    @Test func settingTheWallClockFiresRealtimeTimersWithClockChanged() throws {
+        let loop = try EventLoop()
+        var why: [EventLoop.TimerFire] = []
+        var monoFired = false
+        try loop.schedule(at: nowNanos(.realtime) + 3_600_000_000_000, clock: .realtime) { why.append($0) }
+        try loop.schedule(at: nowNanos(.realtime) + 7_200_000_000_000, clock: .realtime) { why.append($0) }
+        try loop.schedule(at: nowNanos(.monotonic) + 3_600_000_000_000, clock: .monotonic) { _ in monoFired = true }
+        try loop.runOnce(timeoutMs: 0) // arms the timerfds
+        // Set the wall clock to itself (a step of microseconds): needs CAP_SYS_TIME.
+        var ts = timespec()
+        clock_gettime(CLOCK_REALTIME, &ts)
+        guard clock_settime(CLOCK_REALTIME, &ts) == 0 else { return } // not permitted here
+        try loop.runOnce(timeoutMs: 1000)
+        #expect(why == [.clockChanged, .clockChanged])
+        #expect(!monoFired)
+        #expect(loop.pendingTimers == 1)
+    }
+
 }
 
 final class Box: @unchecked Sendable { var value = 0 }

@@ -1,0 +1,142 @@
+import Foundation
+import KioskCore
+import KioskDaemon
+import Testing
+
+/// The render loop keeps ticking when the process runs out of file descriptors (idle control
+/// connections eating them all), and kioskd raises its soft descriptor limit at start.
+/// Runs the real kioskd under `prlimit`; enabled by KIOSK_SLOW_TESTS=1 like `ProcessTests`.
+@Suite(.serialized, .enabled(if: slowTests, "set KIOSK_SLOW_TESTS=1 to run the kioskd process tests"))
+struct DescriptorExhaustionTests {
+    func config(_ dir: String) -> String {
+        """
+        state_dir = "\(dir)/state"
+        [display]
+        backend = "headless"
+        headless_size = "160x90"
+        [scenes]
+        order = ["score", "clock"]
+        [scene.score]
+        kind = "counter"
+        [[scene.score.counter]]
+        name = "HOME"
+        [scene.clock]
+        kind = "clock"
+        [control]
+        socket = "\(dir)/c.sock"
+        """
+    }
+
+    func start(_ dir: String, nofile: String) throws -> Child {
+        let path = write(config(dir), dir)
+        let child = try Child("/usr/bin/prlimit", ["--nofile=\(nofile)", Binaries.kioskd, "--config", path, "--log-level", "debug"],
+                              log: "\(dir)/log")
+        for _ in 0..<1200 {
+            if ControlClient.socketAnswers("\(dir)/c.sock") { break }
+            if !child.process.isRunning { break }
+            usleep(25_000)
+        }
+        #expect(child.process.isRunning, "kioskd exited; its log:\n\(child.log)")
+        return child
+    }
+
+    func frames(_ dir: String) throws -> Int {
+        let s = try ControlClient(socketPath: "\(dir)/c.sock", timeout: 5).send(method: .GET, path: "/status").jsonObject ?? [:]
+        return (s["frames"] as? Int) ?? -1
+    }
+
+    func openDescriptors(_ pid: Int32) -> Int {
+        ((try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(pid)/fd")) ?? []).count
+    }
+
+    /// A non-blocking connection to the socket (nil when the kernel refuses it).
+    func connection(_ path: String) -> Int32? {
+        let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_NONBLOCK.rawValue), 0)
+        guard fd >= 0 else { return nil }
+        var addr = sockaddr_un()
+        addr.sun_family = sa_family_t(AF_UNIX)
+        withUnsafeMutableBytes(of: &addr.sun_path) { p in
+            for (i, b) in path.utf8.enumerated() { p[i] = b }
+        }
+        let r = withUnsafePointer(to: &addr) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
+        }
+        if r != 0 { close(fd); return nil }
+        return fd
+    }
+
+    /// Sends one request on `fd` (non-blocking) and returns the answer's status line (within 5 s).
+    func request(_ fd: Int32, _ method: String, _ path: String, body: String) -> String {
+        let text = "\(method) \(path) HTTP/1.1\r\nHost: kioskd\r\nContent-Type: application/json\r\nContent-Length: \(body.utf8.count)\r\n\r\n\(body)"
+        let bytes = Array(text.utf8)
+        guard bytes.withUnsafeBytes({ write(fd, $0.baseAddress, $0.count) }) == bytes.count else { return "write failed: errno \(errno)" }
+        var answer: [UInt8] = []
+        let end = Date().addingTimeInterval(5)
+        while Date() < end && !answer.contains(13) {
+            var buf = [UInt8](repeating: 0, count: 4096)
+            let n = read(fd, &buf, buf.count)
+            if n > 0 { answer += buf[0..<n] } else if n == 0 { break } else { usleep(10_000) }
+        }
+        return String(decoding: answer, as: UTF8.self).split(separator: "\r\n").first.map(String.init) ?? ""
+    }
+
+    @Test func clockKeepsTickingWhileDescriptorsAreExhaustedAndAfter() throws {
+        #expect(FileManager.default.isExecutableFile(atPath: Binaries.kioskd), "build kioskd first (\(Binaries.kioskd))")
+        let d = tempDir()
+        let limit = 64
+        let child = try start(d, nofile: "\(limit):\(limit)")
+        defer { child.signal(SIGKILL) }
+        let pid = child.process.processIdentifier
+
+        let f0 = try frames(d)
+        // One connection kioskd has accepted, kept for a request once descriptors are gone.
+        let idle = openDescriptors(pid)
+        let control = try #require(connection("\(d)/c.sock"))
+        defer { close(control) }
+        for _ in 0..<200 where openDescriptors(pid) <= idle { usleep(10_000) }
+
+        // Idle connections until kioskd holds every descriptor it may open.
+        var held: [Int32] = []
+        defer { for fd in held { close(fd) } }
+        var exhausted = false
+        for _ in 0..<400 where !exhausted {
+            if let fd = connection("\(d)/c.sock") { held.append(fd) }
+            usleep(5_000)
+            exhausted = openDescriptors(pid) >= limit
+        }
+        #expect(exhausted, "kioskd holds \(openDescriptors(pid)) of \(limit) descriptors after \(held.count) connections")
+
+        // The clock comes on screen with no descriptor to spare: its timer must still be armed.
+        #expect(request(control, "POST", "/scene", body: #"{"name":"clock"}"#) == "HTTP/1.1 200 OK")
+        let t0 = Date()
+        while Date().timeIntervalSince(t0) < 3.5 { usleep(100_000) }
+        #expect(openDescriptors(pid) >= limit - 2, "kioskd freed descriptors while the connections were held")
+        for fd in held { close(fd) }
+        held.removeAll()
+        // kioskd closes the connections it had accepted.
+        for _ in 0..<200 where openDescriptors(pid) > limit / 2 { usleep(25_000) }
+        let f1 = try frames(d)
+        // The clock's first frame, then a tick a second while the descriptors ran out, and more
+        // after, with no request to wake the loop.
+        #expect(f1 - f0 >= 4, "frames before \(f0), after \(f1); log:\n\(child.log.suffix(3000))")
+        let t1 = Date()
+        while Date().timeIntervalSince(t1) < 2.2 { usleep(100_000) }
+        let f2 = try frames(d)
+        #expect(f2 - f1 >= 2, "frames \(f1) then \(f2) 2.2 s later; log:\n\(child.log.suffix(3000))")
+        #expect(!child.log.contains("cannot arm"), "\(child.log.suffix(3000))")
+    }
+
+    @Test func softDescriptorLimitIsRaisedToTheHardLimitAtStart() throws {
+        let d = tempDir()
+        let child = try start(d, nofile: "64:4096")
+        defer { child.signal(SIGKILL) }
+        let limits = (try? String(contentsOfFile: "/proc/\(child.process.processIdentifier)/limits", encoding: .utf8)) ?? ""
+        let line = limits.split(separator: "\n").first { $0.hasPrefix("Max open files") }.map(String.init) ?? ""
+        let numbers = line.split(separator: " ").compactMap { Int($0) }
+        #expect(numbers == [4096, 4096], "\(line)")
+        // Logged at debug with the limits (the log may lag the start a little).
+        var logged = false
+        for _ in 0..<100 where !logged { logged = child.log.contains("open file limit [hard=4096 soft=4096 soft_at_start=64]"); usleep(20_000) }
+        #expect(logged, "\(child.log)")
+    }
+}
