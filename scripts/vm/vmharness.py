@@ -35,7 +35,13 @@ WORK = os.path.join(REPO, "vm", "work")
 GUEST_MODULES = [
     "virtio_pci", "9pnet_virtio", "9p", "drm", "drm_kms_helper", "bochs", "virtio-gpu",
     "evdev", "uinput", "virtio_input", "xhci-pci", "usbhid", "hid-generic",
+    # A state disk (virtio-blk, ext4; crc32c for metadata checksums) and virtio-serial ports.
+    "virtio_blk", "ext4", "crc32c_generic", "virtio_console",
 ]
+
+# On a heavily loaded host the emulated guest can miss the kernel's IO-APIC timer check and
+# panic ("IO-APIC + timer doesn't work!") before /init; a scenario may pass this to skip the check.
+NO_TIMER_CHECK = "no_timer_check"
 
 MARKER_RE = re.compile(r"@@KIOSK:([A-Za-z0-9_.-]+):(.*?)@@")
 
@@ -410,19 +416,27 @@ class Scenario:
     qemu_args: list[str] = field(default_factory=list)  # extra QEMU arguments (pointer devices, -rtc …)
     timeout: float = 180.0            # whole run, seconds
     description: str = ""
+    setup: Optional[Callable[["Session"], None]] = None  # runs on the host before the first boot
+    kernel_args: str = ""             # added to the kernel command line (e.g. "no_timer_check")
+    udev: bool = True                 # False: the guest starts no udevd (faster boots; no libinput)
 
 
 SCENARIOS: dict[str, Scenario] = {}
 
 
 def scenario(name: str, guest: str, display: str = "VGA", qemu_args: Optional[list[str]] = None,
-             timeout: float = 180.0, description: str = ""):
-    """Decorator registering a host-side check function with its guest script."""
+             timeout: float = 180.0, description: str = "",
+             setup: Optional[Callable[["Session"], None]] = None, kernel_args: str = "",
+             udev: bool = True):
+    """Decorator registering a host-side check function with its guest script.
+
+    `setup(session)` runs on the host before QEMU first starts (e.g. to make a disk image in
+    `session.rundir` and add it with `session.extra_qemu_args`)."""
     def wrap(fn: Callable[["Session"], None]):
         if name in SCENARIOS:
             raise VMError(f"scenario {name} registered twice")
         SCENARIOS[name] = Scenario(name, guest, fn, display, list(qemu_args or []), timeout,
-                                   description or (fn.__doc__ or "").strip().split("\n")[0])
+                                   description or (fn.__doc__ or "").strip().split("\n")[0], setup, kernel_args, udev)
         return fn
     return wrap
 
@@ -465,6 +479,18 @@ mark udev-ready "$t0 $(cut -d' ' -f1 /proc/uptime)"
 """
 
 
+def _without_udev(prelude: str) -> str:
+    """The prelude with udevd's start, trigger and settle left out (the udev-ready marker stays)."""
+    out = prelude
+    for line in ("/lib/systemd/systemd-udevd --daemon >/dev/null 2>&1\n",
+                 "udevadm trigger --action=add >/dev/null 2>&1\n",
+                 "udevadm settle --timeout=30 >/dev/null 2>&1\n"):
+        if line not in out:
+            raise VMError(f"the guest prelude no longer has {line.strip()!r}; update _without_udev")
+        out = out.replace(line, "")
+    return out
+
+
 class Session:
     """One running VM: markers from the guest, answers to it, QMP, screendumps, results."""
 
@@ -485,13 +511,19 @@ class Session:
         self.t_start = 0.0
         self.shots = 0
         self._drain_stop = False
+        self.extra_qemu_args: list[str] = []   # added to every boot (set by a scenario's setup)
+        self.boots = 1                         # QEMU starts so far (cut_power + boot_again)
+        self._setup_done = False
 
     # -- lifecycle ------------------------------------------------------------------------
     def start(self) -> None:
+        if self.sc.setup and not self._setup_done:
+            self._setup_done = True
+            self.sc.setup(self)
         script = os.path.join(self.rundir, "guest.sh")
         with open(script, "w") as f:
             f.write(f"export REPO={_q(REPO)} KIOSKD={_q(self.kioskd)} KIOSK_VMTOOL={_q(self.vmtool)}\n")
-            f.write(GUEST_PRELUDE)
+            f.write(GUEST_PRELUDE if self.sc.udev else _without_udev(GUEST_PRELUDE))
             f.write("\n# --- scenario " + self.sc.name + " ---\n")
             f.write(self.sc.guest)
             f.write("\nmark scenario-done\n")
@@ -508,6 +540,9 @@ class Session:
         if self.sc.display != "none":
             args += ["-device", self.sc.display]
         args += self.sc.qemu_args
+        args += self.extra_qemu_args
+        if self.sc.kernel_args:
+            args[args.index("-append") + 1] += " " + self.sc.kernel_args
         log(f"{self.sc.name}: starting QEMU ({self.sc.display})")
         self.t_start = time.monotonic()
         self.proc = subprocess.Popen(args, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
@@ -548,6 +583,42 @@ class Session:
                 pass
         if not self.keep and not self.failures:
             shutil.rmtree(self.rundir, ignore_errors=True)
+
+    def cut_power(self, how: str = "kill") -> None:
+        """Ends the VM abruptly, as a power cut: "kill" sends QEMU SIGKILL, "quit" the QMP `quit`
+        command. Nothing in the guest runs afterwards: what sat in its page cache is lost; what it
+        had written to a disk image (and so, with cache=writeback, in the host's page cache) stays.
+        The console log is kept as console-bootN.log; `boot_again` starts the next boot."""
+        if how == "quit":
+            try:
+                self.qmp.command("quit", timeout=10)
+            except (VMError, OSError):
+                pass  # QEMU may close the connection before it answers
+        elif how == "kill":
+            self.proc.kill()
+        else:
+            raise VMError(f"cut_power: how must be 'kill' or 'quit', not {how!r}")
+        try:
+            self.proc.wait(30)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            self.proc.wait(10)
+        self.qmp.close()
+        if self.ctl_fd is not None:
+            os.close(self.ctl_fd)
+            self.ctl_fd = None
+        os.replace(self.console_path, os.path.join(self.rundir, f"console-boot{self.boots}.log"))
+        for suffix in (".in", ".out"):
+            os.unlink(self.ctl_path + suffix)
+        self.cursor = 0
+
+    def boot_again(self) -> None:
+        """After `cut_power`: starts QEMU again with the same arguments (disk images keep their
+        contents; `extra_qemu_args` may have been changed) and waits for the guest's udev."""
+        self.boots += 1
+        self.start()
+        self.wait_marker("init", timeout=180)
+        self.wait_marker("udev-ready", timeout=120)
 
     def wait_exit(self, timeout: float = 60.0) -> int:
         """Waits for the guest to power off (QEMU exits)."""
@@ -670,7 +741,7 @@ def run_scenario(sc: Scenario, kioskd: str, vmtool: str, keep: bool = False) -> 
     error = None
     try:
         s.start()
-        s.wait_marker("init", timeout=60)
+        s.wait_marker("init", timeout=180)
         s.result("boot_s", round(time.monotonic() - s.t_start, 2))
         udev = s.wait_marker("udev-ready", timeout=60).split()
         if len(udev) == 2:
