@@ -95,11 +95,17 @@ public final class ConfigTable: @unchecked Sendable {
         return "\"\(printable(shown))\"" + (n > 64 ? " (\(n) characters)" : "")
     }
 
-    /// A name of 1…64 characters A–Z, a–z, 0–9, `_` or `-` (scene and counter names: they name
-    /// files and are typed in commands).
+    /// What a scene or counter name is, for error messages.
+    public static let nameRule = "1…64 characters, no spaces, control characters or /"
+
+    /// A scene or counter name: 1…64 characters, none of them white space, a control or format
+    /// character, or `/`. Names are typed in commands and URL paths (`/counter/NAME/inc`); the
+    /// state files they name are encoded so that any such name can be stored (`StateKey`).
     public static func isName(_ s: String) -> Bool {
-        !s.isEmpty && s.utf8.count <= 64 && s.utf8.allSatisfy { c in
-            (c >= 0x30 && c <= 0x39) || (c >= 0x41 && c <= 0x5A) || (c >= 0x61 && c <= 0x7A) || c == UInt8(ascii: "_") || c == UInt8(ascii: "-")
+        let scalars = s.unicodeScalars
+        return !scalars.isEmpty && scalars.count <= 64 && scalars.allSatisfy { c in
+            !c.properties.isWhitespace && c != "/" && c.value != 0xFFFD
+                && ![.control, .format, .surrogate, .privateUse, .unassigned, .lineSeparator, .paragraphSeparator].contains(c.properties.generalCategory)
         }
     }
 

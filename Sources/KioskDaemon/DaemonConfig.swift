@@ -253,8 +253,9 @@ public struct DaemonConfig {
             for name in t.keys {
                 guard let st = try t.table(name) else { continue }
                 guard ConfigTable.isName(name) else {
-                    let shown = name.utf8.allSatisfy { $0 < 0x80 && ConfigTable.isName(String(UnicodeScalar($0))) } ? name : "\"\(ConfigTable.printable(name))\""
-                    throw KioskError.config("\(st.location): key 'scene.\(shown)': a scene name has 1…64 characters A–Z, a–z, 0–9, _ or -, got \(ConfigTable.quoted(name))")
+                    let bare = !name.isEmpty && name.utf8.allSatisfy { c in (c >= 0x30 && c <= 0x39) || (c >= 0x41 && c <= 0x5A) || (c >= 0x61 && c <= 0x7A) || c == UInt8(ascii: "_") || c == UInt8(ascii: "-") }
+                    let shown = bare ? name : "\"\(ConfigTable.printable(name))\""
+                    throw KioskError.config("\(st.location): key 'scene.\(shown)': a scene name has \(ConfigTable.nameRule), got \(ConfigTable.quoted(name))")
                 }
                 let kind = try st.requiredString("kind")
                 guard kinds.contains(kind) else {

@@ -135,7 +135,7 @@ public final class CounterScene: Scene, CounterControl {
                 let n = try t.requiredString("name")
                 // The name is typed in commands and names the counter's state file.
                 guard ConfigTable.isName(n), n != "all" else {
-                    throw t.error("name", "a counter name has 1…64 characters A–Z, a–z, 0–9, _ or -, and is not \"all\", got \(ConfigTable.quoted(n))")
+                    throw t.error("name", "a counter name has \(ConfigTable.nameRule) and is not \"all\", got \(ConfigTable.quoted(n))")
                 }
                 guard !specs.contains(where: { $0.name == n }) else { throw t.error("name", "counter \"\(n)\" is defined twice") }
                 if let why = StateKey.problem(StateKey.join(["counter", context.name, n])) {

@@ -181,21 +181,23 @@ import Testing
 
     @Test func namesThatCannotBeStoredAreRefused() {
         let d = tempDir()
-        let s1 = configError { _ = try loadConfig(Self.good + "[scene.\"a.b\"]\nkind = \"clock\"\n", dir: d) }
-        #expect(s1 == "\(d)/kioskd.toml:7: key 'scene.\"a.b\"': a scene name has 1…64 characters A–Z, a–z, 0–9, _ or -, got \"a.b\"")
+        let s1 = configError { _ = try loadConfig(Self.good + "[scene.\"a/b\"]\nkind = \"clock\"\n", dir: d) }
+        #expect(s1 == "\(d)/kioskd.toml:7: key 'scene.\"a/b\"': a scene name has 1…64 characters, no spaces, control characters or /, got \"a/b\"")
+        // Dots and letters beyond ASCII are fine: the state key and file name encode them.
+        #expect(configError { _ = try loadConfig(Self.good + "[scene.\"a.b\"]\nkind = \"clock\"\n[scene.\"Gäste\"]\nkind = \"clock\"\n", dir: d) } == nil)
         let s2 = configError { _ = try loadConfig(Self.good + "[scene.\"x\\ty\"]\nkind = \"clock\"\n", dir: d) }
-        #expect(s2 == "\(d)/kioskd.toml:7: key 'scene.\"x\\ty\"': a scene name has 1…64 characters A–Z, a–z, 0–9, _ or -, got \"x\\ty\"")
+        #expect(s2 == "\(d)/kioskd.toml:7: key 'scene.\"x\\ty\"': a scene name has 1…64 characters, no spaces, control characters or /, got \"x\\ty\"")
         let long = String(repeating: "s", count: 65)
         let s3 = configError { _ = try loadConfig(Self.good + "[scene.\(long)]\nkind = \"clock\"\n", dir: d) }
-        #expect(s3 == "\(d)/kioskd.toml:7: key 'scene.\(long)': a scene name has 1…64 characters A–Z, a–z, 0–9, _ or -, got \"\(long)\" (65 characters)")
+        #expect(s3 == "\(d)/kioskd.toml:7: key 'scene.\(long)': a scene name has 1…64 characters, no spaces, control characters or /, got \"\(long)\" (65 characters)")
         #expect(configError { _ = try loadConfig(Self.good + "[scene.\(String(repeating: "s", count: 64))]\nkind = \"clock\"\n", dir: d) } == nil)
 
-        let c1 = configError { try check(Self.good + "[scene.a]\nkind = \"counter\"\n[[scene.a.counter]]\nname = \"b.c\"\n", dir: d) }
-        #expect(c1 == "\(d)/kioskd.toml:10: key 'scene.a.counter[0].name': a counter name has 1…64 characters A–Z, a–z, 0–9, _ or -, and is not \"all\", got \"b.c\"")
+        let c1 = configError { try check(Self.good + "[scene.a]\nkind = \"counter\"\n[[scene.a.counter]]\nname = \"b/c\"\n", dir: d) }
+        #expect(c1 == "\(d)/kioskd.toml:10: key 'scene.a.counter[0].name': a counter name has 1…64 characters, no spaces, control characters or / and is not \"all\", got \"b/c\"")
         let c2 = configError { try check(Self.good + "[scene.a]\nkind = \"counter\"\n[[scene.a.counter]]\nname = \"\(long)\"\n", dir: d) }
-        #expect(c2 == "\(d)/kioskd.toml:10: key 'scene.a.counter[0].name': a counter name has 1…64 characters A–Z, a–z, 0–9, _ or -, and is not \"all\", got \"\(long)\" (65 characters)")
+        #expect(c2 == "\(d)/kioskd.toml:10: key 'scene.a.counter[0].name': a counter name has 1…64 characters, no spaces, control characters or / and is not \"all\", got \"\(long)\" (65 characters)")
         let c3 = configError { try check(Self.good + "[scene.a]\nkind = \"counter\"\n[[scene.a.counter]]\nname = \"x\\ny\"\n", dir: d) }
-        #expect(c3 == "\(d)/kioskd.toml:10: key 'scene.a.counter[0].name': a counter name has 1…64 characters A–Z, a–z, 0–9, _ or -, and is not \"all\", got \"x\\ny\"")
+        #expect(c3 == "\(d)/kioskd.toml:10: key 'scene.a.counter[0].name': a counter name has 1…64 characters, no spaces, control characters or / and is not \"all\", got \"x\\ny\"")
     }
 
     @Test func themeNamesAreChecked() {

@@ -288,7 +288,8 @@ final class LogLines: @unchecked Sendable {
 
     @Test func aCounterWhoseStateFileNameWouldBeTooLongIsRefusedInTheConfig() throws {
         let d = tempDir()
-        let scene = String(repeating: "s", count: 230)
+        // 40 "ä" are a valid name; their key's file name is 8 + 40 × 6 + 5 + 6 = 259 bytes.
+        let scene = "\"" + String(repeating: "ä", count: 40) + "\""
         let c = try loadConfig("""
             [scene.\(scene)]
             kind = "counter"
