@@ -319,7 +319,7 @@ final class ControlHTTPHandler: ChannelDuplexHandler, @unchecked Sendable {
     private let logger: Logger
     private var queue = CircularBuffer<Item>()
     private var reading = Reading.waiting
-    private var current: (job: ControlJob, serial: Int, timer: Scheduled<Void>?)?
+    private var current: (job: ControlJob, serial: Int, head: HTTPRequestHead, timer: Scheduled<Void>?)?
     private var closeWhenDone = false
     private var draining = false
     private var readPending = false
@@ -479,8 +479,7 @@ final class ControlHTTPHandler: ChannelDuplexHandler, @unchecked Sendable {
                     c.timer?.cancel()
                     jobs.remove(c.job)
                     current = nil
-                    let h: HTTPRequestHead? = nil
-                    write(.error(503, "kioskd is stopping; not carried out"), head: h)
+                    write(.error(503, "kioskd is stopping; not carried out"), head: c.head)
                 }
                 closeNow()
             }
@@ -543,7 +542,7 @@ final class ControlHTTPHandler: ChannelDuplexHandler, @unchecked Sendable {
             loop.execute { bound.value.finish(n, h, response) }
         }
         let timer = loop.assumeIsolated().scheduleTask(deadline: deadline) { [self] in requestTimedOut(h) }
-        current = (job, n, timer)
+        current = (job, n, h, timer)
         jobs.add(job)
         execute(job)
     }
@@ -563,10 +562,10 @@ final class ControlHTTPHandler: ChannelDuplexHandler, @unchecked Sendable {
             process()
         case .started:
             let timer = context.eventLoop.assumeIsolated().scheduleTask(in: limits.resultTimeout) { [self] in resultTimedOut(h) }
-            current = (c.job, c.serial, timer)
+            current = (c.job, c.serial, c.head, timer)
         case .finished:
             // The answer is on its way to `finish`.
-            current = (c.job, c.serial, nil)
+            current = (c.job, c.serial, c.head, nil)
         }
     }
 
