@@ -1,37 +1,156 @@
 import Foundation
 import KioskCore
 import Logging
+import NIOConcurrencyHelpers
 import NIOCore
 import NIOHTTP1
 import NIOPosix
 
+/// One control request on its way to the render loop. The executor calls `run` on the thread
+/// that carries out commands; `run` does nothing when the request's deadline has passed or the
+/// server gave up on it, so a request answered "not carried out" is never carried out later.
+public final class ControlJob: @unchecked Sendable {
+    /// What became of a job, as the server sees it.
+    enum Fate { case notStarted, started, finished }
+
+    public let command: ControlCommand
+    /// The render loop must start the command before this.
+    public let deadline: NIODeadline
+    private enum State { case pending, started, finished, dropped }
+    private let lock = NIOLock()
+    private var state = State.pending
+    private var completion: (@Sendable (ControlResponse) -> Void)?
+
+    init(command: ControlCommand, deadline: NIODeadline, completion: @escaping @Sendable (ControlResponse) -> Void) {
+        self.command = command
+        self.deadline = deadline
+        self.completion = completion
+    }
+
+    /// Carries out the command with `body` unless the deadline has passed or the job was dropped;
+    /// returns whether it ran. The answer goes to the waiting connection.
+    @discardableResult
+    public func run(_ body: (ControlCommand) -> ControlResponse) -> Bool {
+        let go: Bool = lock.withLock {
+            guard state == .pending else { return false }
+            guard NIODeadline.now() < deadline else { state = .dropped; completion = nil; return false }
+            state = .started
+            return true
+        }
+        guard go else { return false }
+        let response = body(command)
+        let done: (@Sendable (ControlResponse) -> Void)? = lock.withLock {
+            defer { state = .finished; completion = nil }
+            return completion
+        }
+        done?(response)
+        return true
+    }
+
+    /// Drops the job if it has not started (it will never run); says what became of it.
+    func drop() -> Fate {
+        lock.withLock {
+            switch state {
+            case .pending, .dropped:
+                state = .dropped
+                completion = nil
+                return .notStarted
+            case .started: return .started
+            case .finished: return .finished
+            }
+        }
+    }
+
+    /// Nobody waits for the answer any more (the connection is gone or the server stopped): a
+    /// job not started is dropped; a started one finishes without delivering its answer.
+    func abandon() {
+        lock.withLock {
+            if state == .pending { state = .dropped }
+            completion = nil
+        }
+    }
+}
+
+/// Jobs handed to the executor and not yet finished, so a stopping server can drop them.
+final class JobRegistry: @unchecked Sendable {
+    private let lock = NIOLock()
+    private var jobs: [ObjectIdentifier: ControlJob] = [:]
+    func add(_ j: ControlJob) { lock.withLock { jobs[ObjectIdentifier(j)] = j } }
+    func remove(_ j: ControlJob) { lock.withLock { _ = jobs.removeValue(forKey: ObjectIdentifier(j)) } }
+    func abandonAll() {
+        let all = lock.withLock { Array(jobs.values) }
+        for j in all { j.abandon() }
+    }
+}
+
+/// Events a stopping server sends to each connection.
+enum ControlServerEvent: Sendable {
+    /// Stop reading requests; carry out and answer those already complete, then close.
+    case drain
+    /// The drain time is over: drop what has not started, close.
+    case drainDeadline
+}
+
 /// The control interface: HTTP/1.1 + JSON on a Unix socket (SwiftNIO `ServerBootstrap` +
-/// NIOHTTP1). Each request is checked by `ControlRouter`, handed to `execute` (which runs it on
-/// the render loop) and answered when done, or with 503 after `timeout`.
+/// NIOHTTP1). Each request is checked by `ControlRouter`, handed to `execute` as a `ControlJob`
+/// (which runs it on the render loop) and answered when done; see `ControlLimits` for the caps
+/// and timeouts and docs/control.md for what an answer guarantees.
 public final class ControlServer: @unchecked Sendable {
-    public typealias Execute = @Sendable (ControlCommand, @escaping @Sendable (ControlResponse) -> Void) -> Void
+    /// Hands a job to the thread that carries out commands; that thread calls `job.run`.
+    public typealias Execute = @Sendable (ControlJob) -> Void
 
     public let settings: ControlSettings
-    public let timeout: TimeAmount
+    public let limits: ControlLimits
     private let execute: Execute
     private let logger: Logger
     private let group: MultiThreadedEventLoopGroup
+    private let limiter: ConnectionLimiter
+    private let jobs = JobRegistry()
+    private let lock = NIOLock()
     private var channel: Channel?
 
-    public init(settings: ControlSettings, timeout: TimeAmount = .seconds(5), logger: Logger, execute: @escaping Execute) {
+    public init(settings: ControlSettings, limits: ControlLimits = ControlLimits(), logger: Logger, execute: @escaping Execute) {
         self.settings = settings
-        self.timeout = timeout
+        self.limits = limits
         self.execute = execute
         self.logger = logger
         self.group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
+        self.limiter = ConnectionLimiter(maxConnections: limits.maxConnections)
     }
 
-    /// Binds the socket (replacing a stale one, refusing when another kioskd answers on it),
-    /// then sets its mode and group.
+    /// Open connections (for tests and status).
+    public var connectionCount: Int { limiter.count }
+
+    /// Binds the socket (replacing a stale one, refusing when another kioskd answers on it).
+    /// Blocking: for callers outside async code.
     public func start() throws {
+        let (tmpDir, tmpPath) = try prepare()
+        let ch: Channel
+        do { ch = try bootstrap().bind(unixDomainSocketPath: tmpPath).wait() } catch {
+            rmdir(tmpDir)
+            throw KioskError.control("cannot listen on the control socket \(settings.socketPath): \(error)")
+        }
+        try publish(ch, tmpDir: tmpDir, tmpPath: tmpPath)
+    }
+
+    /// Binds the socket (as `start()`), without blocking a thread.
+    public func start() async throws {
+        let (tmpDir, tmpPath) = try prepare()
+        let ch: Channel
+        do { ch = try await bootstrap().bind(unixDomainSocketPath: tmpPath).get() } catch {
+            rmdir(tmpDir)
+            throw KioskError.control("cannot listen on the control socket \(settings.socketPath): \(error)")
+        }
+        try publish(ch, tmpDir: tmpDir, tmpPath: tmpPath)
+    }
+
+    /// Checks the target and makes a private (0700) directory next to it to bind in: the socket
+    /// is never reachable by others before it has its configured mode and group, whatever the umask.
+    private func prepare() throws -> (String, String) {
         let path = settings.socketPath
-        let dir = (path as NSString).deletingLastPathComponent
-        if !dir.isEmpty && !FileManager.default.fileExists(atPath: dir) {
+        var dir = (path as NSString).deletingLastPathComponent
+        if dir.isEmpty { dir = "." }
+        if !FileManager.default.fileExists(atPath: dir) {
             do { try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o755]) } catch {
                 throw KioskError.control("cannot create the control socket directory \(dir): \(ConfigFile.describe(error))")
             }
@@ -39,151 +158,470 @@ public final class ControlServer: @unchecked Sendable {
         if FileManager.default.fileExists(atPath: path) && ControlClient.socketAnswers(path) {
             throw KioskError.control("another kioskd is already listening on \(path)")
         }
-        let execute = self.execute
-        let timeout = self.timeout
-        let logger = self.logger
-        let bootstrap = ServerBootstrap(group: group)
-            .serverChannelOption(.backlog, value: 32)
-            .childChannelInitializer { ch in
-                ch.pipeline.configureHTTPServerPipeline(withErrorHandling: true).flatMap {
-                    ch.pipeline.addHandler(ControlHTTPHandler(execute: execute, timeout: timeout, logger: logger))
-                }
-            }
-        do {
-            channel = try bootstrap.bind(unixDomainSocketPath: path, cleanupExistingSocketFile: true).wait()
-        } catch {
-            throw KioskError.control("cannot listen on the control socket \(path): \(error)")
+        var template = Array("\(dir)/.kioskd-XXXXXX".utf8CString)
+        guard let made = template.withUnsafeMutableBufferPointer({ mkdtemp($0.baseAddress!) }) else {
+            throw KioskError.control("mkdtemp \(dir)/.kioskd-XXXXXX failed: \(String(cString: strerror(errno))) (errno \(errno))")
         }
-        // bind(2) created the socket with the umask's mode (no write access for others); narrow or widen to the config.
-        if chmod(path, mode_t(settings.mode)) != 0 {
-            throw KioskError.control("chmod \(String(settings.mode, radix: 8)) \(path) failed: \(String(cString: strerror(errno)))")
+        let tmpDir = String(cString: made)
+        // mkdtemp gives 0700 & ~umask; make sure it is exactly 0700.
+        chmod(tmpDir, 0o700)
+        let tmpPath = "\(tmpDir)/s"
+        guard tmpPath.utf8.count < MemoryLayout.size(ofValue: sockaddr_un().sun_path) else {
+            rmdir(tmpDir)
+            throw KioskError.control("control socket path \(path) is too long to bind through \(tmpPath) (at most \(MemoryLayout.size(ofValue: sockaddr_un().sun_path) - 1) bytes)")
         }
-        if let g = settings.group {
-            guard let gr = getgrnam(g) else { throw KioskError.control("control group '\(g)' does not exist (config key control.group)") }
-            if chown(path, uid_t.max, gr.pointee.gr_gid) != 0 {
-                throw KioskError.control("chown :\(g) \(path) failed: \(String(cString: strerror(errno))) (is kioskd a member of '\(g)'?)")
-            }
-        }
-        logger.info("control interface listening", metadata: ["control.socket": "\(path)", "control.mode": "\(String(settings.mode, radix: 8))"])
+        return (tmpDir, tmpPath)
     }
 
-    /// Closes the socket and removes its file.
-    public func stop() {
-        if let c = channel {
-            try? c.close().wait()
-            channel = nil
-            unlink(settings.socketPath)
+    /// Mode and group on the private socket, then rename(2) into place.
+    private func publish(_ ch: Channel, tmpDir: String, tmpPath: String) throws {
+        let path = settings.socketPath
+        func fail(_ message: String) -> Error {
+            ch.close(promise: nil)
+            unlink(tmpPath)
+            rmdir(tmpDir)
+            return KioskError.control(message)
         }
+        if chmod(tmpPath, mode_t(settings.mode)) != 0 {
+            throw fail("chmod \(String(settings.mode, radix: 8)) \(tmpPath) failed: \(String(cString: strerror(errno))) (errno \(errno))")
+        }
+        if let g = settings.group {
+            guard let gr = getgrnam(g) else { throw fail("control group '\(g)' does not exist (config key control.group)") }
+            if chown(tmpPath, uid_t.max, gr.pointee.gr_gid) != 0 {
+                throw fail("chown :\(g) \(tmpPath) failed: \(String(cString: strerror(errno))) (is kioskd a member of '\(g)'?)")
+            }
+        }
+        if rename(tmpPath, path) != 0 {
+            throw fail("rename \(tmpPath) → \(path) failed: \(String(cString: strerror(errno))) (errno \(errno))")
+        }
+        rmdir(tmpDir)
+        lock.withLock { channel = ch }
+        logger.info("control interface listening", metadata: ["control.socket": "\(path)", "control.mode": "\(String(settings.mode, radix: 8))",
+                                                               "control.max_connections": "\(limits.maxConnections)"])
+    }
+
+    private func bootstrap() -> ServerBootstrap {
+        let execute = self.execute
+        let limits = self.limits
+        let logger = self.logger
+        let limiter = self.limiter
+        let jobs = self.jobs
+        let refusal = rawHTTPResponse(.error(503, "too many control connections: at most \(limits.maxConnections) at once; try again later"),
+                                      reason: "Service Unavailable")
+        return ServerBootstrap(group: group)
+            .serverChannelOption(.backlog, value: limits.backlog)
+            .childChannelOption(.allowRemoteHalfClosure, value: true)
+            .childChannelInitializer { ch in
+                ch.eventLoop.makeCompletedFuture {
+                    let sync = ch.pipeline.syncOperations
+                    try sync.addHandler(ConnectionLimitHandler(limiter: limiter, refusal: refusal, wait: limits.overCapWait))
+                    try sync.addHandler(RequestTimeoutHandler(limits: limits))
+                    try sync.addHandler(ByteToMessageHandler(HTTPRequestDecoder(leftOverBytesStrategy: .dropBytes)))
+                    try sync.addHandler(HTTPResponseEncoder())
+                    try sync.addHandler(ControlHTTPHandler(limits: limits, jobs: jobs, execute: execute, logger: logger))
+                }
+            }
+    }
+
+    /// Stops accepting, lets accepted requests finish and be answered (at most
+    /// `limits.drainTimeout`; what has not started by then is dropped), closes every connection,
+    /// removes the socket file, then stops the server's threads.
+    public func stop() async {
+        try? await drain().get()
+        try? await group.shutdownGracefully()
+    }
+
+    /// Blocking `stop()`, for callers outside async code.
+    public func stop() {
+        try? drain().wait()
         try? group.syncShutdownGracefully()
+    }
+
+    private func drain() -> EventLoopFuture<Void> {
+        let el = group.next()
+        let taken: Channel? = lock.withLock { defer { channel = nil }; return channel }
+        guard let ch = taken else { return el.makeSucceededVoidFuture() }
+        let limiter = self.limiter, jobs = self.jobs, limits = self.limits, logger = self.logger, path = settings.socketPath
+        return ch.close().flatMapError { _ in el.makeSucceededVoidFuture() }.flatMap {
+            unlink(path)
+            for c in limiter.channels { c.pipeline.fireUserInboundEventTriggered(ControlServerEvent.drain) }
+            return self.connectionsClosed(on: el, within: limits.drainTimeout)
+        }.flatMap {
+            guard limiter.count > 0 else { return el.makeSucceededVoidFuture() }
+            logger.notice("control requests unfinished at stop; dropping those not started", metadata: ["control.connections": "\(limiter.count)"])
+            for c in limiter.channels { c.pipeline.fireUserInboundEventTriggered(ControlServerEvent.drainDeadline) }
+            return self.connectionsClosed(on: el, within: .milliseconds(200))
+        }.flatMap {
+            jobs.abandonAll()
+            let closes = limiter.channels.map { $0.close().flatMapError { _ in el.makeSucceededVoidFuture() } }
+            return EventLoopFuture.andAllComplete(closes, on: el)
+        }
+    }
+
+    /// Succeeds once no connection is open, or after `t`.
+    private func connectionsClosed(on el: any NIOCore.EventLoop, within t: TimeAmount) -> EventLoopFuture<Void> {
+        let p = el.makePromise(of: Void.self)
+        poll(p, on: el, until: .now() + t)
+        return p.futureResult
+    }
+
+    private func poll(_ p: EventLoopPromise<Void>, on el: any NIOCore.EventLoop, until end: NIODeadline) {
+        if limiter.count == 0 || NIODeadline.now() >= end {
+            p.succeed(())
+        } else {
+            el.scheduleTask(in: .milliseconds(5)) { self.poll(p, on: el, until: end) }
+        }
     }
 }
 
-/// One HTTP connection: collects a request (at most `ControlRouter.maxBodyBytes` of body), routes
-/// it, runs it, answers and closes.
-final class ControlHTTPHandler: ChannelInboundHandler, @unchecked Sendable {
+/// Plain words for an HTTP parse error.
+func describeParserError(_ e: HTTPParserError) -> (status: Int, message: String) {
+    switch e {
+    case .headerOverflow: return (431, "request headers too large (at most \(ControlLimits.maxHeaderBytes / 1024) KiB)")
+    case .invalidMethod: return (400, "invalid method")
+    case .invalidVersion: return (400, "invalid HTTP version")
+    case .invalidURL, .invalidPath, .invalidQueryString, .invalidFragment, .invalidHost, .invalidPort: return (400, "invalid request target")
+    case .invalidHeaderToken: return (400, "invalid header")
+    case .invalidContentLength: return (400, "invalid Content-Length")
+    case .unexpectedContentLength: return (400, "Content-Length not allowed here (Transfer-Encoding is chunked)")
+    case .invalidChunkSize: return (400, "invalid chunk size")
+    case .invalidCharactersUsed, .invalidConstant, .lfExpected, .strictModeAssertion: return (400, "invalid characters in the request line or headers")
+    case .invalidEOFState: return (400, "the connection ended in the middle of a request")
+    default: return (400, "\(e)")
+    }
+}
+
+/// One HTTP connection: reads requests (pipelined ones too), carries them out one at a time in
+/// order, answers each, honours keep-alive and `Connection: close`, answers a half-closed
+/// client before closing, and turns protocol errors, size and time limits into JSON answers.
+final class ControlHTTPHandler: ChannelDuplexHandler, @unchecked Sendable {
     typealias InboundIn = HTTPServerRequestPart
+    typealias OutboundIn = HTTPServerResponsePart
     typealias OutboundOut = HTTPServerResponsePart
 
-    private let execute: ControlServer.Execute
-    private let timeout: TimeAmount
-    private let logger: Logger
-    private var head: HTTPRequestHead?
-    private var body: [UInt8] = []
-    private var tooLarge = false
-    private var answered = false
+    private enum Item {
+        case command(HTTPRequestHead, ControlCommand, received: NIODeadline)
+        case answer(HTTPRequestHead?, ControlResponse)
+    }
+    /// What the reading side is doing.
+    private enum Reading {
+        case waiting
+        case body(HTTPRequestHead, [UInt8])
+        /// Throwing away the rest of a too-large body (its 413 is queued).
+        case discarding(Int)
+        /// No further requests are read on this connection.
+        case finished
+    }
 
-    init(execute: @escaping ControlServer.Execute, timeout: TimeAmount, logger: Logger) {
+    private let limits: ControlLimits
+    private let jobs: JobRegistry
+    private let execute: ControlServer.Execute
+    private let logger: Logger
+    private var queue = CircularBuffer<Item>()
+    private var reading = Reading.waiting
+    private var current: (job: ControlJob, serial: Int, head: HTTPRequestHead, timer: Scheduled<Void>?)?
+    private var closeWhenDone = false
+    private var draining = false
+    private var readPending = false
+    private var closed = false
+    private var lastWrite: EventLoopFuture<Void>?
+    /// Numbers the jobs of this connection, so a late answer never lands on a later request.
+    private var serial = 0
+    private var context: ChannelHandlerContext!
+
+    init(limits: ControlLimits, jobs: JobRegistry, execute: @escaping ControlServer.Execute, logger: Logger) {
+        self.limits = limits
+        self.jobs = jobs
         self.execute = execute
-        self.timeout = timeout
         self.logger = logger
     }
+
+    func handlerAdded(context: ChannelHandlerContext) { self.context = context }
+
+    func channelInactive(context: ChannelHandlerContext) {
+        closed = true
+        if let c = current {
+            // Nobody is left to answer: a request not started is dropped.
+            c.timer?.cancel()
+            c.job.abandon()
+            jobs.remove(c.job)
+            current = nil
+        }
+        queue.removeAll()
+        context.fireChannelInactive()
+    }
+
+    // MARK: reading
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
         switch unwrapInboundIn(data) {
         case .head(let h):
-            head = h
-            body = []
-            tooLarge = false
-            answered = false
-            if let l = h.headers.first(name: "content-length").flatMap(Int.init), l > ControlRouter.maxBodyBytes {
-                // Answer at once: the body is not read.
-                tooLarge = true
-                head = nil
-                handle(context: context, head: h)
+            guard case .waiting = reading else { return }
+            if draining {
+                enqueue(.answer(h, .error(503, "kioskd is stopping; not carried out")), last: true)
+                return
             }
-        case .body(var buf):
-            guard !tooLarge else { return }
-            if body.count + buf.readableBytes > ControlRouter.maxBodyBytes {
-                tooLarge = true
-                body = []
-            } else if let bytes = buf.readBytes(length: buf.readableBytes) {
-                body += bytes
+            context.triggerUserOutboundEvent(RequestProgress.headReceived, promise: nil)
+            if let l = h.headers.first(name: "content-length").flatMap(Int.init), l > limits.maxBodyBytes {
+                // Answer at once; the body is read and thrown away so the client can read the answer.
+                tooLarge(h)
+            } else {
+                reading = .body(h, [])
+            }
+        case .body(let buf):
+            switch reading {
+            case .body(let h, var body):
+                if body.count + buf.readableBytes > limits.maxBodyBytes {
+                    reading = .waiting
+                    tooLarge(h, read: body.count + buf.readableBytes)
+                } else {
+                    reading = .waiting  // drop the copy held by `reading` before appending
+                    body += buf.readableBytesView
+                    reading = .body(h, body)
+                }
+            case .discarding(let n):
+                let total = n + buf.readableBytes
+                if total > limits.maxDiscardBytes {
+                    logger.info("control request body far too large; closing", metadata: ["control.discarded": "\(total)"])
+                    closeNow()
+                } else {
+                    reading = .discarding(total)
+                }
+            case .waiting, .finished:
+                return
             }
         case .end:
-            guard let h = head else { return }
-            head = nil
-            handle(context: context, head: h)
-        }
-    }
-
-    private func handle(context: ChannelHandlerContext, head h: HTTPRequestHead) {
-        if tooLarge {
-            respond(context: context, .error(413, "request body too large: at most \(ControlRouter.maxBodyBytes) bytes"), head: h)
-            return
-        }
-        let command: ControlCommand
-        do {
-            command = try ControlRouter.parse(method: h.method.rawValue, uri: h.uri, body: body)
-        } catch let e as ControlRequestError {
-            respond(context: context, e.response, head: h)
-            return
-        } catch {
-            respond(context: context, .error(400, "\(error)"), head: h)
-            return
-        }
-        let el = context.eventLoop
-        let bound = NIOLoopBound(context, eventLoop: el)
-        let selfBound = NIOLoopBound(self, eventLoop: el)
-        let timeoutTask = el.scheduleTask(in: timeout) {
-            let me = selfBound.value
-            guard !me.answered else { return }
-            me.logger.warning("control request timed out: the render loop is busy", metadata: ["control.request": "\(h.method) \(h.uri)"])
-            me.respond(context: bound.value, .error(503, "kioskd is busy: the render loop did not answer within \(me.timeout.nanoseconds / 1_000_000) ms"), head: h)
-        }
-        execute(command) { response in
-            el.execute {
-                timeoutTask.cancel()
-                let me = selfBound.value
-                guard !me.answered else { return }
-                me.respond(context: bound.value, response, head: h)
+            switch reading {
+            case .body(let h, let body):
+                context.triggerUserOutboundEvent(RequestProgress.requestComplete, promise: nil)
+                reading = .waiting
+                let item: Item
+                do {
+                    item = .command(h, try ControlRouter.parse(method: h.method.rawValue, uri: h.uri, body: body), received: .now())
+                } catch let e as ControlRequestError {
+                    item = .answer(h, e.response)
+                } catch {
+                    item = .answer(h, .error(400, "\(error)"))
+                }
+                enqueue(item, last: !h.isKeepAlive)
+            case .discarding:
+                context.triggerUserOutboundEvent(RequestProgress.requestComplete, promise: nil)
+                reading = .finished
+                process()
+            case .waiting, .finished:
+                return
             }
         }
     }
 
-    private func respond(context: ChannelHandlerContext, _ r: ControlResponse, head h: HTTPRequestHead) {
-        guard !answered else { return }
-        answered = true
+    private func tooLarge(_ h: HTTPRequestHead, read: Int = 0) {
+        reading = .discarding(read)
+        enqueue(.answer(h, .error(413, "request body too large: at most \(limits.maxBodyBytes) bytes")), last: true)
+    }
+
+    func errorCaught(context: ChannelHandlerContext, error: Error) {
+        if let e = error as? HTTPParserError {
+            switch reading {
+            case .finished, .discarding:
+                // Already answering and closing; the rest of the input does not matter.
+                reading = .finished
+                process()
+            case .waiting, .body:
+                let (status, what) = describeParserError(e)
+                enqueue(.answer(nil, .error(status, "malformed HTTP request: \(what)")), last: true)
+            }
+            return
+        }
+        logger.debug("control connection error", metadata: ["error": "\(error)"])
+        closeNow()
+    }
+
+    func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
+        switch event {
+        case ChannelEvent.inputClosed:
+            // A half-closed client: answer what it sent, then close.
+            switch reading {
+            case .body(let h, let body):
+                let expected = h.headers.first(name: "content-length") ?? "?"
+                enqueue(.answer(h, .error(400, "the connection was half-closed before the request body was complete (\(body.count) of \(expected) bytes); not carried out")), last: true)
+            case .waiting, .discarding, .finished:
+                reading = .finished
+                closeWhenDone = true
+                process()
+            }
+        case let t as RequestTimeout:
+            switch (t, reading) {
+            case (.body(let limit), .body(let h, let body)):
+                let expected = h.headers.first(name: "content-length").map { "\(body.count) of \($0) bytes received" } ?? "\(body.count) bytes received"
+                enqueue(.answer(h, .error(408, "request body not complete within \(describeSeconds(limit)) (\(expected)); not carried out")), last: true)
+            case (.headers(let limit), .waiting):
+                enqueue(.answer(nil, .error(408, "request headers not complete within \(describeSeconds(limit))")), last: true)
+            default:
+                // Already answering (a 413 whose body is still being thrown away, …): just close.
+                reading = .finished
+                closeWhenDone = true
+                if current == nil && queue.isEmpty { closeNow() }
+            }
+        case let e as ControlServerEvent:
+            switch e {
+            case .drain:
+                draining = true
+                // Complete requests not yet handed to the render loop are refused, in order.
+                queue = CircularBuffer(queue.map { item -> Item in
+                    if case .command(let h, _, _) = item { return .answer(h, .error(503, "kioskd is stopping; not carried out")) }
+                    return item
+                })
+                reading = .finished
+                closeWhenDone = true
+                process()
+            case .drainDeadline:
+                if let c = current, c.job.drop() == .notStarted {
+                    c.timer?.cancel()
+                    jobs.remove(c.job)
+                    current = nil
+                    write(.error(503, "kioskd is stopping; not carried out"), head: c.head)
+                }
+                closeNow()
+            }
+        default:
+            context.fireUserInboundEventTriggered(event)
+        }
+    }
+
+    /// Pauses reading while enough complete requests wait.
+    func read(context: ChannelHandlerContext) {
+        if queue.count >= limits.maxPipelined {
+            readPending = true
+        } else {
+            context.read()
+        }
+    }
+
+    // MARK: answering
+
+    /// Queues an item; `last` means nothing after it is read or served on this connection.
+    private func enqueue(_ item: Item, last: Bool) {
+        queue.append(item)
+        if last {
+            closeWhenDone = true
+            if case .discarding = reading {} else { reading = .finished }
+        }
+        process()
+    }
+
+    /// Serves queued items in order, one at a time; closes when told to and all is answered.
+    private func process() {
+        while current == nil, !closed, let item = queue.popFirst() {
+            switch item {
+            case .answer(let h, let r):
+                write(r, head: h)
+            case .command(let h, let command, let received):
+                start(h, command, received: received)
+            }
+        }
+        if readPending && queue.count < limits.maxPipelined {
+            readPending = false
+            context.read()
+        }
+        guard current == nil, queue.isEmpty, !closed else { return }
+        if closeWhenDone {
+            if case .discarding = reading { return }  // close once the rest of the body is read
+            closeNow()
+        } else {
+            context.triggerUserOutboundEvent(RequestProgress.allAnswered, promise: nil)
+        }
+    }
+
+    private func start(_ h: HTTPRequestHead, _ command: ControlCommand, received: NIODeadline) {
+        let loop = context.eventLoop
+        let bound = NIOLoopBound(self, eventLoop: loop)
+        let deadline = received + limits.requestTimeout
+        serial += 1
+        let n = serial
+        let job = ControlJob(command: command, deadline: deadline) { response in
+            loop.execute { bound.value.finish(n, h, response) }
+        }
+        let timer = loop.assumeIsolated().scheduleTask(deadline: deadline) { [self] in requestTimedOut(h) }
+        current = (job, n, h, timer)
+        jobs.add(job)
+        execute(job)
+    }
+
+    /// The deadline passed: a request not started is dropped and refused; a started one is
+    /// waited for (bounded by `resultTimeout`).
+    private func requestTimedOut(_ h: HTTPRequestHead) {
+        guard let c = current else { return }
+        switch c.job.drop() {
+        case .notStarted:
+            jobs.remove(c.job)
+            current = nil
+            logger.warning("control request not started in time: the render loop is busy; not carried out",
+                           metadata: ["control.request": "\(h.method) \(h.uri)"])
+            let ms = limits.requestTimeout.nanoseconds / 1_000_000
+            write(.error(503, "kioskd is busy: the render loop did not start the request within \(ms) ms; not carried out"), head: h)
+            process()
+        case .started:
+            let timer = context.eventLoop.assumeIsolated().scheduleTask(in: limits.resultTimeout) { [self] in resultTimedOut(h) }
+            current = (c.job, c.serial, c.head, timer)
+        case .finished:
+            // The answer is on its way to `finish`.
+            current = (c.job, c.serial, c.head, nil)
+        }
+    }
+
+    private func resultTimedOut(_ h: HTTPRequestHead) {
+        guard let c = current else { return }
+        c.job.abandon()
+        jobs.remove(c.job)
+        current = nil
+        logger.error("control request started but not finished in time; its outcome is unknown",
+                     metadata: ["control.request": "\(h.method) \(h.uri)"])
+        write(.error(504, "kioskd started the request but it did not finish within \(describeSeconds(limits.resultTimeout)); it may or may not have been carried out"), head: h)
+        closeWhenDone = true
+        reading = .finished
+        process()
+    }
+
+    private func finish(_ n: Int, _ h: HTTPRequestHead, _ response: ControlResponse) {
+        guard let c = current, c.serial == n, !closed else { return }
+        c.timer?.cancel()
+        jobs.remove(c.job)
+        current = nil
+        write(response, head: h)
+        process()
+    }
+
+    private func write(_ r: ControlResponse, head h: HTTPRequestHead?) {
+        guard !closed else { return }
+        let method = h?.method ?? .GET
         if r.status >= 400 {
-            logger.info("control request refused", metadata: ["control.request": "\(h.method) \(h.uri)", "control.status": "\(r.status)",
+            logger.info("control request refused", metadata: ["control.request": "\(method) \(h?.uri ?? "?")", "control.status": "\(r.status)",
                                                              "control.error": "\((r.jsonObject?["error"] as? String) ?? "")"])
         }
+        let closing = closeWhenDone && queue.isEmpty
         var headers = HTTPHeaders()
         headers.add(name: "Content-Type", value: r.contentType)
-        headers.add(name: "Content-Length", value: "\(h.method == .HEAD ? 0 : r.body.count)")
-        headers.add(name: "Connection", value: "close")
-        let head = HTTPResponseHead(version: h.version, status: HTTPResponseStatus(statusCode: r.status), headers: headers)
+        headers.add(name: "Content-Length", value: "\(method == .HEAD ? 0 : r.body.count)")
+        headers.add(name: "Connection", value: closing ? "close" : "keep-alive")
+        let head = HTTPResponseHead(version: h?.version ?? .http1_1, status: HTTPResponseStatus(statusCode: r.status), headers: headers)
         context.write(wrapOutboundOut(.head(head)), promise: nil)
-        if h.method != .HEAD {
+        if method != .HEAD {
             var buf = context.channel.allocator.buffer(capacity: r.body.count)
             buf.writeBytes(r.body)
             context.write(wrapOutboundOut(.body(.byteBuffer(buf))), promise: nil)
         }
-        let ctx = NIOLoopBound(context, eventLoop: context.eventLoop)
-        context.writeAndFlush(wrapOutboundOut(.end(nil))).whenComplete { _ in ctx.value.close(promise: nil) }
+        lastWrite = context.writeAndFlush(wrapOutboundOut(.end(nil)))
     }
 
-    func errorCaught(context: ChannelHandlerContext, error: Error) {
-        logger.debug("control connection error", metadata: ["error": "\(error)"])
-        context.close(promise: nil)
+    /// Closes after everything written so far has gone out.
+    private func closeNow() {
+        guard !closed else { return }
+        closed = true
+        let ctx = context.loopBound
+        if let last = lastWrite {
+            last.whenComplete { _ in ctx.value.close(promise: nil) }
+        } else {
+            context.close(promise: nil)
+        }
     }
 }

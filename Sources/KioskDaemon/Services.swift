@@ -61,15 +61,18 @@ public final class RenderLoopService: Service, @unchecked Sendable {
     }
 }
 
-/// Serves the control socket until shutdown (stopped before the render loop).
+/// Serves the control socket until shutdown. Listed after the render loop, so it is stopped
+/// first: it stops accepting, lets the requests it has received be carried out and answered
+/// (bounded by `ControlLimits.drainTimeout`) while the render loop still runs, and only then
+/// returns, after which the render loop is stopped.
 public final class ControlServerService: Service, @unchecked Sendable {
     public let server: ControlServer
     public init(server: ControlServer) { self.server = server }
 
     public func run() async throws {
-        try server.start()
+        try await server.start()
         try? await gracefulShutdown()
-        server.stop()
+        await server.stop()
     }
 }
 
@@ -136,6 +139,16 @@ public enum DaemonRunner {
         }
     }
 
+    /// The control server in front of `daemon`: each request runs on the render loop, unless its
+    /// deadline passed before the loop got to it (then it is dropped and answered 503).
+    public static func makeControlServer(settings: ControlSettings, limits: ControlLimits = ControlLimits(),
+                                         daemon: Daemon, logger: Logger) -> ControlServer {
+        let loop = daemon.loop
+        return ControlServer(settings: settings, limits: limits, logger: logger) { job in
+            loop.post { job.run { daemon.handle($0) } }
+        }
+    }
+
     /// Runs until SIGTERM/SIGINT; stops in reverse order within `stopSeconds`.
     public static func run(config: DaemonConfig, registry: SceneRegistry = .standard, logger: Logger,
                            stopSeconds: Int = 5) async throws {
@@ -147,9 +160,7 @@ public enum DaemonRunner {
         daemon.onReady = { notifier.ready() }
         daemon.onStatus = { notifier.status($0) }
 
-        let server = ControlServer(settings: config.control, timeout: .seconds(5), logger: logger) { command, reply in
-            loop.post { reply(daemon.handle(command)) }
-        }
+        let server = makeControlServer(settings: config.control, daemon: daemon, logger: logger)
 
         // SIGHUP: reload on the loop.
         signal(SIGHUP, SIG_IGN)

@@ -153,8 +153,10 @@ func makeDaemon(_ dir: String, extra: String = "") throws -> Daemon {
         init(_ daemon: Daemon, timeoutMs: Int64 = 2000, execute: ControlServer.Execute? = nil) throws {
             self.daemon = daemon
             let loop = daemon.loop
-            server = ControlServer(settings: daemon.config.control, timeout: .milliseconds(timeoutMs), logger: quietLogger,
-                                   execute: execute ?? { cmd, reply in loop.post { reply(daemon.handle(cmd)) } })
+            var limits = ControlLimits()
+            limits.requestTimeout = .milliseconds(timeoutMs)
+            server = ControlServer(settings: daemon.config.control, limits: limits, logger: quietLogger,
+                                   execute: execute ?? { job in loop.post { job.run { daemon.handle($0) } } })
             try server.start()
             thread = Thread { daemon.start(); try? loop.run() }
             thread.start()
@@ -237,7 +239,7 @@ func makeDaemon(_ dir: String, extra: String = "") throws -> Daemon {
     @Test func busyLoopAnswers503AndClientTimesOut() throws {
         let d = tempDir()
         // An executor that never answers: the server gives up after 200 ms.
-        let h = try Harness(try makeDaemon(d), timeoutMs: 200, execute: { _, _ in })
+        let h = try Harness(try makeDaemon(d), timeoutMs: 200, execute: { _ in })
         defer { h.stop() }
         let r = try ControlClient(socketPath: "\(d)/c.sock", timeout: 5).send(method: .GET, path: "/status")
         #expect(r.status == 503)

@@ -8,10 +8,9 @@ import Testing
 @Suite struct ServiceShutdownTests {
     /// Runs the render loop and control server as a ServiceGroup; returns after `body` and the group's end.
     func runGroup(_ daemon: Daemon, graceSeconds: Int, _ body: @escaping @Sendable (ServiceGroup) async throws -> Void) async throws -> Double {
-        let loop = daemon.loop
-        let server = ControlServer(settings: daemon.config.control, timeout: .seconds(2), logger: quietLogger) { cmd, reply in
-            loop.post { reply(daemon.handle(cmd)) }
-        }
+        var limits = ControlLimits()
+        limits.requestTimeout = .seconds(2)
+        let server = DaemonRunner.makeControlServer(settings: daemon.config.control, limits: limits, daemon: daemon, logger: quietLogger)
         var config = ServiceGroupConfiguration(services: [
             .init(service: RenderLoopService(daemon: daemon, notifier: SystemdNotifier(logger: quietLogger), logger: quietLogger)),
             .init(service: ControlServerService(server: server)),
