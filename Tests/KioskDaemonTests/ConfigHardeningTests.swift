@@ -54,6 +54,15 @@ import Testing
         #expect(m3 == "\(d)/kioskd.toml:1: key 'x[0][0][0][0][0][0][0]…': nested more than 64 levels (tables, dotted keys, arrays and inline tables count together)", "\(m3 ?? "")")
     }
 
+    /// Headers the TOML parser would assert on (debug) or assume away (release) are syntax errors.
+    @Test func tableHeadersWithoutAKeyAreSyntaxErrors() {
+        let d = tempDir()
+        for (header, col, found) in [("[[[x]]]", 3, "'['"), ("[=]", 2, "'='"), ("[ .a]", 3, "'.'"), ("[[#x]]", 3, "'#'"), ("[\n", 2, "end of line")] {
+            let msg = configError { _ = try loadConfig(Self.good + header + "\n", dir: d) }
+            #expect(msg == "\(d)/kioskd.toml:7:\(col): TOML syntax error: expected a key (bare or quoted) in the table header, saw \(found)", "\(header)")
+        }
+    }
+
     @Test func sixtyFourLevelsAreStillParsed() {
         let d = tempDir()
         let key = Array(repeating: "a", count: 64).joined(separator: ".")
@@ -285,5 +294,58 @@ import Testing
         #expect(configError { _ = try loadConfig(text, dir: d) } == "\(d)/themes/t.toml:3: key 'fonts.body.family': contains a NUL character (\\u0000); config strings cannot hold NUL")
         try! FileManager.default.createDirectory(atPath: "\(d)/themes/dir.toml", withIntermediateDirectories: true)
         #expect(configError { _ = try loadConfig("theme = \"dir\"\n" + Self.good, dir: d) } == "\(d)/themes/dir.toml: cannot read the config file: it is a directory, expected a file")
+    }
+
+    // MARK: mutations
+
+    /// Random edits of the shipped configs (TOML punctuation, escapes, deep nesting, stray and
+    /// invalid bytes) only ever give config errors naming the file: no crash, no other error.
+    @Test func mutatedConfigsGiveConfigErrorsOnly() throws {
+        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent().path
+        let seeds = try ["kioskd.toml", "scoreboard.toml"].map { Array(try String(contentsOfFile: "\(root)/config/\($0)", encoding: .utf8).utf8) }
+        let pieces: [[UInt8]] = ["[", "]", "{", "}", "=", ".", "\"", "'", "\\", "\n", ",", "#", "\\u0000", "\\U00000000",
+                                 "\"\"\"", "[[", "]]", "a.", "x = ", "nan", "inf", "-0", "99999999999999999999", "1e999",
+                                 String(repeating: "a.", count: 70), String(repeating: "[", count: 300), "\u{1F642}", "é"].map { Array($0.utf8) }
+            + [[0], [0xFF], [0xC3], [0xED, 0xA0, 0x80], [0xF4, 0x90, 0x80, 0x80]]
+        var rng = SplitMix(seed: 0x6b696f736b64)
+        let file = "/fuzz/kioskd.toml"
+        var errors = 0
+        // KT_MUTATIONS=N runs more (20 000 ran clean).
+        let count = Int(ProcessInfo.processInfo.environment["KT_MUTATIONS"] ?? "") ?? 500
+        for n in 0..<count {
+            var b = seeds[n % seeds.count]
+            for _ in 0..<(1 + Int(rng.next() % 4)) {
+                let at = Int(rng.next() % UInt64(b.count + 1))
+                switch rng.next() % 3 {
+                case 0: b.insert(contentsOf: pieces[Int(rng.next() % UInt64(pieces.count))], at: at)
+                case 1: b.removeSubrange(at..<min(b.count, at + Int(rng.next() % 40)))
+                default: b.insert(UInt8(truncatingIfNeeded: rng.next()), at: at)
+                }
+            }
+            // KT_DUMP=path keeps the input being parsed (to find the one that crashed).
+            if let dump = ProcessInfo.processInfo.environment["KT_DUMP"] { FileManager.default.createFile(atPath: dump, contents: Data(b)) }
+            do {
+                let t = try ConfigFile.parse(bytes: b, file: file)
+                let c = try DaemonConfig(root: t, file: file, environment: ["CONFIGURATION_DIRECTORY": "\(root)/config"])
+                _ = try SceneRegistry.standard.make(c.scenes, state: MemoryStateStore(), logger: quietLogger, dataDirectory: "/nonexistent")
+            } catch let e as KioskError {
+                errors += 1
+                #expect(e.kind == .config && e.message.hasPrefix(file), "\(e.kind): \(e.message)")
+            }
+        }
+        #expect(errors > count / 2)
+    }
+}
+
+/// A small deterministic random number generator (SplitMix64).
+struct SplitMix {
+    var state: UInt64
+    init(seed: UInt64) { state = seed }
+    mutating func next() -> UInt64 {
+        state &+= 0x9E3779B97F4A7C15
+        var z = state
+        z = (z ^ (z >> 30)) &* 0xBF58476D1CE4E5B9
+        z = (z ^ (z >> 27)) &* 0x94D049BB133111EB
+        return z ^ (z >> 31)
     }
 }
