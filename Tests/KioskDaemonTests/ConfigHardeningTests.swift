@@ -292,6 +292,10 @@ import Testing
         #expect(configError { _ = try loadConfig(text, dir: d) } == "\(d)/themes/t.toml:3: key 'fonts.body.size': expected a finite number, got nan")
         write("base = \"dark\"\n[fonts.body]\nfamily = \"Sans\\u0000Serif\"\n", "\(d)/themes", "t.toml")
         #expect(configError { _ = try loadConfig(text, dir: d) } == "\(d)/themes/t.toml:3: key 'fonts.body.family': contains a NUL character (\\u0000); config strings cannot hold NUL")
+        write("base = \"dark\"\n[fonts.body]\nfamily = \"\(String(repeating: "F", count: 129))\"\n", "\(d)/themes", "t.toml")
+        #expect(configError { _ = try loadConfig(text, dir: d) } == "\(d)/themes/t.toml:3: key 'fonts.body.family': 129 characters is too long; a font family has at most 128 characters")
+        write("base = \"dark\"\n[fonts.body]\nfamily = \"\"\n", "\(d)/themes", "t.toml")
+        #expect(configError { _ = try loadConfig(text, dir: d) } == "\(d)/themes/t.toml:3: key 'fonts.body.family': expected a font family like \"Sans\", got an empty string")
         try! FileManager.default.createDirectory(atPath: "\(d)/themes/dir.toml", withIntermediateDirectories: true)
         #expect(configError { _ = try loadConfig("theme = \"dir\"\n" + Self.good, dir: d) } == "\(d)/themes/dir.toml: cannot read the config file: it is a directory, expected a file")
     }
