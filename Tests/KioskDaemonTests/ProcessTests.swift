@@ -190,6 +190,7 @@ struct ProcessTests {
             let p = Process()
             p.executableURL = URL(fileURLWithPath: Binaries.kioskd)
             p.arguments = ["--config", path] + args
+            p.environment = ProcessInfo.processInfo.environment.filter { $0.key != "JOURNAL_STREAM" }
             let err = Pipe()
             p.standardError = err
             p.standardOutput = FileHandle.nullDevice
@@ -216,7 +217,8 @@ struct ProcessTests {
         let p = Process()
         p.executableURL = URL(fileURLWithPath: executable)
         p.arguments = args
-        if let environment { p.environment = environment }
+        // Without JOURNAL_STREAM (as from a terminal) unless the test sets it.
+        p.environment = environment ?? ProcessInfo.processInfo.environment.filter { $0.key != "JOURNAL_STREAM" }
         let err = Pipe()
         p.standardError = err
         p.standardOutput = FileHandle.nullDevice
