@@ -162,6 +162,39 @@ import Testing
         #expect(c?.display.idleBlankSeconds == 0)
     }
 
+    /// Every numeric key with odd numbers: loads (within range) or names file:line and the key.
+    @Test func everyNumericKeyTakesOddNumbersSafely() throws {
+        let d = tempDir()
+        let keys: [(table: String, key: String, extra: String)] = [
+            ("display", "buffers", ""), ("display", "rotation", ""),
+            ("display.blank", "wake_seconds", ""), ("display.blank", "idle_seconds", ""),
+            ("gestures", "tap_max_ms", ""), ("gestures", "long_press_ms", ""),
+            ("gestures", "tap_max_movement", ""), ("gestures", "swipe_min_distance", ""),
+            ("scenes", "rotate_seconds", ""), ("control", "mode", "socket = \"\(d)/c.sock\"\n"),
+            ("scene.n", "digits", "kind = \"counter\"\n"), ("scene.n", "min", "kind = \"counter\"\n"),
+            ("scene.n", "roll_ms", "kind = \"counter\"\n"), ("scene.n", "reset_hold_ms", "kind = \"counter\"\n"),
+            ("scene.clock", "hour_format", ""),
+            ("scene.p", "default_width", "kind = \"paint\"\n"), ("scene.p", "max_undo", "kind = \"paint\"\n"),
+            ("scene.p", "idle_reset_seconds", "kind = \"paint\"\n"),
+        ]
+        let values = ["nan", "+nan", "inf", "-inf", "1e308", "-1", "-0", "-0.0", "0", "9223372036854775807", "-9223372036854775808", "5e-324"]
+        for (table, key, extra) in keys {
+            for v in values {
+                // The table comes last so the key's line is the file's last line.
+                let base = "state_dir = \"/tmp/x\"\n[scene.clock]\nkind = \"clock\"\n"
+                let text = table == "scene.clock" ? base + "\(key) = \(v)\n" : base + "[\(table)]\n\(extra)\(key) = \(v)\n"
+                let line = text.split(separator: "\n", omittingEmptySubsequences: false).count - 1
+                let msg = configError { try check(text, dir: d) }
+                guard let msg else { continue }
+                #expect(msg.hasPrefix("\(d)/kioskd.toml:\(line): key '\(table).\(key)': "), "\(table).\(key) = \(v): \(msg)")
+            }
+        }
+        for v in values where v.hasSuffix("nan") || v.hasSuffix("inf") {
+            let m = configError { _ = try loadConfig(Self.good + "[input]\ncalibration = [1, 0, 0, 0, 1, \(v)]\n", dir: d) }
+            #expect(m?.hasPrefix("\(d)/kioskd.toml:8: key 'input.calibration") == true, "\(v): \(m ?? "")")
+        }
+    }
+
     @Test func gestureLimitsAreNamedByTheirKeys() {
         let d = tempDir()
         let m1 = configError { _ = try loadConfig(Self.good + "[gestures]\ntap_max_ms = 500\nlong_press_ms = 400\n", dir: d) }
