@@ -109,11 +109,12 @@ public final class ConfigTable: @unchecked Sendable {
         }
     }
 
-    /// A string of at most `maxCharacters` characters (labels and other text drawn on screen).
-    public func text(_ key: String, default d: String, maxCharacters: Int) throws -> String {
+    /// A string of at most `maxCharacters` characters (labels and other text drawn on screen);
+    /// `what` names it in the error ("a label").
+    public func text(_ key: String, default d: String, maxCharacters: Int, what: String = "a label") throws -> String {
         let s = try string(key, default: d)
         let n = s.unicodeScalars.count
-        if n > maxCharacters { throw error(key, "\(n) characters is too long; a label has at most \(maxCharacters) characters") }
+        if n > maxCharacters { throw error(key, "\(n) characters is too long; \(what) has at most \(maxCharacters) characters") }
         return s
     }
 

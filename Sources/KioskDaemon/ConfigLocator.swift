@@ -1,3 +1,5 @@
+import KioskCore
+
 /// Finds the line on which every key, table and array element of a TOML document was written.
 ///
 /// TOMLKit (toml++) parses the values but does not expose node positions, so this scanner walks
@@ -19,6 +21,9 @@ public struct ConfigLocator: Sendable {
     public private(set) var tooDeep: (line: Int, path: String)?
     /// The first `\u0000` escape: its line, the path of its key or value, and whether the key holds it.
     public private(set) var nulEscape: (line: Int, path: String, inKey: Bool)?
+    /// A table header with no key after its `[` or `[[` (toml++ asserts on it rather than
+    /// reporting it): line, column and the character found.
+    public private(set) var badHeader: (line: Int, column: Int, found: String)?
 
     public init(source: String, depthLimit: Int = 64) {
         self.init(bytes: Array(source.utf8), depthLimit: depthLimit)
@@ -30,6 +35,7 @@ public struct ConfigLocator: Sendable {
         lines = s.lines
         tooDeep = s.tooDeep
         nulEscape = s.nulEscape
+        badHeader = s.badHeader
     }
 
     /// A path from its components (`["scene", "x", "[0]"]` → `scene.x[0]`).
@@ -68,6 +74,7 @@ public struct ConfigLocator: Sendable {
         var arrayCounts: [String: Int] = [:]
         var tooDeep: (line: Int, path: String)?
         var nulEscape: (line: Int, path: String, inKey: Bool)?
+        var badHeader: (line: Int, column: Int, found: String)?
         /// Set by `scanQuotedKey` when the key held a `\u0000` escape.
         var keyHadNul = false
 
@@ -122,6 +129,17 @@ public struct ConfigLocator: Sendable {
                     advance()
                     let isArray = peek == UInt8(ascii: "[")
                     if isArray { advance() }
+                    while !atEnd && (peek == UInt8(ascii: " ") || peek == UInt8(ascii: "\t")) { advance() }
+                    let c = peek
+                    if !atEnd && !isBare(c) && c != UInt8(ascii: "\"") && c != UInt8(ascii: "'") && c != UInt8(ascii: "]") {
+                        var start = i
+                        while start > 0 && b[start - 1] != UInt8(ascii: "\n") { start -= 1 }
+                        let column = 1 + b[start..<i].filter { $0 & 0xC0 != 0x80 }.count
+                        let found = c == UInt8(ascii: "\n") ? "end of line" : "'\(ConfigTable.printable(String(decoding: b[i..<min(b.count, i + 4)], as: UTF8.self).unicodeScalars.first.map { String($0) } ?? ""))'"
+                        badHeader = (line, column, found)
+                        i = b.count
+                        return
+                    }
                     keyHadNul = false
                     let keys = scanKey()
                     var comps: [String] = []

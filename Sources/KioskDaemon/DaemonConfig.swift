@@ -322,8 +322,18 @@ public struct DaemonConfig {
         func fail(_ key: String, _ message: String) -> KioskError {
             .config("\(keyLocations[key] ?? SourceLocation(file: file, line: 0)): key '\(key)': \(message)")
         }
-        if let g = control.group, getgrnam(g) == nil {
-            throw fail("control.group", "no group named \(ConfigTable.quoted(g)) on this system")
+        if let g = control.group {
+            guard let gr = getgrnam(g) else {
+                throw fail("control.group", "no group named \(ConfigTable.quoted(g)) on this system")
+            }
+            // Only root, or a member of the group, may give the socket to it (chown).
+            let gid = gr.pointee.gr_gid
+            var groups = [gid_t](repeating: 0, count: Int(max(getgroups(0, nil), 0)) + 1)
+            let n = getgroups(Int32(groups.count), &groups)
+            let member = getegid() == gid || (n > 0 && groups[0..<Int(n)].contains(gid))
+            if geteuid() != 0 && !member {
+                throw fail("control.group", "kioskd (uid \(geteuid())) is not a member of group \(ConfigTable.quoted(g)), so it cannot give the control socket to it")
+            }
         }
         var st = stat()
         let sock = control.socketPath

@@ -54,7 +54,7 @@ public enum ThemeLoader {
             theme = .default
         }
         let hasBase = root.has("base")
-        theme.name = try root.text("name", default: name, maxCharacters: 64)
+        theme.name = try root.text("name", default: name, maxCharacters: 64, what: "a theme name")
         if let p = try root.table("palette") {
             func color(_ k: String, _ current: Color) throws -> Color {
                 if let c = try p.color(k) { return c }
@@ -73,7 +73,7 @@ public enum ThemeLoader {
             func style(_ k: String, _ current: FontStyle) throws -> FontStyle {
                 guard let t = try f.table(k) else { return current }
                 var s = current
-                s.family = try t.text("family", default: s.family, maxCharacters: 128)
+                s.family = try t.text("family", default: s.family, maxCharacters: 128, what: "a font family")
                 if s.family.isEmpty { throw t.error("family", "expected a font family like \"Sans\", got an empty string") }
                 s.weight = try t.choice("weight", default: s.weight)
                 s.slant = try t.choice("slant", default: s.slant)

@@ -54,6 +54,15 @@ import Testing
         #expect(m3 == "\(d)/kioskd.toml:1: key 'x[0][0][0][0][0][0][0]…': nested more than 64 levels (tables, dotted keys, arrays and inline tables count together)", "\(m3 ?? "")")
     }
 
+    /// Headers the TOML parser would assert on (debug) or assume away (release) are syntax errors.
+    @Test func tableHeadersWithoutAKeyAreSyntaxErrors() {
+        let d = tempDir()
+        for (header, col, found) in [("[[[x]]]", 3, "'['"), ("[=]", 2, "'='"), ("[ .a]", 3, "'.'"), ("[[#x]]", 3, "'#'"), ("[\n", 2, "end of line")] {
+            let msg = configError { _ = try loadConfig(Self.good + header + "\n", dir: d) }
+            #expect(msg == "\(d)/kioskd.toml:7:\(col): TOML syntax error: expected a key (bare or quoted) in the table header, saw \(found)", "\(header)")
+        }
+    }
+
     @Test func sixtyFourLevelsAreStillParsed() {
         let d = tempDir()
         let key = Array(repeating: "a", count: 64).joined(separator: ".")
@@ -151,6 +160,39 @@ import Testing
         let c = try? loadConfig(Self.good.replacingOccurrences(of: "backend = \"headless\"", with: "backend = \"headless\"\nrotation = -0\n[display.blank]\nidle_seconds = -0.0"), dir: d)
         #expect(c?.display.rotation == .r0)
         #expect(c?.display.idleBlankSeconds == 0)
+    }
+
+    /// Every numeric key with odd numbers: loads (within range) or names file:line and the key.
+    @Test func everyNumericKeyTakesOddNumbersSafely() throws {
+        let d = tempDir()
+        let keys: [(table: String, key: String, extra: String)] = [
+            ("display", "buffers", ""), ("display", "rotation", ""),
+            ("display.blank", "wake_seconds", ""), ("display.blank", "idle_seconds", ""),
+            ("gestures", "tap_max_ms", ""), ("gestures", "long_press_ms", ""),
+            ("gestures", "tap_max_movement", ""), ("gestures", "swipe_min_distance", ""),
+            ("scenes", "rotate_seconds", ""), ("control", "mode", "socket = \"\(d)/c.sock\"\n"),
+            ("scene.n", "digits", "kind = \"counter\"\n"), ("scene.n", "min", "kind = \"counter\"\n"),
+            ("scene.n", "roll_ms", "kind = \"counter\"\n"), ("scene.n", "reset_hold_ms", "kind = \"counter\"\n"),
+            ("scene.clock", "hour_format", ""),
+            ("scene.p", "default_width", "kind = \"paint\"\n"), ("scene.p", "max_undo", "kind = \"paint\"\n"),
+            ("scene.p", "idle_reset_seconds", "kind = \"paint\"\n"),
+        ]
+        let values = ["nan", "+nan", "inf", "-inf", "1e308", "-1", "-0", "-0.0", "0", "9223372036854775807", "-9223372036854775808", "5e-324"]
+        for (table, key, extra) in keys {
+            for v in values {
+                // The table comes last so the key's line is the file's last line.
+                let base = "state_dir = \"/tmp/x\"\n[scene.clock]\nkind = \"clock\"\n"
+                let text = table == "scene.clock" ? base + "\(key) = \(v)\n" : base + "[\(table)]\n\(extra)\(key) = \(v)\n"
+                let line = text.split(separator: "\n", omittingEmptySubsequences: false).count - 1
+                let msg = configError { try check(text, dir: d) }
+                guard let msg else { continue }
+                #expect(msg.hasPrefix("\(d)/kioskd.toml:\(line): key '\(table).\(key)': "), "\(table).\(key) = \(v): \(msg)")
+            }
+        }
+        for v in values where v.hasSuffix("nan") || v.hasSuffix("inf") {
+            let m = configError { _ = try loadConfig(Self.good + "[input]\ncalibration = [1, 0, 0, 0, 1, \(v)]\n", dir: d) }
+            #expect(m?.hasPrefix("\(d)/kioskd.toml:8: key 'input.calibration") == true, "\(v): \(m ?? "")")
+        }
     }
 
     @Test func gestureLimitsAreNamedByTheirKeys() {
@@ -285,7 +327,64 @@ import Testing
         #expect(configError { _ = try loadConfig(text, dir: d) } == "\(d)/themes/t.toml:3: key 'fonts.body.size': expected a finite number, got nan")
         write("base = \"dark\"\n[fonts.body]\nfamily = \"Sans\\u0000Serif\"\n", "\(d)/themes", "t.toml")
         #expect(configError { _ = try loadConfig(text, dir: d) } == "\(d)/themes/t.toml:3: key 'fonts.body.family': contains a NUL character (\\u0000); config strings cannot hold NUL")
+        write("base = \"dark\"\n[fonts.body]\nfamily = \"\(String(repeating: "F", count: 129))\"\n", "\(d)/themes", "t.toml")
+        #expect(configError { _ = try loadConfig(text, dir: d) } == "\(d)/themes/t.toml:3: key 'fonts.body.family': 129 characters is too long; a font family has at most 128 characters")
+        write("base = \"dark\"\n[fonts.body]\nfamily = \"\"\n", "\(d)/themes", "t.toml")
+        #expect(configError { _ = try loadConfig(text, dir: d) } == "\(d)/themes/t.toml:3: key 'fonts.body.family': expected a font family like \"Sans\", got an empty string")
         try! FileManager.default.createDirectory(atPath: "\(d)/themes/dir.toml", withIntermediateDirectories: true)
         #expect(configError { _ = try loadConfig("theme = \"dir\"\n" + Self.good, dir: d) } == "\(d)/themes/dir.toml: cannot read the config file: it is a directory, expected a file")
+    }
+
+    // MARK: mutations
+
+    /// Random edits of the shipped configs (TOML punctuation, escapes, deep nesting, stray and
+    /// invalid bytes) only ever give config errors naming the file: no crash, no other error.
+    @Test func mutatedConfigsGiveConfigErrorsOnly() throws {
+        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent().path
+        let seeds = try ["kioskd.toml", "scoreboard.toml"].map { Array(try String(contentsOfFile: "\(root)/config/\($0)", encoding: .utf8).utf8) }
+        let pieces: [[UInt8]] = ["[", "]", "{", "}", "=", ".", "\"", "'", "\\", "\n", ",", "#", "\\u0000", "\\U00000000",
+                                 "\"\"\"", "[[", "]]", "a.", "x = ", "nan", "inf", "-0", "99999999999999999999", "1e999",
+                                 String(repeating: "a.", count: 70), String(repeating: "[", count: 300), "\u{1F642}", "é"].map { Array($0.utf8) }
+            + [[0], [0xFF], [0xC3], [0xED, 0xA0, 0x80], [0xF4, 0x90, 0x80, 0x80]]
+        var rng = SplitMix(seed: 0x6b696f736b64)
+        let file = "/fuzz/kioskd.toml"
+        var errors = 0
+        // KT_MUTATIONS=N runs more (20 000 ran clean).
+        let count = Int(ProcessInfo.processInfo.environment["KT_MUTATIONS"] ?? "") ?? 500
+        for n in 0..<count {
+            var b = seeds[n % seeds.count]
+            for _ in 0..<(1 + Int(rng.next() % 4)) {
+                let at = Int(rng.next() % UInt64(b.count + 1))
+                switch rng.next() % 3 {
+                case 0: b.insert(contentsOf: pieces[Int(rng.next() % UInt64(pieces.count))], at: at)
+                case 1: b.removeSubrange(at..<min(b.count, at + Int(rng.next() % 40)))
+                default: b.insert(UInt8(truncatingIfNeeded: rng.next()), at: at)
+                }
+            }
+            // KT_DUMP=path keeps the input being parsed (to find the one that crashed).
+            if let dump = ProcessInfo.processInfo.environment["KT_DUMP"] { FileManager.default.createFile(atPath: dump, contents: Data(b)) }
+            do {
+                let t = try ConfigFile.parse(bytes: b, file: file)
+                let c = try DaemonConfig(root: t, file: file, environment: ["CONFIGURATION_DIRECTORY": "\(root)/config"])
+                _ = try SceneRegistry.standard.make(c.scenes, state: MemoryStateStore(), logger: quietLogger, dataDirectory: "/nonexistent")
+            } catch let e as KioskError {
+                errors += 1
+                #expect(e.kind == .config && e.message.hasPrefix(file), "\(e.kind): \(e.message)")
+            }
+        }
+        #expect(errors > count / 2)
+    }
+}
+
+/// A small deterministic random number generator (SplitMix64).
+struct SplitMix {
+    var state: UInt64
+    init(seed: UInt64) { state = seed }
+    mutating func next() -> UInt64 {
+        state &+= 0x9E3779B97F4A7C15
+        var z = state
+        z = (z ^ (z >> 30)) &* 0xBF58476D1CE4E5B9
+        z = (z ^ (z >> 27)) &* 0x94D049BB133111EB
+        return z ^ (z >> 31)
     }
 }

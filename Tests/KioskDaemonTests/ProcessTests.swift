@@ -190,6 +190,7 @@ struct ProcessTests {
             let p = Process()
             p.executableURL = URL(fileURLWithPath: Binaries.kioskd)
             p.arguments = ["--config", path] + args
+            p.environment = ProcessInfo.processInfo.environment.filter { $0.key != "JOURNAL_STREAM" }
             let err = Pipe()
             p.standardError = err
             p.standardOutput = FileHandle.nullDevice
@@ -212,11 +213,12 @@ struct ProcessTests {
     }
 
     /// Runs kioskd to its exit; returns (status, stderr).
-    func runKioskd(_ args: [String], environment: [String: String]? = nil) throws -> (Int32, String) {
+    func runKioskd(_ args: [String], environment: [String: String]? = nil, executable: String = Binaries.kioskd) throws -> (Int32, String) {
         let p = Process()
-        p.executableURL = URL(fileURLWithPath: Binaries.kioskd)
+        p.executableURL = URL(fileURLWithPath: executable)
         p.arguments = args
-        if let environment { p.environment = environment }
+        // Without JOURNAL_STREAM (as from a terminal) unless the test sets it.
+        p.environment = environment ?? ProcessInfo.processInfo.environment.filter { $0.key != "JOURNAL_STREAM" }
         let err = Pipe()
         p.standardError = err
         p.standardOutput = FileHandle.nullDevice
@@ -266,6 +268,32 @@ struct ProcessTests {
             }
         }
         #expect(!FileManager.default.fileExists(atPath: "\(d)/state"))
+    }
+
+    /// As an unprivileged user (setpriv, when the tests run as root): a socket folder the user
+    /// cannot write and a group the user is not in are found by --check-config.
+    @Test(.enabled(if: getuid() == 0 && FileManager.default.isExecutableFile(atPath: "/usr/bin/setpriv")))
+    func checkConfigAsServiceUserFindsPermissionProblems() throws {
+        let d = tempDir()
+        let open = "\(d)/open"
+        try FileManager.default.createDirectory(atPath: open, withIntermediateDirectories: true)
+        chmod(d, 0o755)
+        chmod(open, 0o777)
+        func run(_ text: String) throws -> (Int32, String) {
+            let path = write(text, d)
+            chmod(path, 0o644)
+            return try runKioskd(["--reuid=65534", "--regid=65534", "--clear-groups", Binaries.kioskd, "--config", path, "--check-config"],
+                                 executable: "/usr/bin/setpriv")
+        }
+        let ok = "state_dir = \"\(open)/state\"\n[display]\nbackend = \"headless\"\n[scene.clock]\nkind = \"clock\"\n[control]\nsocket = \"\(open)/c.sock\"\n"
+        let (c0, e0) = try run(ok)
+        #expect(c0 == 0, "\(e0)")
+        let (c1, e1) = try run(ok + "group = \"root\"\n")
+        #expect(c1 == 78)
+        #expect(e1 == "kioskd: \(d)/kioskd.toml:8: key 'control.group': kioskd (uid 65534) is not a member of group \"root\", so it cannot give the control socket to it\n")
+        let (c2, e2) = try run(ok.replacingOccurrences(of: "\(open)/c.sock", with: "\(d)/run/c.sock"))
+        #expect(c2 == 78)
+        #expect(e2 == "kioskd: \(d)/kioskd.toml:7: key 'control.socket': cannot create \(d)/run/c.sock: \(d) is not writable by uid 65534 (access: Permission denied, errno 13)\n")
     }
 
     @Test func killTestScript() throws {
