@@ -88,6 +88,8 @@ public final class FileStateStore: StateStore {
     /// The directory's identity when it was opened (a removed or replaced directory differs).
     private var dirID: (dev: UInt64, ino: UInt64)?
     private var writable = false
+    /// The directory was made again and not every value is written back to it yet.
+    private var writeBackPending = false
     /// Every file-system step in order ("open x", "write x", "fsync x", "rename x y",
     /// "fsync-dir d", and "undo …" steps after a failure), for tests.
     public var trace: ((String) -> Void)?
@@ -242,21 +244,28 @@ public final class FileStateStore: StateStore {
     /// back every value held in memory.
     private func ensureDirectory() throws {
         var st = stat()
-        if dirFD >= 0, let id = dirID, stat(directory, &st) == 0, UInt64(st.st_dev) == id.dev, UInt64(st.st_ino) == id.ino { return }
-        logger.warning("the state directory \(directory) was removed or replaced while kioskd was running; making it again and writing back the values kept in memory",
-                       metadata: ["state_dir": "\(directory)"])
-        if lockFD >= 0 { Glibc.close(lockFD); lockFD = -1 }
-        if dirFD >= 0 { Glibc.close(dirFD); dirFD = -1 }
-        dirID = nil
-        do {
-            try openForWriting()
-        } catch let u as Unusable {
-            throw KioskError.state("the state directory \(directory) is gone and cannot be made again: \(u.message)")
+        let same = dirFD >= 0 && dirID.map { id in
+            stat(directory, &st) == 0 && UInt64(st.st_dev) == id.dev && UInt64(st.st_ino) == id.ino
+        } == true
+        if !same {
+            logger.warning("the state directory \(directory) was removed or replaced while kioskd was running; making it again and writing back the values kept in memory",
+                           metadata: ["state_dir": "\(directory)"])
+            if lockFD >= 0 { Glibc.close(lockFD); lockFD = -1 }
+            if dirFD >= 0 { Glibc.close(dirFD); dirFD = -1 }
+            dirID = nil
+            do {
+                try openForWriting()
+            } catch let u as Unusable {
+                throw KioskError.state("the state directory \(directory) is gone and cannot be made again: \(u.message)")
+            }
+            writeBackPending = true
         }
+        guard writeBackPending else { return }
         for (key, value) in cache.sorted(by: { $0.key < $1.key }) {
             guard let v = value else { continue }
             try writeDurably(Self.encode(v), name: Self.fileName(for: key), keepBackup: false)
         }
+        writeBackPending = false
     }
 
     // MARK: names

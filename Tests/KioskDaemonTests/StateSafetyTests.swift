@@ -143,6 +143,29 @@ private func dottedConfig(_ d: String) -> String {
         #expect(try FileStateStore.decode([UInt8](FileManager.default.contents(atPath: s.path(for: "counter.score.HOME")) ?? Data())) == "2")
         // The other acknowledged value is written back too.
         #expect(try FileStateStore.decode([UInt8](FileManager.default.contents(atPath: s.path(for: "counter.score.AWAY")) ?? Data())) == "5")
+        s.close()
+    }
+
+    @Test func aWriteBackThatFailsHalfwayIsFinishedAtTheNextSave() throws {
+        let d = tempDir()
+        let dir = "\(d)/state"
+        let faults = Faults()
+        let s = try FileStateStore(directory: dir, logger: quietLogger, syscalls: faults.syscalls)
+        try s.save("counter.score.AWAY", "5")
+        try s.save("counter.score.HOME", "1")
+        try FileManager.default.removeItem(atPath: dir)
+        s.trace = faults.trace
+        faults.code = EIO
+        faults.failWhen = { $0 == "write \(s.path(for: "counter.score.HOME")).tmp" }
+        #expect(configError { try s.save("daemon.scene", "score") }?.contains("Input/output error") == true)
+        faults.failWhen = nil
+        try s.save("daemon.scene", "score")
+        s.close()
+        let fresh = try FileStateStore(directory: dir, logger: quietLogger)
+        #expect(fresh.load("counter.score.AWAY") == "5")
+        #expect(fresh.load("counter.score.HOME") == "1")
+        #expect(fresh.load("daemon.scene") == "score")
+        fresh.close()
     }
 
     @Test func aSceneChoiceThatCannotBeSavedIsRefusedAndNotShown() throws {
@@ -198,6 +221,12 @@ private func dottedConfig(_ d: String) -> String {
         let state = daemon.status()["state"] as? [String: Any]
         #expect(state?["durable"] as? Bool == false)
         #expect((state?["reason"] as? String)?.contains("\(d)/file/state") == true, "\(state ?? [:])")
+        #expect(state?["mode"] as? String == "not saved")
+        // A scene choice need not last: it is shown, and the answer says it is not kept.
+        let scene = daemon.handle(.scene(name: "score"))
+        #expect(scene.status == 200 && scene.jsonObject?["saved"] as? Bool == false)
+        #expect((scene.jsonObject?["note"] as? String)?.contains("state is not being saved") == true, "\(scene.jsonObject ?? [:])")
+        #expect(daemon.manager.current.name == "score")
         daemon.shutdown()
     }
 
