@@ -24,39 +24,31 @@ func startDaemon(_ dir: String, _ text: String) throws -> Daemon {
     return daemon
 }
 
-/// Two scenes whose counters' old state keys were the same ("counter.a.b.c").
-private func dottedConfig(_ d: String) -> String {
-    """
-    state_dir = "\(d)/state"
-    [display]
-    backend = "headless"
-    headless_size = "320x200"
-    [scene."a.b"]
-    kind = "counter"
-    digits = 2
-    [[scene."a.b".counter]]
-    name = "c"
-    [scene.a]
-    kind = "counter"
-    digits = 2
-    [[scene.a.counter]]
-    name = "b.c"
-    """
+/// The reported pair: scene "a.b" with counter "c" and scene "a" with counter "b.c" (made
+/// directly: the config itself now refuses such names, the store must still keep them apart).
+func dottedCounters(_ state: StateStore, both: Bool = true) throws -> [CounterScene] {
+    var out = [try CounterScene(name: "a.b", counters: [.init(name: "c", label: "c")], digits: 2, state: state)]
+    if both { out.append(try CounterScene(name: "a", counters: [.init(name: "b.c", label: "b.c")], digits: 2, state: state)) }
+    return out
 }
+
+let someTime = WallTime(realtimeNs: 1_704_067_200_000_000_000, monotonicNs: 10_000_000_000)
 
 @Suite struct StateSafetyTests {
     // MARK: distinct counters never share a file
 
     @Test func countersWhoseNamesJoinToTheSameTextKeepTheirOwnValues() throws {
         let d = tempDir()
-        let first = try startDaemon(d, dottedConfig(d))
-        #expect(first.handle(.counter(name: "c", op: .set, value: 7)).status == 200)
-        #expect(first.handle(.counter(name: "b.c", op: .set, value: 3)).status == 200)
-        first.shutdown()
-        let again = try startDaemon(d, dottedConfig(d))
-        #expect(again.handle(.counter(name: "c", op: .get, value: nil)).jsonObject?["value"] as? Int == 7)
-        #expect(again.handle(.counter(name: "b.c", op: .get, value: nil)).jsonObject?["value"] as? Int == 3)
-        again.shutdown()
+        let first = try FileStateStore(directory: d, logger: quietLogger)
+        let scenes = try dottedCounters(first)
+        try scenes[0].set("c", to: 7, now: someTime)
+        try scenes[1].set("b.c", to: 3, now: someTime)
+        first.close()
+        let again = try FileStateStore(directory: d, logger: quietLogger)
+        let restarted = try dottedCounters(again)
+        #expect(try restarted[0].value(of: "c") == 7)
+        #expect(try restarted[1].value(of: "b.c") == 3)
+        again.close()
     }
 
     // MARK: symlinks and permissions
