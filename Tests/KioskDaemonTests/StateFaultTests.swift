@@ -10,7 +10,7 @@ import Testing
 /// Fails the store's system calls on demand: once the trace reaches step `failAt` (1-based), the
 /// next call fails with `code` — or every call from then on when `failRest` is set (so the undo
 /// after a failure fails too).
-final class Faults {
+final class StateFaults {
     var steps: [String] = []
     var failAt: Int?
     /// Or: fail the call of the first step this accepts.
@@ -44,7 +44,7 @@ final class Faults {
 }
 
 /// Collects log messages (with their level) for assertions.
-final class LogLines: @unchecked Sendable {
+final class StateLogLines: @unchecked Sendable {
     private let lock = NSLock()
     private var lines: [(Logger.Level, String)] = []
     func add(_ level: Logger.Level, _ message: String) { lock.lock(); lines.append((level, message)); lock.unlock() }
@@ -55,7 +55,7 @@ final class LogLines: @unchecked Sendable {
     }
 
     struct Handler: LogHandler {
-        let sink: LogLines
+        let sink: StateLogLines
         var metadata: Logger.Metadata = [:]
         var logLevel: Logger.Level = .trace
         subscript(metadataKey key: String) -> Logger.Metadata.Value? {
@@ -89,7 +89,7 @@ final class LogLines: @unchecked Sendable {
             for (i, step) in steps.enumerated() {
                 for failRest in [false, true] {
                     let d = tempDir()
-                    let faults = Faults()
+                    let faults = StateFaults()
                     let s = try FileStateStore(directory: d, logger: quietLogger, syscalls: faults.syscalls)
                     if previous { try s.save("k", "1") }
                     s.trace = faults.trace
@@ -137,7 +137,7 @@ final class LogLines: @unchecked Sendable {
             [[scene.score.counter]]
             name = "HOME"
             """, d), environment: [:])
-        let faults = Faults()
+        let faults = StateFaults()
         let store = try FileStateStore(directory: config.stateDirectory, logger: quietLogger, syscalls: faults.syscalls)
         let daemon = try DaemonRunner.makeDaemon(config: config, state: store, loop: try EventLoop(), logger: quietLogger)
         daemon.start()
@@ -158,7 +158,7 @@ final class LogLines: @unchecked Sendable {
     /// after a rename: the store starts read-only and says why.
     @Test func aDirectoryThatCannotBeOpenedForItsSyncIsNotUsedForSaving() throws {
         let d = tempDir()
-        let faults = Faults()
+        let faults = StateFaults()
         faults.code = EACCES
         var sys = faults.syscalls
         let real = sys.openat
@@ -191,7 +191,7 @@ final class LogLines: @unchecked Sendable {
             [scene.clock]
             kind = "clock"
             """, d), environment: [:])
-        let faults = Faults()
+        let faults = StateFaults()
         let store = try FileStateStore(directory: config.stateDirectory, logger: quietLogger, syscalls: faults.syscalls)
         let daemon = try DaemonRunner.makeDaemon(config: config, state: store, loop: try EventLoop(), logger: quietLogger)
         daemon.start()
@@ -224,7 +224,7 @@ final class LogLines: @unchecked Sendable {
             kind = "clock"
             """
         let config = try DaemonConfig.load(path: write(text, d), environment: [:])
-        let faults = Faults()
+        let faults = StateFaults()
         let store = try FileStateStore(directory: config.stateDirectory, logger: quietLogger, syscalls: faults.syscalls)
         let daemon = try DaemonRunner.makeDaemon(config: config, state: store, loop: try EventLoop(), logger: quietLogger)
         daemon.start()
@@ -339,7 +339,7 @@ final class LogLines: @unchecked Sendable {
         let d = tempDir()
         try writeOld(d, "counter.a.b.c", "7")
         let before = directorySnapshot(d)
-        let log = LogLines()
+        let log = StateLogLines()
         let state = try FileStateStore(directory: d, logger: log.logger)
         let scenes = try dottedCounters(state)
         StateMigration.migrateCounters(in: scenes, state: state, logger: log.logger)
@@ -375,7 +375,8 @@ final class LogLines: @unchecked Sendable {
     @Test func anUnsavedStateIsMarkedOnScreen() throws {
         let d = tempDir()
         write("a file where the state directory's parent should be", d, "file")
-        let daemon = try startDaemon(d, """
+        let log = StateLogLines()
+        let daemon = try startDaemon(d, logger: log.logger, """
             state_dir = "\(d)/file/state"
             [display]
             backend = "headless"
@@ -386,6 +387,8 @@ final class LogLines: @unchecked Sendable {
             name = "HOME"
             """)
         #expect(daemon.manager.stateWarning == "state not saved")
+        #expect(daemon.handle(.counter(name: "HOME", op: .inc, value: nil)).status == 500)
+        #expect(daemon.handle(.scene(name: "score")).status == 200)
         let canvas = try #require(daemon.manager.canvas)
         let corner = Rect(x: 160, y: 170, width: 160, height: 30)
         let highlight = daemon.manager.theme.palette.highlight
@@ -394,6 +397,9 @@ final class LogLines: @unchecked Sendable {
         try daemon.loop.runOnce(timeoutMs: 0)
         let unmarked = Pixels.count(highlight, in: canvas, rect: corner, tolerance: 40)
         #expect(marked > unmarked + 20, "highlight pixels in the corner: \(marked) with the mark, \(unmarked) without")
+        // Said once in the log, as a warning.
+        let said = log.all.filter { $0.1.contains("state is not being saved") }
+        #expect(said.count == 1 && said.first?.0 == .warning, "\(said)")
         daemon.shutdown()
     }
 }

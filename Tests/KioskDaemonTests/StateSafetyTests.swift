@@ -2,6 +2,7 @@ import Foundation
 import KioskCore
 @testable import KioskDaemon
 import KioskScenes
+import Logging
 import Testing
 
 /// Every file in `dir` (recursively) with its bytes: what "nothing was touched" compares.
@@ -15,10 +16,10 @@ func directorySnapshot(_ dir: String) -> [String: Data] {
 }
 
 /// A headless daemon on `text` (a config file written to `dir`), started and with its first frame drawn.
-func startDaemon(_ dir: String, _ text: String) throws -> Daemon {
+func startDaemon(_ dir: String, logger: Logger = quietLogger, _ text: String) throws -> Daemon {
     let config = try DaemonConfig.load(path: write(text, dir), environment: [:])
-    let state = try DaemonRunner.makeState(config, logger: quietLogger)
-    let daemon = try DaemonRunner.makeDaemon(config: config, state: state, loop: try EventLoop(), logger: quietLogger)
+    let state = try DaemonRunner.makeState(config, logger: logger)
+    let daemon = try DaemonRunner.makeDaemon(config: config, state: state, loop: try EventLoop(), logger: logger)
     daemon.start()
     try daemon.loop.runOnce(timeoutMs: 0)
     return daemon
@@ -141,7 +142,7 @@ let someTime = WallTime(realtimeNs: 1_704_067_200_000_000_000, monotonicNs: 10_0
     @Test func aWriteBackThatFailsHalfwayIsFinishedAtTheNextSave() throws {
         let d = tempDir()
         let dir = "\(d)/state"
-        let faults = Faults()
+        let faults = StateFaults()
         let s = try FileStateStore(directory: dir, logger: quietLogger, syscalls: faults.syscalls)
         try s.save("counter.score.AWAY", "5")
         try s.save("counter.score.HOME", "1")
