@@ -211,7 +211,10 @@ public final class FileStateStore: StateStore {
 
     /// Takes the exclusive lock (the first thing done in the directory), or names its holder.
     private func lock(_ dfd: Int32) throws {
-        let fd = sys.openat(dfd, Self.lockName, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0o640)
+        var fd = sys.openat(dfd, Self.lockName, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0o640)
+        // A lock file left by another user (kioskd once run as root) can still be locked read-only.
+        let canWrite = fd >= 0
+        if fd < 0 && errno == EACCES { fd = sys.openat(dfd, Self.lockName, O_RDONLY | O_NOFOLLOW | O_CLOEXEC, 0) }
         guard fd >= 0 else {
             throw Unusable(message: "cannot open the lock file \(directory)/\(Self.lockName): open: \(Self.errnoText())")
         }
@@ -226,9 +229,11 @@ public final class FileStateStore: StateStore {
             let pid = n > 0 ? String(decoding: buf[..<n], as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines) : ""
             throw KioskError.state("another kioskd (pid \(pid.isEmpty ? "unknown" : pid)) is using the state directory \(directory)")
         }
-        let pid = Array("\(getpid())\n".utf8)
-        _ = ftruncate(fd, 0)
-        _ = pwrite(fd, pid, pid.count, 0)
+        if canWrite {
+            let pid = Array("\(getpid())\n".utf8)
+            _ = ftruncate(fd, 0)
+            _ = pwrite(fd, pid, pid.count, 0)
+        }
         lockFD = fd
     }
 

@@ -121,6 +121,23 @@ let someTime = WallTime(realtimeNs: 1_704_067_200_000_000_000, monotonicNs: 10_0
         _ = first
     }
 
+    @Test func aLockFileLeftByAnotherUserStillLocks() throws {
+        let d = tempDir()
+        try FileStateStore(directory: d, logger: quietLogger).close() // leaves kioskd.lock behind
+        // Opening it for writing is refused (as for a lock file root left behind).
+        var sys = FileStateStore.Syscalls.system
+        let real = sys.openat
+        sys.openat = { dfd, name, flags, mode in
+            if name == FileStateStore.lockName && flags & O_ACCMODE == O_RDWR { errno = EACCES; return -1 }
+            return real(dfd, name, flags, mode)
+        }
+        let first = try FileStateStore(directory: d, logger: quietLogger, syscalls: sys)
+        #expect(first.durability == .durable)
+        try first.save("k", "1")
+        #expect(configError { _ = try FileStateStore(directory: d, logger: quietLogger) }?.hasPrefix("another kioskd (pid ") == true)
+        first.close()
+    }
+
     // MARK: a deleted state directory
 
     @Test func aDeletedStateDirectoryIsRecreatedWithEveryValue() throws {
