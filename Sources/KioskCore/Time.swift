@@ -59,8 +59,10 @@ public enum StateDurability: Sendable, Equatable {
     case unavailable(String)
 }
 
-/// Durable storage for what users entered (counter values, current scene and theme).
-/// `save` returns only once the value is on disk (so a control request can be acknowledged).
+/// Storage for what users entered (counter values, current scene and theme). In a durable
+/// store `save` returns only once the value is on disk (so a control request can be
+/// acknowledged), and throws only when the previous value is what a restart will read; see
+/// `durability` for stores that keep values in memory or cannot save.
 public protocol StateStore: AnyObject {
     func load(_ key: String) -> String?
     func save(_ key: String, _ value: String) throws

@@ -318,15 +318,15 @@ public final class Daemon: @unchecked Sendable {
                 for (k, v) in saves { try state.save(k, v) }
             } catch {
                 let errnum = (error as? KioskError)?.errno ?? 0
-                logger.error("cannot save the \(what) choice; refused", metadata: ["error": "\(error)"])
-                return .error(errnum == ENOSPC || errnum == EDQUOT ? 507 : 500, "cannot save the \(what) choice: \(error); \(stays)")
+                logger.error("cannot save the choice of \(what); refused", metadata: ["error": "\(error)"])
+                return .error(errnum == ENOSPC || errnum == EDQUOT ? 507 : 500, "cannot save the choice of \(what): \(error); \(stays)")
             }
         case .volatile:
             answer["saved"] = false
-            answer["note"] = "state = \"volatile\": the \(what) choice lasts until kioskd stops"
+            answer["note"] = "state = \"volatile\": the choice of \(what) lasts until kioskd stops"
         case .unavailable(let why):
             answer["saved"] = false
-            answer["note"] = "state is not being saved (\(why)): the \(what) choice lasts until kioskd stops"
+            answer["note"] = "state is not being saved (\(why)): the choice of \(what) lasts until kioskd stops"
         }
         return nil
     }

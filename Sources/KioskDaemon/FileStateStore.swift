@@ -88,6 +88,8 @@ public final class FileStateStore: StateStore {
     /// The directory's identity when it was opened (a removed or replaced directory differs).
     private var dirID: (dev: UInt64, ino: UInt64)?
     private var writable = false
+    /// The directory was made again and not every value is written back to it yet.
+    private var writeBackPending = false
     /// Every file-system step in order ("open x", "write x", "fsync x", "rename x y",
     /// "fsync-dir d", and "undo …" steps after a failure), for tests.
     public var trace: ((String) -> Void)?
@@ -209,7 +211,10 @@ public final class FileStateStore: StateStore {
 
     /// Takes the exclusive lock (the first thing done in the directory), or names its holder.
     private func lock(_ dfd: Int32) throws {
-        let fd = sys.openat(dfd, Self.lockName, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0o640)
+        var fd = sys.openat(dfd, Self.lockName, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0o640)
+        // A lock file left by another user (kioskd once run as root) can still be locked read-only.
+        let canWrite = fd >= 0
+        if fd < 0 && errno == EACCES { fd = sys.openat(dfd, Self.lockName, O_RDONLY | O_NOFOLLOW | O_CLOEXEC, 0) }
         guard fd >= 0 else {
             throw Unusable(message: "cannot open the lock file \(directory)/\(Self.lockName): open: \(Self.errnoText())")
         }
@@ -224,9 +229,11 @@ public final class FileStateStore: StateStore {
             let pid = n > 0 ? String(decoding: buf[..<n], as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines) : ""
             throw KioskError.state("another kioskd (pid \(pid.isEmpty ? "unknown" : pid)) is using the state directory \(directory)")
         }
-        let pid = Array("\(getpid())\n".utf8)
-        _ = ftruncate(fd, 0)
-        _ = pwrite(fd, pid, pid.count, 0)
+        if canWrite {
+            let pid = Array("\(getpid())\n".utf8)
+            _ = ftruncate(fd, 0)
+            _ = pwrite(fd, pid, pid.count, 0)
+        }
         lockFD = fd
     }
 
@@ -242,21 +249,28 @@ public final class FileStateStore: StateStore {
     /// back every value held in memory.
     private func ensureDirectory() throws {
         var st = stat()
-        if dirFD >= 0, let id = dirID, stat(directory, &st) == 0, UInt64(st.st_dev) == id.dev, UInt64(st.st_ino) == id.ino { return }
-        logger.warning("the state directory \(directory) was removed or replaced while kioskd was running; making it again and writing back the values kept in memory",
-                       metadata: ["state_dir": "\(directory)"])
-        if lockFD >= 0 { Glibc.close(lockFD); lockFD = -1 }
-        if dirFD >= 0 { Glibc.close(dirFD); dirFD = -1 }
-        dirID = nil
-        do {
-            try openForWriting()
-        } catch let u as Unusable {
-            throw KioskError.state("the state directory \(directory) is gone and cannot be made again: \(u.message)")
+        let same = dirFD >= 0 && dirID.map { id in
+            stat(directory, &st) == 0 && UInt64(st.st_dev) == id.dev && UInt64(st.st_ino) == id.ino
+        } == true
+        if !same {
+            logger.warning("the state directory \(directory) was removed or replaced while kioskd was running; making it again and writing back the values kept in memory",
+                           metadata: ["state_dir": "\(directory)"])
+            if lockFD >= 0 { Glibc.close(lockFD); lockFD = -1 }
+            if dirFD >= 0 { Glibc.close(dirFD); dirFD = -1 }
+            dirID = nil
+            do {
+                try openForWriting()
+            } catch let u as Unusable {
+                throw KioskError.state("the state directory \(directory) is gone and cannot be made again: \(u.message)")
+            }
+            writeBackPending = true
         }
+        guard writeBackPending else { return }
         for (key, value) in cache.sorted(by: { $0.key < $1.key }) {
             guard let v = value else { continue }
             try writeDurably(Self.encode(v), name: Self.fileName(for: key), keepBackup: false)
         }
+        writeBackPending = false
     }
 
     // MARK: names

@@ -10,7 +10,7 @@ import Testing
 /// Fails the store's system calls on demand: once the trace reaches step `failAt` (1-based), the
 /// next call fails with `code` — or every call from then on when `failRest` is set (so the undo
 /// after a failure fails too).
-final class Faults {
+final class StateFaults {
     var steps: [String] = []
     var failAt: Int?
     /// Or: fail the call of the first step this accepts.
@@ -44,7 +44,7 @@ final class Faults {
 }
 
 /// Collects log messages (with their level) for assertions.
-final class LogLines: @unchecked Sendable {
+final class StateLogLines: @unchecked Sendable {
     private let lock = NSLock()
     private var lines: [(Logger.Level, String)] = []
     func add(_ level: Logger.Level, _ message: String) { lock.lock(); lines.append((level, message)); lock.unlock() }
@@ -55,7 +55,7 @@ final class LogLines: @unchecked Sendable {
     }
 
     struct Handler: LogHandler {
-        let sink: LogLines
+        let sink: StateLogLines
         var metadata: Logger.Metadata = [:]
         var logLevel: Logger.Level = .trace
         subscript(metadataKey key: String) -> Logger.Metadata.Value? {
@@ -89,7 +89,7 @@ final class LogLines: @unchecked Sendable {
             for (i, step) in steps.enumerated() {
                 for failRest in [false, true] {
                     let d = tempDir()
-                    let faults = Faults()
+                    let faults = StateFaults()
                     let s = try FileStateStore(directory: d, logger: quietLogger, syscalls: faults.syscalls)
                     if previous { try s.save("k", "1") }
                     s.trace = faults.trace
@@ -137,7 +137,7 @@ final class LogLines: @unchecked Sendable {
             [[scene.score.counter]]
             name = "HOME"
             """, d), environment: [:])
-        let faults = Faults()
+        let faults = StateFaults()
         let store = try FileStateStore(directory: config.stateDirectory, logger: quietLogger, syscalls: faults.syscalls)
         let daemon = try DaemonRunner.makeDaemon(config: config, state: store, loop: try EventLoop(), logger: quietLogger)
         daemon.start()
@@ -158,7 +158,7 @@ final class LogLines: @unchecked Sendable {
     /// after a rename: the store starts read-only and says why.
     @Test func aDirectoryThatCannotBeOpenedForItsSyncIsNotUsedForSaving() throws {
         let d = tempDir()
-        let faults = Faults()
+        let faults = StateFaults()
         faults.code = EACCES
         var sys = faults.syscalls
         let real = sys.openat
@@ -191,7 +191,7 @@ final class LogLines: @unchecked Sendable {
             [scene.clock]
             kind = "clock"
             """, d), environment: [:])
-        let faults = Faults()
+        let faults = StateFaults()
         let store = try FileStateStore(directory: config.stateDirectory, logger: quietLogger, syscalls: faults.syscalls)
         let daemon = try DaemonRunner.makeDaemon(config: config, state: store, loop: try EventLoop(), logger: quietLogger)
         daemon.start()
@@ -224,7 +224,7 @@ final class LogLines: @unchecked Sendable {
             kind = "clock"
             """
         let config = try DaemonConfig.load(path: write(text, d), environment: [:])
-        let faults = Faults()
+        let faults = StateFaults()
         let store = try FileStateStore(directory: config.stateDirectory, logger: quietLogger, syscalls: faults.syscalls)
         let daemon = try DaemonRunner.makeDaemon(config: config, state: store, loop: try EventLoop(), logger: quietLogger)
         daemon.start()
@@ -288,40 +288,20 @@ final class LogLines: @unchecked Sendable {
 
     @Test func aCounterWhoseStateFileNameWouldBeTooLongIsRefusedInTheConfig() throws {
         let d = tempDir()
-        // 40 "ä" are a valid name; their key's file name is 8 + 40 × 6 + 5 + 6 = 259 bytes.
-        let scene = "\"" + String(repeating: "ä", count: 40) + "\""
         let c = try loadConfig("""
-            [scene.\(scene)]
+            [scene.s]
             kind = "counter"
-            [[scene.\(scene).counter]]
+            [[scene.s.counter]]
             name = "HOME"
             """, dir: d)
-        let msg = configError { _ = try SceneRegistry.standard.make(c.scenes, state: MemoryStateStore(), logger: quietLogger, dataDirectory: d) }
+        // A scene name long enough (whatever the config allows for names) that the file name is not.
+        let context = SceneContext(name: String(repeating: "s", count: 230), state: MemoryStateStore(), logger: quietLogger, dataDirectory: d)
+        let msg = configError { _ = try CounterScene.make(c.scenes[0].table, context) }
         #expect(msg?.contains("kioskd.toml:4") == true && msg?.contains("cannot be saved") == true && msg?.contains("226") == true, "\(msg ?? "accepted")")
+        #expect(StateKey.problem(StateKey.join(["counter", "score", "HOME"])) == nil)
     }
 
     // MARK: migration
-
-    private func twoDottedScenes(_ d: String, both: Bool) -> String {
-        """
-        state_dir = "\(d)/state"
-        [display]
-        backend = "headless"
-        headless_size = "320x200"
-        [scene."a.b"]
-        kind = "counter"
-        digits = 2
-        [[scene."a.b".counter]]
-        name = "c"
-        """ + (both ? """
-
-        [scene.a]
-        kind = "counter"
-        digits = 2
-        [[scene.a.counter]]
-        name = "b.c"
-        """ : "")
-    }
 
     /// Writes a value the way earlier versions did: under "counter.SCENE.COUNTER".
     private func writeOld(_ dir: String, _ key: String, _ value: String) throws {
@@ -332,37 +312,62 @@ final class LogLines: @unchecked Sendable {
 
     @Test func aValueSavedUnderTheOldKeyIsMovedToTheNewOne() throws {
         let d = tempDir()
-        try writeOld("\(d)/state", "counter.a.b.c", "7")
-        let old = "\(d)/state/counter.a.b.c.state"
-        let first = try startDaemon(d, twoDottedScenes(d, both: false))
-        #expect(first.handle(.counter(name: "c", op: .get, value: nil)).jsonObject?["value"] as? Int == 7)
-        first.shutdown()
-        let moved = "\(d)/state/counter.a%252Eb.c.state"
+        try writeOld(d, "counter.a.b.c", "7")
+        let old = "\(d)/counter.a.b.c.state"
+        let first = try FileStateStore(directory: d, logger: quietLogger)
+        let scenes = try dottedCounters(first, both: false)
+        StateMigration.migrateCounters(in: scenes, state: first, logger: quietLogger)
+        #expect(try scenes[0].value(of: "c") == 7)
+        first.close()
+        let moved = "\(d)/counter.a%252Eb.c.state"
         #expect(try FileStateStore.decode([UInt8](FileManager.default.contents(atPath: moved) ?? Data())) == "7")
         #expect(!FileManager.default.fileExists(atPath: old))
-        #expect(FileManager.default.fileExists(atPath: old + ".migrated"), "\(directorySnapshot("\(d)/state").keys.sorted())")
+        #expect(FileManager.default.fileExists(atPath: old + ".migrated"), "\(directorySnapshot(d).keys.sorted())")
         // The next start reads the new file.
-        let again = try startDaemon(d, twoDottedScenes(d, both: false))
-        #expect(again.handle(.counter(name: "c", op: .get, value: nil)).jsonObject?["value"] as? Int == 7)
-        #expect(again.handle(.counter(name: "c", op: .inc, value: nil)).jsonObject?["value"] as? Int == 8)
-        again.shutdown()
+        let again = try FileStateStore(directory: d, logger: quietLogger)
+        let restarted = try dottedCounters(again, both: false)
+        StateMigration.migrateCounters(in: restarted, state: again, logger: quietLogger)
+        #expect(try restarted[0].value(of: "c") == 7)
+        try restarted[0].increment("c", now: someTime)
+        again.close()
+        let third = try FileStateStore(directory: d, logger: quietLogger)
+        #expect(try dottedCounters(third, both: false)[0].value(of: "c") == 8)
+        third.close()
     }
 
     @Test func anOldKeyTwoCountersClaimIsMovedToNeitherAndReported() throws {
         let d = tempDir()
-        try writeOld("\(d)/state", "counter.a.b.c", "7")
-        let before = directorySnapshot("\(d)/state")
-        let log = LogLines()
-        let config = try DaemonConfig.load(path: write(twoDottedScenes(d, both: true), d), environment: [:])
-        let state = try DaemonRunner.makeState(config, logger: log.logger)
-        let daemon = try DaemonRunner.makeDaemon(config: config, state: state, loop: try EventLoop(), logger: log.logger)
-        #expect(daemon.handle(.counter(name: "c", op: .get, value: nil)).jsonObject?["value"] as? Int == 0)
-        #expect(daemon.handle(.counter(name: "b.c", op: .get, value: nil)).jsonObject?["value"] as? Int == 0)
-        daemon.shutdown()
-        #expect(directorySnapshot("\(d)/state").filter { $0.key != FileStateStore.lockName } == before.filter { $0.key != FileStateStore.lockName })
+        try writeOld(d, "counter.a.b.c", "7")
+        let before = directorySnapshot(d)
+        let log = StateLogLines()
+        let state = try FileStateStore(directory: d, logger: log.logger)
+        let scenes = try dottedCounters(state)
+        StateMigration.migrateCounters(in: scenes, state: state, logger: log.logger)
+        #expect(try scenes[0].value(of: "c") == 0)
+        #expect(try scenes[1].value(of: "b.c") == 0)
+        state.close()
+        #expect(directorySnapshot(d) == before)
         let errors = log.all.filter { $0.0 == .error }.map(\.1)
         #expect(errors.count == 1, "\(errors)")
-        #expect(errors.first?.contains("'counter.a.b.c' (\(d)/state/counter.a.b.c.state) could belong to counter 'c' of scene 'a.b' or counter 'b.c' of scene 'a'") == true, "\(errors)")
+        #expect(errors.first?.contains("'counter.a.b.c' (\(d)/counter.a.b.c.state) could belong to counter 'c' of scene 'a.b' or counter 'b.c' of scene 'a'") == true, "\(errors)")
+    }
+
+    /// Through the registry (as at every start and reload): names without "." or "%" keep their files.
+    @Test func plainNamesKeepTheirStateFiles() throws {
+        let d = tempDir()
+        try writeOld("\(d)/state", "counter.score.HOME", "42")
+        let c = try loadConfig("""
+            state_dir = "\(d)/state"
+            [scene.score]
+            kind = "counter"
+            [[scene.score.counter]]
+            name = "HOME"
+            """, dir: d)
+        let state = try FileStateStore(directory: c.stateDirectory, logger: quietLogger)
+        let scenes = try SceneRegistry.standard.make(c.scenes, state: state, logger: quietLogger, dataDirectory: d)
+        #expect(try (scenes[0] as? CounterScene)?.value(of: "HOME") == 42)
+        state.close()
+        #expect(directorySnapshot("\(d)/state").keys.sorted() == ["counter.score.HOME.state", FileStateStore.lockName])
     }
 
     // MARK: the on-screen mark
@@ -370,7 +375,8 @@ final class LogLines: @unchecked Sendable {
     @Test func anUnsavedStateIsMarkedOnScreen() throws {
         let d = tempDir()
         write("a file where the state directory's parent should be", d, "file")
-        let daemon = try startDaemon(d, """
+        let log = StateLogLines()
+        let daemon = try startDaemon(d, logger: log.logger, """
             state_dir = "\(d)/file/state"
             [display]
             backend = "headless"
@@ -381,6 +387,8 @@ final class LogLines: @unchecked Sendable {
             name = "HOME"
             """)
         #expect(daemon.manager.stateWarning == "state not saved")
+        #expect(daemon.handle(.counter(name: "HOME", op: .inc, value: nil)).status == 500)
+        #expect(daemon.handle(.scene(name: "score")).status == 200)
         let canvas = try #require(daemon.manager.canvas)
         let corner = Rect(x: 160, y: 170, width: 160, height: 30)
         let highlight = daemon.manager.theme.palette.highlight
@@ -389,6 +397,9 @@ final class LogLines: @unchecked Sendable {
         try daemon.loop.runOnce(timeoutMs: 0)
         let unmarked = Pixels.count(highlight, in: canvas, rect: corner, tolerance: 40)
         #expect(marked > unmarked + 20, "highlight pixels in the corner: \(marked) with the mark, \(unmarked) without")
+        // Said once in the log, as a warning.
+        let said = log.all.filter { $0.1.contains("state is not being saved") }
+        #expect(said.count == 1 && said.first?.0 == .warning, "\(said)")
         daemon.shutdown()
     }
 }

@@ -2,6 +2,7 @@ import Foundation
 import KioskCore
 @testable import KioskDaemon
 import KioskScenes
+import Logging
 import Testing
 
 /// Every file in `dir` (recursively) with its bytes: what "nothing was touched" compares.
@@ -15,48 +16,40 @@ func directorySnapshot(_ dir: String) -> [String: Data] {
 }
 
 /// A headless daemon on `text` (a config file written to `dir`), started and with its first frame drawn.
-func startDaemon(_ dir: String, _ text: String) throws -> Daemon {
+func startDaemon(_ dir: String, logger: Logger = quietLogger, _ text: String) throws -> Daemon {
     let config = try DaemonConfig.load(path: write(text, dir), environment: [:])
-    let state = try DaemonRunner.makeState(config, logger: quietLogger)
-    let daemon = try DaemonRunner.makeDaemon(config: config, state: state, loop: try EventLoop(), logger: quietLogger)
+    let state = try DaemonRunner.makeState(config, logger: logger)
+    let daemon = try DaemonRunner.makeDaemon(config: config, state: state, loop: try EventLoop(), logger: logger)
     daemon.start()
     try daemon.loop.runOnce(timeoutMs: 0)
     return daemon
 }
 
-/// Two scenes whose counters' old state keys were the same ("counter.a.b.c").
-private func dottedConfig(_ d: String) -> String {
-    """
-    state_dir = "\(d)/state"
-    [display]
-    backend = "headless"
-    headless_size = "320x200"
-    [scene."a.b"]
-    kind = "counter"
-    digits = 2
-    [[scene."a.b".counter]]
-    name = "c"
-    [scene.a]
-    kind = "counter"
-    digits = 2
-    [[scene.a.counter]]
-    name = "b.c"
-    """
+/// The reported pair: scene "a.b" with counter "c" and scene "a" with counter "b.c" (made
+/// directly: the config itself now refuses such names, the store must still keep them apart).
+func dottedCounters(_ state: StateStore, both: Bool = true) throws -> [CounterScene] {
+    var out = [try CounterScene(name: "a.b", counters: [.init(name: "c", label: "c")], digits: 2, state: state)]
+    if both { out.append(try CounterScene(name: "a", counters: [.init(name: "b.c", label: "b.c")], digits: 2, state: state)) }
+    return out
 }
+
+let someTime = WallTime(realtimeNs: 1_704_067_200_000_000_000, monotonicNs: 10_000_000_000)
 
 @Suite struct StateSafetyTests {
     // MARK: distinct counters never share a file
 
     @Test func countersWhoseNamesJoinToTheSameTextKeepTheirOwnValues() throws {
         let d = tempDir()
-        let first = try startDaemon(d, dottedConfig(d))
-        #expect(first.handle(.counter(name: "c", op: .set, value: 7)).status == 200)
-        #expect(first.handle(.counter(name: "b.c", op: .set, value: 3)).status == 200)
-        first.shutdown()
-        let again = try startDaemon(d, dottedConfig(d))
-        #expect(again.handle(.counter(name: "c", op: .get, value: nil)).jsonObject?["value"] as? Int == 7)
-        #expect(again.handle(.counter(name: "b.c", op: .get, value: nil)).jsonObject?["value"] as? Int == 3)
-        again.shutdown()
+        let first = try FileStateStore(directory: d, logger: quietLogger)
+        let scenes = try dottedCounters(first)
+        try scenes[0].set("c", to: 7, now: someTime)
+        try scenes[1].set("b.c", to: 3, now: someTime)
+        first.close()
+        let again = try FileStateStore(directory: d, logger: quietLogger)
+        let restarted = try dottedCounters(again)
+        #expect(try restarted[0].value(of: "c") == 7)
+        #expect(try restarted[1].value(of: "b.c") == 3)
+        again.close()
     }
 
     // MARK: symlinks and permissions
@@ -128,6 +121,23 @@ private func dottedConfig(_ d: String) -> String {
         _ = first
     }
 
+    @Test func aLockFileLeftByAnotherUserStillLocks() throws {
+        let d = tempDir()
+        try FileStateStore(directory: d, logger: quietLogger).close() // leaves kioskd.lock behind
+        // Opening it for writing is refused (as for a lock file root left behind).
+        var sys = FileStateStore.Syscalls.system
+        let real = sys.openat
+        sys.openat = { dfd, name, flags, mode in
+            if name == FileStateStore.lockName && flags & O_ACCMODE == O_RDWR { errno = EACCES; return -1 }
+            return real(dfd, name, flags, mode)
+        }
+        let first = try FileStateStore(directory: d, logger: quietLogger, syscalls: sys)
+        #expect(first.durability == .durable)
+        try first.save("k", "1")
+        #expect(configError { _ = try FileStateStore(directory: d, logger: quietLogger) }?.hasPrefix("another kioskd (pid ") == true)
+        first.close()
+    }
+
     // MARK: a deleted state directory
 
     @Test func aDeletedStateDirectoryIsRecreatedWithEveryValue() throws {
@@ -143,6 +153,29 @@ private func dottedConfig(_ d: String) -> String {
         #expect(try FileStateStore.decode([UInt8](FileManager.default.contents(atPath: s.path(for: "counter.score.HOME")) ?? Data())) == "2")
         // The other acknowledged value is written back too.
         #expect(try FileStateStore.decode([UInt8](FileManager.default.contents(atPath: s.path(for: "counter.score.AWAY")) ?? Data())) == "5")
+        s.close()
+    }
+
+    @Test func aWriteBackThatFailsHalfwayIsFinishedAtTheNextSave() throws {
+        let d = tempDir()
+        let dir = "\(d)/state"
+        let faults = StateFaults()
+        let s = try FileStateStore(directory: dir, logger: quietLogger, syscalls: faults.syscalls)
+        try s.save("counter.score.AWAY", "5")
+        try s.save("counter.score.HOME", "1")
+        try FileManager.default.removeItem(atPath: dir)
+        s.trace = faults.trace
+        faults.code = EIO
+        faults.failWhen = { $0 == "write \(s.path(for: "counter.score.HOME")).tmp" }
+        #expect(configError { try s.save("daemon.scene", "score") }?.contains("Input/output error") == true)
+        faults.failWhen = nil
+        try s.save("daemon.scene", "score")
+        s.close()
+        let fresh = try FileStateStore(directory: dir, logger: quietLogger)
+        #expect(fresh.load("counter.score.AWAY") == "5")
+        #expect(fresh.load("counter.score.HOME") == "1")
+        #expect(fresh.load("daemon.scene") == "score")
+        fresh.close()
     }
 
     @Test func aSceneChoiceThatCannotBeSavedIsRefusedAndNotShown() throws {
@@ -198,6 +231,12 @@ private func dottedConfig(_ d: String) -> String {
         let state = daemon.status()["state"] as? [String: Any]
         #expect(state?["durable"] as? Bool == false)
         #expect((state?["reason"] as? String)?.contains("\(d)/file/state") == true, "\(state ?? [:])")
+        #expect(state?["mode"] as? String == "not saved")
+        // A scene choice need not last: it is shown, and the answer says it is not kept.
+        let scene = daemon.handle(.scene(name: "score"))
+        #expect(scene.status == 200 && scene.jsonObject?["saved"] as? Bool == false)
+        #expect((scene.jsonObject?["note"] as? String)?.contains("state is not being saved") == true, "\(scene.jsonObject ?? [:])")
+        #expect(daemon.manager.current.name == "score")
         daemon.shutdown()
     }
 
