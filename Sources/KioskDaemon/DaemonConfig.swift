@@ -318,7 +318,13 @@ public struct DaemonConfig {
     /// control group exists, the control socket and the state directory can be created (every
     /// existing ancestor a directory, the nearest one writable by this user), the socket path is
     /// not a directory or another file. Errors name file:line and the key.
-    public func checkSystem() throws {
+    ///
+    /// A state directory that exists but is not writable, or cannot be created only for want of
+    /// permission (a read-only root), is not an error: kioskd starts without saving state (status,
+    /// log and a mark on screen say so). That case is returned as a warning. With
+    /// `state = "volatile"` the state directory is not looked at.
+    @discardableResult
+    public func checkSystem() throws -> [String] {
         func fail(_ key: String, _ message: String) -> KioskError {
             .config("\(keyLocations[key] ?? SourceLocation(file: file, line: 0)): key '\(key)': \(message)")
         }
@@ -346,11 +352,20 @@ public struct DaemonConfig {
             }
         }
         if let problem = DaemonConfig.creatable(sock) { throw fail("control.socket", problem) }
+        guard stateMode == .durable else { return [] }
+        let unsaved = "; kioskd will start, but will not save counters, scene and theme choices"
         if stat(stateDirectory, &st) == 0 {
             if (st.st_mode & S_IFMT) != S_IFDIR { throw fail("state_dir", "\(stateDirectory) is not a directory") }
+            if access(stateDirectory, W_OK | X_OK) != 0 {
+                let e = errno
+                return ["\(keyLocations["state_dir"] ?? SourceLocation(file: file, line: 0)): key 'state_dir': \(stateDirectory) is not writable by uid \(getuid()) (access: \(String(cString: strerror(e))), errno \(e))" + unsaved]
+            }
         } else if let problem = DaemonConfig.creatable(stateDirectory) {
-            throw fail("state_dir", problem)
+            // Only a missing permission (or a read-only file system) lets kioskd start without state.
+            guard problem.contains("not writable") else { throw fail("state_dir", problem) }
+            return ["\(keyLocations["state_dir"] ?? SourceLocation(file: file, line: 0)): key 'state_dir': \(problem)" + unsaved]
         }
+        return []
     }
 
     /// Why `path` (with any missing parent folders) cannot be created by this user; nil when it can
@@ -369,6 +384,7 @@ public struct DaemonConfig {
         if (st.st_mode & S_IFMT) != S_IFDIR { return "cannot create \(path): \(dir) is not a directory" }
         if access(dir, W_OK | X_OK) != 0 {
             let e = errno
+            if e != EACCES && e != EROFS && e != EPERM { return "cannot create \(path): \(dir): \(String(cString: strerror(e))) (errno \(e))" }
             return "cannot create \(path): \(dir) is not writable by uid \(getuid()) (access: \(String(cString: strerror(e))), errno \(e))"
         }
         return nil

@@ -75,7 +75,9 @@ struct Kioskd: AsyncParsableCommand {
             if checkConfig || snapshot == nil {
                 // What the daemon needs at start (group, socket and state paths), checked without
                 // creating anything: a config the check accepts does not fail there.
-                try cfg.checkSystem()
+                for w in try cfg.checkSystem() {
+                    if checkConfig { FileHandle.standardError.write(Data("kioskd: warning: \(w)\n".utf8)) } else { logger.warning("\(w)") }
+                }
             }
             if checkConfig {
                 // Make the scenes to check their tables too (in memory: nothing is written).

@@ -296,6 +296,40 @@ struct ProcessTests {
         #expect(e2 == "kioskd: \(d)/kioskd.toml:7: key 'control.socket': cannot create \(d)/run/c.sock: \(d) is not writable by uid 65534 (access: Permission denied, errno 13)\n")
     }
 
+    /// A state directory the service user cannot write (a read-only root) is a warning, not a
+    /// config error: kioskd starts and says state is not saved. `state = "volatile"` never looks.
+    @Test(.enabled(if: getuid() == 0 && FileManager.default.isExecutableFile(atPath: "/usr/bin/setpriv")))
+    func unwritableStateDirIsAWarningForCheckConfig() throws {
+        let d = tempDir()
+        let open = "\(d)/open"
+        try FileManager.default.createDirectory(atPath: "\(d)/ro/state", withIntermediateDirectories: true)
+        try FileManager.default.createDirectory(atPath: open, withIntermediateDirectories: true)
+        chmod(d, 0o755)
+        chmod("\(d)/ro", 0o755)
+        chmod("\(d)/ro/state", 0o755)
+        chmod(open, 0o777)
+        func run(_ text: String) throws -> (Int32, String) {
+            let path = write(text, d)
+            chmod(path, 0o644)
+            return try runKioskd(["--reuid=65534", "--regid=65534", "--clear-groups", Binaries.kioskd, "--config", path, "--check-config"],
+                                 executable: "/usr/bin/setpriv")
+        }
+        let base = "[display]\nbackend = \"headless\"\n[scene.clock]\nkind = \"clock\"\n[control]\nsocket = \"\(open)/c.sock\"\n"
+        let (c1, e1) = try run("state_dir = \"\(d)/ro/state\"\n" + base)
+        #expect(c1 == 0, "\(e1)")
+        #expect(e1.hasPrefix("kioskd: warning: \(d)/kioskd.toml:1: key 'state_dir': \(d)/ro/state is not writable by uid 65534 (access: Permission denied, errno 13); kioskd will start, but will not save"), "\(e1)")
+        let (c2, e2) = try run("state_dir = \"\(d)/ro/state/sub\"\n" + base)
+        #expect(c2 == 0, "\(e2)")
+        #expect(e2.contains("warning: \(d)/kioskd.toml:1: key 'state_dir': cannot create \(d)/ro/state/sub: \(d)/ro/state is not writable by uid 65534"), "\(e2)")
+        // A path that can never be a directory stays an error; volatile state ignores the directory.
+        FileManager.default.createFile(atPath: "\(d)/plain", contents: Data())
+        let (c3, _) = try run("state_dir = \"\(d)/plain/state\"\n" + base)
+        #expect(c3 == 78)
+        let (c4, e4) = try run("state_dir = \"\(d)/plain/state\"\nstate = \"volatile\"\n" + base)
+        #expect(c4 == 0, "\(e4)")
+        #expect(!e4.contains("warning"), "\(e4)")
+    }
+
     @Test func killTestScript() throws {
         let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent().path
         let p = Process()
