@@ -210,10 +210,10 @@ def power_cut(s: Session) -> None:
         last_ack = acks[-1] if acks else v0
         cycles.append({"start": v0, "replayed": replayed, "acked": len(acks), "last_ack": last_ack, "cut": how})
         log(f"power cut {cycle}/{CYCLES} ({how}): started at {v0}, {len(acks)} acknowledged, last {last_ack}")
-        if s.failures:
-            break
         _boot_args(s, s.boots + 1)
         s.boot_again()
+        if s.failures:
+            break
     # The last boot: no cut; the value, then a clean stop, unmount and e2fsck.
     final, replayed = _boot_checks(s, s.boots, last_ack, "final")
     cycles.append({"start": final, "replayed": replayed})
