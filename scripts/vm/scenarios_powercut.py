@@ -38,9 +38,19 @@ EATMYDATA = os.environ.get("KIOSK_POWERCUT_EATMYDATA") == "1"
 IMAGE_MB = 64
 
 GUEST = r'''
+# Host answers on the second serial port, kept open for the whole script: the 8250 driver
+# clears its receive FIFO whenever the port is opened, so a line the host sends while it is
+# closed can be cut.
+exec 5</dev/ttyS1
+stty -F /dev/ttyS1 raw -echo
+# ask_host NAME [SECONDS]: marks NAME, then reads one host line into $HOST_REPLY (bounded).
+ask_host() {
+  mark "$1"; HOST_REPLY=""
+  if ! IFS= read -r -t "${2:-120}" HOST_REPLY <&5; then mark harness-error "no host reply after $1"; exit 1; fi
+  HOST_REPLY="${HOST_REPLY%$'\r'}"
+}
 KIOSKCTL="$(dirname "$KIOSKD")/kioskctl"
-mark which-mode
-wait_host 120            # "stream": increment until the power goes; "final": check and stop cleanly
+ask_host which-mode      # "stream": increment until the power goes; "final": check and stop cleanly
 set -- $HOST_REPLY
 MODE=${1:-} PRELOAD=""
 # Checking the check: with "eatmydata" every fsync of kioskd is a no-op, and cuts must lose values.
@@ -200,10 +210,10 @@ def power_cut(s: Session) -> None:
         last_ack = acks[-1] if acks else v0
         cycles.append({"start": v0, "replayed": replayed, "acked": len(acks), "last_ack": last_ack, "cut": how})
         log(f"power cut {cycle}/{CYCLES} ({how}): started at {v0}, {len(acks)} acknowledged, last {last_ack}")
-        if s.failures:
-            break
         _boot_args(s, s.boots + 1)
         s.boot_again()
+        if s.failures:
+            break
     # The last boot: no cut; the value, then a clean stop, unmount and e2fsck.
     final, replayed = _boot_checks(s, s.boots, last_ack, "final")
     cycles.append({"start": final, "replayed": replayed})
