@@ -18,7 +18,7 @@ the port returns only after QEMU has taken the data (TCG handles the queue notif
 writing vCPU), so the host knows every acknowledged value even after the cut. One increment at a
 time is in flight, so after a cut the counter is the last acknowledged value or one more.
 
-  KIOSK_POWERCUT_CYCLES=N   cuts (default 5, then one clean boot that checks and runs e2fsck)
+  KIOSK_POWERCUT_CYCLES=N   cuts (default 3, then one clean boot that checks and runs e2fsck)
   KIOSK_POWERCUT_SEED=N     the random cut moments of an earlier run again
   KIOSK_POWERCUT_EATMYDATA=1  kioskd's fsyncs made no-ops (Debian's eatmydata): the scenario
                             must then fail, showing that it catches a daemon that acknowledges
@@ -32,7 +32,7 @@ import time
 
 from vmharness import NO_TIMER_CHECK, Session, VMError, log, scenario
 
-CYCLES = int(os.environ.get("KIOSK_POWERCUT_CYCLES", "5"))
+CYCLES = int(os.environ.get("KIOSK_POWERCUT_CYCLES", "3"))
 CACHE = os.environ.get("KIOSK_POWERCUT_CACHE", "writeback")
 EATMYDATA = os.environ.get("KIOSK_POWERCUT_EATMYDATA") == "1"
 IMAGE_MB = 64
