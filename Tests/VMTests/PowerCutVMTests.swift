@@ -5,14 +5,14 @@ import Testing
 /// killed (SIGKILL or QMP quit) at random moments while increments are acknowledged, each
 /// acknowledged value logged to the host over a virtio-serial port; every following boot finds
 /// every acknowledged increment (scripts/vm/scenarios_powercut.py). KIOSK_VM_TESTS=1;
-/// KIOSK_POWERCUT_CYCLES sets the number of cuts (default 5).
+/// KIOSK_POWERCUT_CYCLES sets the number of cuts (default 3).
 @Suite(.enabled(if: ProcessInfo.processInfo.environment["KIOSK_VM_TESTS"] == "1"), .serialized)
 struct PowerCutVMTests {
     @Test func everyAcknowledgedIncrementSurvivesAPowerCut() throws {
         let r = try VMScenario.run("kioskd-power-cut", needsKioskd: true)
         VMScenario.expectPassed(r, "kioskd-power-cut")
         let res = r["results"] as? [String: Any] ?? [:]
-        let cuts = Int(ProcessInfo.processInfo.environment["KIOSK_POWERCUT_CYCLES"] ?? "") ?? 5
+        let cuts = Int(ProcessInfo.processInfo.environment["KIOSK_POWERCUT_CYCLES"] ?? "") ?? 3
         let boots = res["cycles"] as? [[String: Any]] ?? []
         #expect(boots.count == cuts + 1, "one boot per cut plus the final one: \(boots)")
         #expect(boots.first?["start"] as? Int == 0, "a fresh disk starts at 0")
