@@ -35,6 +35,7 @@ WORK = os.path.join(REPO, "vm", "work")
 GUEST_MODULES = [
     "virtio_pci", "9pnet_virtio", "9p", "drm", "drm_kms_helper", "bochs", "virtio-gpu",
     "evdev", "uinput", "virtio_input", "xhci-pci", "usbhid", "hid-generic",
+    "overlay",  # boot hooks that put a writable layer over the host root (systemd as PID 1)
 ]
 
 MARKER_RE = re.compile(r"@@KIOSK:([A-Za-z0-9_.-]+):(.*?)@@")
@@ -141,6 +142,10 @@ mkdir -p /host
 if ! mount -t 9p -o trans=virtio,version=9p2000.L,ro,cache=loose hostroot /host; then
   echo "@@KIOSK:harness-error:9p mount failed@@"; poweroff -f
 fi
+# A scenario's boot hook (busybox sh, sourced with the host root on /host) may take over here,
+# e.g. exec switch_root into an overlay of the host root with systemd as init.
+boot=$(sed -n 's/.*kiosk\.boot=\([^ ]*\).*/\1/p' /proc/cmdline)
+if [ -n "$boot" ]; then . "/host$boot"; fi
 mount --rbind /dev /host/dev
 mount -t proc proc /host/proc
 mount -t sysfs sys /host/sys
@@ -410,19 +415,26 @@ class Scenario:
     qemu_args: list[str] = field(default_factory=list)  # extra QEMU arguments (pointer devices, -rtc …)
     timeout: float = 180.0            # whole run, seconds
     description: str = ""
+    boot: str = ""                    # busybox sh hook sourced by the initramfs after the 9p mount (path in the checkout)
+    prelude: Optional[str] = None     # replaces GUEST_PRELUDE (e.g. when systemd runs the guest script)
 
 
 SCENARIOS: dict[str, Scenario] = {}
 
 
 def scenario(name: str, guest: str, display: str = "VGA", qemu_args: Optional[list[str]] = None,
-             timeout: float = 180.0, description: str = ""):
-    """Decorator registering a host-side check function with its guest script."""
+             timeout: float = 180.0, description: str = "", boot: str = "", prelude: Optional[str] = None):
+    """Decorator registering a host-side check function with its guest script.
+
+    `boot`: a busybox sh script (path relative to the checkout) the initramfs sources right after
+    mounting the host root on /host, before the usual chroot; it may `exec switch_root`.
+    `prelude`: guest-script prelude to use instead of GUEST_PRELUDE."""
     def wrap(fn: Callable[["Session"], None]):
         if name in SCENARIOS:
             raise VMError(f"scenario {name} registered twice")
         SCENARIOS[name] = Scenario(name, guest, fn, display, list(qemu_args or []), timeout,
-                                   description or (fn.__doc__ or "").strip().split("\n")[0])
+                                   description or (fn.__doc__ or "").strip().split("\n")[0],
+                                   os.path.join(REPO, boot) if boot else "", prelude)
         return fn
     return wrap
 
@@ -491,16 +503,19 @@ class Session:
         script = os.path.join(self.rundir, "guest.sh")
         with open(script, "w") as f:
             f.write(f"export REPO={_q(REPO)} KIOSKD={_q(self.kioskd)} KIOSK_VMTOOL={_q(self.vmtool)}\n")
-            f.write(GUEST_PRELUDE)
+            f.write(GUEST_PRELUDE if self.sc.prelude is None else self.sc.prelude)
             f.write("\n# --- scenario " + self.sc.name + " ---\n")
             f.write(self.sc.guest)
             f.write("\nmark scenario-done\n")
         for suffix in (".in", ".out"):
             os.mkfifo(self.ctl_path + suffix)
+        append = f"console=ttyS0 loglevel=4 panic=-1 kiosk.script={script} kiosk.repo={REPO}"
+        if self.sc.boot:
+            append += f" kiosk.boot={self.sc.boot}"
         args = ["qemu-system-x86_64", "-accel", "tcg", "-machine", "q35", "-m", "1024", "-smp", "2",
                 "-nodefaults", "-no-user-config", "-display", "none",
                 "-kernel", self.arts.vmlinux, "-initrd", self.arts.initramfs,
-                "-append", f"console=ttyS0 loglevel=4 panic=-1 kiosk.script={script} kiosk.repo={REPO}",
+                "-append", append,
                 "-virtfs", "local,path=/,mount_tag=hostroot,security_model=none,readonly=on,multidevs=remap",
                 "-serial", f"file:{self.console_path}",
                 "-chardev", f"pipe,id=ctl,path={self.ctl_path}", "-serial", "chardev:ctl",
