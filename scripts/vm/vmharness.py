@@ -417,24 +417,27 @@ class Scenario:
     description: str = ""
     boot: str = ""                    # busybox sh hook sourced by the initramfs after the 9p mount (path in the checkout)
     prelude: Optional[str] = None     # replaces GUEST_PRELUDE (e.g. when systemd runs the guest script)
+    ready_timeout: float = 60.0       # bound for the prelude's udev-ready marker after /init (a systemd boot needs more)
 
 
 SCENARIOS: dict[str, Scenario] = {}
 
 
 def scenario(name: str, guest: str, display: str = "VGA", qemu_args: Optional[list[str]] = None,
-             timeout: float = 180.0, description: str = "", boot: str = "", prelude: Optional[str] = None):
+             timeout: float = 180.0, description: str = "", boot: str = "", prelude: Optional[str] = None,
+             ready_timeout: float = 60.0):
     """Decorator registering a host-side check function with its guest script.
 
     `boot`: a busybox sh script (path relative to the checkout) the initramfs sources right after
     mounting the host root on /host, before the usual chroot; it may `exec switch_root`.
-    `prelude`: guest-script prelude to use instead of GUEST_PRELUDE."""
+    `prelude`: guest-script prelude to use instead of GUEST_PRELUDE.
+    `ready_timeout`: how long to wait for the prelude's udev-ready marker."""
     def wrap(fn: Callable[["Session"], None]):
         if name in SCENARIOS:
             raise VMError(f"scenario {name} registered twice")
         SCENARIOS[name] = Scenario(name, guest, fn, display, list(qemu_args or []), timeout,
                                    description or (fn.__doc__ or "").strip().split("\n")[0],
-                                   os.path.join(REPO, boot) if boot else "", prelude)
+                                   os.path.join(REPO, boot) if boot else "", prelude, ready_timeout)
         return fn
     return wrap
 
@@ -687,7 +690,7 @@ def run_scenario(sc: Scenario, kioskd: str, vmtool: str, keep: bool = False) -> 
         s.start()
         s.wait_marker("init", timeout=60)
         s.result("boot_s", round(time.monotonic() - s.t_start, 2))
-        udev = s.wait_marker("udev-ready", timeout=60).split()
+        udev = s.wait_marker("udev-ready", timeout=sc.ready_timeout).split()
         if len(udev) == 2:
             s.result("udev_s", round(float(udev[1]) - float(udev[0]), 2))
         sc.check(s)
