@@ -37,6 +37,7 @@ GUEST_MODULES = [
     "evdev", "uinput", "virtio_input", "xhci-pci", "usbhid", "hid-generic",
     # A state disk (virtio-blk, ext4; crc32c for metadata checksums) and virtio-serial ports.
     "virtio_blk", "ext4", "crc32c_generic", "virtio_console",
+    "overlay",  # boot hooks that put a writable layer over the host root (systemd as PID 1)
 ]
 
 # On a heavily loaded host the emulated guest can miss the kernel's IO-APIC timer check and
@@ -147,6 +148,10 @@ mkdir -p /host
 if ! mount -t 9p -o trans=virtio,version=9p2000.L,ro,cache=loose hostroot /host; then
   echo "@@KIOSK:harness-error:9p mount failed@@"; poweroff -f
 fi
+# A scenario's boot hook (busybox sh, sourced with the host root on /host) may take over here,
+# e.g. exec switch_root into an overlay of the host root with systemd as init.
+boot=$(sed -n 's/.*kiosk\.boot=\([^ ]*\).*/\1/p' /proc/cmdline)
+if [ -n "$boot" ]; then . "/host$boot"; fi
 mount --rbind /dev /host/dev
 mount -t proc proc /host/proc
 mount -t sysfs sys /host/sys
@@ -419,6 +424,9 @@ class Scenario:
     setup: Optional[Callable[["Session"], None]] = None  # runs on the host before the first boot
     kernel_args: str = ""             # added to the kernel command line (e.g. "no_timer_check")
     udev: bool = True                 # False: the guest starts no udevd (faster boots; no libinput)
+    boot: str = ""                    # busybox sh hook sourced by the initramfs after the 9p mount (path in the checkout)
+    prelude: Optional[str] = None     # replaces GUEST_PRELUDE (e.g. when systemd runs the guest script)
+    ready_timeout: float = 60.0       # bound for the prelude's udev-ready marker after /init (a systemd boot needs more)
 
 
 SCENARIOS: dict[str, Scenario] = {}
@@ -427,16 +435,22 @@ SCENARIOS: dict[str, Scenario] = {}
 def scenario(name: str, guest: str, display: str = "VGA", qemu_args: Optional[list[str]] = None,
              timeout: float = 180.0, description: str = "",
              setup: Optional[Callable[["Session"], None]] = None, kernel_args: str = "",
-             udev: bool = True):
+             udev: bool = True, boot: str = "", prelude: Optional[str] = None,
+             ready_timeout: float = 60.0):
     """Decorator registering a host-side check function with its guest script.
 
     `setup(session)` runs on the host before QEMU first starts (e.g. to make a disk image in
-    `session.rundir` and add it with `session.extra_qemu_args`)."""
+    `session.rundir` and add it with `session.extra_qemu_args`).
+    `boot`: a busybox sh script (path relative to the checkout) the initramfs sources right after
+    mounting the host root on /host, before the usual chroot; it may `exec switch_root`.
+    `prelude`: guest-script prelude to use instead of GUEST_PRELUDE.
+    `ready_timeout`: how long to wait for the prelude's udev-ready marker."""
     def wrap(fn: Callable[["Session"], None]):
         if name in SCENARIOS:
             raise VMError(f"scenario {name} registered twice")
         SCENARIOS[name] = Scenario(name, guest, fn, display, list(qemu_args or []), timeout,
-                                   description or (fn.__doc__ or "").strip().split("\n")[0], setup, kernel_args, udev)
+                                   description or (fn.__doc__ or "").strip().split("\n")[0], setup, kernel_args, udev,
+                                   os.path.join(REPO, boot) if boot else "", prelude, ready_timeout)
         return fn
     return wrap
 
@@ -523,16 +537,22 @@ class Session:
         script = os.path.join(self.rundir, "guest.sh")
         with open(script, "w") as f:
             f.write(f"export REPO={_q(REPO)} KIOSKD={_q(self.kioskd)} KIOSK_VMTOOL={_q(self.vmtool)}\n")
-            f.write(GUEST_PRELUDE if self.sc.udev else _without_udev(GUEST_PRELUDE))
+            if self.sc.prelude is not None:
+                f.write(self.sc.prelude)
+            else:
+                f.write(GUEST_PRELUDE if self.sc.udev else _without_udev(GUEST_PRELUDE))
             f.write("\n# --- scenario " + self.sc.name + " ---\n")
             f.write(self.sc.guest)
             f.write("\nmark scenario-done\n")
         for suffix in (".in", ".out"):
             os.mkfifo(self.ctl_path + suffix)
+        append = f"console=ttyS0 loglevel=4 panic=-1 kiosk.script={script} kiosk.repo={REPO}"
+        if self.sc.boot:
+            append += f" kiosk.boot={self.sc.boot}"
         args = ["qemu-system-x86_64", "-accel", "tcg", "-machine", "q35", "-m", "1024", "-smp", "2",
                 "-nodefaults", "-no-user-config", "-display", "none",
                 "-kernel", self.arts.vmlinux, "-initrd", self.arts.initramfs,
-                "-append", f"console=ttyS0 loglevel=4 panic=-1 kiosk.script={script} kiosk.repo={REPO}",
+                "-append", append,
                 "-virtfs", "local,path=/,mount_tag=hostroot,security_model=none,readonly=on,multidevs=remap",
                 "-serial", f"file:{self.console_path}",
                 "-chardev", f"pipe,id=ctl,path={self.ctl_path}", "-serial", "chardev:ctl",
@@ -743,7 +763,7 @@ def run_scenario(sc: Scenario, kioskd: str, vmtool: str, keep: bool = False) -> 
         s.start()
         s.wait_marker("init", timeout=180)
         s.result("boot_s", round(time.monotonic() - s.t_start, 2))
-        udev = s.wait_marker("udev-ready", timeout=60).split()
+        udev = s.wait_marker("udev-ready", timeout=sc.ready_timeout).split()
         if len(udev) == 2:
             s.result("udev_s", round(float(udev[1]) - float(udev[0]), 2))
         sc.check(s)
