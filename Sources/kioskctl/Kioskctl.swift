@@ -138,12 +138,31 @@ struct Screenshot: ParsableCommand {
             FileHandle.standardError.write(Data("kioskctl: \(msg) (HTTP \(r.status))\n".utf8))
             throw ExitCode(1)
         }
-        do { try Data(r.body).write(to: URL(fileURLWithPath: file)) } catch {
-            let e = ((error as NSError).userInfo[NSUnderlyingErrorKey] as? NSError).map { " (errno \($0.code))" } ?? ""
-            FileHandle.standardError.write(Data("kioskctl: cannot write \(file): \((error as NSError).localizedDescription)\(e)\n".utf8))
+        if let failure = Self.write(r.body, to: file) {
+            FileHandle.standardError.write(Data("kioskctl: cannot write \(file): \(failure)\n".utf8))
             throw ExitCode(1)
         }
         print("wrote \(file) (\(r.body.count) bytes)")
+    }
+
+    /// Writes `bytes` to `path` (created or truncated, mode 0644); nil, or the failed call and errno.
+    static func write(_ bytes: [UInt8], to path: String) -> String? {
+        func failure(_ call: String) -> String { "\(call): \(String(cString: strerror(errno))) (errno \(errno))" }
+        let fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
+        guard fd >= 0 else { return failure("open") }
+        var done = 0
+        while done < bytes.count {
+            let n = bytes.withUnsafeBytes { Glibc.write(fd, $0.baseAddress! + done, $0.count - done) }
+            if n < 0 {
+                if errno == EINTR { continue }
+                let f = failure("write")
+                close(fd)
+                return f
+            }
+            done += n
+        }
+        if close(fd) != 0 { return failure("close") }
+        return nil
     }
 }
 
