@@ -1,5 +1,6 @@
 import Foundation
 import KioskCore
+import KioskScenes
 
 /// A request to the daemon, checked: every field present and of the right type.
 public enum ControlCommand: Sendable, Equatable {
@@ -8,9 +9,10 @@ public enum ControlCommand: Sendable, Equatable {
     case scene(name: String)
     case theme(name: String)
     case counter(name: String, op: CounterOp, value: Int?)
-    case paint(op: PaintOp, path: String?)
-    /// Writes a PNG to `path` on the daemon's side, or (nil) returns it in the answer.
-    case screenshot(path: String?)
+    /// `name`: with save, the painting's file name in the paintings folder (nil: kioskd picks one).
+    case paint(op: PaintOp, name: String?)
+    /// Answers what the screen shows as PNG bytes; the client writes the file.
+    case screenshot
     case blank(on: Bool)
     case reload
 
@@ -139,13 +141,21 @@ public enum ControlRouter {
                 throw ControlRequestError(404, "unknown paint operation '\(parts[1])'; operations: clear, undo, redo, save")
             }
             let o = try object(body, allowEmpty: true)
-            var path: String?
-            if op == .save { path = try optionalPath(o, "path") }
-            return .paint(op: op, path: path)
+            var name: String?
+            if op == .save {
+                if o["path"] != nil {
+                    throw ControlRequestError(400, "field 'path' is not accepted: paintings are saved in kioskd's paintings folder; give a file name with 'name' (or none)", field: "path")
+                }
+                name = try optionalFileName(o, "name")
+            }
+            return .paint(op: op, name: name)
         case "screenshot":
             try exact(1); try requireMethod("POST")
             let o = try object(body, allowEmpty: true)
-            return .screenshot(path: try optionalPath(o, "path"))
+            if o["path"] != nil {
+                throw ControlRequestError(400, "field 'path' is not accepted: kioskd writes no screenshot file; the answer is the PNG and the client writes it (kioskctl screenshot FILE.png)", field: "path")
+            }
+            return .screenshot
         case "blank":
             try exact(1); try requireMethod("POST")
             let o = try object(body)
@@ -199,16 +209,14 @@ public enum ControlRouter {
         return s
     }
 
-    static func optionalPath(_ o: [String: Any], _ field: String) throws -> String? {
+    /// A painting's file name (validated like `PaintScene.validateFileName`), or nil.
+    static func optionalFileName(_ o: [String: Any], _ field: String) throws -> String? {
         guard let v = o[field], !(v is NSNull) else { return nil }
         guard let s = v as? String else {
-            throw ControlRequestError(400, "field '\(field)' must be a string (an absolute path), got \(describe(v))", field: field)
+            throw ControlRequestError(400, "field '\(field)' must be a string (a file name such as drawing-1.png), got \(describe(v))", field: field)
         }
-        guard s.hasPrefix("/") else {
-            throw ControlRequestError(400, "field '\(field)' must be an absolute path, got \"\(s)\"", field: field)
-        }
-        guard s.hasSuffix(".png") else {
-            throw ControlRequestError(400, "field '\(field)' must name a .png file, got \"\(s)\"", field: field)
+        do { try PaintScene.validateFileName(s) } catch let e as KioskError {
+            throw ControlRequestError(400, "field '\(field)': \(e.message)", field: field)
         }
         return s
     }

@@ -264,7 +264,7 @@ public final class Daemon: @unchecked Sendable {
                 }
                 manager.sceneDidChange()
                 return .ok(["counter": name, "value": (try? c.value(of: name)) ?? 0])
-            case .paint(let op, let path):
+            case .paint(let op, let name):
                 guard let p = manager.scene(as: PaintControl.self).first else {
                     return .error(404, "no paint scene is configured (scenes: \(manager.scenes.map(\.name).joined(separator: ", ")))")
                 }
@@ -274,24 +274,19 @@ public final class Daemon: @unchecked Sendable {
                 case .undo: extra["changed"] = p.undo()
                 case .redo: extra["changed"] = p.redo()
                 case .save:
-                    do { extra["path"] = try p.save(to: path) } catch { return .from(error, field: "path") }
+                    do { extra["path"] = try p.save(name: name) } catch let e as KioskError where e.errno == EEXIST {
+                        return .error(409, e.message, field: "name")
+                    } catch {
+                        logger.error("cannot save the painting", metadata: ["error": "\(error)"])
+                        return .from(error, field: "name")
+                    }
                 }
                 extra["strokes"] = p.strokeCount
                 manager.sceneDidChange()
                 return .ok(extra)
-            case .screenshot(let path):
+            case .screenshot:
                 manager.renderIfPossible()
-                if let path {
-                    do { try manager.screenshot(to: path) } catch { return .from(error, field: "path") }
-                    return .ok(["path": path])
-                }
-                let tmp = "\(NSTemporaryDirectory())/kioskd-screenshot-\(getpid())-\(nowNanos()).png"
-                defer { unlink(tmp) }
-                try manager.screenshot(to: tmp)
-                guard let data = FileManager.default.contents(atPath: tmp) else {
-                    return .error(500, "cannot read back the screenshot \(tmp)")
-                }
-                return ControlResponse(status: 200, contentType: "image/png", body: [UInt8](data))
+                return ControlResponse(status: 200, contentType: "image/png", body: try manager.screenshotPNG())
             case .blank(let on):
                 blanking.setManual(on)
                 return .ok(["blanked": display.isBlanked])

@@ -98,6 +98,25 @@ public final class Canvas {
         }
     }
 
+    /// Encodes the canvas as PNG in memory (cairo_surface_write_to_png_stream).
+    public func pngData() throws -> [UInt8] {
+        final class Sink { var bytes: [UInt8] = [] }
+        let sink = Sink()
+        cairo_surface_flush(surface)
+        let st = withExtendedLifetime(sink) {
+            cairo_surface_write_to_png_stream(surface, { closure, data, length in
+                guard let closure, let data else { return CAIRO_STATUS_WRITE_ERROR }
+                let sink = Unmanaged<Sink>.fromOpaque(closure).takeUnretainedValue()
+                sink.bytes.append(contentsOf: UnsafeBufferPointer(start: data, count: Int(length)))
+                return CAIRO_STATUS_SUCCESS
+            }, Unmanaged.passUnretained(sink).toOpaque())
+        }
+        guard st == CAIRO_STATUS_SUCCESS else {
+            throw KioskError(.render, "cannot encode a \(size) image as PNG: \(String(cString: cairo_status_to_string(st)))")
+        }
+        return sink.bytes
+    }
+
     // MARK: state
 
     /// Runs `body` with the drawing state saved and restored (cairo_save / cairo_restore).

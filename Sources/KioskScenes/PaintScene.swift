@@ -272,7 +272,7 @@ public final class PaintScene: Scene, PaintControl, PaintingObserver, ColorModel
         case .redo: redo()
         case .clear: clear()
         case .save:
-            do { _ = try save(to: nil) } catch { logger.error("cannot save the painting", metadata: ["error": "\(error)"]) }
+            do { _ = try save(name: nil) } catch { logger.error("cannot save the painting", metadata: ["error": "\(error)"]) }
         case .picker:
             setPicker(open: !pickerOpen)
         }
@@ -309,7 +309,7 @@ public final class PaintScene: Scene, PaintControl, PaintingObserver, ColorModel
     /// Saves (when configured) and clears for the next visitor: painting, picker, colour and width.
     private func idleReset() {
         if settings.idleSave && !painting.strokes.isEmpty {
-            do { _ = try save(to: nil) } catch { logger.error("idle reset: cannot save the painting", metadata: ["error": "\(error)"]) }
+            do { _ = try save(name: nil) } catch { logger.error("idle reset: cannot save the painting", metadata: ["error": "\(error)"]) }
         }
         logger.info("idle reset", metadata: ["strokes": "\(painting.strokes.count)"])
         painting.clear()
@@ -327,20 +327,55 @@ public final class PaintScene: Scene, PaintControl, PaintingObserver, ColorModel
     @discardableResult public func undo() -> Bool { painting.undo() }
     @discardableResult public func redo() -> Bool { painting.redo() }
 
-    /// Writes the paint area (finished and unfinished strokes, without the toolbar) as PNG
-    /// (cairo_surface_write_to_png). Without a path: `painting-YYYYMMDD-HHMMSS.png` (local time)
-    /// in the save directory, which is created when missing. Errors name the path.
-    public func save(to path: String?) throws -> String {
+    /// Writes the paint area (finished and unfinished strokes, without the toolbar) as PNG into
+    /// the save directory (created when missing), never anywhere else and never over an existing
+    /// file. Without a name: `painting-YYYYMMDD-HHMMSS[-N].png` (local time); a given name must be
+    /// a plain file name (see `validateFileName`). The PNG is encoded in memory, then written and
+    /// fsync'ed to a new file (O_CREAT|O_EXCL|O_NOFOLLOW, mode 0640) that is removed again if
+    /// writing fails. Errors name the path, the call and errno.
+    public func save(name: String?) throws -> String {
+        if let name { try Self.validateFileName(name) }
+        try Self.makeDirectory(dataDirectory)
+        let png = try renderPainting().pngData()
+        let base = dataDirectory.hasSuffix("/") ? dataDirectory : dataDirectory + "/"
         let target: String
-        if let path { target = path } else {
-            try Self.makeDirectory(dataDirectory)
-            target = uniquePath(in: dataDirectory)
+        if let name {
+            target = base + name
+            try ExclusiveFile.write(png, to: target)
+        } else {
+            let stamp = timeStamp()
+            var n = 1
+            while true {
+                let candidate = base + (n == 1 ? "painting-\(stamp).png" : "painting-\(stamp)-\(n).png")
+                do {
+                    try ExclusiveFile.write(png, to: candidate)
+                    target = candidate
+                    break
+                } catch let e as KioskError where e.errno == EEXIST && n < 1000 {
+                    n += 1
+                }
+            }
         }
-        let image = try renderPainting()
-        try image.writePNG(to: target)
         savedPaths.append(target)
         logger.info("painting saved", metadata: ["path": "\(target)", "strokes": "\(painting.strokes.count)"])
         return target
+    }
+
+    /// The longest file name `save(name:)` takes, in bytes.
+    public static let maxFileNameBytes = 100
+
+    /// A file name for a saved painting: letters, digits, '.', '_' and '-', not starting with a
+    /// dot, ending in ".png", at most `maxFileNameBytes` bytes.
+    public static func validateFileName(_ name: String) throws {
+        func refuse(_ why: String) -> KioskError {
+            KioskError(.control, "painting name \"\(name)\" \(why); expected a file name such as drawing-1.png (letters, digits, '.', '_', '-'; ending in .png; at most \(maxFileNameBytes) bytes)")
+        }
+        guard name.utf8.count <= maxFileNameBytes else { throw refuse("is \(name.utf8.count) bytes long") }
+        guard name.utf8.allSatisfy({ ($0 >= 0x30 && $0 <= 0x39) || ($0 >= 0x41 && $0 <= 0x5A) || ($0 >= 0x61 && $0 <= 0x7A) || $0 == 0x2E || $0 == 0x5F || $0 == 0x2D }) else {
+            throw refuse(name.contains("/") ? "contains '/': paintings are saved in the paintings folder only" : "contains a character other than letters, digits, '.', '_' and '-'")
+        }
+        guard !name.hasPrefix(".") else { throw refuse("starts with a dot") }
+        guard name.hasSuffix(".png"), name.count > 4 else { throw refuse("does not end in .png") }
     }
 
     /// Creates a directory and its missing parents (mkdir, mode 0755); errors name the directory and errno.
@@ -359,22 +394,14 @@ public final class PaintScene: Scene, PaintControl, PaintingObserver, ColorModel
         }
     }
 
-    private func uniquePath(in dir: String) -> String {
+    private func timeStamp() -> String {
         let ns = lastNow?.realtimeNs ?? SystemTimeSource().now().realtimeNs
         var t = time_t(ns / 1_000_000_000)
         var tmv = tm()
         localtime_r(&t, &tmv)
         var buf = [CChar](repeating: 0, count: 32)
         strftime(&buf, buf.count, "%Y%m%d-%H%M%S", &tmv)
-        let stamp = String(cString: buf)
-        let base = dir.hasSuffix("/") ? dir : dir + "/"
-        var candidate = "\(base)painting-\(stamp).png"
-        var n = 2
-        while FileManager.default.fileExists(atPath: candidate) {
-            candidate = "\(base)painting-\(stamp)-\(n).png"
-            n += 1
-        }
-        return candidate
+        return String(cString: buf)
     }
 
     /// The painting as an image of the paint area's size.
@@ -603,5 +630,45 @@ public final class PaintScene: Scene, PaintControl, PaintingObserver, ColorModel
         out[.save] = PaintToolLook(tool: .save)
         out[.picker] = PaintToolLook(tool: .picker, selected: pickerOpen, color: color)
         return out
+    }
+}
+
+/// Writes a new file in one go: created exclusively (never over an existing file, never through a
+/// symlink), written, fsync'ed, closed; removed again when any step fails.
+enum ExclusiveFile {
+    /// Test seam: called before each write with the path; an errno makes that write fail.
+    nonisolated(unsafe) static var writeFault: ((String) -> Int32?)?
+
+    static func write(_ bytes: [UInt8], to path: String, mode: mode_t = 0o640) throws {
+        func failure(_ call: String, _ e: Int32) -> KioskError {
+            KioskError(.system, "cannot write \(path): \(call): \(String(cString: strerror(e))) (errno \(e))", errno: e)
+        }
+        var fd: Int32
+        repeat { fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, mode) } while fd < 0 && errno == EINTR
+        guard fd >= 0 else {
+            let e = errno
+            if e == EEXIST {
+                throw KioskError(.system, "cannot write \(path): a file of that name already exists (errno \(e)); paintings are never overwritten", errno: e)
+            }
+            throw failure("open", e)
+        }
+        var done = 0
+        var err: KioskError?
+        while done < bytes.count {
+            if let e = writeFault?(path) { err = failure("write", e); break }
+            let n = bytes.withUnsafeBytes { Glibc.write(fd, $0.baseAddress! + done, $0.count - done) }
+            if n < 0 {
+                if errno == EINTR { continue }
+                err = failure("write", errno)
+                break
+            }
+            done += n
+        }
+        if err == nil && fsync(fd) != 0 { err = failure("fsync", errno) }
+        if close(fd) != 0 && err == nil && errno != EINTR { err = failure("close", errno) }
+        if let err {
+            unlink(path)
+            throw err
+        }
     }
 }

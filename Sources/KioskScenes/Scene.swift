@@ -63,8 +63,9 @@ public protocol PaintControl: AnyObject {
     /// False when there was nothing to undo.
     @discardableResult func undo() -> Bool
     @discardableResult func redo() -> Bool
-    /// Writes the painting as PNG; returns the path written.
-    func save(to path: String?) throws -> String
+    /// Writes the painting as a new PNG file in the paintings folder (a chosen name or
+    /// `painting-YYYYMMDD-HHMMSS[-N].png`); returns the path written.
+    func save(name: String?) throws -> String
     var strokeCount: Int { get }
 }
 

@@ -443,6 +443,12 @@ public final class SceneManager {
         try canvas.writePNG(to: path)
     }
 
+    /// What the viewer sees (the logical frame) as PNG bytes.
+    public func screenshotPNG() throws -> [UInt8] {
+        guard let canvas else { throw KioskError.display("no frame to capture: no display is connected") }
+        return try canvas.pngData()
+    }
+
     // MARK: time
 
     /// Arms one timer for the scene's next deadline (replacing the previous one), or none.

@@ -102,18 +102,18 @@ struct CounterCmd: ParsableCommand {
 }
 
 struct PaintCmd: ParsableCommand {
-    static let configuration = CommandConfiguration(commandName: "paint", abstract: "clear, undo, redo, or save [path] the painting.")
+    static let configuration = CommandConfiguration(commandName: "paint", abstract: "clear, undo, redo, or save [NAME] the painting.")
     @OptionGroup var c: Connection
     @Argument(help: "clear, undo, redo or save.") var operation: String
-    @Argument(help: "With save: an absolute .png path on the kiosk (default: the state directory).") var path: String?
+    @Argument(help: ArgumentHelp("With save: the file name in kioskd's paintings folder, such as drawing-1.png (default: painting-YYYYMMDD-HHMMSS.png). An existing file is never overwritten.", valueName: "name")) var name: String?
     func validate() throws {
         guard ["clear", "undo", "redo", "save"].contains(operation) else {
             throw ValidationError("operation must be clear, undo, redo or save; got '\(operation)'")
         }
-        if path != nil && operation != "save" { throw ValidationError("only 'save' takes a path") }
+        if name != nil && operation != "save" { throw ValidationError("only 'save' takes a name") }
     }
     func run() throws {
-        try c.call(.POST, "/paint/\(operation)", path.map { ["path": $0] }) { o in
+        try c.call(.POST, "/paint/\(operation)", name.map { ["name": $0] }) { o in
             var s = "\(operation): \(o["strokes"] ?? 0) strokes"
             if let p = o["path"] { s += ", saved \(p)" }
             if let ch = o["changed"] as? Bool, !ch { s += " (nothing to \(operation))" }
@@ -138,11 +138,31 @@ struct Screenshot: ParsableCommand {
             FileHandle.standardError.write(Data("kioskctl: \(msg) (HTTP \(r.status))\n".utf8))
             throw ExitCode(1)
         }
-        guard FileManager.default.createFile(atPath: file, contents: Data(r.body)) else {
-            FileHandle.standardError.write(Data("kioskctl: cannot write \(file)\n".utf8))
+        if let failure = Self.write(r.body, to: file) {
+            FileHandle.standardError.write(Data("kioskctl: cannot write \(file): \(failure)\n".utf8))
             throw ExitCode(1)
         }
         print("wrote \(file) (\(r.body.count) bytes)")
+    }
+
+    /// Writes `bytes` to `path` (created or truncated, mode 0644); nil, or the failed call and errno.
+    static func write(_ bytes: [UInt8], to path: String) -> String? {
+        func failure(_ call: String) -> String { "\(call): \(String(cString: strerror(errno))) (errno \(errno))" }
+        let fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
+        guard fd >= 0 else { return failure("open") }
+        var done = 0
+        while done < bytes.count {
+            let n = bytes.withUnsafeBytes { Glibc.write(fd, $0.baseAddress! + done, $0.count - done) }
+            if n < 0 {
+                if errno == EINTR { continue }
+                let f = failure("write")
+                close(fd)
+                return f
+            }
+            done += n
+        }
+        if close(fd) != 0 { return failure("close") }
+        return nil
     }
 }
 

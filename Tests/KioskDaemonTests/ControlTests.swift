@@ -17,9 +17,9 @@ import Testing
         #expect(try ControlRouter.parse(method: "POST", uri: "/scene", body: Array(#"{"name":"clock"}"#.utf8)) == .scene(name: "clock"))
         #expect(try ControlRouter.parse(method: "POST", uri: "/counter/HOME/set", body: Array(#"{"value":12}"#.utf8)) == .counter(name: "HOME", op: .set, value: 12))
         #expect(try ControlRouter.parse(method: "POST", uri: "/counter/HOME/inc", body: []) == .counter(name: "HOME", op: .inc, value: nil))
-        #expect(try ControlRouter.parse(method: "POST", uri: "/paint/save", body: Array(#"{"path":"/tmp/a.png"}"#.utf8)) == .paint(op: .save, path: "/tmp/a.png"))
+        #expect(try ControlRouter.parse(method: "POST", uri: "/paint/save", body: Array(#"{"name":"a.png"}"#.utf8)) == .paint(op: .save, name: "a.png"))
         #expect(try ControlRouter.parse(method: "POST", uri: "/blank", body: Array(#"{"on":false}"#.utf8)) == .blank(on: false))
-        #expect(try ControlRouter.parse(method: "POST", uri: "/screenshot", body: []) == .screenshot(path: nil))
+        #expect(try ControlRouter.parse(method: "POST", uri: "/screenshot", body: []) == .screenshot)
     }
 
     @Test func badRequestsNameTheField() {
@@ -35,7 +35,7 @@ import Testing
         #expect(refuse("POST", "/counter/HOME/set", "{}") == ControlRequestError(400, "missing field 'value' (an integer)", field: "value"))
         #expect(refuse("POST", "/counter/HOME/explode")?.status == 404)
         #expect(refuse("POST", "/blank", #"{"on":"yes"}"#) == ControlRequestError(400, "field 'on' must be true or false, got a string (\"yes\")", field: "on"))
-        #expect(refuse("POST", "/paint/save", #"{"path":"rel.png"}"#) == ControlRequestError(400, "field 'path' must be an absolute path, got \"rel.png\"", field: "path"))
+        #expect(refuse("POST", "/paint/save", #"{"name":"../rel.png"}"#)?.field == "name")
         #expect(refuse("POST", "/screenshot", #"{"path":"/tmp/x.jpg"}"#)?.field == "path")
         #expect(refuse("GET", "/nowhere")?.status == 404)
         #expect(refuse("DELETE", "/status") == ControlRequestError(405, "method DELETE not allowed on /status; use GET"))
@@ -94,12 +94,12 @@ func makeDaemon(_ dir: String, extra: String = "") throws -> Daemon {
         #expect(daemon.handle(.theme(name: "high-contrast")).status == 200)
         #expect(daemon.manager.theme == .highContrast)
         #expect(daemon.handle(.theme(name: "nope")).status == 404)
-        #expect(daemon.handle(.paint(op: .clear, path: nil)).status == 404)
+        #expect(daemon.handle(.paint(op: .clear, name: nil)).status == 404)
         let blank = daemon.handle(.blank(on: true))
         #expect(blank.jsonObject?["blanked"] as? Bool == true)
         #expect(daemon.display.isBlanked)
         _ = daemon.handle(.blank(on: false))
-        let shot = daemon.handle(.screenshot(path: nil))
+        let shot = daemon.handle(.screenshot)
         #expect(shot.contentType == "image/png")
         #expect(Array(shot.body.prefix(4)) == [0x89, 0x50, 0x4E, 0x47])
         let status = daemon.status()
@@ -298,17 +298,17 @@ func makeDaemon(_ dir: String, extra: String = "") throws -> Daemon {
         for e in TouchScript.strokes([ScriptedInput.line(from: Point(x: 0.2, y: 0.2), to: Point(x: 0.6, y: 0.4))]) {
             daemon.manager.input(e)
         }
-        #expect(daemon.handle(.paint(op: .undo, path: nil)).jsonObject?["strokes"] as? Int == 0)
-        let redo = daemon.handle(.paint(op: .redo, path: nil)).jsonObject
+        #expect(daemon.handle(.paint(op: .undo, name: nil)).jsonObject?["strokes"] as? Int == 0)
+        let redo = daemon.handle(.paint(op: .redo, name: nil)).jsonObject
         #expect(redo?["strokes"] as? Int == 1)
         #expect(redo?["changed"] as? Bool == true)
-        let file = "\(d)/saved.png"
-        let saved = daemon.handle(.paint(op: .save, path: file))
+        let file = "\(d)/state/paintings/saved.png"
+        let saved = daemon.handle(.paint(op: .save, name: "saved.png"))
         #expect(saved.status == 200, "\(String(decoding: saved.body, as: UTF8.self))")
         let png = FileManager.default.contents(atPath: file).map { [UInt8]($0.prefix(4)) }
         #expect(png == [0x89, 0x50, 0x4E, 0x47])
-        #expect(daemon.handle(.paint(op: .clear, path: nil)).jsonObject?["strokes"] as? Int == 0)
-        let nothing = daemon.handle(.paint(op: .undo, path: nil)).jsonObject
+        #expect(daemon.handle(.paint(op: .clear, name: nil)).jsonObject?["strokes"] as? Int == 0)
+        let nothing = daemon.handle(.paint(op: .undo, name: nil)).jsonObject
         #expect(nothing?["changed"] as? Bool != nil)
         // Counters are not there: a clear 404 naming what exists.
         let c = daemon.handle(.counter(name: "HOME", op: .inc, value: nil))

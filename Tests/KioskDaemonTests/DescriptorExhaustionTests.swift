@@ -8,7 +8,7 @@ import Testing
 /// Runs the real kioskd under `prlimit`; enabled by KIOSK_SLOW_TESTS=1 like `ProcessTests`.
 @Suite(.serialized, .enabled(if: slowTests, "set KIOSK_SLOW_TESTS=1 to run the kioskd process tests"))
 struct DescriptorExhaustionTests {
-    func config(_ dir: String) -> String {
+    func config(_ dir: String, rotateSeconds: Int = 0) -> String {
         """
         state_dir = "\(dir)/state"
         [display]
@@ -16,6 +16,7 @@ struct DescriptorExhaustionTests {
         headless_size = "160x90"
         [scenes]
         order = ["score", "clock"]
+        rotate_seconds = \(rotateSeconds)
         [scene.score]
         kind = "counter"
         [[scene.score.counter]]
@@ -27,8 +28,8 @@ struct DescriptorExhaustionTests {
         """
     }
 
-    func start(_ dir: String, nofile: String) throws -> Child {
-        let path = write(config(dir), dir)
+    func start(_ dir: String, nofile: String, rotateSeconds: Int = 0) throws -> Child {
+        let path = write(config(dir, rotateSeconds: rotateSeconds), dir)
         let child = try Child("/usr/bin/prlimit", ["--nofile=\(nofile)", Binaries.kioskd, "--config", path, "--log-level", "debug"],
                               log: "\(dir)/log")
         for _ in 0..<1200 {
@@ -65,35 +66,19 @@ struct DescriptorExhaustionTests {
         return fd
     }
 
-    /// Sends one request on `fd` (non-blocking) and returns the answer's status line (within 5 s).
-    func request(_ fd: Int32, _ method: String, _ path: String, body: String) -> String {
-        let text = "\(method) \(path) HTTP/1.1\r\nHost: kioskd\r\nContent-Type: application/json\r\nContent-Length: \(body.utf8.count)\r\n\r\n\(body)"
-        let bytes = Array(text.utf8)
-        guard bytes.withUnsafeBytes({ write(fd, $0.baseAddress, $0.count) }) == bytes.count else { return "write failed: errno \(errno)" }
-        var answer: [UInt8] = []
-        let end = Date().addingTimeInterval(5)
-        while Date() < end && !answer.contains(13) {
-            var buf = [UInt8](repeating: 0, count: 4096)
-            let n = read(fd, &buf, buf.count)
-            if n > 0 { answer += buf[0..<n] } else if n == 0 { break } else { usleep(10_000) }
-        }
-        return String(decoding: answer, as: UTF8.self).split(separator: "\r\n").first.map(String.init) ?? ""
-    }
-
     @Test func clockKeepsTickingWhileDescriptorsAreExhaustedAndAfter() throws {
         #expect(FileManager.default.isExecutableFile(atPath: Binaries.kioskd), "build kioskd first (\(Binaries.kioskd))")
         let d = tempDir()
         let limit = 64
-        let child = try start(d, nofile: "\(limit):\(limit)")
+        // The counter is on screen first; the rotation brings the clock (whose timer must then be
+        // armed) while the descriptors are exhausted, and keeps it for 8 s.
+        let spawned = Date()
+        let child = try start(d, nofile: "\(limit):\(limit)", rotateSeconds: 8)
         defer { child.signal(SIGKILL) }
         let pid = child.process.processIdentifier
-
-        let f0 = try frames(d)
-        // One connection kioskd has accepted, kept for a request once descriptors are gone.
-        let idle = openDescriptors(pid)
-        let control = try #require(connection("\(d)/c.sock"))
-        defer { close(control) }
-        for _ in 0..<200 where openDescriptors(pid) <= idle { usleep(10_000) }
+        let status0 = try ControlClient(socketPath: "\(d)/c.sock", timeout: 5).send(method: .GET, path: "/status").jsonObject ?? [:]
+        #expect(status0["scene"] as? String == "score")
+        let f0 = (status0["frames"] as? Int) ?? -1
 
         // Idle connections until kioskd holds every descriptor it may open.
         var held: [Int32] = []
@@ -105,20 +90,20 @@ struct DescriptorExhaustionTests {
             exhausted = openDescriptors(pid) >= limit
         }
         #expect(exhausted, "kioskd holds \(openDescriptors(pid)) of \(limit) descriptors after \(held.count) connections")
-
-        // The clock comes on screen with no descriptor to spare: its timer must still be armed.
-        #expect(request(control, "POST", "/scene", body: #"{"name":"clock"}"#) == "HTTP/1.1 200 OK")
-        let t0 = Date()
-        while Date().timeIntervalSince(t0) < 3.5 { usleep(100_000) }
+        #expect(Date().timeIntervalSince(spawned) < 7.5, "descriptors were exhausted only after the rotation")
+        // The rotation comes 8 s after the start (after `spawned`): hold until 3.5 s past it.
+        while Date().timeIntervalSince(spawned) < 11.5 { usleep(100_000) }
         #expect(openDescriptors(pid) >= limit - 2, "kioskd freed descriptors while the connections were held")
         for fd in held { close(fd) }
         held.removeAll()
         // kioskd closes the connections it had accepted.
         for _ in 0..<200 where openDescriptors(pid) > limit / 2 { usleep(25_000) }
-        let f1 = try frames(d)
-        // The clock's first frame, then a tick a second while the descriptors ran out, and more
-        // after, with no request to wake the loop.
-        #expect(f1 - f0 >= 4, "frames before \(f0), after \(f1); log:\n\(child.log.suffix(3000))")
+        let status1 = try ControlClient(socketPath: "\(d)/c.sock", timeout: 5).send(method: .GET, path: "/status").jsonObject ?? [:]
+        #expect(status1["scene"] as? String == "clock")
+        let f1 = (status1["frames"] as? Int) ?? -1
+        // The clock's first frame, then a tick a second while the descriptors ran out ...
+        #expect(f1 - f0 >= 3, "frames before \(f0), after \(f1); log:\n\(child.log.suffix(3000))")
+        // ... and after, with no request to wake the loop.
         let t1 = Date()
         while Date().timeIntervalSince(t1) < 2.2 { usleep(100_000) }
         let f2 = try frames(d)
