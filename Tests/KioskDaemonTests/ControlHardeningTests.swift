@@ -412,7 +412,8 @@ struct CollectingLogHandler: LogHandler {
     /// on disk, and every increment on disk was acknowledged.
     @Test func stopUnderLoadAnswersEverythingItCarriesOut() async throws {
         let d = tempDir()
-        let daemon = try makeDaemon(d)
+        // Enough digits that no increment of the run is refused at the counter's top.
+        let daemon = try makeDaemon(d, digits: 9)
         let logs = LogCollector()
         let server = DaemonRunner.makeControlServer(settings: daemon.config.control, limits: ControlLimits(), daemon: daemon, logger: logs.logger)
         var config = ServiceGroupConfiguration(services: [

@@ -44,7 +44,7 @@ import Testing
 }
 
 /// A daemon on the headless display with a scoreboard and a clock, driven on the calling thread.
-func makeDaemon(_ dir: String, extra: String = "") throws -> Daemon {
+func makeDaemon(_ dir: String, extra: String = "", digits: Int = 2) throws -> Daemon {
     let text = """
     state_dir = "\(dir)/state"
     [display]
@@ -54,7 +54,7 @@ func makeDaemon(_ dir: String, extra: String = "") throws -> Daemon {
     order = ["score", "clock"]
     [scene.score]
     kind = "counter"
-    digits = 2
+    digits = \(digits)
     [[scene.score.counter]]
     name = "HOME"
     [[scene.score.counter]]
