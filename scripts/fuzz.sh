@@ -10,7 +10,8 @@
 # socket → NIO HTTP decoder → ControlRouter). Seeds: Fuzz/corpus/TARGET (read only); inputs the
 # fuzzer finds go to .build-fuzz/corpus/TARGET, crashes to .build-fuzz/artifacts/TARGET/.
 # Environment: KIOSK_FUZZ_ASAN=0 builds without AddressSanitizer; KIOSK_FUZZ_MAX_NESTING (default 64;
-# empty: no limit) skips config/theme inputs with a line nesting deeper than that (see docs/fuzzing.md).
+# empty: no limit) skips config/theme inputs with a line nesting deeper than that (see docs/fuzzing.md);
+# KIOSK_FUZZ_KEEP_GOING=1 keeps fuzzing after a crash (libFuzzer -fork=1 -ignore_crashes=1), collecting them.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export PATH=/opt/swift/usr/bin:$PATH
@@ -52,20 +53,24 @@ run() {
     elif [[ $# -gt 0 && "$1" == -runs=* ]]; then limit=$1; shift; fi
     mkdir -p "$SCRATCH/corpus/$target" "$SCRATCH/artifacts/$target"
     local log="$SCRATCH/artifacts/$target/last-run.log"
-    local start=$SECONDS status=0
+    touch "$log.start"
+    local start=$SECONDS status=0 keep=""
+    if [[ "${KIOSK_FUZZ_KEEP_GOING:-0}" != 0 ]]; then keep="-fork=1 -ignore_crashes=1 -ignore_timeouts=1 -ignore_ooms=1"; fi
     # shellcheck disable=SC2086
-    nice "$(binary)" "$target" $opts $limit -timeout=10 -rss_limit_mb=2048 -print_final_stats=1 \
+    nice "$(binary)" "$target" $opts $limit $keep -timeout=10 -rss_limit_mb=2048 -print_final_stats=1 \
         -artifact_prefix="$SCRATCH/artifacts/$target/" "$@" "$SCRATCH/corpus/$target" "Fuzz/corpus/$target" \
         >"$log" 2>&1 || status=$?
     local runs secs
     runs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log" | tail -1)
+    [[ -n "$runs" ]] || runs=$(grep -o '^#[0-9]*' "$log" | tail -1 | tr -d '#')   # fork mode: the last status line
     secs=$((SECONDS - start))
     if [[ $status -ne 0 ]]; then
         grep -v "Cannot export" "$log" | tail -60 >&2
         echo "fuzz $target: FAILED (exit $status) after ${runs:-?} executions in $secs s; log $log, inputs in $SCRATCH/artifacts/$target/" >&2
         return 1
     fi
-    echo "fuzz $target: ${runs:-?} executions in $secs s ($(( ${runs:-0} / (secs > 0 ? secs : 1) )) exec/s), no crash; corpus $(ls "$SCRATCH/corpus/$target" | wc -l) + $(ls "Fuzz/corpus/$target" | wc -l) seeds"
+    local crashes; crashes=$(find "$SCRATCH/artifacts/$target" -name 'crash-*' -newer "$log.start" | wc -l)
+    echo "fuzz $target: ${runs:-?} executions in $secs s ($(( ${runs:-0} / (secs > 0 ? secs : 1) )) exec/s), $crashes new crash inputs; corpus $(ls "$SCRATCH/corpus/$target" | wc -l) + $(ls "Fuzz/corpus/$target" | wc -l) seeds"
 }
 
 case "${1:-}" in
