@@ -9,6 +9,7 @@ let package = Package(
         .executable(name: "kioskctl", targets: ["kioskctl"]),
         .executable(name: "kioskd-bench", targets: ["kioskd-bench"]),
         .executable(name: "kiosk-vmtool", targets: ["kiosk-vmtool"]),
+        .executable(name: "kiosk-fuzz", targets: ["kiosk-fuzz"]),
         .library(name: "KioskCore", targets: ["KioskCore"]),
         .library(name: "KioskRender", targets: ["KioskRender"]),
         .library(name: "KioskScenes", targets: ["KioskScenes"]),
@@ -72,6 +73,13 @@ let package = Package(
         ], path: "Benchmarks/kioskd-bench"),
         // Runs inside the test VM: uinput devices, DRM probes.
         .executableTarget(name: "kiosk-vmtool", dependencies: ["CKioskShims", "KioskCore", "KioskDRM", "KioskInput", .product(name: "Logging", package: "swift-log")]),
+        // Fuzz targets for the config, theme and control-request parsers (scripts/fuzz.sh, docs/fuzzing.md).
+        .executableTarget(name: "kiosk-fuzz", dependencies: [
+            "KioskDaemon",
+            .product(name: "NIOCore", package: "swift-nio"),
+            .product(name: "NIOEmbedded", package: "swift-nio"),
+            .product(name: "NIOHTTP1", package: "swift-nio"),
+        ], path: "Fuzz/kiosk-fuzz"),
 
         .testTarget(name: "KioskCoreTests", dependencies: ["KioskCore"]),
         .testTarget(name: "KioskRenderTests", dependencies: ["KioskRender", "KioskTesting"]),

@@ -15,8 +15,21 @@ public struct ControlClientError: Error, CustomStringConvertible, Equatable {
 /// SwiftNIO's `ClientBootstrap.connect(unixDomainSocketPath:)` with NIOHTTP1's codecs.
 public struct ControlClient {
     public var socketPath: String
-    /// Seconds to wait for the answer.
+    /// Seconds to wait for the answer (used clamped to `minTimeout...maxTimeout`; NaN counts as the default 10).
     public var timeout: Double
+
+    /// Shortest and longest wait for an answer, in seconds.
+    public static let minTimeout = 0.001
+    public static let maxTimeout = 3600.0
+    /// Largest answer read (a screenshot of an 8K panel is ~100 MiB raw, far less as PNG).
+    public static let maxAnswerBytes = 64 << 20
+
+    /// `seconds` as whole milliseconds within `minTimeout...maxTimeout` (never traps: NaN and
+    /// infinities are clamped, not converted).
+    public static func milliseconds(_ seconds: Double) -> Int64 {
+        let s = seconds.isNaN ? 10 : min(max(seconds, minTimeout), maxTimeout)
+        return max(1, Int64((s * 1000).rounded()))
+    }
 
     public init(socketPath: String, timeout: Double = 10) {
         self.socketPath = socketPath
@@ -55,11 +68,11 @@ public struct ControlClient {
         defer { try? group.syncShutdownGracefully() }
         let el = group.next()
         let promise = el.makePromise(of: ControlResponse.self)
-        let handler = ClientHandler(promise: promise)
+        let handler = ClientHandler(promise: promise, socketPath: socketPath)
         let channel: Channel
         do {
             channel = try ClientBootstrap(group: group)
-                .connectTimeout(.milliseconds(Int64(max(timeout, 0.1) * 1000)))
+                .connectTimeout(.milliseconds(max(Self.milliseconds(timeout), 100)))
                 .channelInitializer { ch in
                     ch.pipeline.addHTTPClientHandlers().flatMap { ch.pipeline.addHandler(handler) }
                 }
@@ -93,7 +106,7 @@ public struct ControlClient {
         channel.writeAndFlush(HTTPClientRequestPart.end(nil), promise: nil)
         let t = timeout
         let sp = socketPath
-        let task = el.scheduleTask(in: .milliseconds(Int64(t * 1000))) {
+        let task = el.scheduleTask(in: .milliseconds(Self.milliseconds(t))) {
             promise.fail(ControlClientError(kind: .timeout, description: "kioskd did not answer within \(t) s (it is busy or hung; socket \(sp)); try --timeout"))
         }
         defer {
@@ -104,34 +117,63 @@ public struct ControlClient {
     }
 }
 
-/// Collects one HTTP response.
+/// Collects one HTTP response (at most `ControlClient.maxAnswerBytes` of body).
 private final class ClientHandler: ChannelInboundHandler, @unchecked Sendable {
     typealias InboundIn = HTTPClientResponsePart
     private let promise: EventLoopPromise<ControlResponse>
+    private let socketPath: String
     private var status = 0
     private var contentType = "application/json"
     private var body: [UInt8] = []
+    private var gotHead = false
+    private var done = false
 
-    init(promise: EventLoopPromise<ControlResponse>) { self.promise = promise }
+    init(promise: EventLoopPromise<ControlResponse>, socketPath: String) {
+        self.promise = promise
+        self.socketPath = socketPath
+    }
+
+    private func fail(_ context: ChannelHandlerContext, _ message: String) {
+        guard !done else { return }
+        done = true
+        promise.fail(ControlClientError(kind: .protocolError, description: message))
+        context.close(promise: nil)
+    }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        guard !done else { return }
         switch unwrapInboundIn(data) {
         case .head(let h):
+            gotHead = true
             status = Int(h.status.code)
             contentType = h.headers.first(name: "content-type") ?? contentType
         case .body(var b):
+            guard body.count + b.readableBytes <= ControlClient.maxAnswerBytes else {
+                fail(context, "kioskd's answer on \(socketPath) is larger than \(ControlClient.maxAnswerBytes >> 20) MiB; not read")
+                return
+            }
             body += b.readBytes(length: b.readableBytes) ?? []
         case .end:
+            done = true
             promise.succeed(ControlResponse(status: status, contentType: contentType, body: body))
         }
     }
 
     func channelInactive(context: ChannelHandlerContext) {
-        promise.fail(ControlClientError(kind: .protocolError, description: "kioskd closed the connection without an answer (did it stop?)"))
+        if gotHead {
+            fail(context, "kioskd closed the connection on \(socketPath) in the middle of its answer (HTTP \(status), \(body.count) bytes of the body received)")
+        } else {
+            fail(context, "kioskd closed the connection on \(socketPath) without an answer (did it stop?)")
+        }
     }
 
     func errorCaught(context: ChannelHandlerContext, error: Error) {
-        promise.fail(ControlClientError(kind: .protocolError, description: "control connection failed: \(error)"))
-        context.close(promise: nil)
+        if gotHead, error is HTTPParserError {
+            fail(context, "kioskd's answer on \(socketPath) was cut off or malformed (HTTP \(status), \(body.count) bytes of the body received): \(error)")
+        } else if error is HTTPParserError {
+            fail(context, "the answer on \(socketPath) is not HTTP (is something other than kioskd listening there?): \(error)")
+        } else {
+            fail(context, "control connection on \(socketPath) failed: \(error)")
+        }
     }
 }

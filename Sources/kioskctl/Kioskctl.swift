@@ -8,29 +8,61 @@ struct Connection: ParsableArguments {
     @Option(name: .long, help: "The control socket (default: $KIOSKD_SOCKET or /run/kioskd/control.sock).")
     var socket: String = ProcessInfo.processInfo.environment["KIOSKD_SOCKET"] ?? "/run/kioskd/control.sock"
 
-    @Option(name: .long, help: "Seconds to wait for kioskd's answer.")
+    @Option(name: .long, help: "Seconds to wait for kioskd's answer (more than 0, at most 3600).")
     var timeout: Double = 10
 
     @Flag(name: .long, help: "Print the raw JSON answer.")
     var json = false
 
-    /// Sends a request; prints the answer; exits 1 on an error status, 2 when kioskd did not answer.
+    func validate() throws {
+        guard timeout.isFinite, timeout > 0, timeout <= ControlClient.maxTimeout else {
+            throw ValidationError("--timeout must be a number of seconds above 0 and at most \(Int(ControlClient.maxTimeout)); got \(timeout)")
+        }
+    }
+
+    /// Writes `kioskctl: message` to stderr.
+    static func complain(_ message: String) {
+        FileHandle.standardError.write(Data("kioskctl: \(message)\n".utf8))
+    }
+
+    /// At most `limit` characters of an answer's body, for messages.
+    static func excerpt(_ body: [UInt8], limit: Int = 2000) -> String {
+        let text = String(decoding: body, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+        return text.count <= limit ? text : "\(text.prefix(limit))… (\(body.count) bytes)"
+    }
+
+    /// Sends a request expecting a JSON answer; prints it; exits 1 on an error status, 2 when
+    /// kioskd did not answer or its answer is not a JSON object, 3 on a timeout.
     func call(_ method: HTTPMethod, _ path: String, _ body: [String: Any]? = nil, show: (([String: Any]) -> String)? = nil) throws {
         let client = ControlClient(socketPath: socket, timeout: timeout)
         let r: ControlResponse
         do {
             r = try client.send(method: method, path: path, json: body)
         } catch let e as ControlClientError {
-            FileHandle.standardError.write(Data("kioskctl: \(e.description)\n".utf8))
+            Self.complain(e.description)
             throw ExitCode(e.kind == .timeout ? 3 : 2)
         }
-        let text = String(decoding: r.body, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+        let object = r.jsonObject
         guard r.status < 400 else {
-            let msg = (r.jsonObject?["error"] as? String) ?? text
-            FileHandle.standardError.write(Data("kioskctl: \(msg) (HTTP \(r.status))\n".utf8))
+            if let msg = object?["error"] as? String {
+                Self.complain("\(msg) (HTTP \(r.status))")
+            } else if r.body.isEmpty {
+                Self.complain("kioskd refused the request with HTTP \(r.status) and no explanation")
+            } else {
+                Self.complain("kioskd refused the request with HTTP \(r.status) (\(r.contentType)): \(Self.excerpt(r.body))")
+            }
             throw ExitCode(1)
         }
-        if json || show == nil { print(text) } else if let o = r.jsonObject { print(show!(o)) }
+        guard let o = object else {
+            let what = r.body.isEmpty ? "an empty body" : "non-JSON (\(r.contentType)): \(Self.excerpt(r.body))"
+            Self.complain("kioskd answered HTTP \(r.status) with \(what)")
+            throw ExitCode(2)
+        }
+        if json || show == nil {
+            print(String(decoding: r.body, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines))
+        } else {
+            print(show!(o))
+        }
     }
 }
 
@@ -39,7 +71,11 @@ struct Kioskctl: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "kioskctl",
         abstract: "Controls a running kioskd through its control socket.",
-        discussion: "Exit status: 0 done, 1 kioskd refused the request, 2 kioskd is not running or unreachable, 3 no answer in time.",
+        discussion: """
+            Exit status: 0 done, 1 kioskd refused the request, 2 kioskd is not running or unreachable, or its \
+            answer was not understood (cut off, not JSON, larger than 64 MiB), 3 no answer in time, 64 usage error \
+            (unknown subcommand or option, bad --timeout, missing value).
+            """,
         subcommands: [Status.self, SceneCmd.self, ThemeCmd.self, CounterCmd.self, PaintCmd.self, Screenshot.self,
                       Blank.self, Reload.self, Outputs.self])
 }
@@ -79,18 +115,35 @@ struct ThemeCmd: ParsableCommand {
 }
 
 struct CounterCmd: ParsableCommand {
-    static let configuration = CommandConfiguration(commandName: "counter", abstract: "Show (get) or change a counter: set N, inc, dec or reset.")
+    static let configuration = CommandConfiguration(
+        commandName: "counter", abstract: "Show (get) or change a counter: set N, inc, dec or reset.",
+        discussion: "A negative value is written as is: kioskctl counter HOME set -5 (or after --: set -- -5).")
     @OptionGroup var c: Connection
     @Argument(help: "Counter name.") var name: String
     @Argument(help: "get, set, inc, dec or reset.") var operation: String
-    @Argument(help: "The value for set.") var value: Int?
+    /// Captures `-5` too, which the parser would otherwise take for an option.
+    @Argument(parsing: .allUnrecognized, help: ArgumentHelp("The value for set (an integer, may be negative).", valueName: "value"))
+    var values: [String] = []
+
+    /// The words after the operation, without a `--` that ends the options.
+    var words: [String] { values.first == "--" ? Array(values.dropFirst()) : values }
+
+    /// The value for `set` (checked by `validate`).
+    var value: Int? { words.first.flatMap { Int($0) } }
+
     func validate() throws {
         guard ["get", "set", "inc", "dec", "reset"].contains(operation) else {
             throw ValidationError("operation must be get, set, inc, dec or reset; got '\(operation)'")
         }
-        if operation == "set" && value == nil { throw ValidationError("'set' needs a value: kioskctl counter \(name) set 42") }
-        if operation != "set" && value != nil { throw ValidationError("'\(operation)' takes no value") }
+        if operation == "set" {
+            guard let v = words.first else { throw ValidationError("'set' needs a value: kioskctl counter \(name) set 42") }
+            guard words.count == 1 else { throw ValidationError("'set' takes one value; got \(words.joined(separator: " "))") }
+            guard Int(v) != nil else { throw ValidationError("'set' needs an integer value; got '\(v)'") }
+        } else if !words.isEmpty {
+            throw ValidationError("'\(operation)' takes no value; got \(words.joined(separator: " "))")
+        }
     }
+
     func run() throws {
         let enc = name.addingPercentEncoding(withAllowedCharacters: .urlPathAllowed.subtracting(CharacterSet(charactersIn: "/"))) ?? name
         if operation == "get" {

@@ -1,0 +1,23 @@
+import Foundation
+import KioskDaemon
+
+/// Theme file → `Theme` (`ThemeLoader.loadFile`).
+enum ThemeTarget {
+    static let path: String = {
+        var template = Array("/tmp/kiosk-fuzz-theme-XXXXXX".utf8CString)
+        guard mkdtemp(&template) != nil else { fatalError("mkdtemp failed: errno \(errno)") }
+        return "\(String(cString: template))/fuzz.toml"
+    }()
+
+    static func run(_ data: UnsafeRawBufferPointer) {
+        if let m = ConfigTarget.maxNesting, ConfigTarget.tooDeep(data, limit: m) { return }
+        if ConfigTarget.skipKnown, ConfigTarget.hasBadTableHeader(data) { return }
+        guard FileManager.default.createFile(atPath: path, contents: Data(data)) else { fatalError("cannot write \(path)") }
+        do {
+            let t = try ThemeLoader.loadFile(path: path, name: "fuzz")
+            _ = t.name
+        } catch {
+            _ = "\(error)"
+        }
+    }
+}
