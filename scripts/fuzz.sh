@@ -9,8 +9,7 @@
 # TARGET: config (TOML → DaemonConfig), theme (theme file → Theme), control (bytes on the control
 # socket → NIO HTTP decoder → ControlRouter). Seeds: Fuzz/corpus/TARGET (read only); inputs the
 # fuzzer finds go to .build-fuzz/corpus/TARGET, crashes to .build-fuzz/artifacts/TARGET/.
-# Environment: KIOSK_FUZZ_ASAN=0 builds without AddressSanitizer; KIOSK_FUZZ_MAX_NESTING (default 64;
-# empty: no limit) skips config/theme inputs with a line nesting deeper than that (see docs/fuzzing.md);
+# Environment: KIOSK_FUZZ_ASAN=0 builds without AddressSanitizer;
 # KIOSK_FUZZ_KEEP_GOING=1 keeps fuzzing after a crash (libFuzzer -fork=1 -ignore_crashes=1), collecting them.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -33,8 +32,6 @@ binary() { echo "$SCRATCH/release/kiosk-fuzz"; }
 # Settings shared by every run.
 export SWIFT_BACKTRACE=enable=no          # let libFuzzer report crashes (the Swift backtracer trips ASan)
 export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=0:allocator_may_return_null=1}
-export KIOSK_FUZZ_MAX_NESTING=${KIOSK_FUZZ_MAX_NESTING-64}
-export KIOSK_FUZZ_SKIP_KNOWN=${KIOSK_FUZZ_SKIP_KNOWN-1}   # skip the known toml++ assertion (Fuzz/crashes)
 
 options() {
     case "$1" in

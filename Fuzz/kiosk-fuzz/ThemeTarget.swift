@@ -10,8 +10,6 @@ enum ThemeTarget {
     }()
 
     static func run(_ data: UnsafeRawBufferPointer) {
-        if let m = ConfigTarget.maxNesting, ConfigTarget.tooDeep(data, limit: m) { return }
-        if ConfigTarget.skipKnown, ConfigTarget.hasBadTableHeader(data) { return }
         guard FileManager.default.createFile(atPath: path, contents: Data(data)) else { fatalError("cannot write \(path)") }
         do {
             let t = try ThemeLoader.loadFile(path: path, name: "fuzz")

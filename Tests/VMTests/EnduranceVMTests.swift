@@ -3,7 +3,8 @@ import Testing
 
 /// Endurance on a real kernel: kioskd on virtio-gpu through N connector unplug/replug cycles and N
 /// uinput touchscreens plugged in and out (every other one mid-stroke); open descriptors and
-/// threads the same at the end as after the first cycle, resident memory within 2 MB, the daemon
+/// threads the same at the end as after the first cycle, resident memory within 4 MB and flat over
+/// the second half of the run, the daemon
 /// alive and its screen unchanged (scripts/vm/scenarios_endurance.py). KIOSK_VM_TESTS=1;
 /// KIOSK_ENDURANCE_CYCLES sets N (default 10).
 @Suite(.enabled(if: ProcessInfo.processInfo.environment["KIOSK_VM_TESTS"] == "1"), .serialized)
@@ -18,8 +19,9 @@ struct EnduranceVMTests {
         let end = res["at_end"] as? [String: String] ?? [:]
         #expect(first["fds"] != nil && first["fds"] == end["fds"], "fds \(first) → \(end)")
         #expect(first["threads"] != nil && first["threads"] == end["threads"], "threads \(first) → \(end)")
-        let growth = res["rss_growth_kb"] as? Int ?? Int.max
-        #expect(growth <= 2048, "RSS grew by \(growth) kB over \(n) cycles")
+        // The memory limits (within 4 MB of the first cycle, flat over the second half) are the
+        // scenario's checks (expectPassed); here only that the figures were taken.
+        #expect(res["rss_growth_kb"] as? Int != nil && res["rss_kb_by_cycle"] as? [Int] != nil, "RSS figures: \(res)")
         #expect(res["counter"] as? String == String(n - n / 2), "one increment per finished tap: \(String(describing: res["counter"]))")
         #expect(res["pixels_differing_from_first_frame"] as? Int == 0)
     }
