@@ -9,25 +9,31 @@
 # TARGET: config (TOML → DaemonConfig), theme (theme file → Theme), control (bytes on the control
 # socket → NIO HTTP decoder → ControlRouter). Seeds: Fuzz/corpus/TARGET (read only); inputs the
 # fuzzer finds go to .build-fuzz/corpus/TARGET, crashes to .build-fuzz/artifacts/TARGET/.
-# Environment: KIOSK_FUZZ_ASAN=0 builds without AddressSanitizer;
+# Environment: KIOSK_FUZZ_ASAN=0 builds without AddressSanitizer; KIOSK_FUZZ_CONFIG=debug builds a
+# debug binary into .build-fuzz-debug (quicker to build from nothing, slower to run: what CI uses);
 # KIOSK_FUZZ_KEEP_GOING=1 keeps fuzzing after a crash (libFuzzer -fork=1 -ignore_crashes=1), collecting them.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export PATH=/opt/swift/usr/bin:$PATH
-SCRATCH=.build-fuzz
+CONFIG=${KIOSK_FUZZ_CONFIG:-release}
+case "$CONFIG" in
+    release) SCRATCH=.build-fuzz ;;
+    debug) SCRATCH=.build-fuzz-debug ;;
+    *) echo "fuzz: KIOSK_FUZZ_CONFIG must be release or debug, got '$CONFIG'" >&2; exit 64 ;;
+esac
 TARGETS=(config theme control)
 
 build() {
     local san=fuzzer cflags=fuzzer-no-link
     if [[ "${KIOSK_FUZZ_ASAN:-1}" != 0 ]]; then san=fuzzer,address; cflags=fuzzer-no-link,address; fi
-    echo "fuzz: building kiosk-fuzz (release, -sanitize=$san) in $SCRATCH" >&2
-    nice swift build -c release --product kiosk-fuzz --scratch-path "$SCRATCH" \
+    echo "fuzz: building kiosk-fuzz ($CONFIG, -sanitize=$san) in $SCRATCH" >&2
+    nice swift build -c "$CONFIG" --product kiosk-fuzz --scratch-path "$SCRATCH" \
         -Xswiftc -sanitize=$san -Xswiftc -DFUZZING -Xcc -fsanitize=$cflags -Xcxx -fsanitize=$cflags \
         2>&1 | grep -v -e "Cannot export local symbol" -e "prohibited flag" >&2
     test "${PIPESTATUS[0]}" = 0
 }
 
-binary() { echo "$SCRATCH/release/kiosk-fuzz"; }
+binary() { echo "$SCRATCH/$CONFIG/kiosk-fuzz"; }
 
 # Settings shared by every run.
 export SWIFT_BACKTRACE=enable=no          # let libFuzzer report crashes (the Swift backtracer trips ASan)

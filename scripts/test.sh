@@ -20,6 +20,12 @@ export KIOSK_SLOW_TESTS="${KIOSK_SLOW_TESTS:-1}"
 # (KIOSK_VM_TESTS=0 skips them). They wait on QEMU for tens of seconds at a time, which would
 # hold the test runner's threads away from the timing-sensitive daemon tests.
 swift test --skip-build --skip VMTests 2>&1 | tee .build/test-output.txt
+# A short fuzz run of each parser (config, theme, control request; docs/fuzzing.md): a debug
+# libFuzzer build, 45 s a target. KIOSK_FUZZ=0 skips it; `scripts/fuzz.sh TARGET -runs=1000000`
+# is the long run.
+if [ "${KIOSK_FUZZ:-1}" = 1 ]; then
+    KIOSK_FUZZ_CONFIG=debug bash scripts/fuzz.sh --ci 45
+fi
 if [ "$KIOSK_VM_TESTS" = 1 ]; then
     swift test --skip-build --filter VMTests 2>&1 | tee .build/vm-test-output.txt
 fi

@@ -670,7 +670,9 @@ class Session:
                 if m.group(1) == "guest-exit" and name != "guest-exit":
                     raise VMError(f"guest script ended (status {m.group(2)}) before marker {name!r}")
             if self.proc.poll() is not None:
-                raise VMError(f"QEMU exited ({self.proc.returncode}) before marker {name!r}")
+                said = (self.proc.stdout.read() if self.proc.stdout else b"").decode(errors="replace").strip()
+                raise VMError(f"QEMU exited ({self.proc.returncode}) before marker {name!r}"
+                              + (f"; QEMU said: {said[-600:]}" if said else ""))
             if time.monotonic() > deadline:
                 raise VMError(f"marker {name!r} did not come within {timeout}s")
             time.sleep(0.05)
