@@ -70,7 +70,7 @@ public final class SceneManager {
     /// The cursor's tip in logical pixels (nil until a mouse moves).
     public private(set) var cursorPosition: Point?
     private var cursorDown = false
-    private var cursorUnder: (rect: Rect, pixels: [UInt32])?
+    private var cursorUnder: SavedPixels?
     /// The touch slot the mouse button uses (well away from libinput's device × 1000 + slot).
     public static let cursorSlot = 999_000
 
@@ -83,7 +83,7 @@ public final class SceneManager {
             if started { setNeedsFrame() }
         }
     }
-    private var warningUnder: (rect: Rect, pixels: [UInt32])?
+    private var warningUnder: SavedPixels?
 
     /// Called once, after the first frame was presented (systemd READY=1).
     public var onFirstFrame: (() -> Void)?
@@ -233,16 +233,8 @@ public final class SceneManager {
 
     /// Puts back the pixels the cursor covered; returns where.
     private func removeCursor(from canvas: Canvas) -> Rect? {
-        guard let under = cursorUnder else { return nil }
-        cursorUnder = nil
-        let r = under.rect, px = canvas.pixels
-        under.pixels.withUnsafeBytes { src in
-            for y in 0..<r.height {
-                (px.base + (r.y + y) * px.stride + r.x * 4).copyMemory(from: src.baseAddress! + y * r.width * 4, byteCount: r.width * 4)
-            }
-        }
-        canvas.markDirty(r)
-        return r
+        defer { cursorUnder = nil }
+        return cursorUnder?.restore(to: canvas)
     }
 
     /// Keeps the pixels under the cursor, then draws it (an arrow in the theme's text colour,
@@ -253,14 +245,7 @@ public final class SceneManager {
         let r = Rect.covering(minX: p.x - 2, minY: p.y - 2, maxX: p.x + s * 0.75 + 2, maxY: p.y + s * 1.1 + 2)
             .intersection(Rect(size: canvas.size))
         guard !r.isEmpty else { return nil }
-        let px = canvas.pixels
-        var saved = [UInt32](repeating: 0, count: r.area)
-        saved.withUnsafeMutableBytes { dst in
-            for y in 0..<r.height {
-                (dst.baseAddress! + y * r.width * 4).copyMemory(from: px.base + (r.y + y) * px.stride + r.x * 4, byteCount: r.width * 4)
-            }
-        }
-        cursorUnder = (r, saved)
+        cursorUnder = SavedPixels(r, of: canvas)
         canvas.fillPolygon([p, Point(x: p.x, y: p.y + s), Point(x: p.x + s * 0.28, y: p.y + s * 0.74),
                             Point(x: p.x + s * 0.7, y: p.y + s * 0.7)],
                            theme.palette.text, outline: theme.palette.background, lineWidth: max(1, s / 12))
@@ -269,16 +254,8 @@ public final class SceneManager {
 
     /// Puts back the pixels under the warning; returns where.
     private func removeWarning(from canvas: Canvas) -> Rect? {
-        guard let under = warningUnder else { return nil }
-        warningUnder = nil
-        let r = under.rect, px = canvas.pixels
-        under.pixels.withUnsafeBytes { src in
-            for y in 0..<r.height {
-                (px.base + (r.y + y) * px.stride + r.x * 4).copyMemory(from: src.baseAddress! + y * r.width * 4, byteCount: r.width * 4)
-            }
-        }
-        canvas.markDirty(r)
-        return r
+        defer { warningUnder = nil }
+        return warningUnder?.restore(to: canvas)
     }
 
     /// Keeps the pixels under the warning, then draws it: its text in the theme's highlight colour
@@ -292,14 +269,7 @@ public final class SceneManager {
         let x = Double(canvas.size.width) - w - pad, y = Double(canvas.size.height) - h - pad
         let r = Rect.covering(minX: x - 1, minY: y - 1, maxX: x + w + 1, maxY: y + h + 1).intersection(Rect(size: canvas.size))
         guard !r.isEmpty else { return nil }
-        let px32 = canvas.pixels
-        var saved = [UInt32](repeating: 0, count: r.area)
-        saved.withUnsafeMutableBytes { dst in
-            for row in 0..<r.height {
-                (dst.baseAddress! + row * r.width * 4).copyMemory(from: px32.base + (r.y + row) * px32.stride + r.x * 4, byteCount: r.width * 4)
-            }
-        }
-        warningUnder = (r, saved)
+        warningUnder = SavedPixels(r, of: canvas)
         canvas.withClip(r) {
             canvas.fillRoundedRect(x: x, y: y, width: w, height: h, radius: pad, theme.palette.background)
             canvas.strokeRoundedRect(x: x, y: y, width: w, height: h, radius: pad, lineWidth: 1, theme.palette.highlight)
@@ -516,5 +486,35 @@ public final class SceneManager {
             self?.rotationTimer = nil
             self?.next()
         }
+    }
+}
+
+/// The pixels of a rectangle of a canvas, kept to be put back (what an overlay drawn over the
+/// scene's frame covered).
+private struct SavedPixels {
+    let rect: Rect
+    private var pixels: [UInt32]
+
+    init(_ rect: Rect, of canvas: Canvas) {
+        self.rect = rect
+        let px = canvas.pixels
+        pixels = [UInt32](repeating: 0, count: rect.area)
+        pixels.withUnsafeMutableBytes { dst in
+            for y in 0..<rect.height {
+                (dst.baseAddress! + y * rect.width * 4).copyMemory(from: px.base + (rect.y + y) * px.stride + rect.x * 4, byteCount: rect.width * 4)
+            }
+        }
+    }
+
+    /// Puts the pixels back and marks them dirty; returns where.
+    func restore(to canvas: Canvas) -> Rect {
+        let px = canvas.pixels
+        pixels.withUnsafeBytes { src in
+            for y in 0..<rect.height {
+                (px.base + (rect.y + y) * px.stride + rect.x * 4).copyMemory(from: src.baseAddress! + y * rect.width * 4, byteCount: rect.width * 4)
+            }
+        }
+        canvas.markDirty(rect)
+        return rect
     }
 }
