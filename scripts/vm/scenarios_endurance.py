@@ -19,17 +19,6 @@ RSS_TOLERANCE_KB = 4096
 RSS_SECOND_HALF_KB = 1024
 
 GUEST = r'''
-# Host answers on the second serial port, kept open for the whole script: the 8250 driver
-# clears its receive FIFO whenever the port is opened, so a line the host sends while it is
-# closed can be cut.
-exec 5</dev/ttyS1
-stty -F /dev/ttyS1 raw -echo
-# ask_host NAME [SECONDS]: marks NAME, then reads one host line into $HOST_REPLY (bounded).
-ask_host() {
-  mark "$1"; HOST_REPLY=""
-  if ! IFS= read -r -t "${2:-120}" HOST_REPLY <&5; then mark harness-error "no host reply after $1"; exit 1; fi
-  HOST_REPLY="${HOST_REPLY%$'\r'}"
-}
 KIOSKCTL="$(dirname "$KIOSKD")/kioskctl"
 ask_host how-many
 N=$HOST_REPLY

@@ -476,13 +476,19 @@ export HOME=/tmp SYSTEMD_IGNORE_CHROOT=1 LANG=C.UTF-8
 cd "$REPO"
 # mark NAME [PAYLOAD]: tells the host something happened (console marker).
 mark() { echo "@@KIOSK:$1:${2:-}@@" > /dev/console; }
-# wait_host [TIMEOUT]: waits for one line from the host (second serial port) into $HOST_REPLY.
+# The host answers on the second serial port, kept open (fd 5) for the whole script: the 8250
+# driver clears its receive FIFO whenever the port is opened, so a line the host sent while it
+# was closed could be cut.
 stty -F /dev/ttyS1 raw -echo 2>/dev/null
+exec 5</dev/ttyS1
+# wait_host [TIMEOUT]: waits for one line from the host into $HOST_REPLY.
 wait_host() {
   HOST_REPLY=""
-  if ! IFS= read -r -t "${1:-120}" HOST_REPLY < /dev/ttyS1; then mark harness-error "no host reply"; return 1; fi
+  if ! IFS= read -r -t "${1:-120}" HOST_REPLY <&5; then mark harness-error "no host reply"; return 1; fi
   HOST_REPLY="${HOST_REPLY%$'\r'}"
 }
+# ask_host NAME [TIMEOUT]: marks NAME, then waits for the host's answer (the script ends without one).
+ask_host() { mark "$1"; wait_host "${2:-120}" || exit 1; }
 # wait_for_file PATH [SECONDS]: bounded wait for a file (e.g. a device node) to appear.
 wait_for_file() { local i=0; while [ ! -e "$1" ] && [ $i -lt $(( ${2:-20} * 10 )) ]; do sleep 0.1; i=$((i+1)); done; [ -e "$1" ]; }
 mkdir -p /run/udev
@@ -759,12 +765,27 @@ def run_scenario(sc: Scenario, kioskd: str, vmtool: str, keep: bool = False) -> 
         waited = time.monotonic() - t_wait
         if waited > 1:
             log(f"{sc.name}: waited {waited:.1f}s for another VM to finish")
-    s = Session(sc, arts, kioskd, vmtool, keep)
     t0 = time.monotonic()
     error = None
+    # A QEMU that dies before the guest's /init ran is the host's trouble, not the scenario's
+    # (seen once under heavy load: QEMU aborted at start). It gets one more boot, said in the log.
+    for attempt in (1, 2):
+        s = Session(sc, arts, kioskd, vmtool, keep)
+        try:
+            s.start()
+            s.wait_marker("init", timeout=180)
+            break
+        except Exception as e:  # noqa: BLE001 (reported as the scenario's failure, QEMU killed)
+            s.stop()
+            if attempt == 2 or not (isinstance(e, VMError) and str(e).startswith("QEMU exited")):
+                if lockf:
+                    lockf.close()
+                return {"scenario": sc.name, "ok": False, "total_s": round(time.monotonic() - t0, 2),
+                        "results": s.results, "failures": [str(e) if isinstance(e, VMError) else f"{type(e).__name__}: {e}"],
+                        "rundir": s.rundir,
+                        "console_tail": s.console()[-3000:]}
+            log(f"{sc.name}: {e}; booting once more")
     try:
-        s.start()
-        s.wait_marker("init", timeout=180)
         s.result("boot_s", round(time.monotonic() - s.t_start, 2))
         udev = s.wait_marker("udev-ready", timeout=sc.ready_timeout).split()
         if len(udev) == 2:
