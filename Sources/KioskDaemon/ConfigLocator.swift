@@ -121,6 +121,8 @@ public struct ConfigLocator: Sendable {
 
         mutating func scanDocument() {
             var table: [String] = []
+            // A UTF-8 byte order mark is skipped (as toml++ does), so the first line is seen as written.
+            if b.starts(with: [0xEF, 0xBB, 0xBF]) { i = 3 }
             while !atEnd {
                 skipSpace(newlines: true)
                 if atEnd { break }

@@ -63,6 +63,20 @@ import Testing
         }
     }
 
+    /// A byte order mark before the first header (found by the config fuzzer: toml++ skips the
+    /// mark and asserted on `[  =`, which the line scanner did not see as a header).
+    @Test func aHeaderWithoutAKeyAfterAByteOrderMarkIsASyntaxError() throws {
+        let d = tempDir()
+        let path = "\(d)/kioskd.toml"
+        try Data([0xEF, 0xBB, 0xBF] + Array("[  =e_dir = \"/tmp/s\"\n[display]\nbackend = \"headless\"\n".utf8)).write(to: URL(fileURLWithPath: path))
+        let msg = configError { _ = try DaemonConfig.load(path: path, environment: [:]) }
+        #expect(msg?.hasPrefix("\(path):1:") == true && msg?.hasSuffix("TOML syntax error: expected a key (bare or quoted) in the table header, saw '='") == true, "\(msg ?? "accepted")")
+        // With the mark, a good file still loads and its lines are right.
+        try Data([0xEF, 0xBB, 0xBF] + Array("[display]\nrotaton = 90\n".utf8)).write(to: URL(fileURLWithPath: path))
+        let m2 = configError { _ = try DaemonConfig.load(path: path, environment: [:]) }
+        #expect(m2?.hasPrefix("\(path):2: key 'display.rotaton': unknown key") == true, "\(m2 ?? "accepted")")
+    }
+
     @Test func sixtyFourLevelsAreStillParsed() {
         let d = tempDir()
         let key = Array(repeating: "a", count: 64).joined(separator: ".")
