@@ -24,6 +24,8 @@ public struct ConfigLocator: Sendable {
     /// A table header with no key after its `[` or `[[` (toml++ asserts on it rather than
     /// reporting it): line, column and the character found.
     public private(set) var badHeader: (line: Int, column: Int, found: String)?
+    /// A date followed by `T` and no time (`1979-05-27T"x`), on which toml++ asserts too.
+    public private(set) var badDateTime: (line: Int, column: Int, found: String)?
 
     public init(source: String, depthLimit: Int = 64) {
         self.init(bytes: Array(source.utf8), depthLimit: depthLimit)
@@ -36,6 +38,7 @@ public struct ConfigLocator: Sendable {
         tooDeep = s.tooDeep
         nulEscape = s.nulEscape
         badHeader = s.badHeader
+        badDateTime = s.badDateTime
     }
 
     /// A path from its components (`["scene", "x", "[0]"]` → `scene.x[0]`).
@@ -75,6 +78,7 @@ public struct ConfigLocator: Sendable {
         var tooDeep: (line: Int, path: String)?
         var nulEscape: (line: Int, path: String, inKey: Bool)?
         var badHeader: (line: Int, column: Int, found: String)?
+        var badDateTime: (line: Int, column: Int, found: String)?
         /// Set by `scanQuotedKey` when the key held a `\u0000` escape.
         var keyHadNul = false
 
@@ -86,6 +90,30 @@ public struct ConfigLocator: Sendable {
         mutating func advance() {
             if b[i] == UInt8(ascii: "\n") { line += 1 }
             i += 1
+        }
+
+        /// Line, column and the character at `i` (for errors).
+        func here() -> (line: Int, column: Int, found: String) {
+            var start = i
+            while start > 0 && b[start - 1] != UInt8(ascii: "\n") { start -= 1 }
+            let column = 1 + b[start..<i].filter { $0 & 0xC0 != 0x80 }.count
+            let found = atEnd ? "end of file" : peek == UInt8(ascii: "\n") ? "end of line"
+                : "'\(ConfigTable.printable(String(decoding: b[i..<min(b.count, i + 4)], as: UTF8.self).unicodeScalars.first.map { String($0) } ?? ""))'"
+            return (line, column, found)
+        }
+
+        /// `YYYY-MM-DD` then `T` or `t` not followed by a digit: toml++ asserts that a time follows.
+        mutating func dateWithoutTime() -> Bool {
+            func digit(_ k: Int) -> Bool { k < b.count && b[k] >= 0x30 && b[k] <= 0x39 }
+            let pattern = [true, true, true, true, false, true, true, false, true, true]
+            for (k, isDigit) in pattern.enumerated() {
+                if isDigit ? !digit(i + k) : (i + k >= b.count || b[i + k] != UInt8(ascii: "-")) { return false }
+            }
+            guard i + 10 < b.count, b[i + 10] == UInt8(ascii: "T") || b[i + 10] == UInt8(ascii: "t"), !digit(i + 11) else { return false }
+            i += 11
+            badDateTime = here()
+            i = b.count
+            return true
         }
 
         mutating func record(_ path: String, _ l: Int) {
@@ -134,11 +162,7 @@ public struct ConfigLocator: Sendable {
                     while !atEnd && (peek == UInt8(ascii: " ") || peek == UInt8(ascii: "\t")) { advance() }
                     let c = peek
                     if !atEnd && !isBare(c) && c != UInt8(ascii: "\"") && c != UInt8(ascii: "'") && c != UInt8(ascii: "]") {
-                        var start = i
-                        while start > 0 && b[start - 1] != UInt8(ascii: "\n") { start -= 1 }
-                        let column = 1 + b[start..<i].filter { $0 & 0xC0 != 0x80 }.count
-                        let found = c == UInt8(ascii: "\n") ? "end of line" : "'\(ConfigTable.printable(String(decoding: b[i..<min(b.count, i + 4)], as: UTF8.self).unicodeScalars.first.map { String($0) } ?? ""))'"
-                        badHeader = (line, column, found)
+                        badHeader = here()
                         i = b.count
                         return
                     }
@@ -308,6 +332,7 @@ public struct ConfigLocator: Sendable {
                 if scanString(c) { noteNul(comps, l, inKey: false) }
             } else {
                 // Number, boolean, date: up to a delimiter.
+                if dateWithoutTime() { return }
                 while !atEnd {
                     let d = peek
                     if d == UInt8(ascii: ",") || d == UInt8(ascii: "]") || d == UInt8(ascii: "}")

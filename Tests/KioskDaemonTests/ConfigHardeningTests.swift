@@ -77,6 +77,21 @@ import Testing
         #expect(m2?.hasPrefix("\(path):2: key 'display.rotaton': unknown key") == true, "\(m2 ?? "accepted")")
     }
 
+    /// A date and `T` with no time after it (found by the theme fuzzer: toml++ asserts in
+    /// parse_time) is a syntax error; real date-times and plain dates still reach the parser.
+    @Test func aDateWithoutItsTimeIsASyntaxError() {
+        let d = tempDir()
+        for (value, found) in [("1979-05-27T\"\"\"07:32:00Z", "'\"'"), ("1979-05-27tx", "'x'"), ("[1979-05-27T]", "']'")] {
+            let msg = configError { _ = try loadConfig("a = \(value)\n" + Self.good, dir: d) }
+            let col = value.hasPrefix("[") ? 17 : 16
+            #expect(msg == "\(d)/kioskd.toml:1:\(col): TOML syntax error: expected a time (HH:MM:SS) after the date's 'T', saw \(found)", "\(value)")
+        }
+        for value in ["1979-05-27T07:32:00Z", "1979-05-27", "1979-05-27 07:32:00"] {
+            let msg = configError { _ = try loadConfig("a = \(value)\n" + Self.good, dir: d) }
+            #expect(msg == "\(d)/kioskd.toml:1: key 'a': dates and times are not used by kioskd; write the value as a string (e.g. \"23:00\")", "\(value): \(msg ?? "accepted")")
+        }
+    }
+
     @Test func sixtyFourLevelsAreStillParsed() {
         let d = tempDir()
         let key = Array(repeating: "a", count: 64).joined(separator: ".")
