@@ -72,8 +72,8 @@ public enum ConfigFile {
         }
         // Depth and NUL escapes first: the parser and the conversion below recurse per level.
         let locator = ConfigLocator(bytes: bytes, depthLimit: maxDepth)
-        if let bad = locator.badDateTime {
-            throw KioskError.config("\(file):\(bad.line):\(bad.column): TOML syntax error: expected a time (HH:MM:SS) after the date's 'T', saw \(bad.found)")
+        if let bad = locator.badValue {
+            throw KioskError.config("\(file):\(bad.line):\(bad.column): TOML syntax error: expected \(bad.expected), saw \(bad.found)")
         }
         if let bad = locator.badHeader {
             throw KioskError.config("\(file):\(bad.line):\(bad.column): TOML syntax error: expected a key (bare or quoted) in the table header, saw \(bad.found)")

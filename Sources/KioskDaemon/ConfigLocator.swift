@@ -24,8 +24,10 @@ public struct ConfigLocator: Sendable {
     /// A table header with no key after its `[` or `[[` (toml++ asserts on it rather than
     /// reporting it): line, column and the character found.
     public private(set) var badHeader: (line: Int, column: Int, found: String)?
-    /// A date followed by `T` and no time (`1979-05-27T"x`), on which toml++ asserts too.
-    public private(set) var badDateTime: (line: Int, column: Int, found: String)?
+    /// A value toml++ asserts on rather than reporting: a date followed by `T` and no time
+    /// (`1979-05-27T"x`), an array element starting with `}`. What was expected, line, column and
+    /// the character found.
+    public private(set) var badValue: (expected: String, line: Int, column: Int, found: String)?
 
     public init(source: String, depthLimit: Int = 64) {
         self.init(bytes: Array(source.utf8), depthLimit: depthLimit)
@@ -38,7 +40,7 @@ public struct ConfigLocator: Sendable {
         tooDeep = s.tooDeep
         nulEscape = s.nulEscape
         badHeader = s.badHeader
-        badDateTime = s.badDateTime
+        badValue = s.badValue
     }
 
     /// A path from its components (`["scene", "x", "[0]"]` → `scene.x[0]`).
@@ -78,7 +80,7 @@ public struct ConfigLocator: Sendable {
         var tooDeep: (line: Int, path: String)?
         var nulEscape: (line: Int, path: String, inKey: Bool)?
         var badHeader: (line: Int, column: Int, found: String)?
-        var badDateTime: (line: Int, column: Int, found: String)?
+        var badValue: (expected: String, line: Int, column: Int, found: String)?
         /// Set by `scanQuotedKey` when the key held a `\u0000` escape.
         var keyHadNul = false
 
@@ -111,9 +113,15 @@ public struct ConfigLocator: Sendable {
             }
             guard i + 10 < b.count, b[i + 10] == UInt8(ascii: "T") || b[i + 10] == UInt8(ascii: "t"), !digit(i + 11) else { return false }
             i += 11
-            badDateTime = here()
-            i = b.count
+            refuseValue("a time (HH:MM:SS) after the date's 'T'")
             return true
+        }
+
+        /// Stops the scan at a value toml++ would assert on.
+        mutating func refuseValue(_ expected: String) {
+            let h = here()
+            badValue = (expected, h.line, h.column, h.found)
+            i = b.count
         }
 
         mutating func record(_ path: String, _ l: Int) {
@@ -310,6 +318,7 @@ public struct ConfigLocator: Sendable {
                     skipSpace(newlines: true)
                     if peek == UInt8(ascii: "]") { advance(); return }
                     if peek == UInt8(ascii: ",") { advance(); continue }
+                    if peek == UInt8(ascii: "}") { refuseValue("a value or ']' in the array"); return }
                     let elem = comps + ["[\(index)]"]
                     guard checkDepth(elem, line) else { return }
                     record(ConfigLocator.path(elem[...]), line)

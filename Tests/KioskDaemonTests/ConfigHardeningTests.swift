@@ -92,6 +92,16 @@ import Testing
         }
     }
 
+    /// An array element starting with `}` (found by the config fuzzer: toml++ asserts in
+    /// parse_value) is a syntax error, in arrays at any depth.
+    @Test func anArrayElementStartingWithABraceIsASyntaxError() {
+        let d = tempDir()
+        for (value, col) in [("[}]", 6), ("[\"a.b\",}\"a\"]", 12), ("[[}]]", 7), ("{ a = [}] }", 12)] {
+            let msg = configError { _ = try loadConfig("x = \(value)\n" + Self.good, dir: d) }
+            #expect(msg == "\(d)/kioskd.toml:1:\(col): TOML syntax error: expected a value or ']' in the array, saw '}'", "\(value)")
+        }
+    }
+
     @Test func sixtyFourLevelsAreStillParsed() {
         let d = tempDir()
         let key = Array(repeating: "a", count: 64).joined(separator: ".")
