@@ -117,6 +117,30 @@ public struct ConfigLocator: Sendable {
             return true
         }
 
+        /// Ten characters shaped like a date (`-` fourth and seventh, `_` not counted, as toml++
+        /// counts them), a space and a digit not followed by another digit: toml++ rescans for a
+        /// time after the space and asserts when the digit ends the value (`0989-05-2e 7`). No
+        /// valid TOML has a value, a space and a lone digit, so the rule refuses nothing good.
+        mutating func dateSpaceLoneDigit() -> Bool {
+            var firsts: [UInt8] = []
+            var k = i
+            while k < b.count && firsts.count <= 10 {
+                let c = b[k]
+                if c == UInt8(ascii: " ") || c == UInt8(ascii: "\t") || c == UInt8(ascii: "\n") || c == UInt8(ascii: "\r")
+                    || c == 0x0B || c == 0x0C || c == UInt8(ascii: ",") || c == UInt8(ascii: "]")
+                    || c == UInt8(ascii: "}") || c == UInt8(ascii: "#") { break }
+                // One entry per character: UTF-8 continuation bytes and '_' are not counted.
+                if c & 0xC0 != 0x80 && c != UInt8(ascii: "_") { firsts.append(c) }
+                k += 1
+            }
+            func digit(_ at: Int) -> Bool { at < b.count && b[at] >= 0x30 && b[at] <= 0x39 }
+            guard firsts.count == 10, firsts[4] == UInt8(ascii: "-"), firsts[7] == UInt8(ascii: "-"),
+                  k + 1 < b.count, b[k] == UInt8(ascii: " "), digit(k + 1), !digit(k + 2) else { return false }
+            i = k + 2
+            refuseValue("a time (HH:MM:SS) after the date and its space")
+            return true
+        }
+
         /// Stops the scan at a value toml++ would assert on.
         mutating func refuseValue(_ expected: String) {
             let h = here()
@@ -341,7 +365,7 @@ public struct ConfigLocator: Sendable {
                 if scanString(c) { noteNul(comps, l, inKey: false) }
             } else {
                 // Number, boolean, date: up to a delimiter.
-                if dateWithoutTime() { return }
+                if dateWithoutTime() || dateSpaceLoneDigit() { return }
                 while !atEnd {
                     let d = peek
                     if d == UInt8(ascii: ",") || d == UInt8(ascii: "]") || d == UInt8(ascii: "}")

@@ -92,6 +92,22 @@ import Testing
         }
     }
 
+    /// A date-shaped value, a space and a lone digit (found by the config fuzzer: toml++ asserts
+    /// in parse_value when it rescans for a time) is a syntax error wherever the value stands;
+    /// real date-times with a space still reach the parser.
+    @Test func aDateSpaceAndALoneDigitIsASyntaxError() {
+        let d = tempDir()
+        for (value, col, found) in [("0989-05-2e 7", 17, "end of line"), ("1979-05-27 7 ", 17, "' '"), ("[1979-05-27 7]", 18, "']'"),
+                                    ("{ a = 1_979-05-27 7, b = 1 }", 24, "','"), ("1979-05-27 0#", 17, "'#'")] {
+            let msg = configError { _ = try loadConfig("x = \(value)\n" + Self.good, dir: d) }
+            #expect(msg == "\(d)/kioskd.toml:1:\(col): TOML syntax error: expected a time (HH:MM:SS) after the date and its space, saw \(found)", "\(value): \(msg ?? "accepted")")
+        }
+        for (value, key) in [("1979-05-27 07:32:00", "x"), ("1979-05-27 07:32:00Z", "x"), ("[1979-05-27, 1979-05-28]", "x[0]")] {
+            let msg = configError { _ = try loadConfig("x = \(value)\n" + Self.good, dir: d) }
+            #expect(msg == "\(d)/kioskd.toml:1: key '\(key)': dates and times are not used by kioskd; write the value as a string (e.g. \"23:00\")", "\(value): \(msg ?? "accepted")")
+        }
+    }
+
     /// An array element starting with `}` (found by the config fuzzer: toml++ asserts in
     /// parse_value) is a syntax error, in arrays at any depth.
     @Test func anArrayElementStartingWithABraceIsASyntaxError() {

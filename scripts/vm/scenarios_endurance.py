@@ -1,7 +1,8 @@
 """Endurance: the real kioskd on virtio-gpu with a counter, through many connector unplug/replug
 cycles and touch devices plugged in and out (every other one pulled out mid-stroke). Its open
-file descriptors, threads and resident memory after the first cycle and at the end must match:
-a leak per hotplug would show as a steady climb. The daemon must still be alive and the screen
+file descriptors must be the same after the first cycle and at the end, threads no more (idle
+dispatch workers exit after 5 s, so the count may fall), and resident memory flat: a leak per
+hotplug would show as a steady climb. The daemon must still be alive and the screen
 pixel-identical to its first frame once the counter is set back to 0.
 
   KIOSK_ENDURANCE_CYCLES=N   cycles (default 10: one connector unplug/replug and one touch
@@ -93,7 +94,7 @@ def _kv(payload: str) -> dict[str, str]:
 
 @scenario("kioskd-endurance-virtio", display="virtio-gpu-pci", timeout=3600, kernel_args=NO_TIMER_CHECK, guest=GUEST)
 def endurance(s: Session) -> None:
-    """kioskd on virtio-gpu: N connector unplug/replug cycles and N touch devices added and removed (half mid-stroke); fds and threads unchanged, RSS within 4 MB of the first cycle and flat (≤ 1 MB) over the second half, screen still right."""
+    """kioskd on virtio-gpu: N connector unplug/replug cycles and N touch devices added and removed (half mid-stroke); fds unchanged, threads not more, RSS within 4 MB of the first cycle and flat (≤ 1 MB) over the second half, screen still right."""
     s.wait_marker("how-many", 120)
     s.answer(str(CYCLES))
     up = s.wait_marker("kioskd-up", 180)
@@ -117,8 +118,12 @@ def endurance(s: Session) -> None:
     # RSS (kB) after each cycle: a leak climbs steadily; warming up (glyphs, allocator) levels off.
     s.result("rss_kb_by_cycle", [int(_kv(p).get("rss_kb", "0")) for p in s.markers("progress")])
     s.result("events", {k: end.get(k) for k in ("taps", "cut", "offs", "modesets")})
-    for k in ("fds", "threads"):
-        s.expect(end.get(k) == base.get(k), f"open {k} after the first cycle {base.get(k)}, at the end {end.get(k)}")
+    s.expect(end.get("fds") == base.get("fds"), f"open fds after the first cycle {base.get('fds')}, at the end {end.get('fds')}")
+    # Threads may fall (idle dispatch workers exit after 5 s) but never climb: one leaked thread
+    # a cycle would end well above the first cycle's count.
+    s.expect(base.get("threads") is not None and end.get("threads") is not None
+             and int(end["threads"]) <= int(base["threads"]),
+             f"threads after the first cycle {base.get('threads')}, at the end {end.get('threads')} (may fall, must not climb)")
     growth = int(end.get("rss_kb", "0")) - int(base.get("rss_kb", "0"))
     s.result("rss_growth_kb", growth)
     s.expect(growth <= RSS_TOLERANCE_KB,
