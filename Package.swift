@@ -31,18 +31,20 @@ let package = Package(
         .systemLibrary(name: "CSystemd", pkgConfig: "libsystemd", providers: [.apt(["libsystemd-dev"])]),
         .target(name: "CKioskShims"),
 
-        // Pure Swift core: values, protocols, event loop. No C library imports.
+        // Pure Swift core: values and protocols (the Scheduler a loop offers). No C library imports.
         .target(name: "KioskCore", dependencies: ["CKioskShims", .product(name: "Logging", package: "swift-log")]),
+        // The operating system: the epoll event loop, the syscall wrapper, the mutex.
+        .target(name: "KioskPosix", dependencies: ["KioskCore", "CKioskShims"]),
         // Drawing on cairo + pango.
         .target(name: "KioskRender", dependencies: ["KioskCore", "CCairo"]),
         // Scenes and the scene manager: see only KioskCore values and KioskRender canvases.
         .target(name: "KioskScenes", dependencies: ["KioskCore", "KioskRender", .product(name: "Logging", package: "swift-log")]),
         // Hardware.
-        .target(name: "KioskDRM", dependencies: ["KioskCore", "CDRM", "CUdev", "CKioskShims", .product(name: "Logging", package: "swift-log")]),
-        .target(name: "KioskInput", dependencies: ["KioskCore", "CLibInput", "CUdev", .product(name: "Logging", package: "swift-log")]),
+        .target(name: "KioskDRM", dependencies: ["KioskCore", "KioskPosix", "CDRM", "CUdev", "CKioskShims", .product(name: "Logging", package: "swift-log")]),
+        .target(name: "KioskInput", dependencies: ["KioskCore", "KioskPosix", "CLibInput", "CUdev", .product(name: "Logging", package: "swift-log")]),
         // The daemon: config, control, persistence, services; the only place hardware meets scenes.
         .target(name: "KioskDaemon", dependencies: [
-            "KioskCore", "KioskRender", "KioskScenes", "KioskDRM", "KioskInput", "CSystemd",
+            "KioskCore", "KioskPosix", "KioskRender", "KioskScenes", "KioskDRM", "KioskInput", "CSystemd",
             .product(name: "Logging", package: "swift-log"),
             .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             .product(name: "NIOCore", package: "swift-nio"),
@@ -68,11 +70,11 @@ let package = Package(
             "KioskDaemon", .product(name: "ArgumentParser", package: "swift-argument-parser"),
         ]),
         .executableTarget(name: "kioskd-bench", dependencies: [
-            "KioskCore", "KioskRender", "KioskScenes", "KioskTesting", "KioskDaemon", "CCairo",
+            "KioskCore", "KioskPosix", "KioskRender", "KioskScenes", "KioskTesting", "KioskDaemon", "CCairo",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
         ], path: "Benchmarks/kioskd-bench"),
         // Runs inside the test VM: uinput devices, DRM probes.
-        .executableTarget(name: "kiosk-vmtool", dependencies: ["CKioskShims", "KioskCore", "KioskDRM", "KioskInput", .product(name: "Logging", package: "swift-log")]),
+        .executableTarget(name: "kiosk-vmtool", dependencies: ["CKioskShims", "KioskCore", "KioskPosix", "KioskDRM", "KioskInput", .product(name: "Logging", package: "swift-log")]),
         // Fuzz targets for the config, theme and control-request parsers (scripts/fuzz.sh, docs/fuzzing.md).
         .executableTarget(name: "kiosk-fuzz", dependencies: [
             "KioskDaemon",
@@ -82,11 +84,12 @@ let package = Package(
         ], path: "Fuzz/kiosk-fuzz"),
 
         .testTarget(name: "KioskCoreTests", dependencies: ["KioskCore"]),
+        .testTarget(name: "KioskPosixTests", dependencies: ["KioskPosix", "KioskTesting"]),
         .testTarget(name: "KioskRenderTests", dependencies: ["KioskRender", "KioskTesting"]),
-        .testTarget(name: "KioskScenesTests", dependencies: ["KioskScenes", "KioskTesting"]),
-        .testTarget(name: "KioskDRMTests", dependencies: ["KioskDRM"]),
-        .testTarget(name: "KioskInputTests", dependencies: ["KioskInput"]),
-        .testTarget(name: "KioskDaemonTests", dependencies: ["KioskDaemon", "KioskTesting"]),
+        .testTarget(name: "KioskScenesTests", dependencies: ["KioskScenes", "KioskPosix", "KioskTesting"]),
+        .testTarget(name: "KioskDRMTests", dependencies: ["KioskDRM", "KioskPosix"]),
+        .testTarget(name: "KioskInputTests", dependencies: ["KioskInput", "KioskPosix"]),
+        .testTarget(name: "KioskDaemonTests", dependencies: ["KioskDaemon", "KioskPosix", "KioskTesting"]),
         .testTarget(name: "VMTests", dependencies: ["KioskCore"]),
         .testTarget(name: "KioskBenchTests", dependencies: ["kioskd-bench"], path: "Benchmarks/Tests/KioskBenchTests"),
     ],

@@ -3,6 +3,7 @@ import Glibc
 #endif
 import Foundation
 import KioskCore
+import KioskPosix
 
 /// The real `kioskd` process on the headless backend: exec → READY=1 (sd_notify, sent after the
 /// first frame) on a notify socket the benchmark owns, then idle CPU and wake-ups from /proc over
@@ -73,7 +74,7 @@ enum Daemon {
             for (i, b) in sockPath.utf8.prefix(p.count - 1).enumerated() { p[i] = b }
         }
         let len = socklen_t(MemoryLayout<sockaddr_un>.size)
-        try syscall("bind(\(sockPath))") { withUnsafePointer(to: &addr) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, len) } } }
+        try Posix.call("bind(\(sockPath))") { withUnsafePointer(to: &addr) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, len) } } }
 
         var actions = posix_spawn_file_actions_t()
         posix_spawn_file_actions_init(&actions)

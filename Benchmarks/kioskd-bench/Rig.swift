@@ -7,6 +7,7 @@ import KioskRender
 import KioskScenes
 import KioskTesting
 import Logging
+import KioskPosix
 
 /// One scene on screen as kioskd runs it: an EventLoop, a SceneManager and a HeadlessDisplay
 /// (which copies each frame's damage into its framebuffer like a DRM back buffer), with either

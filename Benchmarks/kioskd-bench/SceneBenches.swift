@@ -5,6 +5,7 @@ import KioskCore
 import KioskRender
 import KioskScenes
 import KioskTesting
+import KioskPosix
 
 /// Per-frame, idle and latency measurements of kioskd's scenes through the SceneManager.
 enum SceneBenches {
@@ -277,7 +278,7 @@ enum SceneBenches {
     /// present() has copied the frame (when a DRM backend asks for the flip).
     static func touchToFlip(_ rig: Rig, runs: Int) throws -> Samples {
         var fds: [Int32] = [0, 0]
-        try syscall("pipe") { pipe(&fds) }
+        try Posix.call("pipe") { pipe(&fds) }
         for fd in fds { _ = fcntl(fd, F_SETFD, FD_CLOEXEC); _ = fcntl(fd, F_SETFL, O_NONBLOCK) }
         defer { close(fds[0]); close(fds[1]) }
         var k = 0

@@ -2,6 +2,7 @@
 import Glibc
 #endif
 import KioskCore
+import KioskPosix
 
 /// What a spawned process did: time to its marker line (exec → "first-frame"), total wall
 /// time to exit, and its peak RSS (wait4's ru_maxrss), plus everything it printed.
@@ -23,7 +24,7 @@ enum Spawn {
     static func run(_ argv: [String], env: [String: String] = [:], marker: String? = "first-frame",
                     stopAfterMs: Double? = nil, keepStderr: Bool = false) throws -> SpawnResult {
         var fds: [Int32] = [0, 0]
-        try syscall("pipe") { pipe(&fds) }
+        try Posix.call("pipe") { pipe(&fds) }
         for fd in fds { _ = fcntl(fd, F_SETFD, FD_CLOEXEC) }
         defer { close(fds[0]) }
         var actions = posix_spawn_file_actions_t()

@@ -6,6 +6,7 @@ import CKioskShims
 import CUdev
 import KioskCore
 import Logging
+import KioskPosix
 
 /// How the DRM output is chosen and driven.
 public struct DRMOptions: Sendable {

@@ -3,6 +3,7 @@ import KioskDRM
 import KioskInput
 import KioskRender
 import Logging
+import KioskPosix
 
 /// Makes the display and input for a config: DRM/KMS + libinput, or the headless backend (no input).
 public enum Backends {

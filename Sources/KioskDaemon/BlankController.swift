@@ -1,5 +1,6 @@
 import KioskCore
 import Logging
+import KioskPosix
 
 /// Turns the panel off and on: daily periods (`[display.blank] schedule`, woken by a touch for
 /// `wake_seconds`), after `idle_seconds` without input, or by hand (`POST /blank`, which holds

@@ -5,6 +5,7 @@ import NIOConcurrencyHelpers
 import NIOCore
 import NIOHTTP1
 import NIOPosix
+import KioskPosix
 
 /// One control request on its way to the render loop. The executor calls `run` on the thread
 /// that carries out commands; `run` does nothing when the request's deadline has passed or the

@@ -3,6 +3,7 @@ import KioskCore
 import KioskRender
 import KioskScenes
 import Logging
+import KioskPosix
 
 /// The running kiosk: config, scenes on a `SceneManager`, display, input and durable state, all
 /// on one `EventLoop` thread. Every method is called on the loop's thread (the control server

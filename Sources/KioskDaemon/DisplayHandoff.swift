@@ -3,6 +3,7 @@ import Dispatch
 import Glibc
 import KioskCore
 import Logging
+import KioskPosix
 
 /// Lets another session borrow the display and gives it back: plain DRM-master handling for
 /// a kiosk that runs on its own virtual console.

@@ -3,6 +3,7 @@ import KioskCore
 import KioskRender
 import Logging
 import ServiceLifecycle
+import KioskPosix
 
 /// Runs the render/event loop on its own thread: the daemon starts on it, and a graceful
 /// shutdown stops the scenes, input and display there (the display restores the console).

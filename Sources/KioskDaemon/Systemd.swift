@@ -1,6 +1,7 @@
 import CSystemd
 import KioskCore
 import Logging
+import KioskPosix
 
 /// Talks to systemd's service manager (Type=notify): readiness, status lines, watchdog pets.
 /// Every call is a no-op when kioskd was not started by systemd (no `NOTIFY_SOCKET`).

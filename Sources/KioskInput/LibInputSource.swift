@@ -5,6 +5,7 @@ import CLibInput
 import CUdev
 import KioskCore
 import Logging
+import KioskPosix
 
 /// How kioskd reads input devices.
 public struct InputOptions: Sendable, Equatable {

@@ -36,7 +36,7 @@ public final class SceneManager {
     public private(set) var currentIndex: Int = 0
     public private(set) var theme: Theme
     public let display: DisplayOutput
-    public let loop: EventLoop
+    public let loop: any Scheduler
     public let time: TimeSource
     public var switching: SceneSwitching
     private let logger: Logger
@@ -46,14 +46,14 @@ public final class SceneManager {
     private var needsFull = true
     private var dirty = true
     private var renderQueued = false
-    private var deadlineTimer: EventLoop.TimerID?
+    private var deadlineTimer: TimerID?
     private var armedDeadline: Deadline?
-    private var rotationTimer: EventLoop.TimerID?
+    private var rotationTimer: TimerID?
     private var started = false
 
     /// Turns raw touches into taps, long presses and swipes (given to scenes alongside raw touches).
     public var gestureRecognizer = GestureRecognizer()
-    private var gestureTimer: EventLoop.TimerID?
+    private var gestureTimer: TimerID?
     /// Called with every event before the scene sees it; return true to swallow it (wake from blank).
     public var inputFilter: ((InputEvent) -> Bool)?
 
@@ -98,7 +98,7 @@ public final class SceneManager {
     /// Monotonic time of the last present() call, for latency measurements.
     public private(set) var lastPresentNs: Int64 = 0
 
-    public init(scenes: [Scene], theme: Theme, display: DisplayOutput, loop: EventLoop,
+    public init(scenes: [Scene], theme: Theme, display: DisplayOutput, loop: any Scheduler,
                 time: TimeSource = SystemTimeSource(), switching: SceneSwitching = SceneSwitching(), logger: Logger) {
         precondition(!scenes.isEmpty, "a scene manager needs at least one scene")
         self.scenes = scenes
@@ -433,7 +433,7 @@ public final class SceneManager {
         armedDeadline = d
         guard let d else { return }
         do {
-            let handler: (EventLoop.TimerFire) -> Void = { [weak self] fire in
+            let handler: (TimerFire) -> Void = { [weak self] fire in
                 guard let self else { return }
                 self.deadlineTimer = nil
                 self.armedDeadline = nil
@@ -457,7 +457,7 @@ public final class SceneManager {
     static let armRetryFirstNs: Int64 = 50_000_000
     static let armRetryMaxNs: Int64 = 1_000_000_000
     private var armRetryDelayNs = SceneManager.armRetryFirstNs
-    private var armRetryTimer: EventLoop.TimerID?
+    private var armRetryTimer: TimerID?
     /// Test seam: an error makes arming the scene timer fail as if the loop had refused it.
     var armFault: (() -> Error?)?
 

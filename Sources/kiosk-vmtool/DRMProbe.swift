@@ -5,6 +5,7 @@ import CKioskShims
 import KioskCore
 import KioskDRM
 import Logging
+import KioskPosix
 
 /// `kiosk-vmtool drm [options]`: drives a DRMDisplay from commands on stdin, one reply line each on
 /// stdout ("ok key=value …" or "error …"). Used by the kernel tests to check pixels from the host.
@@ -97,7 +98,7 @@ private final class Probe {
         sigemptyset(&mask)
         sigaddset(&mask, SIGTERM); sigaddset(&mask, SIGINT); sigaddset(&mask, SIGUSR1); sigaddset(&mask, SIGUSR2)
         pthread_sigmask(SIG_BLOCK, &mask, nil)
-        let sfd = try syscall("signalfd") { signalfd(-1, &mask, Int32(SFD_CLOEXEC | SFD_NONBLOCK)) }
+        let sfd = try Posix.call("signalfd") { signalfd(-1, &mask, Int32(SFD_CLOEXEC | SFD_NONBLOCK)) }
         try loop.watch(fd: sfd) { [unowned self] in
             var info = signalfd_siginfo()
             while read(sfd, &info, MemoryLayout<signalfd_siginfo>.size) == MemoryLayout<signalfd_siginfo>.size {

@@ -4,6 +4,7 @@ import Glibc
 import KioskCore
 import KioskInput
 import Logging
+import KioskPosix
 
 /// One line per input event, for checks in VM scenarios (numbers with 4 decimals).
 func describe(_ e: InputEvent) -> String {

@@ -3,6 +3,7 @@ import Glibc
 #endif
 import CKioskShims
 import KioskCore
+import KioskPosix
 
 /// A virtual input device made through /dev/uinput (test devices inside the VM).
 ///
@@ -18,30 +19,30 @@ final class UInputDevice {
 
     init(name: String) throws {
         self.name = name
-        fd = try syscall("open(/dev/uinput)") { open("/dev/uinput", O_WRONLY | O_NONBLOCK | O_CLOEXEC) }
+        fd = try Posix.call("open(/dev/uinput)") { open("/dev/uinput", O_WRONLY | O_NONBLOCK | O_CLOEXEC) }
     }
 
     deinit { destroy() }
 
-    func enable(event type: Int32) throws { try syscall("UI_SET_EVBIT \(type)") { kiosk_uinput_set_evbit(fd, type) } }
-    func enable(key code: Int32) throws { try syscall("UI_SET_KEYBIT \(code)") { kiosk_uinput_set_keybit(fd, code) } }
-    func enable(property p: Int32) throws { try syscall("UI_SET_PROPBIT \(p)") { kiosk_uinput_set_propbit(fd, p) } }
+    func enable(event type: Int32) throws { try Posix.call("UI_SET_EVBIT \(type)") { kiosk_uinput_set_evbit(fd, type) } }
+    func enable(key code: Int32) throws { try Posix.call("UI_SET_KEYBIT \(code)") { kiosk_uinput_set_keybit(fd, code) } }
+    func enable(property p: Int32) throws { try Posix.call("UI_SET_PROPBIT \(p)") { kiosk_uinput_set_propbit(fd, p) } }
     func enable(abs code: Int32, min: Int32, max: Int32, resolution: Int32) throws {
-        try syscall("UI_SET_ABSBIT \(code)") { kiosk_uinput_set_absbit(fd, code) }
-        try syscall("UI_ABS_SETUP \(code)") { kiosk_uinput_abs_setup(fd, UInt16(code), min, max, resolution) }
+        try Posix.call("UI_SET_ABSBIT \(code)") { kiosk_uinput_set_absbit(fd, code) }
+        try Posix.call("UI_ABS_SETUP \(code)") { kiosk_uinput_abs_setup(fd, UInt16(code), min, max, resolution) }
     }
 
     /// UI_DEV_SETUP + UI_DEV_CREATE.
     func create(bustype: UInt16 = 0x03, vendor: UInt16 = 0x1209, product: UInt16) throws {
-        try syscall("UI_DEV_SETUP") { kiosk_uinput_dev_setup(fd, name, bustype, vendor, product) }
-        try syscall("UI_DEV_CREATE") { kiosk_uinput_dev_create(fd) }
+        try Posix.call("UI_DEV_SETUP") { kiosk_uinput_dev_setup(fd, name, bustype, vendor, product) }
+        try Posix.call("UI_DEV_CREATE") { kiosk_uinput_dev_create(fd) }
         created = true
     }
 
     /// The sysfs name (e.g. "input7") and the event node (e.g. "/dev/input/event3") of the device.
     func nodes() throws -> (sysname: String, event: String?) {
         var buf = [CChar](repeating: 0, count: 64)
-        try syscall("UI_GET_SYSNAME") { kiosk_uinput_get_sysname(fd, &buf, buf.count) }
+        try Posix.call("UI_GET_SYSNAME") { kiosk_uinput_get_sysname(fd, &buf, buf.count) }
         let sys = String(cString: buf)
         var event: String?
         if let dir = opendir("/sys/devices/virtual/input/\(sys)") {
@@ -55,7 +56,7 @@ final class UInputDevice {
     }
 
     func emit(_ type: Int32, _ code: Int32, _ value: Int32) throws {
-        try syscall("write(uinput event \(type)/\(code))") { kiosk_uinput_emit(fd, UInt16(type), UInt16(code), value) }
+        try Posix.call("write(uinput event \(type)/\(code))") { kiosk_uinput_emit(fd, UInt16(type), UInt16(code), value) }
     }
 
     func sync() throws { try emit(EV_SYN, SYN_REPORT, 0) }

@@ -2,6 +2,7 @@ import Foundation
 import Testing
 import KioskCore
 import Logging
+import KioskPosix
 @testable import KioskDRM
 
 /// DRMDisplay behaviour that needs no GPU: option checks and device errors. Frames, flips,

@@ -5,6 +5,7 @@ import KioskRender
 import KioskScenes
 import KioskTesting
 import Testing
+import KioskPosix
 
 @Suite struct DaemonBlankingTests {
     func daemon(_ dir: String, blank: String, time: ManualTimeSource) throws -> (Daemon, HeadlessDisplay) {

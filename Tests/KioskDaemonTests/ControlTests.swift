@@ -4,6 +4,7 @@ import KioskCore
 import KioskRender
 import KioskTesting
 import Testing
+import KioskPosix
 
 @Suite struct ControlRouterTests {
     func refuse(_ method: String, _ uri: String, _ body: String = "") -> ControlRequestError? {

@@ -4,6 +4,7 @@ import KioskRender
 import KioskTesting
 @testable import KioskDaemon
 import Testing
+import KioskPosix
 
 /// `POST /paint/save` and `POST /screenshot` carried out by the daemon.
 @Suite struct PaintSaveDaemonTests {

@@ -6,6 +6,7 @@ import KioskScenes
 import KioskTesting
 import Logging
 import Testing
+import KioskPosix
 
 /// Fails the store's system calls on demand: once the trace reaches step `failAt` (1-based), the
 /// next call fails with `code` — or every call from then on when `failRest` is set (so the undo

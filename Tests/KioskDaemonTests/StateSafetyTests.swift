@@ -4,6 +4,7 @@ import KioskCore
 import KioskScenes
 import Logging
 import Testing
+import KioskPosix
 
 /// Every file in `dir` (recursively) with its bytes: what "nothing was touched" compares.
 func directorySnapshot(_ dir: String) -> [String: Data] {

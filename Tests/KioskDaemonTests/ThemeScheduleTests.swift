@@ -4,6 +4,7 @@ import KioskCore
 import KioskRender
 import KioskTesting
 import Testing
+import KioskPosix
 
 @Suite struct ThemeScheduleTests {
     func hhmm(_ s: Int) -> String {

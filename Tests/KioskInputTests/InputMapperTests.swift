@@ -1,6 +1,7 @@
 import Testing
 import KioskCore
 import Logging
+import KioskPosix
 @testable import KioskInput
 
 @Suite struct InputMapperTests {

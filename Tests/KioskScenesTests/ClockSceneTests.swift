@@ -5,6 +5,7 @@ import KioskScenes
 import KioskTesting
 import Logging
 import Testing
+import KioskPosix
 
 /// 2024-01-01 13:35:16 UTC.
 private let t133516: Int64 = 1_704_067_200 + 13 * 3600 + 35 * 60 + 16

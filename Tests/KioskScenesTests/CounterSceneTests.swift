@@ -4,6 +4,7 @@ import KioskScenes
 import KioskTesting
 import Logging
 import Testing
+import KioskPosix
 
 private let size = Size(width: 480, height: 270)
 

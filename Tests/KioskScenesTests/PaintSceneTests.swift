@@ -4,6 +4,7 @@ import Logging
 import KioskCore
 import KioskRender
 import KioskTesting
+import KioskPosix
 @testable import KioskScenes
 
 /// A paint scene on an in-memory screen, driven like the scene manager drives it.

@@ -3,6 +3,7 @@ import Logging
 import KioskCore
 import KioskRender
 import KioskTesting
+import KioskPosix
 @testable import KioskScenes
 
 /// A scene that paints a solid colour and counts what the manager asks of it.

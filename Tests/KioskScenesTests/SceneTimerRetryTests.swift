@@ -3,6 +3,7 @@ import Testing
 import Logging
 import KioskCore
 import KioskRender
+import KioskPosix
 @testable import KioskScenes
 
 /// A scene timer that cannot be armed is tried again with a backoff: the scene keeps ticking.

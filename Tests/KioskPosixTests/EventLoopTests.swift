@@ -1,6 +1,8 @@
 import Testing
 import Glibc
-@testable import KioskCore
+
+@testable import KioskPosix
+import KioskCore
 
 @Suite struct EventLoopTests {
     @Test func timersFireInDeadlineOrderAndStopRuns() throws {

@@ -2,30 +2,7 @@
 import Glibc
 #endif
 import CKioskShims
-
-/// Wall-clock and monotonic time in nanoseconds.
-public enum ClockID: Sendable, Equatable {
-    case monotonic, realtime
-    var id: clockid_t { self == .monotonic ? CLOCK_MONOTONIC : CLOCK_REALTIME }
-}
-
-public func nowNanos(_ clock: ClockID = .monotonic) -> Int64 {
-    var ts = timespec()
-    clock_gettime(clock.id, &ts)
-    return Int64(ts.tv_sec) * 1_000_000_000 + Int64(ts.tv_nsec)
-}
-
-/// Calls `body` until it does not fail with EINTR; throws a KioskError naming `call` and errno otherwise.
-@discardableResult
-public func syscall<T: BinaryInteger>(_ call: String, _ body: () -> T) throws -> T {
-    while true {
-        let r = body()
-        if r >= 0 { return r }
-        let e = errno
-        if e == EINTR { continue }
-        throw KioskError(.system, "\(call) failed: \(String(cString: strerror(e))) (errno \(e))", errno: e)
-    }
-}
+import KioskCore
 
 /// A single-threaded event loop on epoll: file descriptors, timers and work posted from other
 /// threads (eventfd). It sleeps in `epoll_wait` until something is due: no polling.
@@ -36,10 +13,11 @@ public func syscall<T: BinaryInteger>(_ call: String, _ body: () -> T) throws ->
 /// never fails for lack of file descriptors. Should arming a timerfd ever fail, the loop still
 /// fires its timers on time by bounding its `epoll_wait` by the earliest deadline, and arms again
 /// at the next iteration.
-public final class EventLoop: @unchecked Sendable {
+public final class EventLoop: Scheduler, @unchecked Sendable {
     public typealias Handler = () -> Void
     public struct WatchID: Hashable, Sendable { let fd: Int32 }
-    public struct TimerID: Hashable, Sendable { let id: UInt64 }
+    public typealias TimerID = KioskCore.TimerID
+    public typealias TimerFire = KioskCore.TimerFire
 
     private struct Timer {
         let deadline: Int64
@@ -77,31 +55,26 @@ public final class EventLoop: @unchecked Sendable {
     /// Arming a timerfd failed: the next `epoll_wait` is bounded by the earliest deadline.
     private var armingFailed = false
     private var nextTimerID: UInt64 = 1
-    private let lock = NSLockLite()
+    private let lock = PosixMutex()
     private var posted: [@Sendable () -> Void] = []
     private var deferred: [Handler] = []
     private var stopRequested = false
+    /// The thread that last ran `runOnce` (nil before the first run).
+    private var loopThread: pthread_t?
     /// Number of times `epoll_wait` returned (wake-ups), for benchmarks and status.
     public private(set) var wakeups: UInt64 = 0
     /// Test seam: returns an errno to make arming a timerfd fail as if `timerfd_settime` had.
     var armFault: ((ClockID) -> Int32?)?
 
-    /// Why a timer handler ran.
-    public enum TimerFire: Sendable, Equatable {
-        case expired
-        /// The wall clock was set (NTP step, manual change): a realtime deadline must be recomputed.
-        case clockChanged
-    }
-
     public init() throws {
-        epfd = try syscall("epoll_create1") { epoll_create1(Int32(EPOLL_CLOEXEC)) }
+        epfd = try Posix.call("epoll_create1") { epoll_create1(Int32(EPOLL_CLOEXEC)) }
         var opened: [Int32] = [epfd]
         do {
-            wakeFD = try syscall("eventfd") { eventfd(0, Int32(EFD_CLOEXEC | EFD_NONBLOCK)) }
+            wakeFD = try Posix.call("eventfd") { eventfd(0, Int32(EFD_CLOEXEC | EFD_NONBLOCK)) }
             opened.append(wakeFD)
-            monotonicFD = try syscall("timerfd_create(CLOCK_MONOTONIC)") { timerfd_create(CLOCK_MONOTONIC, Int32(TFD_CLOEXEC | TFD_NONBLOCK)) }
+            monotonicFD = try Posix.call("timerfd_create(CLOCK_MONOTONIC)") { timerfd_create(CLOCK_MONOTONIC, Int32(TFD_CLOEXEC | TFD_NONBLOCK)) }
             opened.append(monotonicFD)
-            realtimeFD = try syscall("timerfd_create(CLOCK_REALTIME)") { timerfd_create(CLOCK_REALTIME, Int32(TFD_CLOEXEC | TFD_NONBLOCK)) }
+            realtimeFD = try Posix.call("timerfd_create(CLOCK_REALTIME)") { timerfd_create(CLOCK_REALTIME, Int32(TFD_CLOEXEC | TFD_NONBLOCK)) }
             opened.append(realtimeFD)
             try add(fd: wakeFD)
             try add(fd: monotonicFD)
@@ -123,7 +96,7 @@ public final class EventLoop: @unchecked Sendable {
         var ev = epoll_event()
         ev.events = EPOLLIN.rawValue
         ev.data.fd = fd
-        try syscall("epoll_ctl(ADD, fd \(fd))") { epoll_ctl(epfd, EPOLL_CTL_ADD, fd, &ev) }
+        try Posix.call("epoll_ctl(ADD, fd \(fd))") { epoll_ctl(epfd, EPOLL_CTL_ADD, fd, &ev) }
     }
 
     /// Calls `handler` on this loop whenever `fd` is readable. The caller keeps owning `fd`.
@@ -158,6 +131,8 @@ public final class EventLoop: @unchecked Sendable {
         let (sum, overflow) = now.addingReportingOverflow(max(delay, 0))
         return try schedule(at: overflow ? Int64.max : sum, clock: .monotonic, handler)
     }
+
+    public func now(_ clock: ClockID) -> Int64 { nowNanos(clock) }
 
     public func cancel(_ id: TimerID) {
         guard let t = timers.removeValue(forKey: id.id) else { return }
@@ -280,6 +255,7 @@ public final class EventLoop: @unchecked Sendable {
     /// Returns the number of ready descriptors.
     @discardableResult
     public func runOnce(timeoutMs: Int32 = -1) throws -> Int {
+        loopThread = pthread_self()
         runDeferred()
         armTimers()
         var timeout = deferred.isEmpty ? timeoutMs : 0
@@ -316,6 +292,13 @@ public final class EventLoop: @unchecked Sendable {
         return n
     }
 
+    /// Traps when called from a thread other than the one running the loop (once it has run):
+    /// for code that touches state only the loop's thread may touch.
+    public func assertInLoop(file: StaticString = #fileID, line: UInt = #line) {
+        guard let t = loopThread else { return }
+        precondition(pthread_equal(t, pthread_self()) != 0, "called off the event loop's thread", file: file, line: line)
+    }
+
     /// Runs until `stop()`.
     public func run() throws {
         stopRequested = false
@@ -325,14 +308,3 @@ public final class EventLoop: @unchecked Sendable {
     }
 }
 
-/// A tiny mutex on pthread (Foundation-free so KioskCore stays light).
-public final class NSLockLite: @unchecked Sendable {
-    private var m = pthread_mutex_t()
-    public init() { pthread_mutex_init(&m, nil) }
-    deinit { pthread_mutex_destroy(&m) }
-    public func locked<T>(_ body: () throws -> T) rethrows -> T {
-        pthread_mutex_lock(&m)
-        defer { pthread_mutex_unlock(&m) }
-        return try body()
-    }
-}

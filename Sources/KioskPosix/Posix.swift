@@ -1,0 +1,40 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import KioskCore
+
+/// The one way kioskd calls into the C library for calls that report failure as -1 and errno.
+public enum Posix {
+    /// Calls `body` until it does not fail with EINTR; any other failure throws a `.system`
+    /// `KioskError` naming the call (and the path, when given) and keeping errno:
+    /// `open /dev/dri/card0 failed: Permission denied (errno 13)`.
+    @discardableResult
+    public static func call<T: BinaryInteger>(_ name: String, path: String? = nil, _ body: () -> T) throws -> T {
+        while true {
+            let r = body()
+            if r >= 0 { return r }
+            let e = errno
+            if e == EINTR { continue }
+            throw error(name, path: path, errno: e)
+        }
+    }
+
+    /// The error `call` throws, for failures found another way (a NULL return, a short write).
+    public static func error(_ name: String, path: String? = nil, errno e: Int32) -> KioskError {
+        let what = path.map { "\(name) \($0)" } ?? name
+        return KioskError(.system, "\(what) failed: \(String(cString: strerror(e))) (errno \(e))", errno: e)
+    }
+}
+
+/// A mutex on pthread, for the little state shared with other threads (work posted to a loop).
+public final class PosixMutex: @unchecked Sendable {
+    // @unchecked: the pthread mutex itself is what makes access to `m` safe.
+    private var m = pthread_mutex_t()
+    public init() { pthread_mutex_init(&m, nil) }
+    deinit { pthread_mutex_destroy(&m) }
+    public func locked<T>(_ body: () throws -> T) rethrows -> T {
+        pthread_mutex_lock(&m)
+        defer { pthread_mutex_unlock(&m) }
+        return try body()
+    }
+}

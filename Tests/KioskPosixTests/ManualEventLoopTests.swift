@@ -1,0 +1,42 @@
+import Testing
+import KioskCore
+import KioskTesting
+
+/// The virtual-time loop that scene and controller tests run on must keep the real loop's rules:
+/// due timers fire in deadline order across both clocks, each with the clocks at its deadline;
+/// a cancelled timer never fires; setting the wall clock fires realtime timers as changed.
+@Suite struct ManualEventLoopTests {
+    @Test func timersFireInDeadlineOrderAtTheirOwnTime() throws {
+        let loop = ManualEventLoop(monotonic: 0, realtime: 1_000)
+        var log: [String] = []
+        try loop.schedule(after: 300) { _ in log.append("m300@\(loop.now(.monotonic))") }
+        try loop.schedule(at: 1_100, clock: .realtime) { _ in log.append("r100@\(loop.now(.monotonic))") }
+        let gone = try loop.schedule(after: 200) { _ in log.append("cancelled") }
+        try loop.schedule(after: 900) { _ in log.append("late") }
+        loop.cancel(gone)
+        #expect(loop.advance(by: 500) == 2)
+        #expect(log == ["r100@100", "m300@300"])
+        #expect(loop.now(.monotonic) == 500 && loop.now(.realtime) == 1_500)
+        #expect(loop.pendingTimers == 1 && loop.nextDeadline(.monotonic) == 900)
+    }
+
+    @Test func aTimerScheduledByAHandlerFiresInTheSameAdvanceWhenDue() throws {
+        let loop = ManualEventLoop(monotonic: 0, realtime: 0)
+        var fires: [Int64] = []
+        func tick() throws { try loop.schedule(after: 100) { _ in fires.append(loop.now(.monotonic)); try? tick() } }
+        try tick()
+        loop.advance(by: 350)
+        #expect(fires == [100, 200, 300])
+    }
+
+    @Test func settingTheWallClockFiresRealtimeTimersAsChanged() throws {
+        let loop = ManualEventLoop(monotonic: 0, realtime: 10_000)
+        var got: [TimerFire] = []
+        var deferredRan = false
+        try loop.schedule(at: 20_000, clock: .realtime) { fire in got.append(fire); loop.deferToEndOfIteration { deferredRan = true } }
+        try loop.schedule(after: 5) { _ in got.append(.expired) }
+        loop.setWallClock(50_000)
+        #expect(got == [.clockChanged] && deferredRan)
+        #expect(loop.now(.monotonic) == 0 && loop.pendingTimers == 1)
+    }
+}
