@@ -40,8 +40,12 @@ let package = Package(
         // Scenes and the scene manager: see only KioskCore values and KioskRender canvases.
         .target(name: "KioskScenes", dependencies: ["KioskCore", "KioskRender", .product(name: "Logging", package: "swift-log")]),
         // Hardware.
-        .target(name: "KioskDRM", dependencies: ["KioskCore", "KioskPosix", "CDRM", "CUdev", "CKioskShims", .product(name: "Logging", package: "swift-log")]),
-        .target(name: "KioskInput", dependencies: ["KioskCore", "KioskPosix", "CLibInput", "CUdev", .product(name: "Logging", package: "swift-log")]),
+        // libudev for DRM and input: enumeration, the hotplug monitor, reference ownership.
+        .target(name: "KioskUdev", dependencies: ["KioskCore", "KioskPosix", "CUdev"], swiftSettings: [.swiftLanguageMode(.v6)]),
+        .target(name: "KioskDRM", dependencies: ["KioskCore", "KioskPosix", "KioskUdev", "CDRM", "CKioskShims", .product(name: "Logging", package: "swift-log")],
+                swiftSettings: [.swiftLanguageMode(.v6)]),
+        .target(name: "KioskInput", dependencies: ["KioskCore", "KioskPosix", "KioskUdev", "CLibInput", .product(name: "Logging", package: "swift-log")],
+                swiftSettings: [.swiftLanguageMode(.v6)]),
         // The daemon: config, control, persistence, services; the only place hardware meets scenes.
         .target(name: "KioskDaemon", dependencies: [
             "KioskCore", "KioskPosix", "KioskRender", "KioskScenes", "KioskDRM", "KioskInput", "CSystemd",
@@ -54,6 +58,10 @@ let package = Package(
         ]),
         // Fakes shipped as a product: scripted input, manual clock, pixel helpers.
         .target(name: "KioskTesting", dependencies: ["KioskCore", "KioskRender", "KioskScenes"]),
+        // A KMS device in memory (FakeKMS) for DRMDisplay tests; its own target so that
+        // KioskTesting users do not link libdrm and libudev.
+        .target(name: "KioskDRMTesting", dependencies: ["KioskCore", "KioskPosix", "KioskDRM", .product(name: "Logging", package: "swift-log")],
+                swiftSettings: [.swiftLanguageMode(.v6)]),
 
         .executableTarget(name: "kioskd", dependencies: [
             "KioskDaemon", .product(name: "ArgumentParser", package: "swift-argument-parser"),
@@ -87,7 +95,7 @@ let package = Package(
         .testTarget(name: "KioskPosixTests", dependencies: ["KioskPosix", "KioskTesting"]),
         .testTarget(name: "KioskRenderTests", dependencies: ["KioskRender", "KioskTesting"]),
         .testTarget(name: "KioskScenesTests", dependencies: ["KioskScenes", "KioskPosix", "KioskTesting"]),
-        .testTarget(name: "KioskDRMTests", dependencies: ["KioskDRM", "KioskPosix"]),
+        .testTarget(name: "KioskDRMTests", dependencies: ["KioskDRM", "KioskDRMTesting", "KioskPosix", "KioskTesting"]),
         .testTarget(name: "KioskInputTests", dependencies: ["KioskInput", "KioskPosix"]),
         .testTarget(name: "KioskDaemonTests", dependencies: ["KioskDaemon", "KioskPosix", "KioskTesting"]),
         .testTarget(name: "VMTests", dependencies: ["KioskCore"]),

@@ -3,6 +3,7 @@ import Glibc
 #endif
 import CDRM
 import KioskCore
+import KioskPosix
 
 /// Property ids an atomic commit needs for one connector → CRTC → primary plane chain.
 struct AtomicProps {
@@ -39,12 +40,14 @@ struct AtomicProps {
     }
 }
 
-/// An atomic request (`drmModeAtomicAlloc`), freed with the object.
+/// An atomic request (`drmModeAtomicAlloc`) on a device, freed with the object.
 final class AtomicRequest {
+    let device: DRMDeviceHandle
     private let req: drmModeAtomicReqPtr
 
-    init() {
+    init(device: DRMDeviceHandle) {
         guard let r = drmModeAtomicAlloc() else { fatalError("drmModeAtomicAlloc: out of memory") }
+        self.device = device
         req = r
     }
     deinit { drmModeAtomicFree(req) }
@@ -54,16 +57,115 @@ final class AtomicRequest {
         _ = drmModeAtomicAddProperty(req, object, property, value)
     }
 
-    /// Commits (`drmModeAtomicCommit`); returns its result with errno set on failure.
-    func commitRaw(fd: Int32, flags: UInt32, user: UnsafeMutableRawPointer? = nil) -> Int32 {
-        drmModeAtomicCommit(fd, req, flags, user)
+    /// Commits (`drmModeAtomicCommit`); throws naming the commit (`name`), `what` and errno.
+    func commit(flags: UInt32, name: String, what: String, user: UnsafeMutableRawPointer? = nil) throws {
+        let fd = device.fd, req = self.req
+        try device.call(name, what) { drmModeAtomicCommit(fd, req, flags, user) }
+    }
+}
+
+/// A property blob (`drmModeCreatePropertyBlob`) on a device, destroyed with the object.
+final class PropertyBlob {
+    let device: DRMDeviceHandle
+    let id: UInt32
+
+    /// A blob holding a mode record.
+    init(device: DRMDeviceHandle, mode: drmModeModeInfo, what: String) throws {
+        self.device = device
+        var raw = mode
+        var blob: UInt32 = 0
+        let fd = device.fd
+        try device.call("drmModeCreatePropertyBlob(mode)", what) {
+            drmModeCreatePropertyBlob(fd, &raw, MemoryLayout<drmModeModeInfo>.size, &blob)
+        }
+        id = blob
+    }
+    deinit { _ = drmModeDestroyPropertyBlob(device.fd, id) }
+}
+
+/// Atomic modesetting: every change is one `drmModeAtomicCommit` of connector, CRTC and primary
+/// plane properties.
+final class AtomicKMS: KernelKMS {
+    let device: DRMDeviceHandle
+    let events: DRMEvents
+    let loop: EventLoop
+    var watch: EventLoop.WatchID?
+    var apiName: String { "atomic" }
+    /// Property ids of the output last prepared.
+    private var props: (output: KMSOutput, ids: AtomicProps)?
+    /// The mode blob of the last mode set (the CRTC refers to it while it is shown).
+    private var modeBlob: PropertyBlob?
+
+    init(device: DRMDeviceHandle, loop: EventLoop) {
+        self.device = device
+        self.events = DRMEvents(device: device)
+        self.loop = loop
     }
 
-    /// Commits and throws a display error starting with `what` on failure.
-    func commit(fd: Int32, flags: UInt32, what: String) throws {
-        if commitRaw(fd: fd, flags: flags) != 0 {
-            let e = errno
-            throw KioskError.display("\(what): atomic commit failed: \(String(cString: strerror(e)))", errno: e)
+    deinit { unwatchEvents() }
+
+    func prepare(_ output: KMSOutput) throws {
+        guard let plane = output.plane else {
+            throw KioskError.display("\(device.path) \(output.connector.name): no primary plane with XRGB8888 for CRTC \(output.crtc.id)")
         }
+        let ids = try AtomicProps(fd: device.fd, connector: output.connector.id, crtc: output.crtc.id, plane: plane.id,
+                                  what: "\(device.path) \(output.connector.name)")
+        props = (output, ids)
+    }
+
+    private func ids(_ output: KMSOutput) throws -> AtomicProps {
+        if let p = props, p.output.connector.id == output.connector.id, p.output.crtc.id == output.crtc.id,
+           p.output.plane?.id == output.plane?.id {
+            return p.ids
+        }
+        try prepare(output)
+        return props!.ids
+    }
+
+    /// One commit with ALLOW_MODESET: mode blob, ACTIVE, connector → CRTC and the plane showing
+    /// `buffer` full screen.
+    func modeset(_ output: KMSOutput, buffer: any ScanoutBuffer, active: Bool) throws {
+        let what = what(output)
+        guard let raw = output.mode.raw else { throw KioskError.display("\(what): mode has no kernel record") }
+        let p = try ids(output)
+        modeBlob = nil
+        let blob = try PropertyBlob(device: device, mode: raw, what: what)
+        modeBlob = blob
+        let w = UInt64(buffer.size.width), h = UInt64(buffer.size.height)
+        let req = AtomicRequest(device: device)
+        req.add(output.connector.id, p.connectorCrtcID, UInt64(output.crtc.id))
+        req.add(output.crtc.id, p.crtcModeID, UInt64(blob.id))
+        req.add(output.crtc.id, p.crtcActive, active ? 1 : 0)
+        req.add(p.plane, p.planeFbID, UInt64(buffer.fbID))
+        req.add(p.plane, p.planeCrtcID, UInt64(output.crtc.id))
+        req.add(p.plane, p.srcX, 0); req.add(p.plane, p.srcY, 0)
+        req.add(p.plane, p.srcW, w << 16); req.add(p.plane, p.srcH, h << 16)
+        req.add(p.plane, p.crtcX, 0); req.add(p.plane, p.crtcY, 0)
+        req.add(p.plane, p.crtcW, w); req.add(p.plane, p.crtcH, h)
+        try req.commit(flags: UInt32(DRM_MODE_ATOMIC_ALLOW_MODESET), name: "drmModeAtomicCommit(mode set)", what: what)
+    }
+
+    /// A non-blocking commit of the plane's FB_ID with a page-flip event.
+    func flip(_ output: KMSOutput, to buffer: any ScanoutBuffer) throws {
+        let p = try ids(output)
+        let req = AtomicRequest(device: device)
+        req.add(p.plane, p.planeFbID, UInt64(buffer.fbID))
+        req.add(p.plane, p.planeCrtcID, UInt64(output.crtc.id))
+        try req.commit(flags: UInt32(DRM_MODE_PAGE_FLIP_EVENT) | UInt32(DRM_MODE_ATOMIC_NONBLOCK),
+                       name: "drmModeAtomicCommit(page flip)", what: what(output), user: events.user)
+    }
+
+    /// The CRTC's ACTIVE property.
+    func setActive(_ output: KMSOutput, _ active: Bool) throws {
+        let p = try ids(output)
+        let req = AtomicRequest(device: device)
+        req.add(output.crtc.id, p.crtcActive, active ? 1 : 0)
+        try req.commit(flags: UInt32(DRM_MODE_ATOMIC_ALLOW_MODESET),
+                       name: "drmModeAtomicCommit(\(active ? "unblank" : "blank"): ACTIVE \(active ? 1 : 0))", what: what(output))
+    }
+
+    func restore(_ saved: SavedCrtc) throws {
+        try restoreWithSetCrtc(saved)
+        modeBlob = nil
     }
 }

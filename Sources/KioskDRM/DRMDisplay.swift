@@ -1,9 +1,7 @@
 #if canImport(Glibc)
 import Glibc
 #endif
-import CDRM
 import CKioskShims
-import CUdev
 import KioskCore
 import Logging
 import KioskPosix
@@ -35,14 +33,19 @@ public struct DRMOptions: Sendable {
     }
 }
 
-/// A DRM/KMS output: dumb buffers in XRGB8888, a modeset for the first frame and page flips with
-/// events after it, damage copied by buffer age, rotation in the copy, hotplug, blanking and a
-/// clean hand-back of the CRTC found at start.
+/// A DRM/KMS output: the policy of what to show and when. Frames are copied (damage × buffer
+/// age, turned by `rotation`) into scan-out buffers; the first frame goes out by a mode set and
+/// the next ones by page flips with events; a busy flip is retried; hotplug reconfigures; the
+/// panel blanks; the CRTC found at start is given back. Everything the kernel does goes through
+/// a `KMSDevice` (atomic or legacy, or a fake in tests).
+///
+/// Buffers the kernel may still read — the one on screen and the one a queued flip goes to —
+/// are held until they leave the screen, even when a resize replaced the set they came from.
 public final class DRMDisplay: DisplayOutput {
     public var onEvent: ((DisplayEvent) -> Void)?
     public let rotation: Rotation
     public private(set) var isBlanked = false
-    /// Flip-complete events received (`drmHandleEvent` page-flip callbacks).
+    /// Flip-complete events received (page-flip events read from the device).
     public private(set) var pageFlipCount: UInt64 = 0
     /// Frames that went out through a mode set (first frame, after hotplug or VT return).
     public private(set) var modesetCount: UInt64 = 0
@@ -51,64 +54,64 @@ public final class DRMDisplay: DisplayOutput {
     /// Flips the kernel refused with EBUSY and that were retried.
     public private(set) var busyRetries: UInt64 = 0
     /// Whether atomic modesetting is in use (false: legacy SetCrtc/PageFlip/DPMS).
-    public var usesAtomic: Bool { device?.atomic ?? false }
+    public var usesAtomic: Bool { device?.apiName == "atomic" }
+
+    /// How long a flip refused with EBUSY waits before it is tried again, and how often.
+    static let busyRetryDelayNs: Int64 = 2_000_000
+    static let busyRetryLimit = 100
+    /// How long a queued flip may wait for its event before it is given up (a lost event must
+    /// not stop the display for good).
+    static let flipEventTimeoutNs: Int64 = 2_000_000_000
 
     private let options: DRMOptions
     private let modeRequest: ModeRequest?
-    private let loop: EventLoop
+    private let scheduler: any Scheduler
+    private let backend: KMSBackend
     private var logger: Logger
 
-    private var device: DRMDevice?
-    private var drmWatch: EventLoop.WatchID?
-    private var udev: OpaquePointer?
-    private var monitor: OpaquePointer?
-    private var monitorWatch: EventLoop.WatchID?
-
-    private struct Output {
-        var connector: DRMConnector
-        var crtc: DRMCrtc
-        var mode: DRMMode
-        var plane: DRMPlane?
-        var props: AtomicProps?
-    }
-    private var output: Output?
-    private var buffers: [DumbBuffer] = []
+    private var device: (any KMSDevice)?
+    private var hotplugMonitor: AnyObject?
+    private var output: KMSOutput?
+    /// The scan-out buffers of the current mode size, indexed as `flips` counts them.
+    private var buffers: [any ScanoutBuffer] = []
+    /// The buffer the kernel scans out (set by a mode set or a completed flip).
+    private var onScreen: (any ScanoutBuffer)?
+    /// The buffer a queued flip goes to, until its event arrives.
+    private var queued: (any ScanoutBuffer)?
     private var flips = FlipScheduler(count: 2, logicalSize: Size(width: 1, height: 1))
     private var active = false
     private var hasMaster = true
-    private var modeBlob: UInt32 = 0
-    private var retryTimer: EventLoop.TimerID?
+    /// A flip refused with EBUSY, to try again: its timer and the buffer it shows.
+    private var retry: (timer: TimerID, index: Int)?
     private var retryAttempts = 0
+    /// Gives a queued flip up when its event does not come.
+    private var flipWatchdog: TimerID?
     private var isShutDown = false
     /// CRTC state found before the first mode set, restored by `shutdown()`.
-    private var saved: (crtc: UInt32, fb: UInt32, x: UInt32, y: UInt32, mode: drmModeModeInfo?, connector: UInt32)?
-    private var eventContext = drmEventContext()
+    private var saved: SavedCrtc?
 
-    /// Opens the device and picks the output; wraps udev enumeration and `drmModeGet*`. Does not
-    /// throw when nothing is connected (or no device exists yet): it stays inactive and follows
-    /// hotplug. Throws for bad options (unknown output or mode), permission and capability errors.
-    public init(options: DRMOptions, loop: EventLoop, logger: Logger) throws {
+    /// Opens the device and picks the output (udev enumeration, the kernel's KMS objects) and
+    /// follows hotplug on `loop`. See `init(options:scheduler:backend:logger:)`.
+    public convenience init(options: DRMOptions, loop: EventLoop, logger: Logger) throws {
+        try self.init(options: options, scheduler: loop, backend: .kernel(loop: loop), logger: logger)
+    }
+
+    /// Opens the device through `backend` and picks the output; timers run on `scheduler`. Does
+    /// not throw when nothing is connected (or no device exists yet): it stays inactive and
+    /// follows hotplug. Throws for bad options (unknown output or mode), permission and
+    /// capability errors.
+    public init(options: DRMOptions, scheduler: any Scheduler, backend: KMSBackend, logger: Logger) throws {
         guard options.buffers == 2 || options.buffers == 3 else {
             throw KioskError.config("display buffers = \(options.buffers): must be 2 or 3")
         }
         self.options = options
         self.rotation = options.rotation
-        self.loop = loop
+        self.scheduler = scheduler
+        self.backend = backend
         self.logger = logger
         self.modeRequest = try options.mode.map { try ModeRequest(parsing: $0) }
-        eventContext.version = 2
-        eventContext.page_flip_handler = { _, _, _, _, user in
-            guard let user else { return }
-            Unmanaged<DRMDisplay>.fromOpaque(user).takeUnretainedValue().flipCompleted()
-        }
-        startMonitor()
-        let path: String?
-        if let d = options.device {
-            path = d
-        } else {
-            path = Self.pickDevice()
-        }
-        guard let path else {
+        hotplugMonitor = backend.followHotplug(logger) { [weak self] action, node in self?.hotplug(action: action, node: node) }
+        guard let path = options.device ?? backend.pickDevice() else {
             logger.warning("no DRM device on seat0 yet; waiting for one to appear", metadata: ["drm.api": "\(options.api)"])
             return
         }
@@ -117,7 +120,7 @@ public final class DRMDisplay: DisplayOutput {
             try configure(announce: false)
         } catch {
             teardown()
-            stopMonitor()
+            hotplugMonitor = nil
             throw error
         }
     }
@@ -126,26 +129,12 @@ public final class DRMDisplay: DisplayOutput {
         if !isShutDown { shutdown() }
     }
 
-    /// The first seat0 device with a connected connector, else the first device.
-    private static func pickDevice() -> String? {
-        let devices = enumerateDRMDevices()
-        for d in devices {
-            let fd = Glibc.open(d.path, O_RDWR | O_CLOEXEC)
-            guard fd >= 0 else { continue }
-            defer { Glibc.close(fd) }
-            if let res = try? DRMResources.snapshot(fd: fd, device: d.path), res.connectors.contains(where: { $0.status == .connected }) {
-                return d.path
-            }
-        }
-        return devices.first?.path
-    }
-
     // MARK: DisplayOutput
 
     public var displayDescription: String {
         guard let device else { return "drm (no device)" }
         guard let output else { return "\(device.path) (no connected output)" }
-        return "\(device.path) \(output.connector.name) \(output.mode)\(rotation == .r0 ? "" : " rotated \(rotation)") \(device.atomic ? "atomic" : "legacy")"
+        return "\(device.path) \(output.connector.name) \(output.mode)\(rotation == .r0 ? "" : " rotated \(rotation)") \(device.apiName)"
     }
 
     public var logicalSize: Size? {
@@ -154,21 +143,20 @@ public final class DRMDisplay: DisplayOutput {
     }
 
     public var canPresent: Bool {
-        guard active, hasMaster, !isBlanked, output != nil, retryTimer == nil else { return false }
+        guard active, hasMaster, !isBlanked, output != nil, retry == nil, queued == nil else { return false }
         return flips.canBegin
     }
 
     /// Copies the damaged parts of `frame` (plus what the back buffer missed) into the back buffer,
-    /// turned by `rotation`, then sets the mode (first frame) or queues a page flip with an event
-    /// (`drmModeSetCrtc`/`drmModePageFlip`, or `drmModeAtomicCommit`). While presenting is not
-    /// possible the damage is remembered and copied by the next present.
+    /// turned by `rotation`, then sets the mode (first frame) or queues a page flip with an event.
+    /// While presenting is not possible the damage is remembered and copied by the next present.
     public func present(_ frame: PixelBuffer, damage: Damage) throws {
-        guard let output, let device else { remember(damage); return }
+        guard let output, let device else { flips.remember(damage); return }
         let logical = rotation.logicalSize(physical: output.mode.size)
         guard frame.size == logical else {
             throw KioskError.display("\(device.path) \(output.connector.name): frame is \(frame.size) but the output lays out \(logical)")
         }
-        guard canPresent, let job = flips.beginFrame(damage) else { remember(damage); return }
+        guard canPresent, let job = flips.beginFrame(damage) else { flips.remember(damage); return }
         let back = buffers[job.index]
         let target = back.pixels
         for r in job.copy.rects {
@@ -176,12 +164,18 @@ public final class DRMDisplay: DisplayOutput {
         }
         lastCopiedPixels = job.copy.area
         if job.modeset {
-            do { try modeset(back) } catch {
+            do {
+                try device.modeset(output, buffer: back, active: !isBlanked)
+            } catch {
                 flips.frameFailed(job.index)
+                refused(error)
                 throw error
             }
+            onScreen = back
+            modesetCount += 1
+            logger.info("mode set", metadata: meta)
             flips.shownByModeset(job.index)
-            loop.post { [weak self] in
+            scheduler.deferToEndOfIteration { [weak self] in
                 guard let self, self.active else { return }
                 self.onEvent?(.ready)
             }
@@ -190,8 +184,7 @@ public final class DRMDisplay: DisplayOutput {
         }
     }
 
-    /// Blanks (true) or unblanks the panel: atomic `ACTIVE` 0/1, or the legacy connector `DPMS`
-    /// property (`drmModeConnectorSetProperty`). Waits for a queued flip first.
+    /// Blanks (true) or unblanks the panel, keeping mode and picture. Waits for a queued flip first.
     public func setBlanked(_ blanked: Bool) throws {
         guard blanked != isBlanked else { return }
         guard let device, let output, active, hasMaster, flips.front != nil else {
@@ -200,41 +193,31 @@ public final class DRMDisplay: DisplayOutput {
             return
         }
         waitForFlip(timeoutMs: 500)
-        let what = "\(device.path) \(output.connector.name)"
-        if device.atomic, let props = output.props {
-            let req = AtomicRequest()
-            req.add(output.crtc.id, props.crtcActive, blanked ? 0 : 1)
-            try req.commit(fd: device.fd, flags: UInt32(DRM_MODE_ATOMIC_ALLOW_MODESET), what: "\(what): \(blanked ? "blank" : "unblank") (ACTIVE)")
-        } else {
-            let props = DRMProperties.read(fd: device.fd, object: output.connector.id, type: .connector)
-            guard let dpms = props["DPMS"] else {
-                throw KioskError.display("\(what): the connector has no DPMS property; cannot blank")
-            }
-            let value = UInt64(blanked ? DRM_MODE_DPMS_OFF : DRM_MODE_DPMS_ON)
-            if drmModeConnectorSetProperty(device.fd, output.connector.id, dpms.id, value) != 0 {
-                let e = errno
-                throw KioskError.display("\(what): DPMS \(blanked ? "off" : "on") refused: \(String(cString: strerror(e)))", errno: e)
-            }
+        do {
+            try device.setActive(output, !blanked)
+        } catch {
+            refused(error)
+            throw error
         }
         isBlanked = blanked
         logger.info("display \(blanked ? "blanked" : "unblanked")", metadata: meta)
         if !blanked {
-            loop.post { [weak self] in
+            scheduler.deferToEndOfIteration { [weak self] in
                 guard let self, self.active else { return }
                 self.onEvent?(.ready)
             }
         }
     }
 
-    /// Restores the CRTC found at start (`drmModeSetCrtc` with the saved framebuffer, mode and
-    /// connector) so the console comes back, frees the buffers and drops DRM master.
+    /// Gives back the CRTC found at start (its framebuffer, mode and connector) so the console
+    /// comes back, frees the buffers and drops DRM master.
     public func shutdown() {
         guard !isShutDown else { return }
         isShutDown = true
-        stopMonitor()
-        if let device {
+        hotplugMonitor = nil
+        if device != nil {
             waitForFlip(timeoutMs: 500)
-            restoreSavedCrtc(device)
+            restoreSavedCrtc()
         }
         teardown()
     }
@@ -242,7 +225,7 @@ public final class DRMDisplay: DisplayOutput {
     // MARK: VT / session hand-over (plain master handling)
 
     /// Gives the device to another session (VT switch away): waits for a queued flip, drops DRM
-    /// master (`drmDropMaster`) and stops presenting until `acquireMaster()`.
+    /// master and stops presenting until `acquireMaster()`.
     public func releaseMaster() {
         guard let device, hasMaster else { return }
         waitForFlip(timeoutMs: 500)
@@ -254,7 +237,7 @@ public final class DRMDisplay: DisplayOutput {
         if was { onEvent?(.inactive) }
     }
 
-    /// Takes the device back (VT switch back): `drmSetMaster`, then a full mode set and repaint.
+    /// Takes the device back (VT switch back): DRM master, then a full mode set and repaint.
     public func acquireMaster() throws {
         guard let device, !hasMaster else { return }
         try device.setMaster()
@@ -266,40 +249,20 @@ public final class DRMDisplay: DisplayOutput {
 
     // MARK: Listing
 
-    /// A human-readable list of `device`'s connectors (status, size, modes) for `kioskd --list-outputs`;
-    /// the output driven by a CRTC is marked "in use" and its current mode "*", preferred modes "+".
+    /// `DRMOutputs.list(device:)`: the connectors and modes of `device` (every seat0 device when nil).
     public static func listOutputs(device: String?) throws -> String {
-        let paths: [String]
-        if let device { paths = [device] } else { paths = enumerateDRMDevices().map(\.path) }
-        guard !paths.isEmpty else { throw KioskError.notFound("no DRM devices found on seat0 (no /dev/dri/card*)") }
-        var out = ""
-        for path in paths {
-            let dev = try DRMDevice(path: path, api: .auto)
-            defer { dev.close() }
-            let res = try DRMResources.snapshot(fd: dev.fd, device: path)
-            out += "\(path) (\(dev.atomic ? "atomic" : "legacy") modesetting, dumb buffers)\n"
-            out += describe(res)
-        }
-        return out
+        try DRMOutputs.list(device: device)
     }
 
-    /// Text for a resources snapshot (pure; used by `listOutputs`).
+    /// `DRMOutputs.describe(_:)`.
     public static func describe(_ res: DRMResources) -> String {
-        var out = ""
-        for c in res.connectors {
-            let crtc = res.encoders.first(where: { $0.id == c.encoderID && $0.crtcID != 0 })
-                .flatMap { e in res.crtcs.first(where: { $0.id == e.crtcID && $0.bufferID != 0 }) }
-            let size = c.widthMM > 0 ? " \(c.widthMM)x\(c.heightMM) mm" : ""
-            out += "  \(c.name) \(c.status.rawValue)\(size)\(crtc.map { " [in use: CRTC \($0.id)]" } ?? "")\n"
-            for m in c.modes {
-                let current = crtc?.mode.map { $0.width == m.width && $0.height == m.height && $0.refresh == m.refresh } ?? false
-                out += "    \(current ? "*" : " ")\(m.isPreferred ? "+" : " ") \(m)\n"
-            }
-        }
-        return out
+        DRMOutputs.describe(res)
     }
 
     // MARK: Internals
+
+    /// The framebuffers the display believes the kernel holds: on screen and queued.
+    var scanout: (onScreen: UInt32?, queued: UInt32?) { (onScreen?.fbID, queued?.fbID) }
 
     private var meta: Logger.Metadata {
         var m: Logger.Metadata = [:]
@@ -311,27 +274,17 @@ public final class DRMDisplay: DisplayOutput {
         return m
     }
 
-    private func remember(_ damage: Damage) {
-        flips.remember(damage)
-    }
-
     private func open(path: String) throws {
-        let dev = try DRMDevice(path: path, api: options.api)
+        let dev = try backend.open(path, options.api)
         if !dev.isMaster {
             do { try dev.setMaster() } catch {
                 logger.warning("\(error)", metadata: ["drm.device": "\(path)"])
             }
         }
         hasMaster = dev.isMaster
+        try dev.watchEvents { [weak self] in self?.handleDRMEvents() }
         device = dev
-        do {
-            drmWatch = try loop.watch(fd: dev.fd) { [weak self] in self?.handleDRMEvents() }
-        } catch {
-            dev.close()
-            device = nil
-            throw error
-        }
-        logger.info("opened DRM device", metadata: ["drm.device": "\(path)", "drm.api": "\(dev.atomic ? "atomic" : "legacy")",
+        logger.info("opened DRM device", metadata: ["drm.device": "\(path)", "drm.api": "\(dev.apiName)",
                                                     "drm.master": "\(hasMaster)"])
     }
 
@@ -339,7 +292,7 @@ public final class DRMDisplay: DisplayOutput {
     /// `announce`: tell the scene manager (.needsFullRedraw / .inactive) about changes.
     private func configure(announce: Bool) throws {
         guard let device else { return }
-        let res = try DRMResources.snapshot(fd: device.fd, device: device.path)
+        let res = try device.snapshot()
         guard let connector = try DRMSelection.connector(res.connectors, named: options.output, device: device.path),
               connector.status == .connected, !connector.modes.isEmpty else {
             let names = res.connectors.map { "\($0.name) (\($0.status.rawValue))" }.joined(separator: ", ")
@@ -352,26 +305,21 @@ public final class DRMDisplay: DisplayOutput {
         let mode = try DRMSelection.mode(connector, request: modeRequest)
         let crtc = try DRMSelection.crtc(for: connector, encoders: res.encoders, crtcs: res.crtcs)
         let plane = DRMSelection.primaryPlane(res.planes, crtc: crtc, format: kiosk_drm_format_xrgb8888())
-        var props: AtomicProps? = nil
-        if device.atomic {
-            guard let plane else {
-                throw KioskError.display("\(device.path) \(connector.name): no primary plane with XRGB8888 for CRTC \(crtc.id)")
-            }
-            props = try AtomicProps(fd: device.fd, connector: connector.id, crtc: crtc.id, plane: plane.id,
-                                    what: "\(device.path) \(connector.name)")
-        }
+        let next = KMSOutput(connector: connector, crtc: crtc, mode: mode, plane: plane)
+        try device.prepare(next)
         if saved == nil {
-            saved = (crtc.id, crtc.bufferID, UInt32(crtc.x), UInt32(crtc.y), crtc.mode?.raw, connector.id)
+            saved = SavedCrtc(crtc: crtc.id, fb: crtc.bufferID, x: UInt32(crtc.x), y: UInt32(crtc.y), mode: crtc.mode,
+                              connector: connector.id)
         }
         let sizeChanged = output.map { $0.mode.size != mode.size } ?? true
         let changed = output.map { $0.connector.id != connector.id || $0.mode != mode || $0.crtc.id != crtc.id } ?? true
-        output = Output(connector: connector, crtc: crtc, mode: mode, plane: plane, props: props)
+        output = next
         if sizeChanged || buffers.isEmpty {
-            freeBuffers()
+            // The set is replaced; `onScreen` and `queued` keep the buffers the kernel still reads.
+            buffers.removeAll()
             let what = "\(device.path) \(connector.name)"
             for _ in 0..<options.buffers {
-                let b = try DumbBuffer(fd: device.fd, size: mode.size, what: what)
-                buffers.append(b)
+                buffers.append(try device.makeBuffer(size: mode.size, what: what))
             }
         }
         let logical = rotation.logicalSize(physical: mode.size)
@@ -380,7 +328,10 @@ public final class DRMDisplay: DisplayOutput {
         }
         let wasActive = active
         active = true
-        if changed || !wasActive { flips.needModeset(full: true) }
+        if changed || !wasActive {
+            flips.needModeset(full: true)
+            cancelRetry()
+        }
         logger.info("output ready", metadata: meta.merging(["drm.crtc": "\(crtc.id)", "drm.buffers": "\(buffers.count)",
                                                             "drm.rotation": "\(rotation)"]) { a, _ in a })
         if announce && (changed || !wasActive) { onEvent?(.needsFullRedraw) }
@@ -390,162 +341,139 @@ public final class DRMDisplay: DisplayOutput {
         let was = active
         active = false
         flips.needModeset(full: true)
-        if let r = retryTimer { loop.cancel(r); retryTimer = nil }
+        cancelRetry()
         if was && announce { onEvent?(.inactive) }
     }
 
-    /// First frame: `drmModeSetCrtc`, or an atomic commit with ALLOW_MODESET (mode blob, ACTIVE, plane).
-    private func modeset(_ buffer: DumbBuffer) throws {
-        guard let device, let output else { return }
-        let what = "\(device.path) \(output.connector.name) \(output.mode)"
-        guard var raw = output.mode.raw else { throw KioskError.display("\(what): mode has no kernel record") }
-        if device.atomic, let p = output.props {
-            if modeBlob != 0 { _ = drmModeDestroyPropertyBlob(device.fd, modeBlob); modeBlob = 0 }
-            var blob: UInt32 = 0
-            if drmModeCreatePropertyBlob(device.fd, &raw, MemoryLayout<drmModeModeInfo>.size, &blob) != 0 {
-                let e = errno
-                throw KioskError.display("\(what): cannot create the mode blob: \(String(cString: strerror(e)))", errno: e)
-            }
-            modeBlob = blob
-            let w = UInt64(buffer.size.width), h = UInt64(buffer.size.height)
-            let req = AtomicRequest()
-            req.add(output.connector.id, p.connectorCrtcID, UInt64(output.crtc.id))
-            req.add(output.crtc.id, p.crtcModeID, UInt64(blob))
-            req.add(output.crtc.id, p.crtcActive, isBlanked ? 0 : 1)
-            req.add(p.plane, p.planeFbID, UInt64(buffer.fbID))
-            req.add(p.plane, p.planeCrtcID, UInt64(output.crtc.id))
-            req.add(p.plane, p.srcX, 0); req.add(p.plane, p.srcY, 0)
-            req.add(p.plane, p.srcW, w << 16); req.add(p.plane, p.srcH, h << 16)
-            req.add(p.plane, p.crtcX, 0); req.add(p.plane, p.crtcY, 0)
-            req.add(p.plane, p.crtcW, w); req.add(p.plane, p.crtcH, h)
-            do {
-                try req.commit(fd: device.fd, flags: UInt32(DRM_MODE_ATOMIC_ALLOW_MODESET), what: "\(what): mode set refused")
-            } catch {
-                logger.error("\(error)", metadata: meta)
-                throw error
-            }
-        } else {
-            var conn = output.connector.id
-            if drmModeSetCrtc(device.fd, output.crtc.id, buffer.fbID, 0, 0, &conn, 1, &raw) != 0 {
-                let e = errno
-                let err = KioskError.display("\(what): mode set refused (drmModeSetCrtc): \(String(cString: strerror(e)))", errno: e)
-                logger.error("\(err)", metadata: meta)
-                throw err
-            }
-            if isBlanked, let dpms = DRMProperties.read(fd: device.fd, object: output.connector.id, type: .connector)["DPMS"] {
-                _ = drmModeConnectorSetProperty(device.fd, output.connector.id, dpms.id, UInt64(DRM_MODE_DPMS_OFF))
-            }
-        }
-        modesetCount += 1
-        logger.info("mode set", metadata: meta)
+    private func cancelRetry() {
+        if let r = retry { scheduler.cancel(r.timer); retry = nil }
+        retryAttempts = 0
     }
 
-    /// Queues a flip to buffer `index` with an event (`drmModePageFlip` or a non-blocking atomic commit).
-    /// EBUSY (a previous flip still pending in the kernel) is retried shortly; other errors throw.
+    /// Queues a flip to buffer `index` with an event. EBUSY (a previous flip still pending in
+    /// the kernel) is retried shortly; other errors throw.
     private func flip(to index: Int) throws {
         guard let device, let output else { return }
         let buffer = buffers[index]
-        let user = Unmanaged.passUnretained(self).toOpaque()
-        var rc: Int32
-        if device.atomic, let p = output.props {
-            let req = AtomicRequest()
-            req.add(p.plane, p.planeFbID, UInt64(buffer.fbID))
-            req.add(p.plane, p.planeCrtcID, UInt64(output.crtc.id))
-            rc = req.commitRaw(fd: device.fd, flags: UInt32(DRM_MODE_PAGE_FLIP_EVENT) | UInt32(DRM_MODE_ATOMIC_NONBLOCK), user: user)
-        } else {
-            rc = drmModePageFlip(device.fd, output.crtc.id, buffer.fbID, UInt32(DRM_MODE_PAGE_FLIP_EVENT), user)
-        }
-        if rc == 0 {
-            flips.flipQueued(index)
-            retryAttempts = 0
-            return
-        }
-        let e = errno
-        if e == EBUSY && retryAttempts < 100 {
+        do {
+            try device.flip(output, to: buffer)
+        } catch let error as KioskError where error.errno == EBUSY && retryAttempts < Self.busyRetryLimit {
             busyRetries += 1
             retryAttempts += 1
             logger.debug("page flip busy; retrying", metadata: meta)
-            retryTimer = try loop.schedule(after: 2_000_000) { [weak self] _ in
+            let timer = try scheduler.schedule(after: Self.busyRetryDelayNs) { [weak self] _ in
                 guard let self else { return }
-                self.retryTimer = nil
+                self.retry = nil
                 guard self.active, self.hasMaster else { return }
                 do { try self.flip(to: index) } catch {
                     self.logger.error("page flip failed: \(error)", metadata: self.meta)
                 }
             }
+            retry = (timer, index)
             return
+        } catch {
+            retryAttempts = 0
+            // The buffer was drawn but not shown: it must get everything again next time.
+            flips.frameFailed(index)
+            if let e = (error as? KioskError)?.errno, e == EINVAL || e == ENOENT || e == ENOSPC { flips.needModeset(full: false) }
+            refused(error)
+            throw error
         }
+        queued = buffer
+        flips.flipQueued(index)
         retryAttempts = 0
-        // The buffer was drawn but not shown: it must get everything again next time.
-        flips.frameFailed(index)
-        let err = KioskError.display("\(device.path) \(output.connector.name): page flip refused: \(String(cString: strerror(e)))", errno: e)
-        logger.error("\(err)", metadata: meta)
-        if e == EINVAL || e == ENOENT || e == ENOSPC { flips.needModeset(full: false) }
-        throw err
+        flipWatchdog = try? scheduler.schedule(after: Self.flipEventTimeoutNs) { [weak self] _ in
+            guard let self else { return }
+            self.flipWatchdog = nil
+            guard self.queued != nil else { return }
+            self.abandonFlip(after: Self.flipEventTimeoutNs / 1_000_000)
+            if self.active && self.hasMaster && !self.isBlanked { self.onEvent?(.ready) }
+        }
     }
 
-    /// Called by `drmHandleEvent` for DRM_EVENT_FLIP_COMPLETE.
+    /// The queued flip's event did not come within `ms`: the old front stays what we consider
+    /// on screen, the frame is lost.
+    private func abandonFlip(after ms: Int64) {
+        logger.warning("page flip event did not arrive within \(ms) ms", metadata: meta)
+        if let w = flipWatchdog { scheduler.cancel(w); flipWatchdog = nil }
+        queued = nil
+        flips.abandonFlip()
+    }
+
+    /// After the kernel refused a change: EACCES/EPERM while the device says we are no longer
+    /// master means another client took it (a session switch we were not told about) — stop
+    /// presenting until `acquireMaster()`.
+    private func refused(_ error: Error) {
+        guard let device, let e = (error as? KioskError)?.errno, e == EACCES || e == EPERM, !device.isMaster else { return }
+        hasMaster = false
+        logger.warning("lost DRM master: another client holds the device; presenting stops until it is given back", metadata: meta)
+        deactivate(announce: true)
+    }
+
+    /// A page flip's event arrived: its buffer is on screen, the one it replaced may be freed.
     private func flipCompleted() {
         pageFlipCount += 1
+        if let w = flipWatchdog { scheduler.cancel(w); flipWatchdog = nil }
+        if let q = queued {
+            onScreen = q
+            queued = nil
+        }
         flips.flipCompleted()
         if active && hasMaster && !isBlanked { onEvent?(.ready) }
     }
 
-    /// Reads pending DRM events (`drmHandleEvent`) when the fd is readable.
+    /// Reads pending device events when they wait.
     private func handleDRMEvents() {
         guard let device else { return }
-        if drmHandleEvent(device.fd, &eventContext) != 0 && errno != EAGAIN {
-            logger.debug("drmHandleEvent failed: \(String(cString: strerror(errno)))", metadata: meta)
+        do {
+            let n = try device.dispatchEvents()
+            for _ in 0..<n { flipCompleted() }
+        } catch {
+            logger.debug("\(error)", metadata: meta)
         }
     }
 
-    /// Waits (bounded) for a queued flip's event, dispatching it.
+    /// Waits (bounded) for a queued flip's event, dispatching it; a signal does not cut the wait short.
     private func waitForFlip(timeoutMs: Int32) {
         guard let device else { return }
         let deadline = nowNanos() + Int64(timeoutMs) * 1_000_000
-        while !flips.canBegin {
+        wait: while queued != nil {
             let left = Int32(max(0, (deadline - nowNanos()) / 1_000_000))
-            var pfd = pollfd(fd: device.fd, events: Int16(POLLIN), revents: 0)
-            if poll(&pfd, 1, left) <= 0 { break }
-            handleDRMEvents()
+            do {
+                switch try device.waitForEvents(timeoutMs: left) {
+                case .ready: handleDRMEvents()
+                case .interrupted: continue wait
+                case .timedOut: break wait
+                }
+            } catch {
+                logger.warning("waiting for the page flip event failed: \(error)", metadata: meta)
+                break wait
+            }
         }
-        if !flips.canBegin {
-            logger.warning("page flip event did not arrive within \(timeoutMs) ms", metadata: meta)
-            flips.abandonFlip()
-        }
+        if queued != nil { abandonFlip(after: Int64(timeoutMs)) }
     }
 
-    private func restoreSavedCrtc(_ device: DRMDevice) {
-        guard let s = saved, hasMaster || device.isMaster else { return }
-        var conn = s.connector
-        let rc: Int32
-        if s.fb != 0, var mode = s.mode {
-            rc = drmModeSetCrtc(device.fd, s.crtc, s.fb, s.x, s.y, &conn, 1, &mode)
-        } else {
-            rc = drmModeSetCrtc(device.fd, s.crtc, 0, 0, 0, nil, 0, nil)
-        }
-        if rc != 0 {
-            logger.warning("could not restore the CRTC found at start: \(String(cString: strerror(errno)))",
-                           metadata: meta.merging(["drm.crtc": "\(s.crtc)", "drm.fb": "\(s.fb)"]) { a, _ in a })
-        } else {
+    private func restoreSavedCrtc() {
+        guard let device, let s = saved, hasMaster || device.isMaster else { return }
+        do {
+            try device.restore(s)
             logger.info("restored the CRTC found at start", metadata: meta.merging(["drm.fb": "\(s.fb)"]) { a, _ in a })
+        } catch {
+            logger.warning("could not restore the CRTC found at start: \(error)",
+                           metadata: meta.merging(["drm.crtc": "\(s.crtc)", "drm.fb": "\(s.fb)"]) { a, _ in a })
         }
     }
 
-    private func freeBuffers() {
-        for b in buffers { b.destroy() }
-        buffers.removeAll()
-    }
-
-    /// Frees everything tied to the open device and closes it (drops master first).
+    /// Frees everything tied to the open device and lets it go (drops master first).
     private func teardown() {
-        if let r = retryTimer { loop.cancel(r); retryTimer = nil }
-        freeBuffers()
-        if let w = drmWatch { loop.unwatch(w); drmWatch = nil }
+        cancelRetry()
+        if let w = flipWatchdog { scheduler.cancel(w); flipWatchdog = nil }
+        buffers.removeAll()
+        queued = nil
+        onScreen = nil
         if let device {
-            if modeBlob != 0 { _ = drmModeDestroyPropertyBlob(device.fd, modeBlob); modeBlob = 0 }
+            device.unwatchEvents()
             if device.isMaster { device.dropMaster() }
-            device.close()
         }
         device = nil
         output = nil
@@ -554,44 +482,6 @@ public final class DRMDisplay: DisplayOutput {
     }
 
     // MARK: Hotplug
-
-    /// Starts a udev monitor on the drm subsystem (`udev_monitor_new_from_netlink`) watched by the loop.
-    private func startMonitor() {
-        guard let u = udev_new() else { logger.warning("udev_new failed: no hotplug"); return }
-        guard let m = udev_monitor_new_from_netlink(u, "udev") else {
-            udev_unref(u)
-            logger.warning("udev monitor unavailable: no hotplug")
-            return
-        }
-        udev_monitor_filter_add_match_subsystem_devtype(m, "drm", nil)
-        udev_monitor_enable_receiving(m)
-        udev = u
-        monitor = m
-        do {
-            monitorWatch = try loop.watch(fd: udev_monitor_get_fd(m)) { [weak self] in self?.handleUdev() }
-        } catch {
-            logger.warning("cannot watch the udev monitor: \(error)")
-        }
-    }
-
-    private func stopMonitor() {
-        if let w = monitorWatch { loop.unwatch(w); monitorWatch = nil }
-        if let m = monitor { udev_monitor_unref(m); monitor = nil }
-        if let u = udev { udev_unref(u); udev = nil }
-    }
-
-    private func handleUdev() {
-        guard let m = monitor else { return }
-        while let dev = udev_monitor_receive_device(m) {
-            defer { udev_device_unref(dev) }
-            let action = udev_device_get_action(dev).map { String(cString: $0) } ?? ""
-            guard let nodeC = udev_device_get_devnode(dev) else { continue }
-            let node = String(cString: nodeC)
-            let sysname = udev_device_get_sysname(dev).map { String(cString: $0) } ?? ""
-            guard sysname.hasPrefix("card") else { continue }
-            hotplug(action: action, node: node)
-        }
-    }
 
     /// Follows a udev event on a DRM primary node.
     func hotplug(action: String, node: String) {

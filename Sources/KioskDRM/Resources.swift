@@ -4,6 +4,7 @@ import Glibc
 import CDRM
 import CKioskShims
 import KioskCore
+import KioskPosix
 
 /// A display mode as Swift values (a copy of libdrm's `drmModeModeInfo`).
 public struct DRMMode: Sendable, Equatable, CustomStringConvertible {
@@ -131,7 +132,7 @@ public struct DRMResources: Sendable, Equatable {
     public static func snapshot(fd: Int32, device: String) throws -> DRMResources {
         guard let res = drmModeGetResources(fd) else {
             let e = errno
-            throw KioskError.display("\(device): drmModeGetResources failed: \(String(cString: strerror(e))) — not a KMS device?", errno: e)
+            throw KioskError.display("\(Posix.error("drmModeGetResources", path: device, errno: e).message) — not a KMS device?", errno: e)
         }
         let connectorIDs = Array(UnsafeBufferPointer(start: res.pointee.connectors, count: Int(res.pointee.count_connectors)))
         let encoderIDs = Array(UnsafeBufferPointer(start: res.pointee.encoders, count: Int(res.pointee.count_encoders)))

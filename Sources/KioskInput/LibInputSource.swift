@@ -2,8 +2,8 @@
 import Glibc
 #endif
 import CLibInput
-import CUdev
 import KioskCore
+import KioskUdev
 import Logging
 import KioskPosix
 
@@ -54,7 +54,7 @@ public final class LibInputSource: InputSource {
     public let options: InputOptions
     private let loop: EventLoop
     private let logger: Logger
-    private var udev: OpaquePointer?
+    private var udev: Udev?
     private var li: OpaquePointer?
     private let interface: UnsafeMutablePointer<libinput_interface>
     private var watchID: EventLoop.WatchID?
@@ -101,11 +101,12 @@ public final class LibInputSource: InputSource {
                 close(fd)
             }))
 
-        guard let udev = udev_new() else {
-            throw KioskError.input("udev_new failed: cannot read the udev device database", errno: errno)
+        let udev: Udev
+        do { udev = try Udev() } catch let e as KioskError {
+            throw KioskError.input("\(e.message): cannot read the udev device database", errno: e.errno)
         }
         self.udev = udev
-        guard let li = libinput_udev_create_context(interface, Unmanaged.passUnretained(self).toOpaque(), udev) else {
+        guard let li = libinput_udev_create_context(interface, Unmanaged.passUnretained(self).toOpaque(), udev.pointer) else {
             shutdown()
             throw KioskError.input("libinput_udev_create_context failed")
         }
@@ -114,7 +115,7 @@ public final class LibInputSource: InputSource {
             guard let li, let format, let args, let user = libinput_get_user_data(li) else { return }
             var buf = [CChar](repeating: 0, count: 512)
             _ = vsnprintf(&buf, buf.count, format, args)
-            var msg = String(cString: buf)
+            var msg = String(decoding: buf.prefix(while: { $0 != 0 }).map { UInt8(bitPattern: $0) }, as: UTF8.self)
             while msg.last == "\n" { msg.removeLast() }
             let me = Unmanaged<LibInputSource>.fromOpaque(user).takeUnretainedValue()
             switch priority {
@@ -149,7 +150,7 @@ public final class LibInputSource: InputSource {
             throw error
         }
         let found = devices
-        loop.post { [weak self] in
+        loop.deferToEndOfIteration { [weak self] in
             guard let self else { return }
             for d in found where self.devices.contains(d) { self.onEvent?(.deviceAdded(d)) }
         }
@@ -171,7 +172,7 @@ public final class LibInputSource: InputSource {
     public func shutdown() {
         if let w = watchID { loop.unwatch(w); watchID = nil }
         if let li { libinput_unref(li); self.li = nil }
-        if let udev { udev_unref(udev); self.udev = nil }
+        udev = nil
         table.removeAll()
     }
 
@@ -182,7 +183,7 @@ public final class LibInputSource: InputSource {
         if e == EACCES || e == EPERM {
             logger.error("input: \(inputPermissionMessage(path: path, errno: e, seat: options.seat))", metadata: ["input.device": "\(path)"])
         } else {
-            logger.error("input: cannot open input device \(path): \(String(cString: strerror(e))) (errno \(e))", metadata: ["input.device": "\(path)"])
+            logger.error("input: \(Posix.error("open", path: path, errno: e))", metadata: ["input.device": "\(path)"])
         }
     }
 
@@ -190,7 +191,7 @@ public final class LibInputSource: InputSource {
     private func dispatch() {
         guard let li else { return }
         let r = libinput_dispatch(li)
-        if r < 0 { logger.error("input: libinput_dispatch failed: \(String(cString: strerror(-r)))") }
+        if r < 0 { logger.error("input: \(Posix.error("libinput_dispatch", errno: -r))") }
         drain()
     }
 
@@ -287,8 +288,8 @@ public final class LibInputSource: InputSource {
         let sysname = libinput_device_get_sysname(dev).map { String(cString: $0) } ?? "?"
         var output: String?
         if let u = libinput_device_get_udev_device(dev) {
-            output = udev_device_get_property_value(u, "WL_OUTPUT").map { String(cString: $0) }
-            udev_device_unref(u)
+            output = udevProperty(u, "WL_OUTPUT")
+            udevRelease(u)
         }
         let positional = caps.contains(.touch) || caps.contains(.tabletTool) || caps.contains(.pointer)
         let ignores = positional && !touchDeviceMatchesOutput(deviceOutput: output, wanted: options.mapToOutput)
