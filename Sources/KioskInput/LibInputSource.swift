@@ -76,7 +76,8 @@ public final class LibInputSource: InputSource {
     /// start or the seat cannot be assigned, and `.input` naming the devices and the group or
     /// seat needed when input devices exist but none could be opened for lack of permission.
     /// Devices present at start are listed in `devices` at once and announced with
-    /// `.deviceAdded` on the loop's first turn (after `onEvent` is set).
+    /// `.deviceAdded` at the end of the loop's current (or first) iteration, after `onEvent` is
+    /// set. Call on the loop's thread, or before the loop runs.
     public init(options: InputOptions, loop: EventLoop, logger: Logger) throws {
         self.options = options
         self.loop = loop

@@ -224,6 +224,26 @@ final class Rig {
         #expect(r.kms.onScreenFB == 102 && r.kms.pixel(fb: 102, x: 5, y: 1) == Rig.blue)
     }
 
+    /// A resize while a busy flip waits for its retry: the retry is dropped (its buffer belongs
+    /// to the old size) and the next frame sets the new mode.
+    @Test func resizeCancelsABusyRetry() throws {
+        let r = try Rig()
+        try r.present(Rig.red)
+        r.kms.flipErrors = [EBUSY]
+        try r.present(Rig.green)
+        #expect(r.display.busyRetries == 1 && r.loop.pendingTimers == 1)
+        r.kms.setModes("Virtual-1", [Rig.small])
+        r.kms.hotplug()
+        #expect(r.events.last == .needsFullRedraw)
+        #expect(r.loop.pendingTimers == 0, "the retry is cancelled")
+        r.loop.advance(by: DRMDisplay.busyRetryDelayNs * 2)
+        #expect(r.kms.committed == [r.modeset(fb: 100)], "no flip of an old buffer, no flip without a mode set")
+        #expect(r.display.canPresent)
+        try r.present(Rig.blue)
+        #expect(r.kms.committed == [r.modeset(fb: 100), r.modeset(fb: 102, Rig.small)])
+        #expect(r.kms.freed == [101, 100] && r.kms.freedWhileInUse == [])
+    }
+
     /// (e) A signal interrupts the wait for a queued flip (EINTR): the wait goes on and the
     /// flip completes instead of being given up.
     @Test func interruptedWaitForFlipIsResumed() throws {
