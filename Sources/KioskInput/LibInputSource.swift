@@ -61,7 +61,9 @@ public final class LibInputSource: InputSource {
     private var mapper: InputMapper
     private var table: [OpaquePointer: Device] = [:]
     private var nextIndex = 0
-    /// Device nodes open() refused while starting (later refusals are only logged).
+    /// Device nodes open() refused while starting: reported once, by the error `init` throws
+    /// when no device could be opened for lack of permission, else logged (later refusals are
+    /// logged at once).
     private var openFailures: [(path: String, errno: Int32)] = []
     private var starting = true
 
@@ -136,11 +138,13 @@ public final class LibInputSource: InputSource {
         drain()
         let refused = openFailures.filter { $0.errno == EACCES || $0.errno == EPERM }
         if table.isEmpty, let first = refused.first {
+            for f in openFailures where f.errno != EACCES && f.errno != EPERM { logOpenFailure(f.path, f.errno) }
             let others = refused.dropFirst().map(\.path)
             let more = others.isEmpty ? "" : " (also refused: \(others.joined(separator: ", ")))"
             shutdown()
             throw KioskError.input(inputPermissionMessage(path: first.path, errno: first.errno, seat: options.seat) + more, errno: first.errno)
         }
+        for f in openFailures { logOpenFailure(f.path, f.errno) }
         openFailures.removeAll()
         starting = false
 
@@ -180,7 +184,10 @@ public final class LibInputSource: InputSource {
     // MARK: Events
 
     fileprivate func openFailed(_ path: String, _ e: Int32) {
-        if starting { openFailures.append((path, e)) }
+        if starting { openFailures.append((path, e)) } else { logOpenFailure(path, e) }
+    }
+
+    private func logOpenFailure(_ path: String, _ e: Int32) {
         if e == EACCES || e == EPERM {
             logger.error("input: \(inputPermissionMessage(path: path, errno: e, seat: options.seat))", metadata: ["input.device": "\(path)"])
         } else {
