@@ -94,14 +94,6 @@ extension KernelKMS {
     }
 }
 
-extension ScanoutBuffer {
-    /// The kernel buffer behind a buffer this device made.
-    var dumb: DumbBuffer {
-        guard let d = self as? DumbBuffer else { preconditionFailure("a buffer from another KMS device") }
-        return d
-    }
-}
-
 /// The kernel's devices: opened as atomic or legacy, picked and followed through udev.
 extension KMSBackend {
     public static func kernel(loop: EventLoop) -> KMSBackend {
