@@ -62,7 +62,7 @@ final class Rig {
     /// Presents a frame of one colour (`damage`, else the whole frame, marked changed), then
     /// ends the loop iteration.
     func present(_ color: UInt32, damage: Damage? = nil) throws {
-        let size = display.logicalSize ?? Size(width: 1, height: 1)
+        let size = display.logicalSize ?? frame?.size ?? Size(width: 1, height: 1)
         if frame?.size != size {
             frame?.base.deallocate()
             frame = PixelBuffer(base: .allocate(byteCount: size.area * 4, alignment: 16), size: size, stride: size.width * 4)
@@ -281,6 +281,40 @@ final class Rig {
         #expect(r.kms.committed.last == .restore(SavedCrtc(crtc: 10, fb: 7, x: 0, y: 0, mode: Rig.big, connector: 30)))
         #expect(r.kms.onScreenFB == 7)
         #expect(r.kms.live == [], "every buffer freed after the restore")
+    }
+
+    /// Handing the device over (VT switch): a queued flip is waited for, master dropped, nothing
+    /// presented; taking it back sets the mode again with the whole frame.
+    @Test func releaseAndAcquireMaster() throws {
+        let r = try Rig()
+        try r.present(Rig.red)
+        try r.present(Rig.green)
+        r.display.releaseMaster()
+        #expect(r.display.pageFlipCount == 1, "the queued flip was waited for")
+        #expect(!r.kms.isMaster && r.events.last == .inactive && !r.display.canPresent)
+        try r.present(Rig.blue)
+        #expect(r.kms.committed == [r.modeset(fb: 100), .flip(fb: 101)])
+        try r.display.acquireMaster()
+        #expect(r.kms.isMaster && r.events.last == .needsFullRedraw)
+        try r.present(Rig.blue, damage: Rig.onePixel)
+        #expect(r.kms.committed.last == r.modeset(fb: 100) && r.display.lastCopiedPixels == 32)
+        #expect(r.display.modesetCount == 2)
+    }
+
+    /// The device node goes away and comes back: everything is let go, then the device is
+    /// opened again and the next frame sets the mode.
+    @Test func deviceRemovedAndAddedBack() throws {
+        let r = try Rig()
+        try r.present(Rig.red)
+        r.kms.hotplug("remove")
+        #expect(r.events.last == .inactive && r.display.displayDescription == "drm (no device)")
+        #expect(r.kms.live == [], "buffers of a removed device are freed")
+        r.kms.hotplug("add")
+        #expect(r.events.last == .needsFullRedraw && r.display.logicalSize == Size(width: 8, height: 4))
+        try r.present(Rig.green)
+        #expect(r.kms.committed == [r.modeset(fb: 100), r.modeset(fb: 102)])
+        #expect(r.kms.pixel(fb: 102, x: 0, y: 0) == Rig.green)
+        #expect(r.logs.count("info opened DRM device") == 2)
     }
 
     @Test func shutdownRestoresThroughTheDeviceAndFreesEverything() throws {
