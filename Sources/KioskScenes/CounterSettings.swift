@@ -91,7 +91,8 @@ public struct CounterSettings: Sendable, Equatable {
         if let tables = try table.tableArray("counter") {
             for t in tables {
                 let n = try t.requiredString("name")
-                let label = try t.text("label", default: n, maxCharacters: maxLabelCharacters)
+                // Without a label the name is shown (the name rule below keeps it short).
+                let label = try t.has("label") ? t.text("label", default: n, maxCharacters: maxLabelCharacters) : t.string("label", default: n)
                 try t.finish()
                 specs.append(CounterScene.CounterSpec(name: n, label: label))
                 places.append(t.entries["name"].map { CounterNamePlace(location: $0.location, key: t.fullKey("name")) })
