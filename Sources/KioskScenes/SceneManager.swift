@@ -70,7 +70,7 @@ public final class SceneManager {
             if started { setNeedsFrame() }
         }
     }
-    private var warningUnder: SavedPixels?
+    private var warning = WarningOverlay()
 
     /// Called once, after the first frame was presented (systemd READY=1).
     public var onFirstFrame: (() -> Void)?
@@ -214,32 +214,6 @@ public final class SceneManager {
         input(.touchFrame(timeUsec: timeUsec))
     }
 
-    /// Puts back the pixels under the warning; returns where.
-    private func removeWarning(from canvas: Canvas) -> Rect? {
-        defer { warningUnder = nil }
-        return warningUnder?.restore(to: canvas)
-    }
-
-    /// Keeps the pixels under the warning, then draws it: its text in the theme's highlight colour
-    /// on a background-coloured tab in the bottom-right corner; returns where.
-    private func drawWarning(on canvas: Canvas) -> Rect? {
-        guard let text = stateWarning, !text.isEmpty else { return nil }
-        let px = max(9, Double(min(canvas.size.width, canvas.size.height)) / 36)
-        let m = canvas.measure(text, theme.fonts.caption, px: px)
-        let pad = px / 3
-        let w = min(m.width + 2 * pad, Double(canvas.size.width)), h = m.height + 2 * pad
-        let x = Double(canvas.size.width) - w - pad, y = Double(canvas.size.height) - h - pad
-        let r = Rect.covering(minX: x - 1, minY: y - 1, maxX: x + w + 1, maxY: y + h + 1).intersection(Rect(size: canvas.size))
-        guard !r.isEmpty else { return nil }
-        warningUnder = SavedPixels(r, of: canvas)
-        canvas.withClip(r) {
-            canvas.fillRoundedRect(x: x, y: y, width: w, height: h, radius: pad, theme.palette.background)
-            canvas.strokeRoundedRect(x: x, y: y, width: w, height: h, radius: pad, lineWidth: 1, theme.palette.highlight)
-            canvas.drawText(text, theme.fonts.caption, px: px, color: theme.palette.highlight, x: x + pad, y: y + pad)
-        }
-        return r
-    }
-
     /// Gives recognised gestures to the scene (an edge swipe switches scenes when configured).
     private func route(_ gestures: [Gesture], now: WallTime) -> Bool {
         var changed = false
@@ -292,7 +266,7 @@ public final class SceneManager {
         guard let size = display.logicalSize else { canvas = nil; return }
         if canvas?.size != size {
             cursor.resize(to: size)
-            warningUnder = nil
+            warning.resize()
             do { canvas = try Canvas(size: size) } catch {
                 logger.error("cannot create the frame canvas", metadata: ["size": "\(size)", "error": "\(error)"])
                 canvas = nil
@@ -320,12 +294,12 @@ public final class SceneManager {
         guard dirty, display.canPresent, let canvas else { return }
         let t0 = nowNanos(.monotonic)
         let uncovered = cursor.remove(from: canvas)
-        let unmarked = removeWarning(from: canvas)
+        let unmarked = warning.remove(from: canvas)
         var damage = current.draw(into: canvas)
         if needsFull { damage = Damage.full(canvas.size) }
         if let r = uncovered { damage.add(r) }
         if let r = unmarked { damage.add(r) }
-        if let r = drawWarning(on: canvas) { damage.add(r) }
+        if let text = stateWarning, let r = warning.draw(text, on: canvas, theme: theme) { damage.add(r) }
         if showsCursor, let r = cursor.draw(on: canvas, palette: theme.palette) { damage.add(r) }
         damage = damage.clipped(to: Rect(size: canvas.size))
         dirty = false

@@ -81,6 +81,7 @@ import KioskTesting
             let b = SmoothCurve.bounds(pts, from: i, to: i + 1, width: 8)
             let total = 40_000 - Pixels.count(.white, in: one)
             let inside = b.area - Pixels.count(.white, in: one, rect: b)
+            #expect(total > 0, "segment \(i) drew nothing")
             #expect(total == inside, "segment \(i) ink outside its bounds \(b)")
         }
     }

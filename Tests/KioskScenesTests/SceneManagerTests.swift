@@ -189,6 +189,20 @@ final class ProbeScene: Scene {
         #expect(m.stats.frames == 3 && m.stats.maxMs >= m.stats.p50Ms && m.stats.p50Ms > 0)
     }
 
+    @Test func frameStatisticsKeepTheLast600Frames() {
+        var s = FrameStatistics()
+        // Frame i cost i ms and was presented at i × 10 ms.
+        for i in 1...700 { s.record(costNs: Int64(i) * 1_000_000, at: Int64(i) * 10_000_000) }
+        let st = s.stats(now: 7_000_000_000)
+        #expect(st.frames == 700)
+        // Kept: the costs 101…700 ms. Percentile p is the value at index (599 · p) rounded:
+        // 299.5 → 300 (401 ms), 539.1 → 539 (640 ms), 593.01 → 593 (694 ms).
+        #expect(st.p50Ms == 401 && st.p90Ms == 640 && st.p99Ms == 694 && st.maxMs == 700)
+        // Within 5 s of 7 s: the frames after 2 s, 201…700, 500 frames in 5 s.
+        #expect(st.fps == 100)
+        #expect(FrameStatistics().stats(now: 0) == FrameStats(frames: 0, fps: 0, p50Ms: 0, p90Ms: 0, p99Ms: 0, maxMs: 0))
+    }
+
     @Test func hotplugRedrawsFullyAndUnplugStopsPresenting() throws {
         let a = ProbeScene("a", .red)
         let (m, d, loop) = try make([a])
