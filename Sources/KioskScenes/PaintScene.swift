@@ -8,12 +8,13 @@ import Logging
 /// undo, redo, clear, save and the colour picker; idle reset.
 ///
 /// The settings are `PaintSettings`; which finger does what is `PaintSlots`; saving is
-/// `PaintingFiles`; finished strokes live in a cached layer (`PaintLayerCache`, an offscreen canvas). A new point draws only the
-/// curve segments it changes, straight onto the screen, and damages only their bounds; when a
-/// stroke ends it is drawn once into the layer and its bounds are recomposited from the layer,
-/// so the screen then equals a full redraw. Undo puts back the layer pixels kept from before
-/// the last stroke (for the latest strokes, up to one screen's worth of pixels), else it
-/// rebuilds the layer once; redo draws the stroke again; clear empties the layer.
+/// `PaintingFiles`; finished strokes live in a cached layer (`PaintLayerCache`, an offscreen
+/// canvas). A new point draws only the curve segments it changes, straight onto the screen, and
+/// damages only their bounds; when a stroke ends it is drawn once into the layer and its bounds
+/// are recomposited from the layer, so the screen then equals a full redraw. Undo puts back the
+/// layer pixels kept from before the last stroke (for the latest strokes, up to one screen's
+/// worth of pixels), else it rebuilds the layer once; redo draws the stroke again; clear empties
+/// the layer.
 public final class PaintScene: Scene, PaintControl, PaintingObserver, ColorModelObserver {
     public let name: String
     public let kind = "paint"

@@ -7,6 +7,9 @@ import Testing
 
 private let size = Size(width: 480, height: 270)
 
+/// One frame at 60 Hz, in nanoseconds (1/60 s, rounded).
+private let sixtyHz: Int64 = 16_666_667
+
 /// A moment `ms` milliseconds into the test's monotonic timeline.
 private func t(_ ms: Int64) -> WallTime {
     WallTime(realtimeNs: 1_704_067_200_000_000_000 + ms * 1_000_000, monotonicNs: 10_000_000_000 + ms * 1_000_000)
@@ -123,13 +126,13 @@ private final class FailingStore: StateStore {
         #expect(try s.value(of: "home") == 235)
         // The next frame is the next instant of a fixed 60 Hz grid: after now, at most one frame away.
         guard case .monotonic(let due)? = s.nextDeadline(now: t(0)) else { Issue.record("no frame deadline while rolling"); return }
-        #expect(due > t(0).monotonicNs && due <= t(0).monotonicNs + CounterScene.frameIntervalNs)
-        #expect(due % CounterScene.frameIntervalNs == 0)
+        #expect(due > t(0).monotonicNs && due <= t(0).monotonicNs + sixtyHz)
+        #expect(due % sixtyHz == 0)
         // A late frame does not shift the grid: 5 ms late, the next frame is still on it.
-        let lateNow = t(0).advanced(byNs: CounterScene.frameIntervalNs + 5_000_000)
+        let lateNow = t(0).advanced(byNs: sixtyHz + 5_000_000)
         guard case .monotonic(let late)? = s.nextDeadline(now: lateNow) else { Issue.record("no frame deadline"); return }
-        #expect(late % CounterScene.frameIntervalNs == 0)
-        #expect(late > lateNow.monotonicNs && late - lateNow.monotonicNs <= CounterScene.frameIntervalNs)
+        #expect(late % sixtyHz == 0)
+        #expect(late > lateNow.monotonicNs && late - lateNow.monotonicNs <= sixtyHz)
         #expect(s.update(now: t(250)))
         let damage = s.draw(into: c)
         #expect(damage == Damage([w[3]]))
@@ -502,7 +505,7 @@ private final class FailingStore: StateStore {
         #expect(scene.nextDeadline(now: loop.now()) == nil)
         // The frame of the key press itself, then one on each 1/60 s instant up to the first at
         // or after the end of the roll.
-        let interval = CounterScene.frameIntervalNs
+        let interval = sixtyHz
         let firstTick: Int64 = (pressed / interval + 1) * interval
         let rollEnd: Int64 = pressed + 200_000_000
         let lastTick: Int64 = ((rollEnd + interval - 1) / interval) * interval
