@@ -32,13 +32,13 @@ let package = Package(
         .target(name: "CKioskShims"),
 
         // Pure Swift core: values and protocols (the Scheduler a loop offers). No C library imports.
-        .target(name: "KioskCore", dependencies: ["CKioskShims", .product(name: "Logging", package: "swift-log")]),
+        .target(name: "KioskCore", dependencies: ["CKioskShims", .product(name: "Logging", package: "swift-log")], swiftSettings: [.swiftLanguageMode(.v6)]),
         // The operating system: the epoll event loop, the syscall wrapper, the mutex.
         .target(name: "KioskPosix", dependencies: ["KioskCore", "CKioskShims"]),
         // Drawing on cairo + pango.
-        .target(name: "KioskRender", dependencies: ["KioskCore", "CCairo"]),
+        .target(name: "KioskRender", dependencies: ["KioskCore", "CCairo"], swiftSettings: [.swiftLanguageMode(.v6)]),
         // Scenes and the scene manager: see only KioskCore values and KioskRender canvases.
-        .target(name: "KioskScenes", dependencies: ["KioskCore", "KioskRender", .product(name: "Logging", package: "swift-log")]),
+        .target(name: "KioskScenes", dependencies: ["KioskCore", "KioskRender", .product(name: "Logging", package: "swift-log")], swiftSettings: [.swiftLanguageMode(.v6)]),
         // Hardware.
         // libudev for DRM and input: enumeration, the hotplug monitor, reference ownership.
         .target(name: "KioskUdev", dependencies: ["KioskCore", "KioskPosix", "CUdev"], swiftSettings: [.swiftLanguageMode(.v6)]),
@@ -57,7 +57,7 @@ let package = Package(
             .product(name: "TOMLKit", package: "TOMLKit"),
         ]),
         // Fakes shipped as a product: scripted input, manual clock, pixel helpers.
-        .target(name: "KioskTesting", dependencies: ["KioskCore", "KioskRender", "KioskScenes"]),
+        .target(name: "KioskTesting", dependencies: ["KioskCore", "KioskRender", "KioskScenes"], swiftSettings: [.swiftLanguageMode(.v6)]),
         // A KMS device in memory (FakeKMS) for DRMDisplay tests; its own target so that
         // KioskTesting users do not link libdrm and libudev.
         .target(name: "KioskDRMTesting", dependencies: ["KioskCore", "KioskPosix", "KioskDRM", .product(name: "Logging", package: "swift-log")],

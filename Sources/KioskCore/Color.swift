@@ -38,7 +38,7 @@ public struct Color: Sendable, Equatable, Hashable, CustomStringConvertible {
         }
     }
 
-    /// 8-bit channels, each rounded to the nearest integer (as the clock seed's `hexFromColor`).
+    /// 8-bit channels, each rounded to the nearest integer (0.5 away from zero).
     public var rgb8: (r: Int, g: Int, b: Int) {
         (Int((red * 255).rounded()), Int((green * 255).rounded()), Int((blue * 255).rounded()))
     }

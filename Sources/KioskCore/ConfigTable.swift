@@ -7,7 +7,7 @@ public struct SourceLocation: Sendable, Equatable, CustomStringConvertible {
 }
 
 /// A parsed config value with the place it came from.
-public indirect enum ConfigValue: Sendable {
+public indirect enum ConfigValue {
     case string(String)
     case int(Int)
     case double(Double)
@@ -27,15 +27,16 @@ public indirect enum ConfigValue: Sendable {
     }
 }
 
-public struct ConfigNode: Sendable {
+public struct ConfigNode {
     public var value: ConfigValue
     public var location: SourceLocation
     public init(_ value: ConfigValue, at location: SourceLocation) { self.value = value; self.location = location }
 }
 
 /// A table of a config file, with typed getters whose errors name file:line, the full key
-/// and what was expected. It records which keys were read so `finish()` can report unknown ones.
-public final class ConfigTable: @unchecked Sendable {
+/// and what was expected. It records which keys were read so `finish()` can report unknown ones
+/// (so it is not `Sendable`: a config is read on the thread that loaded it).
+public final class ConfigTable {
     /// Dotted path of this table ("" for the root, "scene.clock", "scene.score.counter[1]").
     public let path: String
     public let location: SourceLocation

@@ -45,8 +45,8 @@ public enum Rotation: Int, Sendable, Equatable, CaseIterable, CustomStringConver
 }
 
 /// A pixel buffer in XRGB8888 (cairo's RGB24 on little-endian, DRM_FORMAT_XRGB8888).
-/// It does not own its memory.
-public struct PixelBuffer: @unchecked Sendable {
+/// It does not own its memory (nor is it `Sendable`: it stays on the thread that draws and presents).
+public struct PixelBuffer {
     public let base: UnsafeMutableRawPointer
     public let size: Size
     /// Bytes per row.

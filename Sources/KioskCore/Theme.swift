@@ -1,4 +1,4 @@
-/// The colours a theme gives the scenes (seed 002's palette plus background and text).
+/// The colours a theme gives the scenes: four named colours plus background and text.
 public struct Palette: Sendable, Equatable {
     public var primary: Color
     public var neutral: Color
@@ -13,6 +13,19 @@ public struct Palette: Sendable, Equatable {
     }
     /// The palette's named colours in a fixed order (swatches, listings).
     public var swatches: [Color] { [primary, secondary, highlight, neutral, text] }
+
+    /// The colour text is drawn in on `background`: the palette's text colour, or — when its
+    /// WCAG contrast with `background` is below `minimumContrast` — the palette's background or
+    /// highlight colour, whichever contrasts best, or black or white as a last resort (one of
+    /// them always reaches 4.5:1).
+    public func readableText(on background: Color, minimumContrast: Double = 4.5) -> Color {
+        if text.contrastRatio(with: background) >= minimumContrast { return text }
+        let themed = [self.background, highlight].max {
+            $0.contrastRatio(with: background) < $1.contrastRatio(with: background)
+        }!
+        if themed.contrastRatio(with: background) >= minimumContrast { return themed }
+        return Color.black.contrastRatio(with: background) >= Color.white.contrastRatio(with: background) ? .black : .white
+    }
 }
 
 /// A font style: family, weight and size in points at 96 dpi (pango units are handled by the renderer).
@@ -32,7 +45,7 @@ public struct FontStyle: Sendable, Equatable {
     }
 }
 
-/// Seed 002's font styles.
+/// The four font styles a theme gives the scenes.
 public struct FontStyles: Sendable, Equatable {
     public var heading: FontStyle
     public var body: FontStyle
@@ -59,11 +72,11 @@ public struct Theme: Sendable, Equatable {
         self.name = name; self.palette = palette; self.fonts = fonts
     }
 
-    /// Seed 002's default theme: cyan, magenta, yellow, black.
+    /// The default theme: cyan, magenta, yellow, black on white.
     public static let `default` = Theme(name: "default", palette: Palette(
         primary: .cyan, neutral: .magenta, secondary: .yellow, highlight: .black,
         background: .white, text: .black))
-    /// Seed 002's alternative theme: red, blue, green, white.
+    /// The alternative theme: red, blue, green, white on black.
     public static let alternative = Theme(name: "alternative", palette: Palette(
         primary: .red, neutral: .blue, secondary: .green, highlight: .white,
         background: .black, text: .white))

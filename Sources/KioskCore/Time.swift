@@ -44,9 +44,18 @@ public protocol TimeSource: AnyObject {
 }
 
 /// The system's clocks.
-public final class SystemTimeSource: TimeSource, @unchecked Sendable {
+public final class SystemTimeSource: TimeSource, Sendable {
     public init() {}
     public func now() -> WallTime { WallTime(realtimeNs: nowNanos(.realtime), monotonicNs: nowNanos(.monotonic)) }
+}
+
+/// A scheduler's clocks as a time source: what it says `now(_:)` is on each clock.
+public final class SchedulerTime: TimeSource {
+    public let scheduler: any Scheduler
+    public init(_ scheduler: any Scheduler) { self.scheduler = scheduler }
+    public func now() -> WallTime {
+        WallTime(realtimeNs: scheduler.now(.realtime), monotonicNs: scheduler.now(.monotonic))
+    }
 }
 
 /// How a `StateStore` keeps what it is given.

@@ -23,24 +23,17 @@ public struct SceneRegistry {
     }
 
     /// Counters are addressed by name alone (`kioskctl counter NAME`): a name may be used once
-    /// in the whole config. The error names both places.
+    /// in the whole config. The error names both places (where each scene's settings say the
+    /// name was written; a scene without counter tables has the default counter).
     static func checkCounterNames(_ definitions: [SceneDefinition], _ scenes: [Scene]) throws {
         var seen: [String: (SourceLocation, String)] = [:]
         for (d, scene) in zip(definitions, scenes) {
             guard let counter = scene as? CounterScene else { continue }
-            var tables: [ConfigTable] = []
-            if let n = d.table.entries["counter"], case .array(let a) = n.value {
-                for e in a { if case .table(let t) = e.value { tables.append(t) } }
-            }
             for (i, name) in counter.counterNames.enumerated() {
-                let place: (SourceLocation, String)
+                let written = counter.settings.namePlaces[i]
+                let place = written.map { ($0.location, $0.key) } ?? (d.table.location, d.table.fullKey("counter"))
                 var what = "counter \"\(name)\""
-                if i < tables.count, let n = tables[i].entries["name"] {
-                    place = (n.location, tables[i].fullKey("name"))
-                } else {
-                    place = (d.table.location, d.table.fullKey("counter"))
-                    what += " (the default counter)"
-                }
+                if written?.isDefault ?? true { what += " (the default counter)" }
                 if let first = seen[name] {
                     throw KioskError.config("\(place.0): key '\(place.1)': \(what) is also defined at \(first.0) (key '\(first.1)'); counters are addressed by name alone, so each name may be used once")
                 }

@@ -39,7 +39,7 @@ public enum ClockHourFormat: Int, Sendable, Equatable, CaseIterable {
 
 /// How the background colour follows the time (config `color_mode`).
 public enum ClockColorMode: String, Sendable, Equatable, CaseIterable {
-    /// Seed 000's formula: red = h·255/24, green = m·255/60, blue = s·255/60, each rounded to nearest.
+    /// red = h·255/24, green = m·255/60, blue = s·255/60, each rounded to nearest (0.5 away from zero).
     case scaled
     /// The digits read as hex: 13:35:16 → #133516.
     case literal
@@ -58,7 +58,7 @@ public enum ClockColorMode: String, Sendable, Equatable, CaseIterable {
     }
 }
 
-/// Told by a `ClockModel` that the displayed second changed (seed 000's `clockDidUpdate`).
+/// Told by a `ClockModel` that the displayed second changed.
 public protocol ClockModelObserver: AnyObject {
     func clockDidUpdate(_ clock: ClockModel)
 }

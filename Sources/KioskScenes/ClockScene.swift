@@ -11,8 +11,8 @@ public enum ClockBackground: String, Sendable, Equatable, CaseIterable {
     case theme
 }
 
-/// The colour clock (seed 000): `HH:mm:ss` and a `#RRGGBB` label on a background whose colour
-/// follows the time, redrawn exactly on each wall-clock second.
+/// The colour clock: `HH:mm:ss` and a `#RRGGBB` label on a background whose colour follows the
+/// time, redrawn exactly on each wall-clock second.
 ///
 /// A `ClockModel` turns the time into a reading and tells this scene (its observer) when the
 /// shown second changed; the scene never polls: it asks to run again at the next whole second
@@ -94,20 +94,8 @@ public final class ClockScene: Scene, ClockModelObserver {
         }
     }
 
-    /// The colour text is drawn in on the current background.
-    public var textColor: Color { ClockScene.readableTextColor(on: backgroundColor, palette: theme.palette) }
-
-    /// The theme's text colour, or — when its WCAG contrast with `background` is below
-    /// `minimumContrast` — the theme's background or highlight colour, whichever contrasts
-    /// best, or black or white as a last resort (one of them always reaches 4.5:1).
-    public static func readableTextColor(on background: Color, palette: Palette, minimumContrast: Double = 4.5) -> Color {
-        if palette.text.contrastRatio(with: background) >= minimumContrast { return palette.text }
-        let themed = [palette.background, palette.highlight].max {
-            $0.contrastRatio(with: background) < $1.contrastRatio(with: background)
-        }!
-        if themed.contrastRatio(with: background) >= minimumContrast { return themed }
-        return Color.black.contrastRatio(with: background) >= Color.white.contrastRatio(with: background) ? .black : .white
-    }
+    /// The colour text is drawn in on the current background (the palette's readable-text rule).
+    public var textColor: Color { theme.palette.readableText(on: backgroundColor) }
 
     public var statusSummary: String {
         guard let r = model.reading else { return "clock (not started)" }

@@ -10,13 +10,12 @@ public struct ColorChange: OptionSet, Sendable {
     public static let brightness = ColorChange(rawValue: 4)
 }
 
-/// Told when the selected colour changes (seed 001's key-value observing, as a protocol).
+/// Told when the selected colour changes (which of hue, saturation, brightness did).
 public protocol ColorModelObserver: AnyObject {
     func colorModel(_ model: ColorModel, didChange change: ColorChange)
 }
 
-/// The selected colour as hue (degrees, 0…360), saturation and brightness (0…1), seed 001's
-/// `CMColor`. `color` is derived from the three, or is exactly the colour set with `set(color:)`.
+/// The selected colour as hue (degrees, 0…360), saturation and brightness (0…1). `color` is derived from the three, or is exactly the colour set with `set(color:)`.
 public final class ColorModel {
     public private(set) var hue: Double
     public private(set) var saturation: Double
@@ -27,7 +26,7 @@ public final class ColorModel {
     private var observers: [WeakColorObserver] = []
     private struct WeakColorObserver { weak var value: ColorModelObserver? }
 
-    /// Starts at seed 001's hue 60°, saturation 50 %, brightness 100 % (so the first colour is not black).
+    /// Starts at hue 60°, saturation 50 %, brightness 100 % (a light yellow, so the first colour is not black).
     public init(hue: Double = 60, saturation: Double = 0.5, brightness: Double = 1) {
         self.hue = hue; self.saturation = saturation; self.brightness = brightness
         self.color = Color(hue: hue, saturation: saturation, brightness: brightness)
@@ -73,14 +72,14 @@ public final class ColorModel {
         notify(ch)
     }
 
-    /// The labels seed 001 shows: `H 60°`, `S 50%`, `B 100%` and `#RRGGBB`.
+    /// The labels the picker shows: `H 60°`, `S 50%`, `B 100%` and `#RRGGBB`.
     public var labels: [String] {
         ["H \(Int(hue.rounded()))°", "S \(Int((saturation * 100).rounded()))%",
          "B \(Int((brightness * 100).rounded()))%", color.hexString]
     }
 }
 
-/// The colour picker panel (seed 001's `CMColorView` and its sliders): a hue/saturation chart at
+/// The colour picker panel: a hue/saturation chart at
 /// the current brightness — hue along x from 0° at the left to 360° at the right, saturation
 /// along y from 100 % at the top to 0 % at the bottom — a circle marker at the current colour,
 /// filled with it and outlined, a brightness slider and the H/S/B/hex labels.

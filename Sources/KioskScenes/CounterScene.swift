@@ -30,8 +30,8 @@ public struct CounterGestureActions: Sendable, Equatable {
     }
 }
 
-/// The mechanical counter (seed 003): one or more labelled N-digit odometers whose changed
-/// digits roll to their new value, driven by touch gestures, keys and the control interface.
+/// The mechanical counter: one or more labelled N-digit odometers whose changed digits roll to
+/// their new value, driven by touch gestures, keys and the control interface.
 /// Every change is saved through the scene's `StateStore` before it is acknowledged.
 public final class CounterScene: Scene, CounterControl {
     /// One counter's definition (`[[scene.NAME.counter]]`).
@@ -53,6 +53,8 @@ public final class CounterScene: Scene, CounterControl {
 
     public let name: String
     public var kind: String { "counter" }
+    /// The settings, checked when they were made.
+    public let settings: CounterSettings
     public let digits: Int
     public let minimum: Int
     public let rollNs: Int64
@@ -81,113 +83,47 @@ public final class CounterScene: Scene, CounterControl {
     /// Time between animation frames while a digit rolls (60 Hz).
     public static let frameIntervalNs: Int64 = 16_666_667
 
-    public init(name: String, counters: [CounterSpec], digits: Int = 4, minimum: Int = 0, rollMs: Int = 500,
-                shading: Bool = true, gestures: CounterGestureActions = CounterGestureActions(),
-                keyBindings: [CounterKeyBinding] = [], resetHoldMs: Int = 0,
-                state: StateStore, logger: Logger = Logger(label: "kioskd.counter")) throws {
-        guard (1...9).contains(digits) else { throw KioskError.config("scene '\(name)': digits must be 1…9, got \(digits)") }
-        guard !counters.isEmpty else { throw KioskError.config("scene '\(name)': a counter scene needs at least one counter") }
-        let maxV = Odometer.maxValue(digits: digits)
-        guard (0...maxV).contains(minimum) else {
-            throw KioskError.config("scene '\(name)': min \(minimum) does not fit in \(digits) digits (0…\(maxV))")
-        }
+    /// A counter scene with settings checked when they were made (`CounterSettings`).
+    public init(name: String, settings: CounterSettings, state: StateStore, logger: Logger = Logger(label: "kioskd.counter")) {
         self.name = name
-        self.digits = digits
-        self.minimum = minimum
-        self.rollNs = Int64(max(rollMs, 0)) * 1_000_000
-        self.shading = shading
-        self.gestures = gestures
-        self.keyBindings = keyBindings
-        self.resetHoldNs = Int64(max(resetHoldMs, 0)) * 1_000_000
+        self.settings = settings
+        self.digits = settings.digits
+        self.minimum = settings.minimum
+        self.rollNs = Int64(settings.rollMs) * 1_000_000
+        self.shading = settings.shading
+        self.gestures = settings.gestures
+        self.keyBindings = settings.keyBindings
+        self.resetHoldNs = Int64(settings.resetHoldMs) * 1_000_000
         self.state = state
         self.logger = logger
-        var seen = Set<String>()
-        self.counters = []
-        for spec in counters {
-            guard seen.insert(spec.name).inserted else { throw KioskError.config("scene '\(name)': counter '\(spec.name)' is defined twice") }
-            self.counters.append(Counter(spec: spec, value: minimum))
-        }
+        self.counters = settings.counters.map { Counter(spec: $0, value: settings.minimum) }
         for i in self.counters.indices { self.counters[i].value = loadValue(self.counters[i].spec.name) }
+    }
+
+    /// A counter scene from settings given one by one; a broken rule (`CounterSettings`) is a
+    /// config error naming the scene.
+    public convenience init(name: String, counters: [CounterSpec], digits: Int = 4, minimum: Int = 0, rollMs: Int = 500,
+                            shading: Bool = true, gestures: CounterGestureActions = CounterGestureActions(),
+                            keyBindings: [CounterKeyBinding] = [], resetHoldMs: Int = 0,
+                            state: StateStore, logger: Logger = Logger(label: "kioskd.counter")) throws {
+        let settings: CounterSettings
+        do {
+            settings = try CounterSettings(scene: name, counters: counters, digits: digits, minimum: minimum, rollMs: rollMs,
+                                           shading: shading, gestures: gestures, keyBindings: keyBindings, resetHoldMs: resetHoldMs)
+        } catch let e as CounterSettings.Invalid {
+            throw KioskError.config("scene '\(name)': \(e.message)")
+        }
+        self.init(name: name, settings: settings, state: state, logger: logger)
     }
 
     // MARK: config
 
-    /// Longest counter label.
-    public static let maxLabelCharacters = 64
-
     /// Makes a counter scene from `[scene.NAME]` (`kind = "counter"` already read by the manager).
     public static func make(_ table: ConfigTable, _ context: SceneContext) throws -> Scene {
-        let digits = try table.int("digits", default: 4, range: 1...9)
-        let maxV = Odometer.maxValue(digits: digits)
-        let minimum = try table.int("min", default: 0, range: 0...maxV)
-        let rollMs = try table.int("roll_ms", default: 500, range: 0...10_000)
-        let shading = try table.bool("shading", default: true)
-        let gestures = CounterGestureActions(
-            tap: try table.choice("tap", default: CounterAction.increment),
-            longPress: try table.choice("long_press", default: CounterAction.reset),
-            swipeDown: try table.choice("swipe_down", default: CounterAction.decrement),
-            swipeUp: try table.choice("swipe_up", default: CounterAction.increment))
-        let holdMs = try table.int("reset_hold_ms", default: 0, range: 0...60_000)
-
-        var specs: [CounterSpec] = []
-        if let tables = try table.tableArray("counter") {
-            for t in tables {
-                let n = try t.requiredString("name")
-                // The name is typed in commands and names the counter's state file.
-                guard ConfigTable.isName(n), n != "all" else {
-                    throw t.error("name", "a counter name has \(ConfigTable.nameRule) and is not \"all\", got \(ConfigTable.quoted(n))")
-                }
-                guard !specs.contains(where: { $0.name == n }) else { throw t.error("name", "counter \"\(n)\" is defined twice") }
-                if let why = StateKey.problem(StateKey.join(["counter", context.name, n])) {
-                    throw t.error("name", "counter \"\(n)\" of scene \"\(context.name)\" cannot be saved: \(why); use shorter scene and counter names")
-                }
-                let label = try t.text("label", default: n, maxCharacters: CounterScene.maxLabelCharacters)
-                try t.finish()
-                specs.append(CounterSpec(name: n, label: label))
-            }
-            if specs.isEmpty { throw table.error("counter", "needs at least one [[\(table.fullKey("counter"))]] table") }
-        } else {
-            specs = [CounterSpec(name: "count", label: "")]
-        }
-
-        var bindings: [CounterKeyBinding] = []
-        if let keys = try table.table("keys") {
-            for k in keys.keys {
-                guard let text = try keys.string(k) else { continue }
-                guard let code = KeyCode.code(named: k) else {
-                    throw keys.error(k, "unknown key name \"\(k)\" (expected an evdev name such as KEY_UP, KEY_KP_PLUS or KEY_R)")
-                }
-                if bindings.contains(where: { $0.code == code }) { throw keys.error(k, "key \"\(k)\" is bound twice") }
-                bindings.append(try parseBinding(text, code: code, counters: specs.map(\.name), table: keys, key: k))
-            }
-            try keys.finish()
-        }
-        try table.finish()
+        let settings = try CounterSettings.read(table, scene: context.name)
         var logger = context.logger
         logger[metadataKey: "scene"] = "\(context.name)"
-        return try CounterScene(name: context.name, counters: specs, digits: digits, minimum: minimum, rollMs: rollMs,
-                                shading: shading, gestures: gestures, keyBindings: bindings, resetHoldMs: holdMs,
-                                state: context.state, logger: logger)
-    }
-
-    /// Parses `"increment home"`, `"reset all"`, `"none"` (the counter may be left out when there is only one).
-    static func parseBinding(_ text: String, code: UInt16, counters: [String], table: ConfigTable, key: String) throws -> CounterKeyBinding {
-        let words = text.split(whereSeparator: { $0.isWhitespace }).map(String.init)
-        let actions = CounterAction.allCases.map { "\"\($0.rawValue)\"" }.joined(separator: ", ")
-        guard let first = words.first, let action = CounterAction(rawValue: first), words.count <= 2 else {
-            throw table.error(key, "expected \"ACTION COUNTER\" with ACTION one of \(actions) and COUNTER one of \(counters.joined(separator: ", ")) or all, got \"\(text)\"")
-        }
-        let target: CounterTarget
-        if words.count == 2 {
-            if words[1] == "all" { target = .all }
-            else if counters.contains(words[1]) { target = .counter(words[1]) }
-            else { throw table.error(key, "no counter named \"\(words[1])\" (counters: \(counters.joined(separator: ", ")), or all)") }
-        } else if action == .none || counters.count == 1 {
-            target = .all
-        } else {
-            throw table.error(key, "name the counter: \"\(first) COUNTER\" with COUNTER one of \(counters.joined(separator: ", ")) or all")
-        }
-        return CounterKeyBinding(code: code, action: action, target: target)
+        return CounterScene(name: context.name, settings: settings, state: context.state, logger: logger)
     }
 
     // MARK: persistence
@@ -448,8 +384,8 @@ public final class CounterScene: Scene, CounterControl {
     // MARK: drawing
 
     private var windowColor: Color { theme.palette.primary }
-    private var digitColor: Color { ClockScene.readableTextColor(on: windowColor, palette: theme.palette) }
-    private var labelColor: Color { ClockScene.readableTextColor(on: theme.palette.background, palette: theme.palette) }
+    private var digitColor: Color { theme.palette.readableText(on: windowColor) }
+    private var labelColor: Color { theme.palette.readableText(on: theme.palette.background) }
 
     private func fitFonts(_ canvas: Canvas) {
         guard fontsFor != size, let c = counters.first, let w = c.windows.first else { return }

@@ -37,7 +37,7 @@ public enum PaintingChange: Sendable, Equatable {
     case cleared
 }
 
-/// Told when a painting changes (seed 001's observer pattern: the model notifies, the view never polls).
+/// Told when a painting changes (the model notifies its observers; the scene never polls).
 public protocol PaintingObserver: AnyObject {
     func painting(_ painting: Painting, didChange change: PaintingChange)
 }

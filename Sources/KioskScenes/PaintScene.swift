@@ -3,83 +3,18 @@ import KioskCore
 import KioskRender
 import Logging
 
-/// The paint scene's settings (`[scene.NAME]` with `kind = "paint"`, see docs/config-paint.md).
-public struct PaintSettings: Sendable, Equatable {
-    /// The canvas colour; nil: the theme's background (the `light` theme's is seed 004's rgb 250,250,250).
-    public var background: Color?
-    /// Brush widths offered on the toolbar, in pixels.
-    public var brushWidths: [Double]
-    /// The width a visitor starts with.
-    public var defaultWidth: Double
-    /// How many of the latest strokes can be undone; 0 = all.
-    public var maxUndo: Int
-    /// Seconds without touch after which the painting is cleared; 0 = never.
-    public var idleResetSeconds: Double
-    /// Save a PNG before an idle reset clears a painting.
-    public var idleSave: Bool
-    /// Where saved paintings go; nil: the daemon's data directory.
-    public var saveDirectory: String?
-
-    public init(background: Color? = nil, brushWidths: [Double] = [8, 20, 40], defaultWidth: Double = 20, maxUndo: Int = 0,
-                idleResetSeconds: Double = 0, idleSave: Bool = false, saveDirectory: String? = nil) {
-        self.background = background; self.brushWidths = brushWidths; self.defaultWidth = defaultWidth
-        self.maxUndo = maxUndo; self.idleResetSeconds = idleResetSeconds; self.idleSave = idleSave
-        self.saveDirectory = saveDirectory
-    }
-
-    /// Reads every key of a `[scene.NAME]` table with `kind = "paint"`, then reports unknown keys.
-    public static func read(_ table: ConfigTable) throws -> PaintSettings {
-        var s = PaintSettings()
-        if let b = try table.string("background"), b != "theme" {
-            guard let c = Color(hex: b), !b.isEmpty else {
-                throw table.error("background", "expected \"theme\" or a colour like \"#FAFAFA\", got \"\(b)\"")
-            }
-            s.background = c.withAlpha(1)
-        }
-        if let widths = try table.doubleArray("brush_widths") {
-            guard (1...8).contains(widths.count) else {
-                throw table.error("brush_widths", "expected 1…8 widths, got \(widths.count)")
-            }
-            for (i, w) in widths.enumerated() where !(1...400).contains(w) {
-                throw table.error("brush_widths", "entry \(i) (\(w)) is out of range, expected 1…400 pixels")
-            }
-            s.brushWidths = widths
-        }
-        if table.has("default_width") {
-            let w = try table.double("default_width", default: 20, range: 1...400)
-            guard s.brushWidths.contains(w) else {
-                throw table.error("default_width", "\(w) is not one of brush_widths \(s.brushWidths.map { formatWidth($0) })")
-            }
-            s.defaultWidth = w
-        } else {
-            s.defaultWidth = s.brushWidths.contains(20) ? 20 : s.brushWidths[s.brushWidths.count / 2]
-        }
-        s.maxUndo = try table.int("max_undo", default: 0, range: 0...1_000_000)
-        s.idleResetSeconds = try table.double("idle_reset_seconds", default: 0, range: 0...604_800)
-        s.idleSave = try table.bool("idle_save", default: false)
-        if let d = try table.string("save_directory") {
-            guard d.hasPrefix("/") else {
-                throw table.error("save_directory", "expected an absolute path, got \"\(d)\"")
-            }
-            s.saveDirectory = d
-        }
-        try table.finish()
-        return s
-    }
-
-    static func formatWidth(_ w: Double) -> String { w == w.rounded() ? "\(Int(w))" : "\(w)" }
-}
-
-/// The painting table (seeds 004 and 001): every finger draws its own stroke, in the selected
-/// colour and width, as a smooth curve with round caps and joins; a toolbar with the theme's
-/// swatches, brush widths, undo, redo, clear, save and the colour picker; idle reset.
+/// The painting table: every finger draws its own stroke, in the selected colour and width, as a
+/// smooth curve with round caps and joins; a toolbar with the theme's swatches, brush widths,
+/// undo, redo, clear, save and the colour picker; idle reset.
 ///
-/// Finished strokes live in a cached layer (an offscreen canvas). A new point draws only the
-/// curve segments it changes, straight onto the screen, and damages only their bounds; when a
-/// stroke ends it is drawn once into the layer and its bounds are recomposited from the layer,
-/// so the screen then equals a full redraw. Undo puts back the layer pixels kept from before
-/// the last stroke (for the latest strokes, up to one screen's worth of pixels), else it
-/// rebuilds the layer once; redo draws the stroke again; clear empties the layer.
+/// The settings are `PaintSettings`; which finger does what is `PaintSlots`; saving is
+/// `PaintingFiles`; finished strokes live in a cached layer (`PaintLayerCache`, an offscreen
+/// canvas). A new point draws only the curve segments it changes, straight onto the screen, and
+/// damages only their bounds; when a stroke ends it is drawn once into the layer and its bounds
+/// are recomposited from the layer, so the screen then equals a full redraw. Undo puts back the
+/// layer pixels kept from before the last stroke (for the latest strokes, up to one screen's
+/// worth of pixels), else it rebuilds the layer once; redo draws the stroke again; clear empties
+/// the layer.
 public final class PaintScene: Scene, PaintControl, PaintingObserver, ColorModelObserver {
     public let name: String
     public let kind = "paint"
@@ -93,22 +28,16 @@ public final class PaintScene: Scene, PaintControl, PaintingObserver, ColorModel
     public private(set) var pickerOpen = false
     public private(set) var theme = Theme.default
     public private(set) var size = Size(width: 0, height: 0)
-    private let dataDirectory: String
+    /// Where saved paintings go.
+    var files: PaintingFiles
     private var logger: Logger
 
-    /// What each finger (touch slot) is doing.
-    enum SlotRole: Equatable { case draw, tool, picker(ColorPicker.Part), ignored }
-    private var slots: [Int: SlotRole] = [:]
+    private var slots = PaintSlots()
 
-    // The cached layer of finished strokes.
-    private var layer: Canvas?
-    private var layerValid = false
+    /// The cached layer of finished strokes.
+    private let layer = PaintLayerCache()
     /// How many times the finished-stroke layer was rebuilt from the whole history.
-    public private(set) var layerRebuilds = 0
-    /// Layer pixels under the latest finished strokes, from before each was drawn (for undo).
-    private struct UndoPatch { let index: Int; let rect: Rect; let pixels: Canvas? }
-    private var undoPatches: [UndoPatch] = []
-    private var undoPatchArea = 0
+    public var layerRebuilds: Int { layer.rebuilds }
     /// How many stroke paths were stroked (on screen or in the layer), to show drawing cost.
     public private(set) var strokePathsDrawn = 0
 
@@ -135,7 +64,7 @@ public final class PaintScene: Scene, PaintControl, PaintingObserver, ColorModel
         self.colors = ColorModel()
         self.picker = ColorPicker(model: colors)
         self.brushWidth = settings.defaultWidth
-        self.dataDirectory = settings.saveDirectory ?? dataDirectory
+        self.files = PaintingFiles(directory: settings.saveDirectory ?? dataDirectory)
         self.logger = logger
         painting.addObserver(self)
         colors.addObserver(self)
@@ -159,7 +88,7 @@ public final class PaintScene: Scene, PaintControl, PaintingObserver, ColorModel
     // MARK: Scene
 
     public func layout(size: Size) {
-        if size != self.size { layerValid = false }
+        if size != self.size { layer.invalidate() }
         self.size = size
         toolbar.layout(size: size, tools: tools)
         picker.layout(in: pickerFrame(in: toolbar.paintArea, screen: size))
@@ -194,7 +123,7 @@ public final class PaintScene: Scene, PaintControl, PaintingObserver, ColorModel
         self.theme = theme
         toolbar.apply(theme: theme)
         picker.apply(theme: theme)
-        if settings.background == nil { layerValid = false }
+        if settings.background == nil { layer.invalidate() }
         if relayout && size.width > 0 { layout(size: size) }
         needsFull = true
     }
@@ -211,7 +140,7 @@ public final class PaintScene: Scene, PaintControl, PaintingObserver, ColorModel
             // Its fingers will send nothing more: end their strokes as drawn (like a cancel).
             logger.info("input device gone, ending its touches", metadata: ["device": "\(info.sysname)", "touches": "\(slots.count)"])
             let before = changes
-            for slot in slots.keys.sorted() { finishSlot(slot) }
+            for slot in slots.slots { finishSlot(slot) }
             return changes != before
         }
         guard case .touch(let t) = event, size.width > 0 else { return false }
@@ -227,20 +156,13 @@ public final class PaintScene: Scene, PaintControl, PaintingObserver, ColorModel
         switch t.phase {
         case .down:
             if slots[t.slot] != nil { finishSlot(t.slot) }
-            if toolbar.frame.contains(p) {
-                slots[t.slot] = .tool
-                if let tool = toolbar.tool(at: p) { activate(tool) }
-            } else if pickerOpen {
-                if let part = picker.part(at: p) {
-                    slots[t.slot] = .picker(part)
-                    picker.touch(part, at: p)
-                } else {
-                    slots[t.slot] = .ignored
-                    setPicker(open: false)
-                }
-            } else {
-                slots[t.slot] = .draw
-                painting.startStroke(slot: t.slot, at: p, color: colors.color, width: brushWidth)
+            let role = PaintSlots.role(forDownAt: p, toolbar: toolbar, picker: pickerOpen ? picker : nil)
+            slots[t.slot] = role
+            switch role {
+            case .tool: if let tool = toolbar.tool(at: p) { activate(tool) }
+            case .picker(let part): picker.touch(part, at: p)
+            case .ignored: setPicker(open: false)
+            case .draw: painting.startStroke(slot: t.slot, at: p, color: colors.color, width: brushWidth)
             }
         case .motion:
             switch slots[t.slot] {
@@ -249,7 +171,7 @@ public final class PaintScene: Scene, PaintControl, PaintingObserver, ColorModel
             default: break
             }
         case .up, .cancel:
-            // A cancelled touch keeps its stroke as drawn (seed 004 ends the stroke either way).
+            // A cancelled touch ends its stroke as drawn, like a lifted finger.
             if slots[t.slot] == .draw { painting.continueStroke(slot: t.slot, to: p) }
             finishSlot(t.slot)
         }
@@ -327,81 +249,15 @@ public final class PaintScene: Scene, PaintControl, PaintingObserver, ColorModel
     @discardableResult public func undo() -> Bool { painting.undo() }
     @discardableResult public func redo() -> Bool { painting.redo() }
 
-    /// Writes the paint area (finished and unfinished strokes, without the toolbar) as PNG into
-    /// the save directory (created when missing), never anywhere else and never over an existing
-    /// file. Without a name: `painting-YYYYMMDD-HHMMSS[-N].png` (local time); a given name must be
-    /// a plain file name (see `validateFileName`). The PNG is encoded in memory, then written and
-    /// fsync'ed to a new file (O_CREAT|O_EXCL|O_NOFOLLOW, mode 0640) that is removed again if
-    /// writing fails. Errors name the path, the call and errno.
+    /// Writes the paint area (finished and unfinished strokes, without the toolbar) as a new PNG
+    /// file in the paintings folder (see `PaintingFiles`); returns the path written.
     public func save(name: String?) throws -> String {
-        if let name { try Self.validateFileName(name) }
-        try Self.makeDirectory(dataDirectory)
+        try files.prepare(name: name)
         let png = try renderPainting().pngData()
-        let base = dataDirectory.hasSuffix("/") ? dataDirectory : dataDirectory + "/"
-        let target: String
-        if let name {
-            target = base + name
-            try ExclusiveFile.write(png, to: target)
-        } else {
-            let stamp = timeStamp()
-            var n = 1
-            while true {
-                let candidate = base + (n == 1 ? "painting-\(stamp).png" : "painting-\(stamp)-\(n).png")
-                do {
-                    try ExclusiveFile.write(png, to: candidate)
-                    target = candidate
-                    break
-                } catch let e as KioskError where e.errno == EEXIST && n < 1000 {
-                    n += 1
-                }
-            }
-        }
+        let target = try files.write(png, name: name, realtimeNs: lastNow?.realtimeNs ?? SystemTimeSource().now().realtimeNs)
         savedPaths.append(target)
         logger.info("painting saved", metadata: ["path": "\(target)", "strokes": "\(painting.strokes.count)"])
         return target
-    }
-
-    /// The longest file name `save(name:)` takes, in bytes.
-    public static let maxFileNameBytes = 100
-
-    /// A file name for a saved painting: letters, digits, '.', '_' and '-', not starting with a
-    /// dot, ending in ".png", at most `maxFileNameBytes` bytes.
-    public static func validateFileName(_ name: String) throws {
-        func refuse(_ why: String) -> KioskError {
-            KioskError(.control, "painting name \"\(name)\" \(why); expected a file name such as drawing-1.png (letters, digits, '.', '_', '-'; ending in .png; at most \(maxFileNameBytes) bytes)")
-        }
-        guard name.utf8.count <= maxFileNameBytes else { throw refuse("is \(name.utf8.count) bytes long") }
-        guard name.utf8.allSatisfy({ ($0 >= 0x30 && $0 <= 0x39) || ($0 >= 0x41 && $0 <= 0x5A) || ($0 >= 0x61 && $0 <= 0x7A) || $0 == 0x2E || $0 == 0x5F || $0 == 0x2D }) else {
-            throw refuse(name.contains("/") ? "contains '/': paintings are saved in the paintings folder only" : "contains a character other than letters, digits, '.', '_' and '-'")
-        }
-        guard !name.hasPrefix(".") else { throw refuse("starts with a dot") }
-        guard name.hasSuffix(".png"), name.count > 4 else { throw refuse("does not end in .png") }
-    }
-
-    /// Creates a directory and its missing parents (mkdir, mode 0755); errors name the directory and errno.
-    static func makeDirectory(_ path: String) throws {
-        var prefix = ""
-        for part in path.split(separator: "/", omittingEmptySubsequences: true) {
-            prefix += "/" + part
-            if mkdir(prefix, 0o755) != 0 && errno != EEXIST {
-                let e = errno
-                throw KioskError(.scene, "cannot create the painting directory \(path): mkdir \(prefix): \(String(cString: strerror(e)))", errno: e)
-            }
-        }
-        var st = stat()
-        guard stat(path, &st) == 0, (st.st_mode & S_IFMT) == S_IFDIR else {
-            throw KioskError(.scene, "cannot save paintings in \(path): it is not a directory")
-        }
-    }
-
-    private func timeStamp() -> String {
-        let ns = lastNow?.realtimeNs ?? SystemTimeSource().now().realtimeNs
-        var t = time_t(ns / 1_000_000_000)
-        var tmv = tm()
-        localtime_r(&t, &tmv)
-        var buf = [CChar](repeating: 0, count: 32)
-        strftime(&buf, buf.count, "%Y%m%d-%H%M%S", &tmv)
-        return String(cString: buf)
     }
 
     /// The painting as an image of the paint area's size.
@@ -440,22 +296,17 @@ public final class PaintScene: Scene, PaintControl, PaintingObserver, ColorModel
         case .undone:
             // The undone stroke was strokes[count]: put back the layer pixels it covered, or
             // rebuild the layer once when they were not kept.
-            if layerValid, let layer, let patch = undoPatches.last, patch.index == painting.strokes.count {
-                undoPatches.removeLast()
-                undoPatchArea -= patch.rect.area
-                if let pixels = patch.pixels { layer.draw(pixels, x: Double(patch.rect.x), y: Double(patch.rect.y)) }
-                recomposite.add(patch.rect.intersection(paintArea))
+            if let r = layer.undo(index: painting.strokes.count) {
+                recomposite.add(r.intersection(paintArea))
             } else {
-                layerValid = false
                 needsFull = true
             }
         case .cleared:
-            dropUndoPatches()
             pendingFrom.removeAll()
             liveSegments.removeAll()
             drawnTail.removeAll()
-            for (slot, role) in slots where role == .draw { slots[slot] = .ignored }
-            if let layer { layer.clear(background); layerValid = true }
+            slots.ignoreDrawing()
+            layer.clear(to: background)
             needsFull = true
         }
     }
@@ -474,47 +325,18 @@ public final class PaintScene: Scene, PaintControl, PaintingObserver, ColorModel
         strokePathsDrawn += 1
     }
 
-    /// Draws `strokes[index]` (just finished or redone) onto a valid layer, first keeping the
-    /// layer pixels it will cover so that undoing it restores them instead of rebuilding.
+    /// Draws `strokes[index]` (just finished or redone) onto the layer (keeping the pixels it
+    /// covers for undo) and recomposites its bounds.
     private func addToLayer(_ index: Int) {
         let s = painting.strokes[index]
         let b = bounds(of: s)
         recomposite.add(b.intersection(paintArea))
-        guard layerValid, let layer else { return }
-        let r = b.intersection(Rect(size: layer.size))
-        var pixels: Canvas?
-        if !r.isEmpty, let c = try? Canvas(size: Size(width: r.width, height: r.height)) {
-            c.draw(layer, x: Double(-r.x), y: Double(-r.y))
-            pixels = c
-        }
-        if r.isEmpty || pixels != nil {
-            undoPatches.append(UndoPatch(index: index, rect: r, pixels: pixels))
-            undoPatchArea += r.area
-            // Keep at most one screen's worth of pixels and 64 patches: oldest go first.
-            while undoPatches.count > 64 || (undoPatchArea > size.area && undoPatches.count > 1) {
-                undoPatchArea -= undoPatches.removeFirst().rect.area
-            }
-        }
-        stroke(s, on: layer)
-    }
-
-    private func dropUndoPatches() {
-        undoPatches.removeAll()
-        undoPatchArea = 0
+        layer.add(index: index, bounds: b, screenArea: size.area) { stroke(s, on: $0) }
     }
 
     /// The finished-stroke layer, rebuilt from the whole history only when invalid.
     private func cachedLayer() throws -> Canvas {
-        if layer == nil || layer?.size != size { layer = try Canvas(size: size); layerValid = false }
-        let l = layer!
-        if !layerValid {
-            dropUndoPatches()
-            l.clear(background)
-            for s in painting.strokes { stroke(s, on: l) }
-            layerValid = true
-            layerRebuilds += 1
-        }
-        return l
+        try layer.layer(size: size, background: background, strokes: painting.strokes) { stroke($0, on: $1) }
     }
 
     /// The rectangles strokes may be drawn in on screen: the paint area minus the open picker.
@@ -630,45 +452,5 @@ public final class PaintScene: Scene, PaintControl, PaintingObserver, ColorModel
         out[.save] = PaintToolLook(tool: .save)
         out[.picker] = PaintToolLook(tool: .picker, selected: pickerOpen, color: color)
         return out
-    }
-}
-
-/// Writes a new file in one go: created exclusively (never over an existing file, never through a
-/// symlink), written, fsync'ed, closed; removed again when any step fails.
-enum ExclusiveFile {
-    /// Test seam: called before each write with the path; an errno makes that write fail.
-    nonisolated(unsafe) static var writeFault: ((String) -> Int32?)?
-
-    static func write(_ bytes: [UInt8], to path: String, mode: mode_t = 0o640) throws {
-        func failure(_ call: String, _ e: Int32) -> KioskError {
-            KioskError(.system, "cannot write \(path): \(call): \(String(cString: strerror(e))) (errno \(e))", errno: e)
-        }
-        var fd: Int32
-        repeat { fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, mode) } while fd < 0 && errno == EINTR
-        guard fd >= 0 else {
-            let e = errno
-            if e == EEXIST {
-                throw KioskError(.system, "cannot write \(path): a file of that name already exists (errno \(e)); paintings are never overwritten", errno: e)
-            }
-            throw failure("open", e)
-        }
-        var done = 0
-        var err: KioskError?
-        while done < bytes.count {
-            if let e = writeFault?(path) { err = failure("write", e); break }
-            let n = bytes.withUnsafeBytes { Glibc.write(fd, $0.baseAddress! + done, $0.count - done) }
-            if n < 0 {
-                if errno == EINTR { continue }
-                err = failure("write", errno)
-                break
-            }
-            done += n
-        }
-        if err == nil && fsync(fd) != 0 { err = failure("fsync", errno) }
-        if close(fd) != 0 && err == nil && errno != EINTR { err = failure("close", errno) }
-        if let err {
-            unlink(path)
-            throw err
-        }
     }
 }

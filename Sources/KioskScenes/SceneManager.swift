@@ -16,18 +16,6 @@ public struct SceneSwitching: Sendable, Equatable {
     }
 }
 
-/// Frame-time statistics over the last frames.
-public struct FrameStats: Sendable, Equatable {
-    public var frames: UInt64
-    /// Frames per second over the last few seconds.
-    public var fps: Double
-    /// Frame cost (draw + present) percentiles, in milliseconds.
-    public var p50Ms: Double
-    public var p90Ms: Double
-    public var p99Ms: Double
-    public var maxMs: Double
-}
-
 /// Owns the scenes, the display and the input routing: sends input to the scene on screen,
 /// arms one timer for the scene's next deadline, and draws only when something changed —
 /// and only when the display can take a frame. Runs on the event loop's thread.
@@ -63,14 +51,13 @@ public final class SceneManager {
     public var showsCursor = false {
         didSet {
             guard showsCursor != oldValue else { return }
-            if !showsCursor { cursorPosition = nil }
+            if !showsCursor { cursor.hide() }
             if started { setNeedsFrame() }
         }
     }
     /// The cursor's tip in logical pixels (nil until a mouse moves).
-    public private(set) var cursorPosition: Point?
-    private var cursorDown = false
-    private var cursorUnder: SavedPixels?
+    public var cursorPosition: Point? { cursor.position }
+    private var cursor = CursorOverlay()
     /// The touch slot the mouse button uses (well away from libinput's device × 1000 + slot).
     public static let cursorSlot = 999_000
 
@@ -83,7 +70,7 @@ public final class SceneManager {
             if started { setNeedsFrame() }
         }
     }
-    private var warningUnder: SavedPixels?
+    private var warning = WarningOverlay()
 
     /// Called once, after the first frame was presented (systemd READY=1).
     public var onFirstFrame: (() -> Void)?
@@ -92,20 +79,21 @@ public final class SceneManager {
     /// Called when the scene on screen changes (name).
     public var onSceneChange: ((String) -> Void)?
 
-    private var frameCosts: [Double] = []
-    private var frameTimes: [Int64] = []
-    public private(set) var frameCount: UInt64 = 0
+    private var statistics = FrameStatistics()
+    /// Frames presented so far.
+    public var frameCount: UInt64 { statistics.frames }
     /// Monotonic time of the last present() call, for latency measurements.
     public private(set) var lastPresentNs: Int64 = 0
 
+    /// `time` is what scenes are told the time is; nil: the loop's own clocks.
     public init(scenes: [Scene], theme: Theme, display: DisplayOutput, loop: any Scheduler,
-                time: TimeSource = SystemTimeSource(), switching: SceneSwitching = SceneSwitching(), logger: Logger) {
+                time: TimeSource? = nil, switching: SceneSwitching = SceneSwitching(), logger: Logger) {
         precondition(!scenes.isEmpty, "a scene manager needs at least one scene")
         self.scenes = scenes
         self.theme = theme
         self.display = display
         self.loop = loop
-        self.time = time
+        self.time = time ?? SchedulerTime(loop)
         self.switching = switching
         self.logger = logger
     }
@@ -212,70 +200,18 @@ public final class SceneManager {
 
     private func moveCursor(dx: Double, dy: Double, timeUsec: UInt64) {
         guard showsCursor, let size = canvas?.size else { return }
-        let from = cursorPosition ?? Point(x: Double(size.width) / 2, y: Double(size.height) / 2)
-        let p = Point(x: min(max(from.x + dx, 0), Double(size.width - 1)), y: min(max(from.y + dy, 0), Double(size.height - 1)))
-        cursorPosition = p
+        let p = cursor.move(dx: dx, dy: dy, on: size)
         setNeedsFrame()
-        if cursorDown {
+        if cursor.isDown {
             input(.touch(TouchEvent(.motion, slot: Self.cursorSlot, x: p.x / Double(size.width), y: p.y / Double(size.height), timeUsec: timeUsec)))
             input(.touchFrame(timeUsec: timeUsec))
         }
     }
 
     private func clickCursor(pressed: Bool, timeUsec: UInt64) {
-        guard showsCursor, let size = canvas?.size, pressed != cursorDown else { return }
-        let p = cursorPosition ?? Point(x: Double(size.width) / 2, y: Double(size.height) / 2)
-        cursorPosition = p
-        cursorDown = pressed
+        guard showsCursor, let size = canvas?.size, let p = cursor.press(pressed, on: size) else { return }
         input(.touch(TouchEvent(pressed ? .down : .up, slot: Self.cursorSlot, x: p.x / Double(size.width), y: p.y / Double(size.height), timeUsec: timeUsec)))
         input(.touchFrame(timeUsec: timeUsec))
-    }
-
-    /// Puts back the pixels the cursor covered; returns where.
-    private func removeCursor(from canvas: Canvas) -> Rect? {
-        defer { cursorUnder = nil }
-        return cursorUnder?.restore(to: canvas)
-    }
-
-    /// Keeps the pixels under the cursor, then draws it (an arrow in the theme's text colour,
-    /// outlined in its background colour); returns where.
-    private func drawCursor(on canvas: Canvas) -> Rect? {
-        guard showsCursor, let p = cursorPosition else { return nil }
-        let s = max(12, Double(min(canvas.size.width, canvas.size.height)) / 40)
-        let r = Rect.covering(minX: p.x - 2, minY: p.y - 2, maxX: p.x + s * 0.75 + 2, maxY: p.y + s * 1.1 + 2)
-            .intersection(Rect(size: canvas.size))
-        guard !r.isEmpty else { return nil }
-        cursorUnder = SavedPixels(r, of: canvas)
-        canvas.fillPolygon([p, Point(x: p.x, y: p.y + s), Point(x: p.x + s * 0.28, y: p.y + s * 0.74),
-                            Point(x: p.x + s * 0.7, y: p.y + s * 0.7)],
-                           theme.palette.text, outline: theme.palette.background, lineWidth: max(1, s / 12))
-        return r
-    }
-
-    /// Puts back the pixels under the warning; returns where.
-    private func removeWarning(from canvas: Canvas) -> Rect? {
-        defer { warningUnder = nil }
-        return warningUnder?.restore(to: canvas)
-    }
-
-    /// Keeps the pixels under the warning, then draws it: its text in the theme's highlight colour
-    /// on a background-coloured tab in the bottom-right corner; returns where.
-    private func drawWarning(on canvas: Canvas) -> Rect? {
-        guard let text = stateWarning, !text.isEmpty else { return nil }
-        let px = max(9, Double(min(canvas.size.width, canvas.size.height)) / 36)
-        let m = canvas.measure(text, theme.fonts.caption, px: px)
-        let pad = px / 3
-        let w = min(m.width + 2 * pad, Double(canvas.size.width)), h = m.height + 2 * pad
-        let x = Double(canvas.size.width) - w - pad, y = Double(canvas.size.height) - h - pad
-        let r = Rect.covering(minX: x - 1, minY: y - 1, maxX: x + w + 1, maxY: y + h + 1).intersection(Rect(size: canvas.size))
-        guard !r.isEmpty else { return nil }
-        warningUnder = SavedPixels(r, of: canvas)
-        canvas.withClip(r) {
-            canvas.fillRoundedRect(x: x, y: y, width: w, height: h, radius: pad, theme.palette.background)
-            canvas.strokeRoundedRect(x: x, y: y, width: w, height: h, radius: pad, lineWidth: 1, theme.palette.highlight)
-            canvas.drawText(text, theme.fonts.caption, px: px, color: theme.palette.highlight, x: x + pad, y: y + pad)
-        }
-        return r
     }
 
     /// Gives recognised gestures to the scene (an edge swipe switches scenes when configured).
@@ -329,11 +265,8 @@ public final class SceneManager {
     private func relayout() {
         guard let size = display.logicalSize else { canvas = nil; return }
         if canvas?.size != size {
-            cursorUnder = nil
-            warningUnder = nil
-            if let c = cursorPosition {
-                cursorPosition = Point(x: min(c.x, Double(size.width - 1)), y: min(c.y, Double(size.height - 1)))
-            }
+            cursor.resize(to: size)
+            warning.resize()
             do { canvas = try Canvas(size: size) } catch {
                 logger.error("cannot create the frame canvas", metadata: ["size": "\(size)", "error": "\(error)"])
                 canvas = nil
@@ -360,14 +293,14 @@ public final class SceneManager {
     public func renderIfPossible() {
         guard dirty, display.canPresent, let canvas else { return }
         let t0 = nowNanos(.monotonic)
-        let uncovered = removeCursor(from: canvas)
-        let unmarked = removeWarning(from: canvas)
+        let uncovered = cursor.remove(from: canvas)
+        let unmarked = warning.remove(from: canvas)
         var damage = current.draw(into: canvas)
         if needsFull { damage = Damage.full(canvas.size) }
         if let r = uncovered { damage.add(r) }
         if let r = unmarked { damage.add(r) }
-        if let r = drawWarning(on: canvas) { damage.add(r) }
-        if let r = drawCursor(on: canvas) { damage.add(r) }
+        if let text = stateWarning, let r = warning.draw(text, on: canvas, theme: theme) { damage.add(r) }
+        if showsCursor, let r = cursor.draw(on: canvas, palette: theme.palette) { damage.add(r) }
         damage = damage.clipped(to: Rect(size: canvas.size))
         dirty = false
         needsFull = false
@@ -381,31 +314,15 @@ public final class SceneManager {
             needsFull = true
             return
         }
-        let t1 = nowNanos(.monotonic)
-        record(costNs: t1 - t0, at: t1)
-        frameCount += 1
+        // The cost is measured on the real clock (what drawing took); the frame is placed on
+        // the loop's clock, which the frame rate is counted on.
+        statistics.record(costNs: nowNanos(.monotonic) - t0, at: loop.now(.monotonic))
         if frameCount == 1 { onFirstFrame?() }
         onFrame?(damage)
     }
 
-    private func record(costNs: Int64, at t: Int64) {
-        frameCosts.append(Double(costNs) / 1e6)
-        frameTimes.append(t)
-        if frameCosts.count > 600 { frameCosts.removeFirst(frameCosts.count - 600) }
-        if frameTimes.count > 600 { frameTimes.removeFirst(frameTimes.count - 600) }
-    }
-
-    public var stats: FrameStats {
-        let sorted = frameCosts.sorted()
-        func pct(_ p: Double) -> Double {
-            guard !sorted.isEmpty else { return 0 }
-            return sorted[min(sorted.count - 1, Int((Double(sorted.count - 1) * p).rounded()))]
-        }
-        let now = nowNanos(.monotonic)
-        let recent = frameTimes.filter { now - $0 < 5_000_000_000 }
-        return FrameStats(frames: frameCount, fps: Double(recent.count) / 5, p50Ms: pct(0.5), p90Ms: pct(0.9),
-                          p99Ms: pct(0.99), maxMs: sorted.last ?? 0)
-    }
+    /// Frame count, frame rate over the last five seconds of the loop's clock, and frame cost percentiles.
+    public var stats: FrameStats { statistics.stats(now: loop.now(.monotonic)) }
 
     /// Writes what the viewer sees (the logical frame) as PNG.
     public func screenshot(to path: String) throws {
@@ -486,35 +403,5 @@ public final class SceneManager {
             self?.rotationTimer = nil
             self?.next()
         }
-    }
-}
-
-/// The pixels of a rectangle of a canvas, kept to be put back (what an overlay drawn over the
-/// scene's frame covered).
-private struct SavedPixels {
-    let rect: Rect
-    private var pixels: [UInt32]
-
-    init(_ rect: Rect, of canvas: Canvas) {
-        self.rect = rect
-        let px = canvas.pixels
-        pixels = [UInt32](repeating: 0, count: rect.area)
-        pixels.withUnsafeMutableBytes { dst in
-            for y in 0..<rect.height {
-                (dst.baseAddress! + y * rect.width * 4).copyMemory(from: px.base + (rect.y + y) * px.stride + rect.x * 4, byteCount: rect.width * 4)
-            }
-        }
-    }
-
-    /// Puts the pixels back and marks them dirty; returns where.
-    func restore(to canvas: Canvas) -> Rect {
-        let px = canvas.pixels
-        pixels.withUnsafeBytes { src in
-            for y in 0..<rect.height {
-                (px.base + (rect.y + y) * px.stride + rect.x * 4).copyMemory(from: src.baseAddress! + y * rect.width * 4, byteCount: rect.width * 4)
-            }
-        }
-        canvas.markDirty(rect)
-        return rect
     }
 }

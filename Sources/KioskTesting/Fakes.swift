@@ -3,7 +3,7 @@ import KioskRender
 import KioskScenes
 
 /// A clock that moves only when told (tests and benchmarks).
-public final class ManualTimeSource: TimeSource, @unchecked Sendable {
+public final class ManualTimeSource: TimeSource {
     public var current: WallTime
     public init(_ start: WallTime) { current = start }
     /// A manual clock at a local wall-clock time given as seconds since the epoch.

@@ -3,7 +3,7 @@ import KioskCore
 /// A `Scheduler` on virtual time, for tests: nothing fires until the test advances the clocks,
 /// and then every due timer fires in deadline order (realtime and monotonic interleaved), each
 /// followed by the deferred work it queued — as one iteration of the real loop would.
-public final class ManualEventLoop: Scheduler {
+public final class ManualEventLoop: Scheduler, TimeSource {
     private struct Timer {
         let deadline: Int64
         let clock: ClockID
@@ -22,6 +22,7 @@ public final class ManualEventLoop: Scheduler {
         self.realtime = realtime
     }
 
+    @discardableResult
     public func schedule(at deadline: Int64, clock: ClockID, _ handler: @escaping (TimerFire) -> Void) throws -> TimerID {
         let id = nextID
         nextID += 1
@@ -29,6 +30,7 @@ public final class ManualEventLoop: Scheduler {
         return TimerID(id: id)
     }
 
+    @discardableResult
     public func schedule(after delay: Int64, _ handler: @escaping (TimerFire) -> Void) throws -> TimerID {
         let (sum, overflow) = monotonic.addingReportingOverflow(max(delay, 0))
         return try schedule(at: overflow ? Int64.max : sum, clock: .monotonic, handler)
@@ -39,6 +41,9 @@ public final class ManualEventLoop: Scheduler {
     public func deferToEndOfIteration(_ work: @escaping () -> Void) { deferred.append(work) }
 
     public func now(_ clock: ClockID) -> Int64 { clock == .monotonic ? monotonic : realtime }
+
+    /// Both virtual clocks (the loop is its own `TimeSource`, so scenes see the virtual time).
+    public func now() -> WallTime { WallTime(realtimeNs: realtime, monotonicNs: monotonic) }
 
     /// Timers scheduled and not yet fired or cancelled.
     public var pendingTimers: Int { timers.count }

@@ -1,6 +1,40 @@
 import Testing
 @testable import KioskCore
 
+@Suite struct ReadableTextTests {
+    private func palette(text: String, background: String, highlight: String) -> Palette {
+        Palette(primary: .red, neutral: .red, secondary: .red, highlight: Color(hex: highlight)!,
+                background: Color(hex: background)!, text: Color(hex: text)!)
+    }
+
+    @Test func thePalettesTextIsKeptWhereItReads() {
+        // Black on white is 21:1.
+        #expect(Theme.default.palette.readableText(on: .white) == .black)
+        // #767676 on white is 4.54:1, just enough; the threshold can be raised.
+        let p = palette(text: "#767676", background: "#000000", highlight: "#000000")
+        #expect(p.readableText(on: .white) == Color(hex: "#767676")!)
+        #expect(p.readableText(on: .white, minimumContrast: 7) == Color(hex: "#000000")!)
+    }
+
+    @Test func thenThePalettesBackgroundOrHighlightWhicheverContrastsBest() {
+        // Light text on yellow fails; of dark background (#121212) and pink highlight, the background wins.
+        let dark = Theme.dark.palette
+        #expect(dark.readableText(on: .yellow) == dark.background)
+        // White text on white fails; of a yellow background (1.07:1) and a navy highlight, the highlight wins.
+        let p = palette(text: "#FFFFFF", background: "#FFFF00", highlight: "#000080")
+        #expect(p.readableText(on: .white) == Color(hex: "#000080")!)
+    }
+
+    @Test func blackOrWhiteWhenNoPaletteColourReads() {
+        // Every palette colour is a mid grey: on #777777 black reads at 4.7:1, white only at 4.48:1.
+        let p = palette(text: "#808080", background: "#7A7A7A", highlight: "#707070")
+        #expect(p.readableText(on: Color(hex: "#777777")!) == .black)
+        // Every palette colour is a dark grey: on #383838 only white reads.
+        let q = palette(text: "#404040", background: "#505050", highlight: "#303030")
+        #expect(q.readableText(on: Color(hex: "#383838")!) == .white)
+    }
+}
+
 @Suite struct ColorTests {
     @Test func hexRoundTrip() {
         #expect(Color(hex: "#8A9544")?.hexString == "#8A9544")

@@ -81,6 +81,7 @@ import KioskTesting
             let b = SmoothCurve.bounds(pts, from: i, to: i + 1, width: 8)
             let total = 40_000 - Pixels.count(.white, in: one)
             let inside = b.area - Pixels.count(.white, in: one, rect: b)
+            #expect(total > 0, "segment \(i) drew nothing")
             #expect(total == inside, "segment \(i) ink outside its bounds \(b)")
         }
     }
@@ -106,13 +107,18 @@ import KioskTesting
         frame.clear(.white)
         frame.fill(Rect(x: 0, y: 0, width: 8, height: 8), .red)   // marks the logical top-left
         try d.present(frame.pixels, damage: Damage.full(logical))
-        // The red corner sits where the rotation puts the logical top-left.
-        let corner = r.logicalToPhysical(Rect(x: 0, y: 0, width: 8, height: 8), logical: logical)
-        #expect(d.color(x: corner.x + 4, y: corner.y + 4) == .red)
+        // The panel is turned clockwise by r: the logical top-left is the panel's top-left (0°),
+        // top-right (90°), bottom-right (180°) or bottom-left (270°), on the 64 × 48 panel.
+        let corner: [Rotation: Rect] = [.r0: Rect(x: 0, y: 0, width: 8, height: 8), .r90: Rect(x: 56, y: 0, width: 8, height: 8),
+                                        .r180: Rect(x: 56, y: 40, width: 8, height: 8), .r270: Rect(x: 0, y: 40, width: 8, height: 8)]
+        #expect(Pixels.count(.red, in: d.framebuffer, rect: corner[r]!) == 64)
         #expect(Pixels.count(.red, in: d.framebuffer) == 64)
-        // A partial present copies only its damage.
+        // A partial present copies only its damage: logical (10, 10) 4 × 4 turned the same way.
         frame.clear(.blue)
         try d.present(frame.pixels, damage: Damage([Rect(x: 10, y: 10, width: 4, height: 4)]))
+        let block: [Rotation: Rect] = [.r0: Rect(x: 10, y: 10, width: 4, height: 4), .r90: Rect(x: 50, y: 10, width: 4, height: 4),
+                                       .r180: Rect(x: 50, y: 34, width: 4, height: 4), .r270: Rect(x: 10, y: 34, width: 4, height: 4)]
+        #expect(Pixels.count(.blue, in: d.framebuffer, rect: block[r]!) == 16)
         #expect(Pixels.count(.blue, in: d.framebuffer) == 16)
         #expect(d.presentCount == 2)
     }

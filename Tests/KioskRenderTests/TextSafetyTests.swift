@@ -35,6 +35,7 @@ import KioskTesting
         let c = try Canvas(size: Size(width: 200, height: 90))
         let box = (x: 30.0, y: 20.0, width: 120.0, height: 40.0)
         let boxRect = Rect(x: 30, y: 20, width: 120, height: 40)
+        var inked: Set<String> = []
         for (what, text) in Self.hostile {
             for px in Self.sizes {
                 for alignment in [TextAlignment.leading, .center, .trailing] {
@@ -42,24 +43,30 @@ import KioskTesting
                     let r = c.drawText(text, Theme.default.fonts.body, px: px, color: .black, in: box, alignment: alignment)
                     #expect(inkOutside(c, boxRect) == 0, "\(what) at \(px) px, \(alignment): ink outside the box")
                     #expect(r.isEmpty || boxRect.intersection(r) == r, "\(what) at \(px) px: returned \(r)")
+                    if Pixels.count(.white, in: c) < c.size.area { inked.insert(what) }
                 }
             }
         }
+        // Not a pass by drawing nothing: the visible texts did put ink in the box.
+        #expect(inked.isSuperset(of: ["200 000 digits", "200 000 wide letters", "newline storm", "right-to-left", "emoji sequences"]), "\(inked)")
     }
 
     @Test func anyStringAtAnySizeDrawsAtAPointWithinItsReturnedRect() throws {
         let c = try Canvas(size: Size(width: 200, height: 90))
+        var inked: Set<String> = []
         for (what, text) in Self.hostile {
             for px in Self.sizes {
                 c.clear(.white)
                 let r = c.drawText(text, Theme.default.fonts.heading, px: px, color: .black, x: 10, y: 10)
                 #expect(inkOutside(c, r) == 0, "\(what) at \(px) px: ink outside \(r)")
+                if Pixels.count(.white, in: c) < c.size.area { inked.insert(what) }
                 let m = c.measure(text, Theme.default.fonts.heading, px: px)
                 #expect(m.width >= 0 && m.width.isFinite && m.height >= 0 && m.height.isFinite, "\(what) at \(px) px: \(m)")
                 let f = c.fittingSize(text, Theme.default.fonts.body, maxPx: px, width: 120, height: 40)
                 #expect(f.isFinite && f >= 1 && f <= Canvas.maxTextPx, "\(what) maxPx \(px): fitting size \(f)")
             }
         }
+        #expect(inked.isSuperset(of: ["200 000 digits", "200 000 wide letters", "newline storm", "right-to-left", "emoji sequences"]), "\(inked)")
     }
 
     @Test func nonFinitePositionsDrawNothing() throws {

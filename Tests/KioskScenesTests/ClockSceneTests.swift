@@ -5,7 +5,6 @@ import KioskScenes
 import KioskTesting
 import Logging
 import Testing
-import KioskPosix
 
 /// 2024-01-01 13:35:16 UTC.
 private let t133516: Int64 = 1_704_067_200 + 13 * 3600 + 35 * 60 + 16
@@ -38,7 +37,7 @@ private func context() -> SceneContext {
 }
 
 @Suite struct ClockModelTests {
-    @Test func readingAndColoursAtTheSeedsExampleTime() {
+    @Test func readingAndColoursAt133516() {
         let r = ClockModel.reading(realtimeNs: t133516 * 1_000_000_000 + 999_999_999, in: utc)
         #expect(r == ClockReading(hours: 13, minutes: 35, seconds: 16, epochSecond: t133516))
         #expect(r.text(hourFormat: .h24) == "13:35:16")
@@ -47,7 +46,7 @@ private func context() -> SceneContext {
         #expect(ClockColorMode.literal.color(for: r).hexString == "#133516")
     }
 
-    @Test func scaledColourRoundsToNearestLikeTheSeed() {
+    @Test func scaledColourRoundsHalvesAwayFromZero() {
         // 23:59:59 → 23·255/24 = 244.375 → 244, 59·255/60 = 250.75 → 251.
         let r = ClockReading(hours: 23, minutes: 59, seconds: 59)
         #expect(ClockColorMode.scaled.color(for: r).hexString == "#F4FBFB")
@@ -106,7 +105,7 @@ private func context() -> SceneContext {
 }
 
 @Suite struct ClockSceneTests {
-    @Test func scaledBackgroundPixelIsTheSeedsColour() throws {
+    @Test func scaledBackgroundPixelIsTheTimesColour() throws {
         let (scene, canvas, damage) = try clock(.scaled, now: at(t133516))
         #expect(canvas.color(x: 2, y: 2).hexString == "#8A9544")
         #expect(canvas.color(x: 477, y: 267).hexString == "#8A9544")
@@ -166,15 +165,12 @@ private func context() -> SceneContext {
                 for m in stride(from: 0, to: 60, by: 7) {
                     for mode in ClockColorMode.allCases {
                         let bg = mode.color(for: ClockReading(hours: h, minutes: m, seconds: m))
-                        let fg = ClockScene.readableTextColor(on: bg, palette: theme.palette)
+                        let fg = theme.palette.readableText(on: bg)
                         #expect(fg.contrastRatio(with: bg) >= 4.5, "\(theme.name) \(bg)")
                     }
                 }
             }
         }
-        // The theme's own colours come before black/white: highlight yellow-ish backgrounds prefer the theme background.
-        let p = Theme.dark.palette
-        #expect(ClockScene.readableTextColor(on: Color(hex: "#FFFF00")!, palette: p) == p.background)
     }
 
     @Test func deadlineIsTheNextWholeSecondAndUpdateReportsOnlyNewSeconds() throws {
@@ -258,30 +254,37 @@ private func context() -> SceneContext {
 }
 
 @Suite struct ClockWithSceneManagerTests {
-    /// On the real clocks: the manager's CLOCK_REALTIME timer wakes the clock on the next
-    /// second boundary (never before it), and the frame presented then has the new second's colour.
+    /// Through the manager on virtual time: its CLOCK_REALTIME timer wakes the clock on the next
+    /// second boundary (not a nanosecond before it), the frame presented then shows the new
+    /// second in its colour, and a wall-clock step is followed at once.
     @Test func ticksOnTheSecondBoundaryThroughTheManager() throws {
-        let loop = try EventLoop()
+        // 13:35:16.400 UTC on 2023-11-14.
+        let start: Int64 = 1_699_968_916_400_000_000
+        let loop = ManualEventLoop(realtime: start)
         let display = try HeadlessDisplay(size: Size(width: 64, height: 36))
         let scene = ClockScene(name: "wall", colorMode: .literal, timeZone: utc)
-        let m = SceneManager(scenes: [scene], theme: .default, display: display, loop: loop, time: SystemTimeSource(),
-                             logger: Logger(label: "test"))
+        let m = SceneManager(scenes: [scene], theme: .default, display: display, loop: loop, logger: Logger(label: "test"))
         m.start()
-        try loop.runOnce(timeoutMs: 0)
+        loop.runDeferred()
         #expect(display.presentCount == 1)
-        let first = try #require(scene.reading)
-        let boundary = ClockModel.nextSecondBoundary(after: nowNanos(.realtime))
-        var woke: Int64 = 0
-        while display.presentCount < 2 {
-            try loop.runOnce(timeoutMs: 2000)
-            woke = nowNanos(.realtime)
-        }
-        #expect(woke >= boundary)
+        #expect(scene.reading == ClockReading(hours: 13, minutes: 35, seconds: 16, epochSecond: 1_699_968_916))
+        #expect(loop.nextDeadline(.realtime) == 1_699_968_917_000_000_000)
+        loop.advance(by: 599_999_999)
+        #expect(display.presentCount == 1, "drawn before the second changed")
+        loop.advance(by: 1)
+        #expect(display.presentCount == 2)
         let shown = try #require(scene.reading)
-        #expect(shown != first)
-        #expect(shown == ClockModel.reading(realtimeNs: woke, in: utc) || shown.epochSecond == woke / 1_000_000_000 - 1)
-        #expect(display.framebuffer.color(x: 1, y: 1) == ClockColorMode.literal.color(for: shown))
+        #expect(shown == ClockReading(hours: 13, minutes: 35, seconds: 17, epochSecond: 1_699_968_917))
+        // Literal colour mode: 13:35:17 is #133517.
+        #expect(display.framebuffer.color(x: 1, y: 1) == Color(r8: 0x13, g8: 0x35, b8: 0x17))
         #expect(display.damageHistory.last == Damage.full(Size(width: 64, height: 36)))
+        // The wall clock is stepped to 20:08:08.900: redrawn at once, next tick on the new second.
+        loop.setWallClock(1_699_992_488_900_000_000)
+        #expect(display.presentCount == 3)
+        #expect(scene.reading == ClockReading(hours: 20, minutes: 8, seconds: 8, epochSecond: 1_699_992_488))
+        #expect(display.framebuffer.color(x: 1, y: 1) == Color(r8: 0x20, g8: 0x08, b8: 0x08))
+        #expect(loop.nextDeadline(.realtime) == 1_699_992_489_000_000_000)
         m.stop()
+        #expect(loop.pendingTimers == 0)
     }
 }

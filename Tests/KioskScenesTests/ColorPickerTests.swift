@@ -12,7 +12,7 @@ import KioskTesting
         return rig
     }
 
-    @Test func startsAtSeedValues() {
+    @Test func startsAtALightYellow() {
         let m = ColorModel()
         #expect(m.hue == 60 && m.saturation == 0.5 && m.brightness == 1)
         #expect(m.color.hexString == "#FFFF80")

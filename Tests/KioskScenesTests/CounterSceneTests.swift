@@ -4,9 +4,11 @@ import KioskScenes
 import KioskTesting
 import Logging
 import Testing
-import KioskPosix
 
 private let size = Size(width: 480, height: 270)
+
+/// One frame at 60 Hz, in nanoseconds (1/60 s, rounded).
+private let sixtyHz: Int64 = 16_666_667
 
 /// A moment `ms` milliseconds into the test's monotonic timeline.
 private func t(_ ms: Int64) -> WallTime {
@@ -48,6 +50,18 @@ private func same(_ a: Canvas, _ ax: Int, _ ay: Int, _ b: Canvas, _ bx: Int, _ b
 }
 private func same(_ a: Canvas, _ ra: Rect, _ b: Canvas, _ rb: Rect) -> Bool {
     same(a, ra.x, ra.y, b, rb.x, rb.y, width: ra.width, height: ra.height)
+}
+
+/// How many rows at the top of digit window `window` the edge shading reaches, measured from
+/// pixels: one more than the last row of the window's upper half where a shaded drawing of
+/// `value` differs from an unshaded one.
+private func shadedRows(_ value: Int, window: Int) throws -> Int {
+    let (s, shaded) = try scene(value)
+    let (_, plain) = try scene(value, shading: false)
+    let r = try s.digitWindows(of: "home")[window]
+    var last = -1
+    for y in 0..<(r.height / 2) where !same(shaded, r.x, r.y + y, plain, r.x, r.y + y, width: r.width, height: 1) { last = y }
+    return last + 1
 }
 
 /// Pixels of a block that are far from the digit window's colour (glyph ink).
@@ -112,13 +126,13 @@ private final class FailingStore: StateStore {
         #expect(try s.value(of: "home") == 235)
         // The next frame is the next instant of a fixed 60 Hz grid: after now, at most one frame away.
         guard case .monotonic(let due)? = s.nextDeadline(now: t(0)) else { Issue.record("no frame deadline while rolling"); return }
-        #expect(due > t(0).monotonicNs && due <= t(0).monotonicNs + CounterScene.frameIntervalNs)
-        #expect(due % CounterScene.frameIntervalNs == 0)
+        #expect(due > t(0).monotonicNs && due <= t(0).monotonicNs + sixtyHz)
+        #expect(due % sixtyHz == 0)
         // A late frame does not shift the grid: 5 ms late, the next frame is still on it.
-        let lateNow = t(0).advanced(byNs: CounterScene.frameIntervalNs + 5_000_000)
+        let lateNow = t(0).advanced(byNs: sixtyHz + 5_000_000)
         guard case .monotonic(let late)? = s.nextDeadline(now: lateNow) else { Issue.record("no frame deadline"); return }
-        #expect(late % CounterScene.frameIntervalNs == 0)
-        #expect(late > lateNow.monotonicNs && late - lateNow.monotonicNs <= CounterScene.frameIntervalNs)
+        #expect(late % sixtyHz == 0)
+        #expect(late > lateNow.monotonicNs && late - lateNow.monotonicNs <= sixtyHz)
         #expect(s.update(now: t(250)))
         let damage = s.draw(into: c)
         #expect(damage == Damage([w[3]]))
@@ -126,7 +140,8 @@ private final class FailingStore: StateStore {
         for i in 0...2 { #expect(same(mid, w[i], rest234, w[i])) }
         #expect(!same(mid, w[3], rest234, w[3]) && !same(mid, w[3], ref235, w[3]))
         // Halfway up: the old 4 has moved up by half a window, the new 5 fills the lower half.
-        let r = w[3], h = r.height, band = Int((Double(h) * 0.18).rounded()) + 1, rows = h / 2 - 2 * band
+        // Rows within the shaded edges (and a row more) are left out of the comparisons.
+        let r = w[3], h = r.height, band = try shadedRows(234, window: 3) + 1, rows = h / 2 - 2 * band
         #expect(rows > 5)
         #expect(same(mid, r.x, r.y + band, rest234, r.x, r.y + h / 2 + band, width: r.width, height: rows))
         #expect(same(mid, r.x, r.y + h / 2 + band, ref235, r.x, r.y + band, width: r.width, height: rows))
@@ -142,6 +157,23 @@ private final class FailingStore: StateStore {
         #expect(s.draw(into: c).isEmpty)
     }
 
+    @Test func shadingBlendsOnlyTheWindowEdgesTowardsTheBackground() throws {
+        let (s, shaded) = try scene(1234)
+        let (_, plain) = try scene(1234, shading: false)
+        let r = try s.digitWindows(of: "home")[0]
+        let band = try shadedRows(1234, window: 0)
+        #expect(band > 0 && band < r.height / 4, "shaded rows: \(band) of \(r.height)")
+        // Between the shaded edges nothing changes.
+        #expect(same(shaded, r.x, r.y + band + 1, plain, r.x, r.y + band + 1, width: r.width, height: r.height - 2 * band - 2))
+        // The top and bottom rows (above and below the glyph) lie between the window's colour
+        // (cyan) and the background (white), the same at both edges.
+        let cx = r.x + r.width / 2
+        #expect(plain.color(x: cx, y: r.y) == Theme.default.palette.primary)
+        let top = shaded.color(x: cx, y: r.y).rgb8, bottom = shaded.color(x: cx, y: r.maxY - 1).rgb8
+        #expect(top.r > 0 && top.r < 255 && top.g == 255 && top.b == 255, "\(top)")
+        #expect(abs(top.r - bottom.r) <= 1 && bottom.g == 255 && bottom.b == 255, "\(bottom)")
+    }
+
     @Test func decrementRollsDownward() throws {
         let (s, c) = try scene(235)
         let rest235 = snapshot(c)
@@ -150,7 +182,8 @@ private final class FailingStore: StateStore {
         #expect(s.update(now: t(250)))
         _ = s.draw(into: c)
         let r = try s.digitWindows(of: "home")[3], h = r.height
-        let band = Int((Double(h) * 0.18).rounded()) + 1, rows = h / 2 - 2 * band
+        let band = try shadedRows(235, window: 3) + 1, rows = h / 2 - 2 * band
+        #expect(rows > 5)
         // The new 4 comes in from above (its lower half in the window's upper half), the old 5 leaves downward.
         #expect(same(c, r.x, r.y + band, ref234, r.x, r.y + h / 2 + band, width: r.width, height: rows))
         #expect(same(c, r.x, r.y + h / 2 + band, rest235, r.x, r.y + band, width: r.width, height: rows))
@@ -183,7 +216,8 @@ private final class FailingStore: StateStore {
         #expect(s.update(now: t(250)))
         #expect(s.draw(into: c).area == w.reduce(0) { $0 + $1.area })
         // Every wheel turns up: the new 0 enters from below.
-        let r = w[0], band = Int((Double(r.height) * 0.18).rounded()) + 1, rows = r.height / 2 - 2 * band
+        let r = w[0], band = try shadedRows(9999, window: 0) + 1, rows = r.height / 2 - 2 * band
+        #expect(rows > 5)
         #expect(same(c, r.x, r.y + r.height / 2 + band, ref0, r.x, r.y + band, width: r.width, height: rows))
         #expect(s.update(now: t(600)))
         _ = s.draw(into: c)
@@ -339,6 +373,39 @@ private final class FailingStore: StateStore {
         #expect(all.contains("scene.score.counter[0].name"))
     }
 
+    /// Each rule is checked in one place (`CounterSettings`): a scene read from a config and a
+    /// scene made in code break it with the same words, placed at the key or at the scene.
+    @Test func aRuleReadsTheSameFromConfigAndFromCode() throws {
+        let home = CounterScene.CounterSpec(name: "home", label: "")
+        #expect(failure(table(scene: [("digits", .int(2)), ("min", .int(100))]))
+                == "score.toml:3: key 'scene.score.min': 100 is out of range, expected 0…99")
+        #expect(throws: CounterSettings.Invalid(setting: .minimum, message: "100 is out of range, expected 0…99")) {
+            _ = try CounterSettings(scene: "score", counters: [home], digits: 2, minimum: 100)
+        }
+        #expect(throws: KioskError.config("scene 'score': 100 is out of range, expected 0…99")) {
+            _ = try CounterScene(name: "score", counters: [home], digits: 2, minimum: 100, state: MemoryStateStore())
+        }
+        // Counter names follow the config's rules in code too.
+        #expect(throws: CounterSettings.Invalid(setting: .counterName(1), message: "counter \"home\" is defined twice")) {
+            _ = try CounterSettings(scene: "score", counters: [home, home])
+        }
+        #expect(throws: CounterSettings.Invalid(setting: .counterName(0), message: "a counter name has \(ConfigTable.nameRule) and is not \"all\", got \"all\"")) {
+            _ = try CounterSettings(scene: "score", counters: [.init(name: "all", label: "")])
+        }
+        #expect(throws: CounterSettings.Invalid(setting: .rollMs, message: "-1 is out of range, expected 0…10000")) {
+            _ = try CounterSettings(scene: "score", counters: [home], rollMs: -1)
+        }
+        #expect(throws: CounterSettings.Invalid(setting: .counters, message: "a counter scene needs at least one counter")) {
+            _ = try CounterSettings(scene: "score", counters: [])
+        }
+        // Read from a config, the settings keep where each name was written.
+        let s = try make(table())
+        #expect(s.settings.namePlaces == [CounterNamePlace(location: loc(4), key: "scene.score.counter[0].name"),
+                                          CounterNamePlace(location: loc(7), key: "scene.score.counter[1].name")])
+        let single = try make(ConfigTable(path: "scene.score", location: loc(1)))
+        #expect(single.settings.namePlaces == [CounterNamePlace(location: loc(1), key: "scene.score.counter", isDefault: true)])
+    }
+
     @Test func keyBindingsTriggerActionsAndResetNeedsAHold() throws {
         let s = try make(table(scene: [("digits", .int(3)), ("reset_hold_ms", .int(1000))],
                                keys: [("KEY_UP", "increment home"), ("KEY_KP_PLUS", "increment away"),
@@ -415,36 +482,44 @@ private final class FailingStore: StateStore {
     /// A key through the manager: the changed digit rolls on monotonic frame timers, every
     /// presented frame damages only that digit's window, and at rest the timers stop.
     @Test func keyRollsOnlyTheChangedDigitOnScreen() throws {
-        let loop = try EventLoop()
+        let loop = ManualEventLoop()
         let display = try HeadlessDisplay(size: Size(width: 320, height: 180))
         let store = MemoryStateStore(["counter.score.home": "41"])
         let scene = try CounterScene(name: "score", counters: [.init(name: "home", label: "HOME")], digits: 3, rollMs: 200,
                                      keyBindings: [CounterKeyBinding(code: 103, action: .increment, target: .counter("home"))],
                                      state: store)
-        let m = SceneManager(scenes: [scene], theme: .default, display: display, loop: loop, time: SystemTimeSource(),
-                             logger: Logger(label: "test"))
+        let m = SceneManager(scenes: [scene], theme: .default, display: display, loop: loop, logger: Logger(label: "test"))
         m.start()
-        try loop.runOnce(timeoutMs: 0)
+        loop.runDeferred()
         #expect(display.presentCount == 1)
-        m.input(.key(code: 103, state: .pressed, timeUsec: UInt64(nowNanos(.monotonic) / 1000)))
+        let pressed = loop.now(.monotonic)
+        m.input(.key(code: 103, state: .pressed, timeUsec: UInt64(pressed / 1000)))
         #expect(store.values["counter.score.home"] == "42")
         let window = try scene.digitWindows(of: "home")[2]
-        var spins = 0
-        while scene.isRolling && spins < 500 {
-            try loop.runOnce(timeoutMs: 100)
-            spins += 1
-        }
+        // Frames come on a 60 Hz grid until the 200 ms roll is over; then nothing is armed.
+        var frameTimes: [Int64] = []
+        m.onFrame = { _ in frameTimes.append(loop.now(.monotonic)) }
+        loop.advance(by: 1_000_000_000)
         #expect(!scene.isRolling)
-        #expect(scene.nextDeadline(now: SystemTimeSource().now()) == nil)
+        #expect(loop.pendingTimers == 0)
+        #expect(scene.nextDeadline(now: loop.now()) == nil)
+        // The frame of the key press itself, then one on each 1/60 s instant up to the first at
+        // or after the end of the roll.
+        let interval = sixtyHz
+        let firstTick: Int64 = (pressed / interval + 1) * interval
+        let rollEnd: Int64 = pressed + 200_000_000
+        let lastTick: Int64 = ((rollEnd + interval - 1) / interval) * interval
+        let grid: [Int64] = Array(stride(from: firstTick, through: lastTick, by: Int(interval)))
+        #expect(frameTimes == [pressed] + grid)
         let rollFrames = display.damageHistory.dropFirst()
-        #expect(rollFrames.count >= 3)
+        #expect(rollFrames.count == frameTimes.count)
         for d in rollFrames { #expect(d == Damage([window])) }
         // The screen now shows the same pixels as a fresh full drawing of 042.
         let (_, fresh) = try { () throws -> (CounterScene, Canvas) in
             let s = try CounterScene(name: "score", counters: [.init(name: "home", label: "HOME")], digits: 3,
                                      state: MemoryStateStore(["counter.score.home": "42"]))
             let c = try Canvas(size: Size(width: 320, height: 180))
-            s.layout(size: c.size); s.apply(theme: .default); s.didAppear(now: SystemTimeSource().now()); _ = s.draw(into: c)
+            s.layout(size: c.size); s.apply(theme: .default); s.didAppear(now: loop.now()); _ = s.draw(into: c)
             return (s, c)
         }()
         #expect(Pixels.differingPixels(display.framebuffer, fresh) == 0)

@@ -125,8 +125,7 @@ import Testing
         defer { try? FileManager.default.removeItem(atPath: root) }
         let dir = "\(root)/paintings"
         let rig = try paintedRig(dir)
-        ExclusiveFile.writeFault = { $0.hasPrefix(dir) ? ENOSPC : nil }
-        defer { ExclusiveFile.writeFault = nil }
+        rig.scene.files.writeFault = { $0.hasPrefix(dir) ? ENOSPC : nil }
         do {
             _ = try rig.scene.save(name: "full.png")
             Issue.record("the save succeeded")

@@ -1,0 +1,46 @@
+import KioskCore
+
+/// Frame-time statistics over the last frames.
+public struct FrameStats: Sendable, Equatable {
+    public var frames: UInt64
+    /// Frames per second over the last few seconds.
+    public var fps: Double
+    /// Frame cost (draw + present) percentiles, in milliseconds.
+    public var p50Ms: Double
+    public var p90Ms: Double
+    public var p99Ms: Double
+    public var maxMs: Double
+}
+
+/// The cost and the time of the latest presented frames (at most `capacity` of each), and the
+/// statistics over them: cost percentiles over all kept frames, the frame rate over the last
+/// `windowNs` before a given instant.
+struct FrameStatistics: Sendable {
+    static let capacity = 600
+    static let windowNs: Int64 = 5_000_000_000
+
+    private(set) var frames: UInt64 = 0
+    private var costsMs: [Double] = []
+    private var times: [Int64] = []
+
+    /// A frame presented at monotonic `time` that cost `costNs` to draw and present.
+    mutating func record(costNs: Int64, at time: Int64) {
+        frames += 1
+        costsMs.append(Double(costNs) / 1e6)
+        times.append(time)
+        if costsMs.count > Self.capacity { costsMs.removeFirst(costsMs.count - Self.capacity) }
+        if times.count > Self.capacity { times.removeFirst(times.count - Self.capacity) }
+    }
+
+    /// The statistics as seen at monotonic `now`.
+    func stats(now: Int64) -> FrameStats {
+        let sorted = costsMs.sorted()
+        func pct(_ p: Double) -> Double {
+            guard !sorted.isEmpty else { return 0 }
+            return sorted[min(sorted.count - 1, Int((Double(sorted.count - 1) * p).rounded()))]
+        }
+        let recent = times.filter { now - $0 < Self.windowNs }
+        return FrameStats(frames: frames, fps: Double(recent.count) / (Double(Self.windowNs) / 1e9), p50Ms: pct(0.5),
+                          p90Ms: pct(0.9), p99Ms: pct(0.99), maxMs: sorted.last ?? 0)
+    }
+}
