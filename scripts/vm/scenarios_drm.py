@@ -1,7 +1,7 @@
 """DRM/KMS scenarios: the display code (through `kiosk-vmtool drm`, and the real kioskd) on bochs-drm
 (-device VGA) and virtio-gpu, atomic and legacy; pixels checked from QMP screendumps."""
 
-from vmharness import Session, VMError, black_frame_problem, close_rgb, console_restored_problem, scenario
+from vmharness import Session, black_frame_problem, close_rgb, scenario
 
 RED, GREEN, BLUE, WHITE, BLACK = (255, 0, 0), (0, 255, 0), (0, 0, 255), (255, 255, 255), (0, 0, 0)
 
@@ -45,28 +45,16 @@ def extras_check(s: Session) -> None:
     s.expect("1234x567@89" in m and "1280x800@75" in m, f"unknown mode lists the modes: {m}")
 
 
-def console_before(s: Session) -> "Image":
-    """The text console with the guest's banner, before any display client started."""
-    s.wait_marker("console-ready", 60)
-    img = s.screendump("console")
-    s.answer()
-    s.result("console_lit_pixels", img.lit())
-    return img
+# Seen on bochs-drm (QEMU 7.2, kernel 6.1), with or without kioskd's code: once a client blanked
+# and unblanked the display, the text console's framebuffer comes back black when the client
+# exits (fbcon's text is drawn again only where it changes, or all of it after a VT switch).
+# Without the blank cycle it comes back intact; on virtio-gpu it always does.
+BOCHS_BLANK_LOSES_CONSOLE = ("bochs-drm: after a blank/unblank cycle the console's framebuffer returns black "
+                             "until fbcon redraws (not seen without the blank cycle, nor on virtio-gpu)")
 
 
-def expect_console_back(s: Session, console, label: str, what: str) -> None:
-    """The console is shown again exactly as before the client started (see console_restored_problem)."""
-    try:
-        after = s.wait_screen(lambda i: console_restored_problem(console, i) is None, 10, label, what=what)
-        s.result("console_restored_diff", after.differs(console))
-    except VMError:  # the console did not come back: say why, from a screendump taken now
-        last = s.screendump(label)
-        s.result("console_restored_diff", last.differs(console))
-        s.expect(False, f"{what}: {console_restored_problem(console, last)}")
-
-
-def basic_check(s: Session, api: str, buffers: int = 2, extras: bool = False) -> None:
-    console = console_before(s)
+def basic_check(s: Session, api: str, buffers: int = 2, extras: bool = False, virtio: bool = False) -> None:
+    console = s.console_before()
     if extras:
         extras_check(s)
     st = kv(s.wait_marker("status", 60))
@@ -87,7 +75,7 @@ def basic_check(s: Session, api: str, buffers: int = 2, extras: bool = False) ->
     r1 = kv(s.wait_marker("rect1", 60))
     r2 = kv(s.wait_marker("rect2", 60))
     r3 = kv(s.wait_marker("rect3", 60))
-    img = rects = s.screendump("rects")
+    img = s.screendump("rects")
     s.expect(img.pixel(125, 125) == (0, 255, 255), f"rect1 cyan at (125,125): {img.pixel(125, 125)}")
     s.expect(img.pixel(325, 125) == (255, 255, 0), f"rect2 yellow at (325,125): {img.pixel(325, 125)}")
     s.expect(img.pixel(525, 125) == (255, 0, 255), f"rect3 magenta at (525,125): {img.pixel(525, 125)}")
@@ -108,20 +96,23 @@ def basic_check(s: Session, api: str, buffers: int = 2, extras: bool = False) ->
     s.result("flips_ms", int(fl["ms"]))
     s.expect(int(fl["flipEvents"]) == 30, f"30 page-flip events for 30 presents (got {fl['flipEvents']})")
     s.expect(int(fl["flips"]) == flips_before + 30, "pageFlipCount advanced by 30")
+    fl_img = s.screendump("flipped")
+    s.answer()
     bl = kv(s.wait_marker("blank", 60))
     s.expect(bl.get("blanked") == "1", "blanked")
     img = s.screendump("blanked")
     s.result("blanked_lit_pixels", img.lit())
-    problem = black_frame_problem(img)
-    s.expect(problem is None, f"blanked: the whole screen is black ({problem})")
+    problem = black_frame_problem(img, qemu_placeholder=virtio)
+    s.expect(problem is None, f"blanked: the whole screen is black{' (or QEMU’s placeholder line)' if virtio else ''} ({problem})")
     s.answer()
     ub = kv(s.wait_marker("unblank", 60))
     s.expect(ub.get("blanked") == "0", "unblanked")
     img = s.wait_screen(lambda i: i.pixel_at(0.75, 0.75) == WHITE, 10, "unblanked", what="unblank shows the pattern again")
-    s.expect(img.differs(rects) == 0, f"unblank shows the last frame again ({img.differs(rects)} pixels differ)")
+    s.expect(img.differs(fl_img) == 0, f"unblank shows the last frame again ({img.differs(fl_img)} pixels differ)")
     s.answer()
     s.expect(s.wait_marker("probe-exit", 60) == "0", "probe exits 0 on SIGTERM")
-    expect_console_back(s, console, "restored", "SIGTERM gives the text console back as it was")
+    s.expect_console_back(console, "restored", "SIGTERM gives the text console back as it was",
+                          black_known="" if virtio else BOCHS_BLANK_LOSES_CONSOLE)
     s.answer()
 
 
@@ -129,8 +120,8 @@ def basic_check(s: Session, api: str, buffers: int = 2, extras: bool = False) ->
 for _display, _tag, _api, _bufs, _extras in (("VGA", "bochs", "atomic", 2, True), ("VGA", "bochs", "legacy", 2, False),
                                              ("virtio-gpu-pci", "virtio", "atomic", 2, False),
                                              ("virtio-gpu-pci", "virtio", "legacy", 3, False)):
-    def _check(s: Session, _a=_api, _b=_bufs, _e=_extras) -> None:
-        basic_check(s, _a, _b, _e)
+    def _check(s: Session, _a=_api, _b=_bufs, _e=_extras, _v=_tag == "virtio") -> None:
+        basic_check(s, _a, _b, _e, _v)
     scenario(f"drm-basic-{_tag}-{_api}", display=_display, guest="drm-basic.sh",
              env={"API": _api, "BUFFERS": str(_bufs), "EXTRAS": "1" if _extras else "0"},
              description=f"{_tag} {_api} ({_bufs} buffers): first frame, pattern, buffer-age damage, 30 flips, blank, SIGTERM restore")(_check)
@@ -241,7 +232,7 @@ def clock_matches(s: Session, img, t1: float, t2: float, at=(0.03, 0.03)) -> tup
 
 
 def clock_check(s: Session) -> None:
-    console = console_before(s)
+    console = s.console_before()
     up = s.wait_marker("kioskd-up", 90)
     s.expect(up != "failed", "kioskd showed its first frame")
     if up == "failed":
@@ -279,7 +270,7 @@ def clock_check(s: Session) -> None:
     except ValueError:
         s.expect(False, f"kioskctl status --json is JSON: {st[:200]}")
     s.expect(s.wait_marker("kioskd-exit", 30) == "0", "kioskd exits 0 on SIGTERM")
-    expect_console_back(s, console, "restored", "SIGTERM gives the text console back as it was")
+    s.expect_console_back(console, "restored", "SIGTERM gives the text console back as it was")
     s.answer()
 
 

@@ -100,6 +100,28 @@ class BlackFrame(unittest.TestCase):
         self.assertIn(f"{W * H} of {W * H}", black_frame_problem(frame((1, 1, 1))))
 
 
+class QemuPlaceholder(unittest.TestCase):
+    """virtio-gpu blanked: QEMU's "Display output is not active." line is the only thing allowed."""
+    GREY = vmharness.QEMU_PLACEHOLDER_GREY
+
+    def test_the_placeholder_line_passes_only_when_allowed(self):
+        img = paint(frame(w=1280, h=800), 520, 386, 749, 399, self.GREY)   # where QEMU 7.2 draws it
+        self.assertIsNone(black_frame_problem(img, qemu_placeholder=True))
+        self.assertIn("pixels are not black", black_frame_problem(img))
+
+    def test_another_colour_fails(self):
+        img = paint(frame(w=1280, h=800), 520, 386, 749, 399, (255, 255, 255))
+        self.assertIn("not QEMU's placeholder grey", black_frame_problem(img, qemu_placeholder=True))
+
+    def test_a_bigger_grey_area_fails(self):
+        img = paint(frame(w=1280, h=800), 520, 386, 749, 420, self.GREY)
+        self.assertIsNotNone(black_frame_problem(img, qemu_placeholder=True))
+
+    def test_grey_off_centre_fails(self):
+        img = paint(frame(w=1280, h=800), 0, 0, 200, 16, self.GREY)
+        self.assertIsNotNone(black_frame_problem(img, qemu_placeholder=True))
+
+
 class ConsoleRestored(unittest.TestCase):
     def test_the_same_console_passes(self):
         c = console_text()

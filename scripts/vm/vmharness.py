@@ -352,13 +352,34 @@ CURSOR_CELL = (8, 16)
 MIN_CONSOLE_TEXT = 500
 
 
-def black_frame_problem(img: "Image") -> Optional[str]:
-    """None when every pixel of `img` is black; otherwise how many are not, and where."""
+# What QEMU shows for a virtio-gpu scanout the guest disabled: black with one centred line of
+# grey text, "Display output is not active." (29 characters of its 8x16 console font).
+QEMU_PLACEHOLDER_GREY = (170, 170, 170)
+QEMU_PLACEHOLDER_BOX = (30 * 8, 16)
+
+
+def black_frame_problem(img: "Image", qemu_placeholder: bool = False) -> Optional[str]:
+    """None when every pixel of `img` is black; otherwise how many are not, and where.
+    `qemu_placeholder`: QEMU's "Display output is not active." line is allowed too (a virtio-gpu
+    scanout turned off): lit pixels only in QEMU's grey, within one 240x16 text line, in the
+    middle half of the screen both ways."""
     lit = img.lit()
     if lit == 0:
         return None
+    box = img.bbox_not_black()
+    if qemu_placeholder:
+        others = lit - img.count(QEMU_PLACEHOLDER_GREY)
+        w, h = box[2] - box[0], box[3] - box[1]
+        inside = (box[0] >= img.width // 4 and box[2] <= img.width * 3 // 4
+                  and box[1] >= img.height // 4 and box[3] <= img.height * 3 // 4)
+        if others == 0 and w <= QEMU_PLACEHOLDER_BOX[0] and h <= QEMU_PLACEHOLDER_BOX[1] and inside:
+            return None
+        return (f"{lit} of {img.width * img.height} pixels are not black, within {box} "
+                f"({others} of them not QEMU's placeholder grey {QEMU_PLACEHOLDER_GREY}; "
+                f"allowed: that grey only, within {QEMU_PLACEHOLDER_BOX[0]}x{QEMU_PLACEHOLDER_BOX[1]} "
+                f"in the middle of the screen)")
     return (f"{lit} of {img.width * img.height} pixels are not black "
-            f"(within {img.bbox_not_black()}, e.g. {img.pixel(*img.first_not_black())})")
+            f"(within {box}, e.g. {img.pixel(*img.first_not_black())})")
 
 
 def console_restored_problem(before: "Image", after: "Image") -> Optional[str]:
@@ -746,6 +767,32 @@ class Session:
                               f"({cur.differs(prev)} pixels changed between the last two screendumps{changed}; "
                               f"last {self.last_shot})")
             prev = cur
+
+    def console_before(self, marker: str = "console-ready") -> Image:
+        """After the guest's `console_banner; ask_host console-ready`: the text console before any
+        display client started (a screendump), then the answer."""
+        self.wait_marker(marker, 60)
+        img = self.screendump("console")
+        self.answer()
+        self.result("console_lit_pixels", img.lit())
+        return img
+
+    def expect_console_back(self, console: Image, label: str, what: str, timeout: float = 10.0,
+                            black_known: str = "") -> None:
+        """Waits (bounded) until the screen shows `console` again (console_restored_problem);
+        otherwise records the failure with what is wrong in a screendump taken then.
+        `black_known`: a known reason why the console may come back black (every pixel); such a
+        frame is then recorded as `console_black_known` instead of failing (anything else fails)."""
+        def ok(i: Image) -> bool:
+            return console_restored_problem(console, i) is None or (bool(black_known) and i.lit() == 0)
+        try:
+            after = self.wait_screen(ok, timeout, label, what=what)
+        except VMError:
+            after = self.screendump(label)
+            self.expect(False, f"{what}: {console_restored_problem(console, after)}")
+        if console_restored_problem(console, after) is not None:
+            self.result("console_black_known", black_known)
+        self.result("console_restored_diff", after.differs(console))
 
     def send_abs(self, fx: float, fy: float, button: Optional[bool] = None) -> None:
         """input-send-event: absolute pointer move to a fraction of the screen, optional left button."""

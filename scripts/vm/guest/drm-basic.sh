@@ -23,6 +23,7 @@ cmd rect2 rect 300 100 50 50 ffff00
 cmd rect3 rect 500 100 50 50 ff00ff
 wait_host 60
 cmd flips flips 30
+wait_host 60
 cmd blank blank 1
 wait_host 60
 cmd unblank blank 0

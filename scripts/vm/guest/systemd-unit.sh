@@ -43,6 +43,10 @@ sed 's/color_mode = "scaled"/color_mode = "rainbow"/' /tmp/good.toml > /tmp/bad.
 BADLINE=$(grep -n 'color_mode' /tmp/bad.toml | cut -d: -f1)
 journalctl -f -q -u "$U" -o cat > /tmp/kj.log 2>&1 &
 
+# --- the text console before kioskd, for "the console is back on stop" ---
+console_banner
+mark console-ready
+wait_host 60
 # --- start: active only once the first frame is on screen ---
 systemctl start "$U"
 rc=$?
