@@ -10,7 +10,6 @@ import base64
 import gzip
 import re
 import os
-import time
 
 from vmharness import Session, scenario
 
@@ -245,18 +244,15 @@ def input_libinput_usb_tablet(s: Session) -> None:
     added = s.wait_marker("ready", timeout=90)
     s.result("devices", added)
     s.expect("USB Tablet" in added, f"usb-tablet seen by libinput ({added})")
-    # QEMU's HID queue merges motion into a queued button change the guest has not read yet,
-    # so give the guest time to poll between steps (otherwise the press lands further along).
-    s.send_abs(0.2, 0.3)
-    time.sleep(0.3)
+    # QEMU's HID queue merges motion into a queued button change the guest has not read yet: each
+    # step waits until the guest saw the previous one (its marker), the press carries its position.
+    s.answer("go")
     s.send_abs(0.2, 0.3, button=True)
-    time.sleep(0.3)
+    s.wait_marker("down", timeout=30)
     for i in range(1, 6):
         s.send_abs(0.2 + 0.1 * i, 0.3 + 0.05 * i)
-        time.sleep(0.1)
-    time.sleep(0.3)
+        s.wait_marker(f"moved{i}", timeout=30)
     s.send_abs(0.7, 0.55, button=False)
-    s.answer("go")
     lines = decode_log(s.wait_marker("events", timeout=60))
     slots = by_slot(touches(lines))
     s.expect(len(slots) == 1, f"one finger (saw {sorted(slots)})")
@@ -358,15 +354,15 @@ def paint_scenario(rotation: int):
         check_blank(s, img, "after two strokes", [(0.3, 0.6), (0.7, 0.6), (0.3, 0.2), (0.8, 0.5)])
         if rotation == 0:
             # QEMU's usb-tablet (absolute pointer) draws one more stroke through QMP.
+            # Each step waits until its ink is on screen (QEMU's HID queue would merge a motion
+            # into a button change the guest has not read yet); the press carries its position.
             (x0, y0), (x1, y1) = STROKE_TABLET
-            s.send_abs(x0, y0)
-            time.sleep(0.3)
             s.send_abs(x0, y0, button=True)
-            time.sleep(0.3)
             for i in range(1, 11):
-                s.send_abs(x0 + (x1 - x0) * i / 10, y0 + (y1 - y0) * i / 10)
-                time.sleep(0.1)
-            time.sleep(0.3)
+                p = (x0 + (x1 - x0) * i / 10, y0 + (y1 - y0) * i / 10)
+                s.send_abs(*p)
+                s.wait_screen(lambda img, p=p: ink(img, p), timeout=20, label="tablet-step",
+                              what=f"usb-tablet stroke: ink at step {i} of 10 {p}")
             s.send_abs(x1, y1, button=False)
             img = s.wait_screen(lambda i: ink(i, along(STROKE_TABLET)[-1]), timeout=20, label="tablet",
                                 what="ink at the end of the usb-tablet stroke")
