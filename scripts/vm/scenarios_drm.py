@@ -1,7 +1,7 @@
 """DRM/KMS scenarios: the display code (through `kiosk-vmtool drm`, and the real kioskd) on bochs-drm
 (-device VGA) and virtio-gpu, atomic and legacy; pixels checked from QMP screendumps."""
 
-from vmharness import Session, black_frame_problem, close_rgb, scenario
+from vmharness import BOCHS_CONSOLE_LOST, Session, black_frame_problem, close_rgb, scenario
 
 RED, GREEN, BLUE, WHITE, BLACK = (255, 0, 0), (0, 255, 0), (0, 0, 255), (255, 255, 255), (0, 0, 0)
 
@@ -43,14 +43,6 @@ def extras_check(s: Session) -> None:
     s.expect("HDMI-A-9" in b and "Virtual-1 (connected)" in b, f"unknown output lists what exists: {b}")
     m = s.wait_marker("badmode", 60)
     s.expect("1234x567@89" in m and "1280x800@75" in m, f"unknown mode lists the modes: {m}")
-
-
-# Seen on bochs-drm (QEMU 7.2, kernel 6.1), with or without kioskd's code: once a client blanked
-# and unblanked the display, the text console's framebuffer comes back black when the client
-# exits (fbcon's text is drawn again only where it changes, or all of it after a VT switch).
-# Without the blank cycle it comes back intact; on virtio-gpu it always does.
-BOCHS_BLANK_LOSES_CONSOLE = ("bochs-drm: after a blank/unblank cycle the console's framebuffer returns black "
-                             "until fbcon redraws (not seen without the blank cycle, nor on virtio-gpu)")
 
 
 def basic_check(s: Session, api: str, buffers: int = 2, extras: bool = False, virtio: bool = False) -> None:
@@ -112,7 +104,7 @@ def basic_check(s: Session, api: str, buffers: int = 2, extras: bool = False, vi
     s.answer()
     s.expect(s.wait_marker("probe-exit", 60) == "0", "probe exits 0 on SIGTERM")
     s.expect_console_back(console, "restored", "SIGTERM gives the text console back as it was",
-                          black_known="" if virtio else BOCHS_BLANK_LOSES_CONSOLE)
+                          black_known="" if virtio else BOCHS_CONSOLE_LOST)
     s.answer()
 
 

@@ -358,6 +358,15 @@ QEMU_PLACEHOLDER_GREY = (170, 170, 170)
 QEMU_PLACEHOLDER_BOX = (30 * 8, 16)
 
 
+# Seen on bochs-drm (QEMU 7.2, kernel 6.1) whatever the client: once a client blanked and
+# unblanked the display, or was killed (the kernel then puts the console back itself), the text
+# console's framebuffer comes back black; fbcon draws its text again only where it changes, or all
+# of it after a VT switch. A client that only set modes and exited leaves it intact, and on
+# virtio-gpu it always comes back intact.
+BOCHS_CONSOLE_LOST = ("bochs-drm: after a blank/unblank cycle or a killed client the console's framebuffer "
+                      "returns black until fbcon redraws")
+
+
 def black_frame_problem(img: "Image", qemu_placeholder: bool = False) -> Optional[str]:
     """None when every pixel of `img` is black; otherwise how many are not, and where.
     `qemu_placeholder`: QEMU's "Display output is not active." line is allowed too (a virtio-gpu
