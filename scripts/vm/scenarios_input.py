@@ -358,6 +358,8 @@ def paint_scenario(rotation: int):
             # into a button change the guest has not read yet); the press carries its position.
             (x0, y0), (x1, y1) = STROKE_TABLET
             s.send_abs(x0, y0, button=True)
+            s.wait_screen(lambda img: ink(img, (x0, y0)), timeout=20, label="tablet-down",
+                          what=f"usb-tablet press: the stroke's first dot at {(x0, y0)}")
             for i in range(1, 11):
                 p = (x0 + (x1 - x0) * i / 10, y0 + (y1 - y0) * i / 10)
                 s.send_abs(*p)
