@@ -82,7 +82,8 @@ let package = Package(
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
         ], path: "Benchmarks/kioskd-bench"),
         // Runs inside the test VM: uinput devices, DRM probes.
-        .executableTarget(name: "kiosk-vmtool", dependencies: ["CKioskShims", "KioskCore", "KioskPosix", "KioskDRM", "KioskInput", .product(name: "Logging", package: "swift-log")]),
+        .executableTarget(name: "kiosk-vmtool", dependencies: ["CKioskShims", "KioskCore", "KioskPosix", "KioskDRM", "KioskInput", .product(name: "Logging", package: "swift-log")],
+                          swiftSettings: [.swiftLanguageMode(.v6)]),
         // Fuzz targets for the config, theme and control-request parsers (scripts/fuzz.sh, docs/fuzzing.md).
         .executableTarget(name: "kiosk-fuzz", dependencies: [
             "KioskDaemon",
@@ -98,7 +99,7 @@ let package = Package(
         .testTarget(name: "KioskDRMTests", dependencies: ["KioskDRM", "KioskDRMTesting", "KioskPosix", "KioskTesting"]),
         .testTarget(name: "KioskInputTests", dependencies: ["KioskInput", "KioskPosix"]),
         .testTarget(name: "KioskDaemonTests", dependencies: ["KioskDaemon", "KioskPosix", "KioskTesting"]),
-        .testTarget(name: "VMTests", dependencies: ["KioskCore"]),
+        .testTarget(name: "VMTests", dependencies: ["KioskCore"], swiftSettings: [.swiftLanguageMode(.v6)]),
         .testTarget(name: "KioskBenchTests", dependencies: ["kioskd-bench"], path: "Benchmarks/Tests/KioskBenchTests"),
     ],
     swiftLanguageModes: [.v5]

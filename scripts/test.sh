@@ -20,6 +20,10 @@ export KIOSK_SLOW_TESTS="${KIOSK_SLOW_TESTS:-1}"
 # (KIOSK_VM_TESTS=0 skips them). They wait on QEMU for tens of seconds at a time, which would
 # hold the test runner's threads away from the timing-sensitive daemon tests.
 swift test --skip-build --skip VMTests 2>&1 | tee .build/test-output.txt
+# The kernel-test harness itself (no VM): its oracles and waits (scripts/vm/test_vmharness.py),
+# and every guest shell script it runs in the VM, through shellcheck.
+python3 -m unittest discover -s scripts/vm -p 'test_*.py'
+shellcheck -x -P SCRIPTDIR scripts/vm/guest/*.sh scripts/vm/guest/lib/*.sh scripts/vm/systemd-boot.sh
 # A short fuzz run of each parser (config, theme, control request; docs/fuzzing.md): a debug
 # libFuzzer build, 20 000 executions a target with a fixed seed. KIOSK_FUZZ=0 skips it;
 # `scripts/fuzz.sh TARGET -runs=1000000` is the long run.

@@ -35,7 +35,7 @@ usage:
 
 func say(_ s: String) {
     print("vmtool: \(s)")
-    fflush(stdout)
+    fflush(nil)  // all output streams: the C global stdout is not concurrency-safe to name in Swift 6
 }
 
 func fail(_ s: String, code: Int32 = 1) -> Never {

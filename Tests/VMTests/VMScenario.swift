@@ -1,10 +1,26 @@
 import Foundation
 import Testing
 
-/// Runs the QEMU kernel-test scenarios of scripts/vm/vmtest.py from swift test.
+/// Runs the QEMU kernel-test scenarios of scripts/vm/vmtest.py from swift test. The scenario is the
+/// one oracle: its checks (scripts/vm/scenarios_*.py) decide pass or fail; a test here runs it,
+/// records one issue per failed check and prints the figures it measured.
 enum VMScenario {
-    /// Runs one scenario of scripts/vm/vmtest.py with the binaries built next to this test bundle
-    /// (or KIOSKD_BIN / KIOSK_VMTOOL_BIN) and returns its RESULT object.
+    /// Runs `scenario` with the binaries built next to this test bundle (or KIOSKD_BIN /
+    /// KIOSK_VMTOOL_BIN), expects it to pass and returns its `results` (for the log).
+    @discardableResult
+    static func check(_ scenario: String, needsKioskd: Bool = false) throws -> [String: Any] {
+        let r = try run(scenario, needsKioskd: needsKioskd)
+        let failures = r["failures"] as? [String] ?? ["the RESULT line has no failures list"]
+        #expect(r["ok"] as? Bool == true && failures.isEmpty, "\(scenario) failed (\(failures.count) check(s))")
+        for f in failures { Issue.record("\(scenario): \(f)") }
+        let results = r["results"] as? [String: Any] ?? [:]
+        if let data = try? JSONSerialization.data(withJSONObject: results, options: [.sortedKeys]) {
+            print("\(scenario) results: \(String(decoding: data, as: UTF8.self).prefix(4000))")
+        }
+        return results
+    }
+
+    /// Runs one scenario of scripts/vm/vmtest.py and returns its RESULT object.
     static func run(_ scenario: String, needsKioskd: Bool = false) throws -> [String: Any] {
         let exe = try FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")
         let binDir = URL(fileURLWithPath: exe).deletingLastPathComponent().path
@@ -34,15 +50,12 @@ enum VMScenario {
         #expect(p.terminationStatus == (obj["ok"] as? Bool == true ? 0 : 1), "vmtest.py exit status \(p.terminationStatus)")
         return obj
     }
-
-    static func expectPassed(_ r: [String: Any], _ scenario: String) {
-        let failures = r["failures"] as? [String] ?? ["no failures list"]
-        #expect(r["ok"] as? Bool == true, "\(scenario) failed: \(failures.joined(separator: "; "))")
-        #expect(failures.isEmpty, "\(scenario): \(failures)")
-    }
 }
 
 struct VMScenarioError: Error, CustomStringConvertible {
     let description: String
     init(_ d: String) { description = d }
 }
+
+/// Whether the QEMU kernel tests run (KIOSK_VM_TESTS=1).
+let vmTestsEnabled = ProcessInfo.processInfo.environment["KIOSK_VM_TESTS"] == "1"

@@ -37,57 +37,6 @@ CACHE = os.environ.get("KIOSK_POWERCUT_CACHE", "writeback")
 EATMYDATA = os.environ.get("KIOSK_POWERCUT_EATMYDATA") == "1"
 IMAGE_MB = 64
 
-GUEST = r'''
-KIOSKCTL="$(dirname "$KIOSKD")/kioskctl"
-ask_host which-mode      # "stream": increment until the power goes; "final": check and stop cleanly
-set -- $HOST_REPLY
-MODE=${1:-} PRELOAD=""
-# Checking the check: with "eatmydata" every fsync of kioskd is a no-op, and cuts must lose values.
-[ "${2:-}" = eatmydata ] && PRELOAD=/usr/lib/x86_64-linux-gnu/libeatmydata.so
-wait_for_file /dev/vda 30 || { mark pc-error "no /dev/vda"; exit 1; }
-mkdir -p /tmp/pc
-if ! mount -t ext4 /dev/vda /tmp/pc; then mark pc-error "mount failed: $(dmesg | tail -n 5 | tr '\n@' ' _')"; exit 1; fi
-mark mounted "$(grep ' /tmp/pc ' /proc/mounts) | replayed=$(dmesg | grep -c 'recovery complete')"
-PORT=""
-for p in /sys/class/virtio-ports/*; do [ "$(cat "$p/name" 2>/dev/null)" = kiosk.acks ] && PORT=/dev/${p##*/}; done
-[ -c "$PORT" ] || { mark pc-error "no virtio-serial port kiosk.acks ($(ls /sys/class/virtio-ports 2>&1 | tr '\n' ' '))"; exit 1; }
-cat > /tmp/k.toml <<'TOML'
-state_dir = "/tmp/pc/state"
-[display]
-backend = "headless"
-headless_size = "320x180"
-[scene.score]
-kind = "counter"
-digits = 6
-roll_ms = 0
-[[scene.score.counter]]
-name = "HOME"
-[control]
-socket = "/tmp/k.sock"
-TOML
-LD_PRELOAD=$PRELOAD "$KIOSKD" --config /tmp/k.toml > /tmp/kioskd.log 2>&1 &
-KPID=$!
-i=0
-while [ $i -lt 1200 ] && kill -0 $KPID 2>/dev/null && ! grep -q "control interface listening" /tmp/kioskd.log; do sleep 0.1; i=$((i+1)); done
-if ! v=$("$KIOSKCTL" counter HOME get --socket /tmp/k.sock --timeout 60 2>&1); then
-  sed 's/@@//g' /tmp/kioskd.log | tail -n 20 > /dev/console; mark pc-error "kioskd did not answer: $v"; exit 1
-fi
-mark recovery "damaged=$(grep -c 'damaged' /tmp/kioskd.log) bak=$(grep -c 'previous good copy' /tmp/kioskd.log) files=$(ls /tmp/pc/state | tr '\n' ' ')"
-mark start-value "$v"
-if [ "$MODE" = stream ]; then
-  mark streaming
-  while out=$("$KIOSKCTL" counter HOME inc --socket /tmp/k.sock --timeout 60 2>&1); do
-    echo "ack ${out##* = }" > "$PORT"
-  done
-  sed 's/@@//g' /tmp/kioskd.log | tail -n 20 > /dev/console
-  mark pc-error "an increment was refused before the power cut: $out"
-  exit 1
-fi
-kill -TERM $KPID; wait $KPID; mark kioskd-exit "$?"
-umount /tmp/pc; mark umount "$?"
-e2fsck -fn /dev/vda > /tmp/fsck.log 2>&1
-mark fsck "$? $(tail -n 1 /tmp/fsck.log)"
-'''
 
 
 def _boot_args(s: Session, boot: int) -> None:
@@ -169,7 +118,7 @@ def _boot_checks(s: Session, boot: int, last_ack: int, mode: str) -> tuple[int, 
     return v, "replayed=0" not in mounted
 
 
-@scenario("kioskd-power-cut", display="none", timeout=900, setup=_setup, kernel_args=NO_TIMER_CHECK, udev=False, guest=GUEST)
+@scenario("kioskd-power-cut", display="none", timeout=900, setup=_setup, kernel_args=NO_TIMER_CHECK, udev=False, guest="kioskd-power-cut.sh")
 def power_cut(s: Session) -> None:
     """State on a virtio-blk ext4 disk; QEMU killed (SIGKILL / QMP quit) at random moments while increments are acknowledged; every acknowledged value is there after the next boot."""
     seed = int(os.environ.get("KIOSK_POWERCUT_SEED", str(time.time_ns() % 1_000_000_007)))
@@ -207,6 +156,7 @@ def power_cut(s: Session) -> None:
     final, replayed = _boot_checks(s, s.boots, last_ack, "final")
     cycles.append({"start": final, "replayed": replayed})
     s.result("cycles", cycles)
+    s.expect(len(cycles) == CYCLES + 1, f"one boot per cut plus the final one ({len(cycles)} boots for {CYCLES} cuts)")
     s.result("acknowledged", sum(c.get("acked", 0) for c in cycles))
     s.result("last_acknowledged", last_ack)
     s.result("final_value", final)

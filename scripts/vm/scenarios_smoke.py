@@ -3,13 +3,7 @@
 from vmharness import scenario, Session
 
 
-@scenario("boot-smoke", display="VGA", guest=r"""
-mark dri "$(ls /dev/dri 2>/dev/null | tr '\n' ' ')"
-mark uinput "$( [ -e /dev/uinput ] && echo yes || echo no )"
-mark hello
-wait_host 60
-mark echo "$HOST_REPLY"
-""")
+@scenario("boot-smoke", display="VGA", guest="smoke.sh")
 def boot_smoke(s: Session) -> None:
     """Boots with -device VGA: /dev/dri/card0 and /dev/uinput exist, the host answer reaches the guest."""
     dri = s.wait_marker("dri").split()

@@ -4,77 +4,10 @@ systemd's `TTYPath=/dev/tty1` + `StandardInput=tty` does) follows console switch
 master (the kernel's fbcon shows the other console, a second DRM client can take the display),
 switching back takes master again with a full mode set and repaints the same picture."""
 
-from vmharness import Session, scenario
+from vmharness import Session, VMError, console_restored_problem, scenario
 
 WHITE, CYAN, BLUE, BLACK = (255, 255, 255), (0, 255, 255), (0, 0, 255), (0, 0, 0)
 
-VT_GUEST = r'''
-KIOSKCTL="$(dirname "$KIOSKD")/kioskctl"
-vt() { "$KIOSK_VMTOOL" vt "$@" 2>&1 | tr '\n' ' ' | sed 's/@@//g; s/ *$//'; }
-klog() { sed 's/@@//g' /tmp/kioskd.log | tail -n "${1:-30}" > /dev/console; }
-kstatus() { mark "$1" "$("$KIOSKCTL" status --socket /tmp/k.sock --json 2>&1 | tr '\n' ' ' | sed 's/@@//g')"; }
-# wait_log TEXT COUNT [SECONDS]: bounded wait (by the clock: each process start is slow under
-# emulation) until TEXT appears COUNT times in kioskd's log; prints the count.
-wait_log() {
-  local end=$(( ${EPOCHREALTIME/./} + ${3:-10} * 1000000 ))
-  while [ "$(grep -c "$1" /tmp/kioskd.log)" -lt "$2" ] && [ ${EPOCHREALTIME/./} -lt $end ] && kill -0 $KPID 2>/dev/null; do
-    sleep 0.1
-  done
-  grep -c "$1" /tmp/kioskd.log
-}
-mkdir -p /tmp/kstate
-cat > /tmp/k.toml <<'TOML'
-state_dir = "/tmp/kstate"
-[display]
-backend = "drm"
-[scenes]
-order = ["counter"]
-[scene.counter]
-kind = "counter"
-shading = false
-[control]
-socket = "/tmp/k.sock"
-TOML
-mark vt-before "$(vt activate 1) active=$(vt active)"
-TZ=UTC "$KIOSKD" --config /tmp/k.toml --log-level debug < /dev/tty1 > /tmp/kioskd.log 2>&1 &
-KPID=$!
-if [ "$(wait_log "first frame on screen" 1 60)" -lt 1 ]; then klog 40; mark up failed; kill -9 $KPID; exit 1; fi
-mark up "$(grep -c 'following VT switches' /tmp/kioskd.log)"
-mark t-up "$EPOCHREALTIME"
-wait_host 60
-# Idle a while before switching: a kiosk is switched away long after it started, when the
-# threads that ran its start-up may be gone (idle dispatch workers exit after 5 s).
-sleep 6
-mark t-away "$EPOCHREALTIME"
-mark away "$(vt activate 2 --timeout-ms 8000) active=$(vt active)"
-mark released "$(wait_log 'released DRM master' 1 5)"
-kstatus status-away
-wait_host 60
-# A second DRM client can take the display while kioskd is switched away.
-coproc PROBE { exec "$KIOSK_VMTOOL" drm 2>/tmp/probe.log; }
-PROBE_KEEP_PID=$PROBE_PID
-echo "fill 0000ff" >&"${PROBE[1]}"
-reply=""; IFS= read -r -t 60 reply <&"${PROBE[0]}" || reply="error no reply from probe"
-mark second "$reply"
-wait_host 60
-echo quit >&"${PROBE[1]}"
-IFS= read -r -t 30 reply <&"${PROBE[0]}"
-wait $PROBE_KEEP_PID 2>/dev/null; mark second-exit "$?"
-mark t-back "$EPOCHREALTIME"
-mark back "$(vt activate 1 --timeout-ms 8000) active=$(vt active)"
-mark acquired "$(wait_log 'acquired DRM master' 1 5)"
-kstatus status-back
-mark alive "$(kill -0 $KPID 2>/dev/null && echo yes || echo no)"
-wait_host 60
-mark t-term "$EPOCHREALTIME"
-kill -TERM $KPID; i=0
-while kill -0 $KPID 2>/dev/null && [ $i -lt 100 ]; do sleep 0.1; i=$((i+1)); done
-wait $KPID; mark exit "$?"
-mark t-exit "$EPOCHREALTIME"
-mark vt-after "active=$(vt active)"
-wait_host 60
-grep -E "VT|DRM master|SIGUSR|display back|error|warn" /tmp/kioskd.log | sed 's/@@//g' | tail -n 12 > /dev/console
-'''
 
 
 def _json(s: Session, text: str) -> dict:
@@ -86,18 +19,23 @@ def _json(s: Session, text: str) -> dict:
         return {}
 
 
-@scenario("kioskd-vt-switch-bochs", display="VGA", timeout=180, guest=VT_GUEST)
+@scenario("kioskd-vt-switch-bochs", display="VGA", timeout=180, guest="kioskd-vt-switch.sh")
 def vt_switch(s: Session) -> None:
     """Real kioskd on tty1 (VT_PROCESS): VT_ACTIVATE 2 releases DRM master (fbcon shows tty2, a second
     DRM client draws), VT_ACTIVATE 1 takes master back and repaints the same frame; SIGTERM exits 0."""
     before = s.wait_marker("vt-before", 60)
     s.result("vt_before", before)
     s.expect(before.endswith("active=1"), f"tty1 is the active console before kioskd starts ({before})")
+    s.wait_marker("console-ready", 60)
+    tty1 = s.screendump("tty1")
+    s.result("tty1_lit_pixels", tty1.lit())
+    s.answer()
     up = s.wait_marker("up", 90)
     s.expect(up == "1", f"kioskd logged that it follows VT switches of its standard input (count {up})")
     if up == "failed":
         return
-    shown = s.wait_screen(lambda i: i.count(CYAN) > i.width * i.height // 50, 15, "kioskd")
+    shown = s.wait_screen(lambda i: i.count(CYAN) > i.width * i.height // 50, 15, "kioskd",
+                          what="kioskd's counter (cyan windows, more than 2 % of the screen)")
     cyan = shown.count(CYAN)
     s.result("kioskd_cyan_pixels", cyan)
     s.expect(shown.pixel_at(0.01, 0.01) == WHITE and cyan > shown.width * shown.height // 50,
@@ -112,7 +50,7 @@ def vt_switch(s: Session) -> None:
     st = _json(s, s.wait_marker("status-away", 30))
     s.result("mode_away", st.get("mode"))
     s.expect(st.get("mode") == "none", f"kioskctl status while switched away: no mode ({st.get('mode')})")
-    console = s.wait_screen(lambda i: i.count(CYAN) == 0, 10, "tty2")
+    console = s.wait_screen(lambda i: i.count(CYAN) == 0, 10, "tty2", what="tty2 (fbcon) instead of kioskd's frame")
     diff = console.differs(shown)
     # tty2 is an empty text console (fbcon, black); kioskd's digits are black too, so every other
     # pixel must change (a text cursor cell, 8x16, may be anywhere).
@@ -128,8 +66,7 @@ def vt_switch(s: Session) -> None:
     s.result("second_client", second[:100])
     s.expect(second.startswith("ok") and "modesets=1" in second,
              f"a second DRM client became master and set its mode while kioskd was away: {second}")
-    blue = s.wait_screen(lambda i: i.count(BLUE) == i.width * i.height, 10, "second-client")
-    s.expect(blue.count(BLUE) == blue.width * blue.height, f"the second client's blue fill is on screen ({blue.count(BLUE)} pixels)")
+    s.wait_screen(lambda i: i.count(BLUE) == i.width * i.height, 10, "second-client", what="the second client's blue fill")
     s.answer()
     s.expect(s.wait_marker("second-exit", 30) == "0", "second client exits 0")
 
@@ -142,7 +79,7 @@ def vt_switch(s: Session) -> None:
     s.result("mode_back", st.get("mode"))
     s.expect(st.get("mode") == "1280x800", f"kioskctl status after switching back: mode 1280x800 ({st.get('mode')})")
     s.expect(s.wait_marker("alive", 30) == "yes", "kioskd still running after the round trip")
-    again = s.wait_screen(lambda i: i.differs(shown) == 0, 10, "kioskd-again")
+    again = s.wait_screen(lambda i: i.differs(shown) == 0, 10, "kioskd-again", what="kioskd's first frame again (0 pixels differ)")
     s.result("repaint_changed_pixels", again.differs(shown))
     s.result("repaint_cyan_pixels", again.count(CYAN))
     s.expect(again.differs(shown) == 0, f"kioskd repainted the same frame ({again.differs(shown)} pixels differ, "
@@ -159,7 +96,11 @@ def vt_switch(s: Session) -> None:
                                 "sigterm_to_exit": round(t["exit"] - t["term"], 2)})
     after = s.wait_marker("vt-after", 30)
     s.expect(after == "active=1", f"tty1 still the active console after kioskd exited ({after})")
-    restored = s.wait_screen(lambda i: i.count(CYAN) == 0, 10, "restored")
-    s.result("restored_changed_pixels", restored.differs(shown))
-    s.expect(restored.count(CYAN) == 0, "after exit the console (text mode) is shown again, not kioskd's frame")
+    try:
+        restored = s.wait_screen(lambda i: console_restored_problem(tty1, i) is None, 10, "restored",
+                                 what="tty1 as it was before kioskd started")
+    except VMError:
+        restored = s.screendump("restored")
+        s.expect(False, f"after exit tty1 is shown again as it was before kioskd: {console_restored_problem(tty1, restored)}")
+    s.result("console_restored_diff", restored.differs(tty1))
     s.answer()

@@ -139,36 +139,16 @@ def _module_closure(moddir: str, wanted: list[str]) -> list[str]:
     return order
 
 
-INIT_SCRIPT = r"""#!/bin/sh
-export PATH=/bin:/sbin:/usr/bin:/usr/sbin
-mount -t proc proc /proc
-mount -t sysfs sys /sys
-mount -t devtmpfs dev /dev
-for m in $(cat /modules.order); do insmod /lib/modules/$m 2>/dev/null; done
-mkdir -p /host
-if ! mount -t 9p -o trans=virtio,version=9p2000.L,ro,cache=loose hostroot /host; then
-  echo "@@KIOSK:harness-error:9p mount failed@@"; poweroff -f
-fi
-# A scenario's boot hook (busybox sh, sourced with the host root on /host) may take over here,
-# e.g. exec switch_root into an overlay of the host root with systemd as init.
-boot=$(sed -n 's/.*kiosk\.boot=\([^ ]*\).*/\1/p' /proc/cmdline)
-if [ -n "$boot" ]; then . "/host$boot"; fi
-mount --rbind /dev /host/dev
-mount -t proc proc /host/proc
-mount -t sysfs sys /host/sys
-mount -t tmpfs tmpfs /host/run
-# The guest gets a scratch /tmp; a checkout that lives under the host's /tmp stays visible at its path.
-repo=$(sed -n 's/.*kiosk\.repo=\([^ ]*\).*/\1/p' /proc/cmdline)
-case "$repo" in /tmp/*) mkdir -p /keep; mount -o bind "/host$repo" /keep ;; esac
-mount -t tmpfs tmpfs /host/tmp
-case "$repo" in /tmp/*) mkdir -p "/host$repo"; mount -o bind /keep "/host$repo" ;; esac
-script=$(sed -n 's/.*kiosk\.script=\([^ ]*\).*/\1/p' /proc/cmdline)
-echo "@@KIOSK:init:$(cut -d' ' -f1 /proc/uptime)@@"
-chroot /host /bin/bash "$script"
-echo "@@KIOSK:guest-exit:$?@@"
-sync
-poweroff -f
-"""
+GUEST_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "guest")
+
+
+def guest_file(name: str) -> str:
+    """The text of a guest shell file (scripts/vm/guest/NAME)."""
+    with open(os.path.join(GUEST_DIR, name)) as f:
+        return f.read()
+
+
+INIT_SCRIPT = guest_file("init.sh")  # the initramfs /init (busybox sh)
 
 
 @dataclass
@@ -322,12 +302,113 @@ class Image:
                     if y > y1: y1 = y
         return None if x1 < 0 else (x0, y0, x1 + 1, y1 + 1)
 
+    def first_not_black(self) -> tuple[int, int]:
+        d = self.data
+        for o in range(0, len(d), 3):
+            if d[o] or d[o + 1] or d[o + 2]:
+                return (o // 3) % self.width, (o // 3) // self.width
+        raise VMError("every pixel is black")
+
+    def bbox_not_black(self) -> Optional[tuple[int, int, int, int]]:
+        """Bounds of the pixels that are not black, or None."""
+        return self.diff_bbox(Image(self.width, self.height, bytes(len(self.data))))
+
+    def lit(self) -> int:
+        """Number of pixels that are not black (0, 0, 0)."""
+        d = self.data
+        return sum(1 for o in range(0, len(d), 3) if d[o] or d[o + 1] or d[o + 2])
+
+    def diff_bbox(self, other: "Image") -> Optional[tuple[int, int, int, int]]:
+        """(x0, y0, x1, y1) exclusive bounds of the pixels that differ from `other` (same size), or None."""
+        if (self.width, self.height) != (other.width, other.height):
+            return (0, 0, max(self.width, other.width), max(self.height, other.height))
+        a, b, stride = self.data, other.data, self.width * 3
+        x0 = y0 = 1 << 30
+        x1 = y1 = -1
+        for y in range(self.height):
+            r = y * stride
+            if a[r:r + stride] == b[r:r + stride]:
+                continue
+            xs = [x for x in range(self.width) if a[r + 3 * x:r + 3 * x + 3] != b[r + 3 * x:r + 3 * x + 3]]
+            x0, x1 = min(x0, xs[0]), max(x1, xs[-1])
+            y0 = min(y0, y)
+            y1 = y
+        return None if x1 < 0 else (x0, y0, x1 + 1, y1 + 1)
+
     def differs(self, other: "Image") -> int:
         """Number of pixels that differ (sizes must match, otherwise every pixel counts)."""
         if (self.width, self.height) != (other.width, other.height):
             return max(self.width * self.height, other.width * other.height)
         a, b = self.data, other.data
         return sum(1 for o in range(0, len(a), 3) if a[o:o + 3] != b[o:o + 3])
+
+
+BLACK = (0, 0, 0)
+# fbcon's text cursor is one character cell of its 8x16 font: the only part of a text console
+# allowed to differ between two screendumps of it (the guest hides the cursor, so normally none).
+CURSOR_CELL = (8, 16)
+# A text console with the guest's banner (console_banner in guest/lib/common.sh) has thousands of
+# lit pixels; fewer means there was nothing to compare with.
+MIN_CONSOLE_TEXT = 500
+
+
+# What QEMU shows for a virtio-gpu scanout the guest disabled: black with one centred line of
+# grey text, "Display output is not active." (29 characters of its 8x16 console font).
+QEMU_PLACEHOLDER_GREY = (170, 170, 170)
+QEMU_PLACEHOLDER_BOX = (30 * 8, 16)
+
+
+# Seen on bochs-drm (QEMU 7.2, kernel 6.1) whatever the client: once a client blanked and
+# unblanked the display, or was killed (the kernel then puts the console back itself), the text
+# console's framebuffer comes back black; fbcon draws its text again only where it changes, or all
+# of it after a VT switch. A client that only set modes and exited leaves it intact, and on
+# virtio-gpu it always comes back intact.
+BOCHS_CONSOLE_LOST = ("bochs-drm: after a blank/unblank cycle or a killed client the console's framebuffer "
+                      "returns black until fbcon redraws")
+
+
+def black_frame_problem(img: "Image", qemu_placeholder: bool = False) -> Optional[str]:
+    """None when every pixel of `img` is black; otherwise how many are not, and where.
+    `qemu_placeholder`: QEMU's "Display output is not active." line is allowed too (a virtio-gpu
+    scanout turned off): lit pixels only in QEMU's grey, within one 240x16 text line, in the
+    middle half of the screen both ways."""
+    lit = img.lit()
+    if lit == 0:
+        return None
+    box = img.bbox_not_black()
+    if qemu_placeholder:
+        others = lit - img.count(QEMU_PLACEHOLDER_GREY)
+        w, h = box[2] - box[0], box[3] - box[1]
+        inside = (box[0] >= img.width // 4 and box[2] <= img.width * 3 // 4
+                  and box[1] >= img.height // 4 and box[3] <= img.height * 3 // 4)
+        if others == 0 and w <= QEMU_PLACEHOLDER_BOX[0] and h <= QEMU_PLACEHOLDER_BOX[1] and inside:
+            return None
+        return (f"{lit} of {img.width * img.height} pixels are not black, within {box} "
+                f"({others} of them not QEMU's placeholder grey {QEMU_PLACEHOLDER_GREY}; "
+                f"allowed: that grey only, within {QEMU_PLACEHOLDER_BOX[0]}x{QEMU_PLACEHOLDER_BOX[1]} "
+                f"in the middle of the screen)")
+    return (f"{lit} of {img.width * img.height} pixels are not black "
+            f"(within {box}, e.g. {img.pixel(*img.first_not_black())})")
+
+
+def console_restored_problem(before: "Image", after: "Image") -> Optional[str]:
+    """None when `after` shows the text console `before` showed (a screendump taken before the
+    display client started): not black, and no pixel differs outside one character cell (the
+    cursor, CURSOR_CELL). Otherwise what is wrong."""
+    if (before.width, before.height) != (after.width, after.height):
+        return f"restored screen is {after.width}x{after.height}, the console before was {before.width}x{before.height}"
+    if before.lit() < MIN_CONSOLE_TEXT:
+        return (f"the console screendump taken before has only {before.lit()} lit pixels "
+                f"(no text to compare with; the guest writes a banner on tty1 first)")
+    if after.lit() == 0:
+        return "the restored screen is black"
+    box = after.diff_bbox(before)
+    if box is None:
+        return None
+    if box[2] - box[0] <= CURSOR_CELL[0] and box[3] - box[1] <= CURSOR_CELL[1]:
+        return None
+    return (f"{after.differs(before)} pixels differ from the console before the display client started, "
+            f"within {box} (allowed: one {CURSOR_CELL[0]}x{CURSOR_CELL[1]} character cell, the cursor)")
 
 
 def close_rgb(a: tuple[int, int, int], b: tuple[int, int, int], tolerance: int = 0) -> bool:
@@ -416,7 +497,7 @@ class QMP:
 @dataclass
 class Scenario:
     name: str
-    guest: str                        # bash script body, runs inside the VM (chroot of the host root)
+    guest: str                        # guest script: a bash file in scripts/vm/guest/, sourced after the prelude
     check: Callable[["Session"], None]
     display: str = "VGA"              # QEMU display device: "VGA" (bochs-drm), "virtio-gpu-pci", or "none"
     qemu_args: list[str] = field(default_factory=list)  # extra QEMU arguments (pointer devices, -rtc …)
@@ -426,8 +507,9 @@ class Scenario:
     kernel_args: str = ""             # added to the kernel command line (e.g. "no_timer_check")
     udev: bool = True                 # False: the guest starts no udevd (faster boots; no libinput)
     boot: str = ""                    # busybox sh hook sourced by the initramfs after the 9p mount (path in the checkout)
-    prelude: Optional[str] = None     # replaces GUEST_PRELUDE (e.g. when systemd runs the guest script)
+    prelude: str = "prelude.sh"       # the guest prelude (a file in scripts/vm/guest/; systemd-prelude.sh under systemd)
     ready_timeout: float = 60.0       # bound for the prelude's udev-ready marker after /init (a systemd boot needs more)
+    env: dict[str, str] = field(default_factory=dict)  # exported to the guest script (scenario parameters)
 
 
 SCENARIOS: dict[str, Scenario] = {}
@@ -436,22 +518,29 @@ SCENARIOS: dict[str, Scenario] = {}
 def scenario(name: str, guest: str, display: str = "VGA", qemu_args: Optional[list[str]] = None,
              timeout: float = 180.0, description: str = "",
              setup: Optional[Callable[["Session"], None]] = None, kernel_args: str = "",
-             udev: bool = True, boot: str = "", prelude: Optional[str] = None,
-             ready_timeout: float = 60.0):
+             udev: bool = True, boot: str = "", prelude: str = "prelude.sh",
+             ready_timeout: float = 60.0, env: Optional[dict[str, str]] = None):
     """Decorator registering a host-side check function with its guest script.
 
+    `guest`: a bash file in scripts/vm/guest/ (checked by shellcheck), sourced after the prelude;
+    `env`: variables exported to it (the scenario's parameters).
     `setup(session)` runs on the host before QEMU first starts (e.g. to make a disk image in
-    `session.rundir` and add it with `session.extra_qemu_args`).
+    `session.rundir` and add it with `session.extra_qemu_args`; the guest sees the run directory
+    as $KIOSK_VM_RUNDIR).
     `boot`: a busybox sh script (path relative to the checkout) the initramfs sources right after
     mounting the host root on /host, before the usual chroot; it may `exec switch_root`.
-    `prelude`: guest-script prelude to use instead of GUEST_PRELUDE.
+    `prelude`: the guest prelude file (default prelude.sh).
     `ready_timeout`: how long to wait for the prelude's udev-ready marker."""
+    for f in (guest, prelude):
+        if not os.path.isfile(os.path.join(GUEST_DIR, f)):
+            raise VMError(f"scenario {name}: no guest file {os.path.join(GUEST_DIR, f)}")
+
     def wrap(fn: Callable[["Session"], None]):
         if name in SCENARIOS:
             raise VMError(f"scenario {name} registered twice")
         SCENARIOS[name] = Scenario(name, guest, fn, display, list(qemu_args or []), timeout,
                                    description or (fn.__doc__ or "").strip().split("\n")[0], setup, kernel_args, udev,
-                                   os.path.join(REPO, boot) if boot else "", prelude, ready_timeout)
+                                   os.path.join(REPO, boot) if boot else "", prelude, ready_timeout, dict(env or {}))
         return fn
     return wrap
 
@@ -467,49 +556,6 @@ def load_scenarios(directory: str = os.path.dirname(os.path.abspath(__file__))) 
         sys.modules[modname] = mod
         spec.loader.exec_module(mod)
     return SCENARIOS
-
-
-GUEST_PRELUDE = r"""# Generated by scripts/vm/vmharness.py
-set -u
-export PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
-export HOME=/tmp SYSTEMD_IGNORE_CHROOT=1 LANG=C.UTF-8
-cd "$REPO"
-# mark NAME [PAYLOAD]: tells the host something happened (console marker).
-mark() { echo "@@KIOSK:$1:${2:-}@@" > /dev/console; }
-# The host answers on the second serial port, kept open (fd 5) for the whole script: the 8250
-# driver clears its receive FIFO whenever the port is opened, so a line the host sent while it
-# was closed could be cut.
-stty -F /dev/ttyS1 raw -echo 2>/dev/null
-exec 5</dev/ttyS1
-# wait_host [TIMEOUT]: waits for one line from the host into $HOST_REPLY.
-wait_host() {
-  HOST_REPLY=""
-  if ! IFS= read -r -t "${1:-120}" HOST_REPLY <&5; then mark harness-error "no host reply"; return 1; fi
-  HOST_REPLY="${HOST_REPLY%$'\r'}"
-}
-# ask_host NAME [TIMEOUT]: marks NAME, then waits for the host's answer (the script ends without one).
-ask_host() { mark "$1"; wait_host "${2:-120}" || exit 1; }
-# wait_for_file PATH [SECONDS]: bounded wait for a file (e.g. a device node) to appear.
-wait_for_file() { local i=0; while [ ! -e "$1" ] && [ $i -lt $(( ${2:-20} * 10 )) ]; do sleep 0.1; i=$((i+1)); done; [ -e "$1" ]; }
-mkdir -p /run/udev
-t0=$(cut -d' ' -f1 /proc/uptime)
-/lib/systemd/systemd-udevd --daemon >/dev/null 2>&1
-udevadm trigger --action=add >/dev/null 2>&1
-udevadm settle --timeout=30 >/dev/null 2>&1
-mark udev-ready "$t0 $(cut -d' ' -f1 /proc/uptime)"
-"""
-
-
-def _without_udev(prelude: str) -> str:
-    """The prelude with udevd's start, trigger and settle left out (the udev-ready marker stays)."""
-    out = prelude
-    for line in ("/lib/systemd/systemd-udevd --daemon >/dev/null 2>&1\n",
-                 "udevadm trigger --action=add >/dev/null 2>&1\n",
-                 "udevadm settle --timeout=30 >/dev/null 2>&1\n"):
-        if line not in out:
-            raise VMError(f"the guest prelude no longer has {line.strip()!r}; update _without_udev")
-        out = out.replace(line, "")
-    return out
 
 
 class Session:
@@ -531,6 +577,7 @@ class Session:
         self.keep = keep
         self.t_start = 0.0
         self.shots = 0
+        self.last_shot = ""
         self._drain_stop = False
         self.extra_qemu_args: list[str] = []   # added to every boot (set by a scenario's setup)
         self.boots = 1                         # QEMU starts so far (cut_power + boot_again)
@@ -543,14 +590,14 @@ class Session:
             self.sc.setup(self)
         script = os.path.join(self.rundir, "guest.sh")
         with open(script, "w") as f:
-            f.write(f"export REPO={_q(REPO)} KIOSKD={_q(self.kioskd)} KIOSK_VMTOOL={_q(self.vmtool)}\n")
-            if self.sc.prelude is not None:
-                f.write(self.sc.prelude)
-            else:
-                f.write(GUEST_PRELUDE if self.sc.udev else _without_udev(GUEST_PRELUDE))
-            f.write("\n# --- scenario " + self.sc.name + " ---\n")
-            f.write(self.sc.guest)
-            f.write("\nmark scenario-done\n")
+            f.write(f"# Generated by scripts/vm/vmharness.py for the scenario {self.sc.name}\n")
+            f.write(f"export REPO={_q(REPO)} KIOSKD={_q(self.kioskd)} KIOSK_VMTOOL={_q(self.vmtool)}"
+                    f" KIOSK_VM_RUNDIR={_q(self.rundir)} KIOSK_VM_UDEV={1 if self.sc.udev else 0}\n")
+            for k, v in self.sc.env.items():
+                f.write(f"export {k}={_q(v)}\n")
+            f.write(f". \"$REPO/scripts/vm/guest/{self.sc.prelude}\"\n")
+            f.write(f". \"$REPO/scripts/vm/guest/{self.sc.guest}\"\n")
+            f.write("mark scenario-done\n")
         for suffix in (".in", ".out"):
             os.mkfifo(self.ctl_path + suffix)
         append = f"console=ttyS0 loglevel=4 panic=-1 no_timer_check kiosk.script={script} kiosk.repo={REPO}"
@@ -698,18 +745,63 @@ class Session:
         self.shots += 1
         path = os.path.join(self.rundir, f"shot{self.shots:02d}{'-' + label if label else ''}.ppm")
         self.qmp.command("screendump", filename=path)
+        self.last_shot = path
         return Image.read_ppm(path)
 
-    def wait_screen(self, pred: Callable[[Image], bool], timeout: float = 20.0, label: str = "") -> Image:
-        """Takes screendumps until `pred` holds (bounded); returns the last one."""
+    def wait_screen(self, pred: Callable[[Image], bool], timeout: float = 20.0, label: str = "", *, what: str) -> Image:
+        """Takes screendumps until `pred` holds and returns that one. When it does not hold within
+        `timeout`, raises VMError naming `what` (the condition awaited) and the last screendump."""
         deadline = time.monotonic() + timeout
         while True:
             img = self.screendump(label)
             if pred(img):
                 return img
             if time.monotonic() > deadline:
-                return img
+                raise VMError(f"screen: {what}: not seen within {timeout:g}s (last screendump {self.last_shot})")
             time.sleep(0.3)
+
+    def settled(self, label: str, what: str, differs_from: Optional[Image] = None, timeout: float = 20.0) -> Image:
+        """Screendumps until two in a row are identical (and, when given, differ from
+        `differs_from`); returns the second. Raises VMError naming `what` on timeout."""
+        deadline = time.monotonic() + timeout
+        prev = self.screendump(label)
+        while True:
+            time.sleep(0.4)
+            cur = self.screendump(label)
+            if cur.differs(prev) == 0 and (differs_from is None or cur.differs(differs_from) > 0):
+                return cur
+            if time.monotonic() > deadline:
+                changed = "" if differs_from is None else f", {cur.differs(differs_from)} pixels differ from the frame before"
+                raise VMError(f"screen: {what}: no settled frame within {timeout:g}s "
+                              f"({cur.differs(prev)} pixels changed between the last two screendumps{changed}; "
+                              f"last {self.last_shot})")
+            prev = cur
+
+    def console_before(self, marker: str = "console-ready") -> Image:
+        """After the guest's `console_banner; ask_host console-ready`: the text console before any
+        display client started (a screendump), then the answer."""
+        self.wait_marker(marker, 60)
+        img = self.screendump("console")
+        self.answer()
+        self.result("console_lit_pixels", img.lit())
+        return img
+
+    def expect_console_back(self, console: Image, label: str, what: str, timeout: float = 10.0,
+                            black_known: str = "") -> None:
+        """Waits (bounded) until the screen shows `console` again (console_restored_problem);
+        otherwise records the failure with what is wrong in a screendump taken then.
+        `black_known`: a known reason why the console may come back black (every pixel); such a
+        frame is then recorded as `console_black_known` instead of failing (anything else fails)."""
+        def ok(i: Image) -> bool:
+            return console_restored_problem(console, i) is None or (bool(black_known) and i.lit() == 0)
+        try:
+            after = self.wait_screen(ok, timeout, label, what=what)
+        except VMError:
+            after = self.screendump(label)
+            self.expect(False, f"{what}: {console_restored_problem(console, after)}")
+        if console_restored_problem(console, after) is not None:
+            self.result("console_black_known", black_known)
+        self.result("console_restored_diff", after.differs(console))
 
     def send_abs(self, fx: float, fy: float, button: Optional[bool] = None) -> None:
         """input-send-event: absolute pointer move to a fraction of the screen, optional left button."""

@@ -1,0 +1,18 @@
+# shellcheck shell=bash
+# kioskd-clock-*: the clock in scaled colours at rotation ROT; two screendumps at known guest
+# times (the second once the host saw the next tick), status, SIGTERM restores the console.
+# shellcheck source=lib/kioskd.sh
+. "$REPO/scripts/vm/guest/lib/kioskd.sh"
+console_banner
+ask_host console-ready 60
+kioskd_start "$(printf '[display]\nbackend = "drm"\nrotation = %s\n[scenes]\norder = ["clock"]\n[scene.clock]\nkind = "clock"\ncolor_mode = "scaled"\n' "${ROT:-0}")"
+mark shot1 "$EPOCHREALTIME"
+wait_host 60
+mark shot1-done "$EPOCHREALTIME"
+mark shot2 "$EPOCHREALTIME"
+wait_host 60
+mark shot2-done "$EPOCHREALTIME"
+kioskd_status status
+kioskd_term
+wait_host 60
+kioskd_log 12

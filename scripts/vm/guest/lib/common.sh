@@ -1,0 +1,41 @@
+# shellcheck shell=bash
+# Helpers shared by every guest script (both preludes source this).
+
+# mark NAME [PAYLOAD]: tells the host something happened (a console marker; PAYLOAD is one line
+# without "@@").
+mark() { echo "@@KIOSK:$1:${2:-}@@" > /dev/console; }
+# ask_host NAME [TIMEOUT]: marks NAME, then waits for the host's answer (the script ends without one).
+ask_host() { mark "$1"; wait_host "${2:-120}" || exit 1; }
+# wait_for_file PATH [SECONDS]: bounded wait for a file (e.g. a device node) to appear.
+wait_for_file() {
+  local i=0
+  while [ ! -e "$1" ] && [ $i -lt $(( ${2:-20} * 10 )) ]; do sleep 0.1; i=$((i+1)); done
+  [ -e "$1" ]
+}
+# now_us: the wall clock in microseconds.
+now_us() { local t=$EPOCHREALTIME; echo "${t/./}"; }
+# wait_count FILE TEXT COUNT [SECONDS] [PID]: bounded wait (by the clock: each process start is
+# slow under emulation) until FILE has COUNT lines containing TEXT (fixed string); stops early
+# when PID (if given) has exited. Prints the count; true when it was reached.
+wait_count() {
+  local file=$1 text=$2 want=$3 end=$(( $(now_us) + ${4:-20} * 1000000 )) pid=${5:-} n
+  while :; do
+    n=$(grep -cF -- "$text" "$file" 2>/dev/null) || n=0
+    if [ "$n" -ge "$want" ]; then echo "$n"; return 0; fi
+    if [ "$(now_us)" -ge "$end" ] || { [ -n "$pid" ] && ! kill -0 "$pid" 2>/dev/null; }; then echo "$n"; return 1; fi
+    sleep 0.1
+  done
+}
+# wait_until SECONDS COMMAND…: polls COMMAND every 0.1 s for at most SECONDS (wall time).
+wait_until() {
+  local end=$(( $(now_us) + $1 * 1000000 )); shift
+  while :; do "$@" && return 0; [ "$(now_us)" -ge "$end" ] && return 1; sleep 0.1; done
+}
+# console_banner: clears tty1 (the kernel's text console, shown while no DRM client is master),
+# hides its cursor (no blink between two screendumps) and writes a few lines on it, so that "the
+# console is back" can be told from a black screen by comparing with a screendump taken now.
+console_banner() {
+  printf '\033[2J\033[H\033[?25l' > /dev/tty1
+  printf 'kioskd kernel test: the text console before the display client\n%s\n' "$(uname -r)" > /dev/tty1
+  printf '0123456789 ABCDEFGHIJKLMNOPQRSTUVWXYZ abcdefghijklmnopqrstuvwxyz\n' > /dev/tty1
+}

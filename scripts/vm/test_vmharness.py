@@ -1,0 +1,174 @@
+"""Unit tests of the kernel-test harness's own oracles (no VM): waits that time out fail and say
+what they waited for; the black-frame and console-restored checks reject wrong frames.
+
+  python3 -m unittest discover -s scripts/vm -p 'test_*.py'
+"""
+
+import os
+import sys
+import unittest
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import vmharness  # noqa: E402
+from vmharness import Image, VMError, black_frame_problem, console_restored_problem  # noqa: E402
+
+W, H = 64, 48
+
+
+def frame(rgb=(0, 0, 0), w=W, h=H) -> Image:
+    return Image(w, h, bytes(rgb) * (w * h))
+
+
+def paint(img: Image, x0: int, y0: int, x1: int, y1: int, rgb) -> Image:
+    d = bytearray(img.data)
+    for y in range(y0, y1):
+        for x in range(x0, x1):
+            o = (y * img.width + x) * 3
+            d[o:o + 3] = bytes(rgb)
+    return Image(img.width, img.height, bytes(d))
+
+
+def console_text() -> Image:
+    """A stand-in for tty1 with the banner: grey text rows on black (well over MIN_CONSOLE_TEXT lit pixels)."""
+    img = frame()
+    for row in range(3):
+        img = paint(img, 0, row * 16 + 2, W, row * 16 + 12, (170, 170, 170))
+    return img
+
+
+class FakeSession(vmharness.Session):
+    """A Session whose screendumps come from a list (the last one repeats); no QEMU."""
+
+    def __init__(self, frames):
+        self.frames = list(frames)
+        self.shots = 0
+        self.last_shot = ""
+
+    def screendump(self, label: str = "") -> Image:
+        self.shots += 1
+        self.last_shot = f"shot{self.shots:02d}-{label}.ppm"
+        return self.frames.pop(0) if len(self.frames) > 1 else self.frames[0]
+
+
+class WaitsFailOnTimeout(unittest.TestCase):
+    def test_wait_screen_returns_the_frame_that_matches(self):
+        red = frame((255, 0, 0))
+        s = FakeSession([frame(), frame(), red])
+        self.assertIs(s.wait_screen(lambda i: i.pixel(0, 0) == (255, 0, 0), 5, "x", what="red"), red)
+
+    def test_wait_screen_timeout_raises_naming_what_was_awaited(self):
+        s = FakeSession([frame()])
+        with self.assertRaises(VMError) as e:
+            s.wait_screen(lambda i: i.pixel(0, 0) == (255, 0, 0), 0.5, "fill", what="the whole screen red")
+        self.assertIn("the whole screen red", str(e.exception))
+        self.assertIn("not seen within 0.5s", str(e.exception))
+        self.assertIn("-fill.ppm", str(e.exception))
+
+    def test_settled_returns_once_two_frames_agree_and_differ_from_the_old_one(self):
+        old = frame()
+        new = frame((0, 0, 255))
+        s = FakeSession([old, new, new])
+        self.assertEqual(s.settled("n", "a new frame", differs_from=old).pixel(0, 0), (0, 0, 255))
+
+    def test_settled_timeout_raises_when_the_frame_never_changes(self):
+        old = frame()
+        s = FakeSession([old])
+        with self.assertRaises(VMError) as e:
+            s.settled("tap", "a new frame after the tap", differs_from=old, timeout=0.5)
+        self.assertIn("a new frame after the tap", str(e.exception))
+        self.assertIn(f"{0} pixels differ from the frame before", str(e.exception))
+
+    def test_settled_timeout_raises_when_the_screen_keeps_changing(self):
+        s = FakeSession([frame((i, 0, 0)) for i in range(40)])
+        with self.assertRaises(VMError) as e:
+            s.settled("busy", "a steady frame", timeout=0.5)
+        self.assertIn("no settled frame within 0.5s", str(e.exception))
+
+
+class BlackFrame(unittest.TestCase):
+    def test_all_black_passes(self):
+        self.assertIsNone(black_frame_problem(frame()))
+
+    def test_one_lit_pixel_fails_and_says_where(self):
+        img = paint(frame(), 40, 30, 41, 31, (255, 255, 255))
+        p = black_frame_problem(img)
+        self.assertIsNotNone(p)
+        self.assertIn(f"1 of {W * H} pixels are not black", p)
+        self.assertIn("(40, 30, 41, 31)", p)
+
+    def test_a_dark_grey_frame_fails(self):
+        self.assertIn(f"{W * H} of {W * H}", black_frame_problem(frame((1, 1, 1))))
+
+
+class QemuPlaceholder(unittest.TestCase):
+    """virtio-gpu blanked: QEMU's "Display output is not active." line is the only thing allowed."""
+    GREY = vmharness.QEMU_PLACEHOLDER_GREY
+
+    def test_the_placeholder_line_passes_only_when_allowed(self):
+        img = paint(frame(w=1280, h=800), 520, 386, 749, 399, self.GREY)   # where QEMU 7.2 draws it
+        self.assertIsNone(black_frame_problem(img, qemu_placeholder=True))
+        self.assertIn("pixels are not black", black_frame_problem(img))
+
+    def test_another_colour_fails(self):
+        img = paint(frame(w=1280, h=800), 520, 386, 749, 399, (255, 255, 255))
+        self.assertIn("not QEMU's placeholder grey", black_frame_problem(img, qemu_placeholder=True))
+
+    def test_a_bigger_grey_area_fails(self):
+        img = paint(frame(w=1280, h=800), 520, 386, 749, 420, self.GREY)
+        self.assertIsNotNone(black_frame_problem(img, qemu_placeholder=True))
+
+    def test_grey_off_centre_fails(self):
+        img = paint(frame(w=1280, h=800), 0, 0, 200, 16, self.GREY)
+        self.assertIsNotNone(black_frame_problem(img, qemu_placeholder=True))
+
+
+class ConsoleRestored(unittest.TestCase):
+    def test_the_same_console_passes(self):
+        c = console_text()
+        self.assertIsNone(console_restored_problem(c, Image(c.width, c.height, c.data)))
+
+    def test_a_black_screen_fails(self):
+        self.assertEqual(console_restored_problem(console_text(), frame()), "the restored screen is black")
+
+    def test_the_cursor_cell_is_tolerated(self):
+        c = console_text()
+        self.assertIsNone(console_restored_problem(c, paint(c, 16, 32, 24, 48, (170, 170, 170))))
+
+    def test_more_than_one_cell_fails(self):
+        c = console_text()
+        p = console_restored_problem(c, paint(c, 16, 32, 25, 48, (170, 170, 170)))
+        self.assertIsNotNone(p)
+        self.assertIn("within (16, 32, 25, 48)", p)
+
+    def test_the_display_clients_frame_left_on_screen_fails(self):
+        p = console_restored_problem(console_text(), frame((255, 0, 0)))
+        self.assertIn(f"{W * H} pixels differ", p)
+
+    def test_a_console_without_text_cannot_be_compared(self):
+        self.assertIn("no text to compare with", console_restored_problem(frame(), console_text()))
+
+    def test_another_size_fails(self):
+        self.assertIn("restored screen is 32x48", console_restored_problem(console_text(), frame(w=32)))
+
+
+class Images(unittest.TestCase):
+    def test_diff_bbox_and_lit(self):
+        a = frame()
+        b = paint(paint(a, 3, 4, 5, 6, (9, 9, 9)), 10, 1, 11, 2, (9, 9, 9))
+        self.assertEqual(b.diff_bbox(a), (3, 1, 11, 6))
+        self.assertIsNone(a.diff_bbox(frame()))
+        self.assertEqual(b.lit(), 5)
+        self.assertEqual(b.differs(a), 5)
+
+
+class Scenarios(unittest.TestCase):
+    def test_every_scenario_names_existing_guest_files(self):
+        scenarios = vmharness.load_scenarios()
+        self.assertGreaterEqual(len(scenarios), 20)
+        for sc in scenarios.values():
+            for f in (sc.guest, sc.prelude):
+                self.assertTrue(os.path.isfile(os.path.join(vmharness.GUEST_DIR, f)), f"{sc.name}: {f}")
+
+
+if __name__ == "__main__":
+    unittest.main()
