@@ -42,9 +42,17 @@ let package = Package(
         // Hardware.
         .target(name: "KioskDRM", dependencies: ["KioskCore", "KioskPosix", "CDRM", "CUdev", "CKioskShims", .product(name: "Logging", package: "swift-log")]),
         .target(name: "KioskInput", dependencies: ["KioskCore", "KioskPosix", "CLibInput", "CUdev", .product(name: "Logging", package: "swift-log")]),
+        // The control protocol: commands, routes, JSON answers and the client. No hardware, no
+        // drawing: kioskctl links only this.
+        .target(name: "KioskControl", dependencies: [
+            "KioskCore",
+            .product(name: "NIOCore", package: "swift-nio"),
+            .product(name: "NIOPosix", package: "swift-nio"),
+            .product(name: "NIOHTTP1", package: "swift-nio"),
+        ], swiftSettings: [.swiftLanguageMode(.v6)]),
         // The daemon: config, control, persistence, services; the only place hardware meets scenes.
         .target(name: "KioskDaemon", dependencies: [
-            "KioskCore", "KioskPosix", "KioskRender", "KioskScenes", "KioskDRM", "KioskInput", "CSystemd",
+            "KioskCore", "KioskPosix", "KioskControl", "KioskRender", "KioskScenes", "KioskDRM", "KioskInput", "CSystemd",
             .product(name: "Logging", package: "swift-log"),
             .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             .product(name: "NIOCore", package: "swift-nio"),
@@ -67,8 +75,9 @@ let package = Package(
             .unsafeFlags(["-static-stdlib"], .when(configuration: .release)),
         ]),
         .executableTarget(name: "kioskctl", dependencies: [
-            "KioskDaemon", .product(name: "ArgumentParser", package: "swift-argument-parser"),
-        ]),
+            "KioskControl", .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            .product(name: "NIOHTTP1", package: "swift-nio"),
+        ], swiftSettings: [.swiftLanguageMode(.v6)]),
         .executableTarget(name: "kioskd-bench", dependencies: [
             "KioskCore", "KioskPosix", "KioskRender", "KioskScenes", "KioskTesting", "KioskDaemon", "CCairo",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
@@ -77,7 +86,7 @@ let package = Package(
         .executableTarget(name: "kiosk-vmtool", dependencies: ["CKioskShims", "KioskCore", "KioskPosix", "KioskDRM", "KioskInput", .product(name: "Logging", package: "swift-log")]),
         // Fuzz targets for the config, theme and control-request parsers (scripts/fuzz.sh, docs/fuzzing.md).
         .executableTarget(name: "kiosk-fuzz", dependencies: [
-            "KioskDaemon",
+            "KioskDaemon", "KioskControl",
             .product(name: "NIOCore", package: "swift-nio"),
             .product(name: "NIOEmbedded", package: "swift-nio"),
             .product(name: "NIOHTTP1", package: "swift-nio"),
@@ -89,7 +98,7 @@ let package = Package(
         .testTarget(name: "KioskScenesTests", dependencies: ["KioskScenes", "KioskPosix", "KioskTesting"]),
         .testTarget(name: "KioskDRMTests", dependencies: ["KioskDRM", "KioskPosix"]),
         .testTarget(name: "KioskInputTests", dependencies: ["KioskInput", "KioskPosix"]),
-        .testTarget(name: "KioskDaemonTests", dependencies: ["KioskDaemon", "KioskPosix", "KioskTesting"]),
+        .testTarget(name: "KioskDaemonTests", dependencies: ["KioskDaemon", "KioskControl", "KioskPosix", "KioskTesting"]),
         .testTarget(name: "VMTests", dependencies: ["KioskCore"]),
         .testTarget(name: "KioskBenchTests", dependencies: ["kioskd-bench"], path: "Benchmarks/Tests/KioskBenchTests"),
     ],

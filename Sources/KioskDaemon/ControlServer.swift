@@ -1,4 +1,5 @@
 import Foundation
+import KioskControl
 import KioskCore
 import Logging
 import NIOConcurrencyHelpers
@@ -597,7 +598,7 @@ final class ControlHTTPHandler: ChannelDuplexHandler, @unchecked Sendable {
         let method = h?.method ?? .GET
         if r.status >= 400 {
             logger.info("control request refused", metadata: ["control.request": "\(method) \(h?.uri ?? "?")", "control.status": "\(r.status)",
-                                                             "control.error": "\((r.jsonObject?["error"] as? String) ?? "")"])
+                                                             "control.error": "\(r.errorMessage ?? "")"])
         }
         let closing = closeWhenDone && queue.isEmpty
         var headers = HTTPHeaders()

@@ -1,4 +1,5 @@
 import Foundation
+import KioskControl
 import KioskCore
 @testable import KioskDaemon
 import Logging
@@ -299,7 +300,7 @@ func waitFor(_ seconds: Double, _ cond: () -> Bool) -> Bool {
                 job.run { cmd in
                     if case .scene(let name) = cmd {
                         usleep(name == "slow" ? 1_500_000 : 300_000)
-                        return .ok(["scene": name])
+                        return .json(200, ChoiceAnswer(scene: name))
                     }
                     return .error(404, "no")
                 }

@@ -1,4 +1,5 @@
 import Foundation
+import KioskControl
 import KioskCore
 @testable import KioskDaemon
 import KioskRender
@@ -104,9 +105,9 @@ func makeDaemon(_ dir: String, extra: String = "", digits: Int = 2) throws -> Da
         #expect(shot.contentType == "image/png")
         #expect(Array(shot.body.prefix(4)) == [0x89, 0x50, 0x4E, 0x47])
         let status = daemon.status()
-        #expect(status["scene"] as? String == "clock")
-        #expect(status["theme"] as? String == "high-contrast")
-        #expect(status["mode"] as? String == "320x200")
+        #expect(status.scene == "clock")
+        #expect(status.theme == "high-contrast")
+        #expect(status.mode == "320x200")
         daemon.shutdown()
 
         // A restart finds the counter, the scene and the theme again.
