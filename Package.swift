@@ -55,11 +55,12 @@ let package = Package(
             "KioskCore", "KioskPosix", "KioskControl", "KioskRender", "KioskScenes", "KioskDRM", "KioskInput", "CSystemd",
             .product(name: "Logging", package: "swift-log"),
             .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            .product(name: "UnixSignals", package: "swift-service-lifecycle"),
             .product(name: "NIOCore", package: "swift-nio"),
             .product(name: "NIOPosix", package: "swift-nio"),
             .product(name: "NIOHTTP1", package: "swift-nio"),
             .product(name: "TOMLKit", package: "TOMLKit"),
-        ]),
+        ], swiftSettings: [.swiftLanguageMode(.v6)]),
         // Fakes shipped as a product: scripted input, manual clock, pixel helpers.
         .target(name: "KioskTesting", dependencies: ["KioskCore", "KioskRender", "KioskScenes"]),
 
@@ -67,6 +68,7 @@ let package = Package(
             "KioskDaemon", .product(name: "ArgumentParser", package: "swift-argument-parser"),
             .product(name: "Logging", package: "swift-log"),
         ], swiftSettings: [
+            .swiftLanguageMode(.v6),
             // Release: the Swift runtime and Foundation linked in, not loaded as ~15 shared
             // libraries at every start (BENCHMARKS.md, "Start-up and memory"). The compile flag
             // makes this module autolink Foundation's static dependencies.

@@ -38,20 +38,20 @@ import Glibc
 public final class FileStateStore: StateStore {
     /// The system calls the store makes to change files; tests replace them to inject failures.
     /// Each returns -1 and sets `errno` on failure, like the C call.
-    public struct Syscalls {
-        public var openat: (_ dirfd: Int32, _ name: String, _ flags: Int32, _ mode: mode_t) -> Int32
-        public var write: (_ fd: Int32, _ bytes: UnsafeRawPointer, _ count: Int) -> Int
-        public var fsync: (_ fd: Int32) -> Int32
-        public var renameat: (_ dirfd: Int32, _ from: String, _ to: String) -> Int32
-        public var unlinkat: (_ dirfd: Int32, _ name: String) -> Int32
-        public var mkdir: (_ path: String, _ mode: mode_t) -> Int32
+    public struct Syscalls: Sendable {
+        public var openat: @Sendable (_ dirfd: Int32, _ name: String, _ flags: Int32, _ mode: mode_t) -> Int32
+        public var write: @Sendable (_ fd: Int32, _ bytes: UnsafeRawPointer, _ count: Int) -> Int
+        public var fsync: @Sendable (_ fd: Int32) -> Int32
+        public var renameat: @Sendable (_ dirfd: Int32, _ from: String, _ to: String) -> Int32
+        public var unlinkat: @Sendable (_ dirfd: Int32, _ name: String) -> Int32
+        public var mkdir: @Sendable (_ path: String, _ mode: mode_t) -> Int32
 
-        public init(openat: @escaping (Int32, String, Int32, mode_t) -> Int32,
-                    write: @escaping (Int32, UnsafeRawPointer, Int) -> Int,
-                    fsync: @escaping (Int32) -> Int32,
-                    renameat: @escaping (Int32, String, String) -> Int32,
-                    unlinkat: @escaping (Int32, String) -> Int32,
-                    mkdir: @escaping (String, mode_t) -> Int32) {
+        public init(openat: @escaping @Sendable (Int32, String, Int32, mode_t) -> Int32,
+                    write: @escaping @Sendable (Int32, UnsafeRawPointer, Int) -> Int,
+                    fsync: @escaping @Sendable (Int32) -> Int32,
+                    renameat: @escaping @Sendable (Int32, String, String) -> Int32,
+                    unlinkat: @escaping @Sendable (Int32, String) -> Int32,
+                    mkdir: @escaping @Sendable (String, mode_t) -> Int32) {
             self.openat = openat; self.write = write; self.fsync = fsync
             self.renameat = renameat; self.unlinkat = unlinkat; self.mkdir = mkdir
         }
@@ -314,7 +314,7 @@ public final class FileStateStore: StateStore {
         let body = Array(bytes[(nl + 1)...])
         guard body.count == len else { throw DecodeError.truncated(expected: len, got: body.count) }
         guard checksum(body) == sum else { throw DecodeError.checksum }
-        guard let s = String(validatingUTF8: body.map { CChar(bitPattern: $0) } + [0]) else { throw DecodeError.notUTF8 }
+        guard let s = String(validatingCString: body.map { CChar(bitPattern: $0) } + [0]) else { throw DecodeError.notUTF8 }
         return s
     }
 

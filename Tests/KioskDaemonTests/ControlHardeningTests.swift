@@ -103,15 +103,6 @@ func serverSockets(_ dir: String) -> Int {
     return n - 1
 }
 
-/// Runs `body` on the daemon's loop thread and returns its value.
-func onLoop<T>(_ daemon: Daemon, _ body: @escaping () -> T) -> T {
-    let sem = DispatchSemaphore(value: 0)
-    nonisolated(unsafe) var out: T?
-    daemon.loop.post { out = body(); sem.signal() }
-    sem.wait()
-    return out!
-}
-
 /// Polls `cond` every 10 ms for at most `seconds`; returns its last value.
 @discardableResult
 func waitFor(_ seconds: Double, _ cond: () -> Bool) -> Bool {
@@ -125,29 +116,23 @@ func waitFor(_ seconds: Double, _ cond: () -> Bool) -> Bool {
 
 @Suite(.serialized) struct ControlHardeningTests {
     /// The daemon's loop on a thread with a control server in front of it, with `limits`.
-    final class Harness: @unchecked Sendable {
-        let daemon: Daemon
+    final class Harness: Sendable {
+        let loop: LoopThread
         let server: ControlServer
-        let thread: Thread
         let sock: String
         init(_ dir: String, limits: ControlLimits = ControlLimits()) throws {
-            daemon = try makeDaemon(dir)
+            let daemon = try makeDaemon(dir)
             sock = "\(dir)/c.sock"
             server = DaemonRunner.makeControlServer(settings: daemon.config.control, limits: limits, daemon: daemon, logger: quietLogger)
             try server.start()
-            let d = daemon
-            thread = Thread { d.start(); try? d.loop.run() }
-            thread.start()
+            loop = LoopThread(daemon)
         }
         func get(_ name: String) -> Int {
-            onLoop(daemon) { self.daemon.handle(.counter(name: name, op: .get, value: nil)).jsonObject?["value"] as? Int ?? -1 }
+            loop.run { $0.handle(.counter(name: name, op: .get, value: nil)).jsonObject?["value"] as? Int ?? -1 }
         }
         func stop() {
             server.stop()
-            let d = daemon
-            let sem = DispatchSemaphore(value: 0)
-            daemon.loop.post { d.shutdown(); d.loop.stop(); sem.signal() }
-            sem.wait()
+            loop.stop()
         }
     }
 
@@ -162,7 +147,7 @@ func waitFor(_ seconds: Double, _ cond: () -> Bool) -> Bool {
         defer { h.stop() }
         // The clock scene draws a frame every second: frames must keep coming meanwhile.
         #expect(try ControlClient(socketPath: h.sock, timeout: 5).send(method: .POST, path: "/scene", json: ["name": "clock"]).status == 200)
-        let framesBefore = onLoop(h.daemon) { h.daemon.manager.frameCount }
+        let framesBefore = h.loop.run { $0.manager.frameCount }
 
         let held = (0..<(limits.maxConnections + 200)).compactMap { _ in RawConn(h.sock, receiveTimeout: 3) }
         #expect(held.count == limits.maxConnections + 200)
@@ -201,7 +186,7 @@ func waitFor(_ seconds: Double, _ cond: () -> Bool) -> Bool {
             if c.readAll().1 != .eof { stillOpen += 1 }
         }
         #expect(stillOpen == 0, "\(stillOpen) idle connections still open 6 s later")
-        let framesAfter = onLoop(h.daemon) { h.daemon.manager.frameCount }
+        let framesAfter = h.loop.run { $0.manager.frameCount }
         #expect(framesAfter > framesBefore, "the render loop kept presenting frames (\(framesBefore) → \(framesAfter))")
 
         let r = try ControlClient(socketPath: h.sock, timeout: 5).send(method: .POST, path: "/counter/HOME/inc")
@@ -278,7 +263,7 @@ func waitFor(_ seconds: Double, _ cond: () -> Bool) -> Bool {
         #expect(h.get("HOME") == 0)
         // The render loop is blocked for longer than the timeout.
         let release = DispatchSemaphore(value: 0)
-        h.daemon.loop.post { _ = release.wait(timeout: .now() + 10) }
+        h.loop.daemon.loop.post { _ = release.wait(timeout: .now() + 10) }
         let r = try ControlClient(socketPath: h.sock, timeout: 5).send(method: .POST, path: "/counter/HOME/inc")
         #expect(r.status == 503)
         #expect(r.jsonObject?["error"] as? String == "kioskd is busy: the render loop did not start the request within 200 ms; not carried out")
@@ -454,7 +439,7 @@ struct CollectingLogHandler: LogHandler {
         dup2(errFD, 2)
         await group.triggerGracefulShutdown()
         try await run
-        _ = done.wait(timeout: .now() + 10)
+        #expect(done.wait(timeout: .now() + 10) == .success, "the clients did not finish within 10 s of the stop")
         try await Task.sleep(nanoseconds: 200_000_000)
         fflush(stderr)
         dup2(savedErr, 2)
