@@ -152,17 +152,15 @@ public final class ControlServer: @unchecked Sendable {
         let path = settings.socketPath
         var dir = (path as NSString).deletingLastPathComponent
         if dir.isEmpty { dir = "." }
-        if !FileManager.default.fileExists(atPath: dir) {
-            do { try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o755]) } catch {
-                throw KioskError.control("cannot create the control socket directory \(dir): \(ConfigFile.describe(error))")
-            }
+        do { try Self.makeDirectories(dir) } catch let e as KioskError {
+            throw KioskError(.control, "cannot create the control socket directory \(dir): \(e.message)", errno: e.errno)
         }
         if FileManager.default.fileExists(atPath: path) && ControlClient.socketAnswers(path) {
             throw KioskError.control("another kioskd is already listening on \(path)")
         }
         var template = Array("\(dir)/.kioskd-XXXXXX".utf8CString)
         guard let made = template.withUnsafeMutableBufferPointer({ mkdtemp($0.baseAddress!) }) else {
-            throw KioskError.control("mkdtemp \(dir)/.kioskd-XXXXXX failed: \(String(cString: strerror(errno))) (errno \(errno))")
+            throw Posix.error("mkdtemp", path: "\(dir)/.kioskd-XXXXXX", errno: errno)
         }
         let tmpDir = String(cString: made)
         // mkdtemp gives 0700 & ~umask; make sure it is exactly 0700.
@@ -175,6 +173,17 @@ public final class ControlServer: @unchecked Sendable {
         return (tmpDir, tmpPath)
     }
 
+    /// `mkdir -p` (mode 0755 for what is created); errors name the directory that could not be made.
+    static func makeDirectories(_ dir: String) throws {
+        var prefix = dir.hasPrefix("/") ? "" : "."
+        for part in dir.split(separator: "/") {
+            prefix += "/" + part
+            var st = stat()
+            if stat(prefix, &st) == 0 { continue }
+            do { try Posix.call("mkdir", path: prefix) { mkdir(prefix, 0o755) } } catch let e as KioskError where e.errno == EEXIST {}
+        }
+    }
+
     /// Mode and group on the private socket, then rename(2) into place.
     private func publish(_ ch: Channel, tmpDir: String, tmpPath: String) throws {
         let path = settings.socketPath
@@ -184,17 +193,18 @@ public final class ControlServer: @unchecked Sendable {
             rmdir(tmpDir)
             return KioskError.control(message)
         }
-        if chmod(tmpPath, mode_t(settings.mode)) != 0 {
-            throw fail("chmod \(String(settings.mode, radix: 8)) \(tmpPath) failed: \(String(cString: strerror(errno))) (errno \(errno))")
-        }
+        do {
+            try Posix.call("chmod \(String(settings.mode, radix: 8))", path: tmpPath) { chmod(tmpPath, mode_t(settings.mode)) }
+        } catch let e as KioskError { throw fail(e.message) }
         if let g = settings.group {
             guard let gr = getgrnam(g) else { throw fail("control group '\(g)' does not exist (config key control.group)") }
-            if chown(tmpPath, uid_t.max, gr.pointee.gr_gid) != 0 {
-                throw fail("chown :\(g) \(tmpPath) failed: \(String(cString: strerror(errno))) (is kioskd a member of '\(g)'?)")
+            let gid = gr.pointee.gr_gid
+            do { try Posix.call("chown :\(g)", path: tmpPath) { chown(tmpPath, uid_t.max, gid) } } catch let e as KioskError {
+                throw fail("\(e.message) (is kioskd a member of '\(g)'?)")
             }
         }
-        if rename(tmpPath, path) != 0 {
-            throw fail("rename \(tmpPath) → \(path) failed: \(String(cString: strerror(errno))) (errno \(errno))")
+        do { try Posix.call("rename", path: "\(tmpPath) → \(path)") { rename(tmpPath, path) } } catch let e as KioskError {
+            throw fail(e.message)
         }
         rmdir(tmpDir)
         lock.withLock { channel = ch }
