@@ -77,7 +77,7 @@ let package = Package(
             .unsafeFlags(["-static-stdlib"], .when(configuration: .release)),
         ]),
         .executableTarget(name: "kioskctl", dependencies: [
-            "KioskControl", .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            "KioskControl", "KioskPosix", .product(name: "ArgumentParser", package: "swift-argument-parser"),
             .product(name: "NIOHTTP1", package: "swift-nio"),
         ], swiftSettings: [.swiftLanguageMode(.v6)]),
         .executableTarget(name: "kioskd-bench", dependencies: [

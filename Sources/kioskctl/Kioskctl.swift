@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import KioskControl
+import KioskPosix
 
 /// Options every subcommand shares.
 struct Connection: ParsableArguments {
@@ -213,31 +214,27 @@ struct Screenshot: ParsableCommand {
             FileHandle.standardError.write(Data("kioskctl: \(msg) (HTTP \(r.status))\n".utf8))
             throw ExitCode(1)
         }
-        if let failure = Self.write(r.body, to: file) {
-            FileHandle.standardError.write(Data("kioskctl: cannot write \(file): \(failure)\n".utf8))
+        do { try Self.write(r.body, to: file) } catch {
+            FileHandle.standardError.write(Data("kioskctl: cannot write the screenshot: \(error)\n".utf8))
             throw ExitCode(1)
         }
         print("wrote \(file) (\(r.body.count) bytes)")
     }
 
-    /// Writes `bytes` to `path` (created or truncated, mode 0644); nil, or the failed call and errno.
-    static func write(_ bytes: [UInt8], to path: String) -> String? {
-        func failure(_ call: String) -> String { "\(call): \(String(cString: strerror(errno))) (errno \(errno))" }
-        let fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
-        guard fd >= 0 else { return failure("open") }
+    /// Writes `bytes` to `path` (created or truncated, mode 0644); errors name the call, the path and errno.
+    static func write(_ bytes: [UInt8], to path: String) throws {
+        let fd = try Posix.call("open", path: path) { open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644) }
         var done = 0
-        while done < bytes.count {
-            let n = bytes.withUnsafeBytes { Glibc.write(fd, $0.baseAddress! + done, $0.count - done) }
-            if n < 0 {
-                if errno == EINTR { continue }
-                let f = failure("write")
-                close(fd)
-                return f
+        do {
+            while done < bytes.count {
+                done += try Posix.call("write", path: path) { bytes.withUnsafeBytes { Glibc.write(fd, $0.baseAddress! + done, $0.count - done) } }
             }
-            done += n
+        } catch {
+            close(fd)
+            throw error
         }
-        if close(fd) != 0 { return failure("close") }
-        return nil
+        // Not retried on EINTR: the descriptor is gone either way.
+        if close(fd) != 0 { throw Posix.error("close", path: path, errno: errno) }
     }
 }
 
