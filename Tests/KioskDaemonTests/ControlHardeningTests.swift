@@ -3,6 +3,7 @@ import KioskControl
 import KioskCore
 @testable import KioskDaemon
 import Logging
+import NIOConcurrencyHelpers
 import NIOCore
 import ServiceLifecycle
 import Testing
@@ -355,15 +356,22 @@ func waitFor(_ seconds: Double, _ cond: () -> Bool) -> Bool {
         defer { h.stop() }
         let c = RawConn(h.sock, receiveTimeout: 5)!
         let body = [UInt8](repeating: 0x20, count: 1 << 20)
-        nonisolated(unsafe) var sendErrno: Int32 = -1
-        let writer = Thread { sendErrno = c.send(Array("POST /scene HTTP/1.1\r\nContent-Length: \(body.count)\r\n\r\n".utf8) + body) }
+        let sendErrno = NIOLockedValueBox<Int32>(-1)
+        let sent = DispatchSemaphore(value: 0)
+        let writer = Thread {
+            let e = c.send(Array("POST /scene HTTP/1.1\r\nContent-Length: \(body.count)\r\n\r\n".utf8) + body)
+            sendErrno.withLockedValue { $0 = e }
+            sent.signal()
+        }
         writer.start()
         let (text, end) = c.readAll()
         #expect(text.hasPrefix("HTTP/1.1 413"), "\(text.prefix(200))")
         #expect(jsonError(bodyOf(text)) == "request body too large: at most 65536 bytes")
         #expect(end == .eof)
-        waitFor(3) { sendErrno != -1 }
-        #expect(sendErrno == 0, "the client could send its whole body (errno \(sendErrno))")
+        // Joins the writer.
+        #expect(sent.wait(timeout: .now() + 5) == .success, "the client's send did not return within 5 s")
+        let errnum = sendErrno.withLockedValue { $0 }
+        #expect(errnum == 0, "the client could send its whole body (errno \(errnum))")
         // The NIO client (kioskctl) gets the answer too.
         let r = try ControlClient(socketPath: h.sock, timeout: 5).send(method: .POST, path: "/scene", body: body)
         #expect(r.status == 413)
@@ -439,8 +447,8 @@ struct CollectingLogHandler: LogHandler {
         dup2(errFD, 2)
         await group.triggerGracefulShutdown()
         try await run
+        // The group has returned: the server's threads are shut down, so nothing more is reported.
         #expect(done.wait(timeout: .now() + 10) == .success, "the clients did not finish within 10 s of the stop")
-        try await Task.sleep(nanoseconds: 200_000_000)
         fflush(stderr)
         dup2(savedErr, 2)
         close(savedErr)
