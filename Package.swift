@@ -46,16 +46,25 @@ let package = Package(
                 swiftSettings: [.swiftLanguageMode(.v6)]),
         .target(name: "KioskInput", dependencies: ["KioskCore", "KioskPosix", "KioskUdev", "CLibInput", .product(name: "Logging", package: "swift-log")],
                 swiftSettings: [.swiftLanguageMode(.v6)]),
+        // The control protocol: commands, routes, JSON answers and the client. No hardware, no
+        // drawing: kioskctl links only this.
+        .target(name: "KioskControl", dependencies: [
+            "KioskCore",
+            .product(name: "NIOCore", package: "swift-nio"),
+            .product(name: "NIOPosix", package: "swift-nio"),
+            .product(name: "NIOHTTP1", package: "swift-nio"),
+        ], swiftSettings: [.swiftLanguageMode(.v6)]),
         // The daemon: config, control, persistence, services; the only place hardware meets scenes.
         .target(name: "KioskDaemon", dependencies: [
-            "KioskCore", "KioskPosix", "KioskRender", "KioskScenes", "KioskDRM", "KioskInput", "CSystemd",
+            "KioskCore", "KioskPosix", "KioskControl", "KioskRender", "KioskScenes", "KioskDRM", "KioskInput", "CSystemd",
             .product(name: "Logging", package: "swift-log"),
             .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            .product(name: "UnixSignals", package: "swift-service-lifecycle"),
             .product(name: "NIOCore", package: "swift-nio"),
             .product(name: "NIOPosix", package: "swift-nio"),
             .product(name: "NIOHTTP1", package: "swift-nio"),
             .product(name: "TOMLKit", package: "TOMLKit"),
-        ]),
+        ], swiftSettings: [.swiftLanguageMode(.v6)]),
         // Fakes shipped as a product: scripted input, manual clock, pixel helpers.
         .target(name: "KioskTesting", dependencies: ["KioskCore", "KioskRender", "KioskScenes"], swiftSettings: [.swiftLanguageMode(.v6)]),
         // A KMS device in memory (FakeKMS) for DRMDisplay tests; its own target so that
@@ -67,6 +76,7 @@ let package = Package(
             "KioskDaemon", .product(name: "ArgumentParser", package: "swift-argument-parser"),
             .product(name: "Logging", package: "swift-log"),
         ], swiftSettings: [
+            .swiftLanguageMode(.v6),
             // Release: the Swift runtime and Foundation linked in, not loaded as ~15 shared
             // libraries at every start (BENCHMARKS.md, "Start-up and memory"). The compile flag
             // makes this module autolink Foundation's static dependencies.
@@ -75,8 +85,9 @@ let package = Package(
             .unsafeFlags(["-static-stdlib"], .when(configuration: .release)),
         ]),
         .executableTarget(name: "kioskctl", dependencies: [
-            "KioskDaemon", .product(name: "ArgumentParser", package: "swift-argument-parser"),
-        ]),
+            "KioskControl", "KioskPosix", .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            .product(name: "NIOHTTP1", package: "swift-nio"),
+        ], swiftSettings: [.swiftLanguageMode(.v6)]),
         .executableTarget(name: "kioskd-bench", dependencies: [
             "KioskCore", "KioskPosix", "KioskRender", "KioskScenes", "KioskTesting", "KioskDaemon", "CCairo",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
@@ -86,7 +97,7 @@ let package = Package(
                           swiftSettings: [.swiftLanguageMode(.v6)]),
         // Fuzz targets for the config, theme and control-request parsers (scripts/fuzz.sh, docs/fuzzing.md).
         .executableTarget(name: "kiosk-fuzz", dependencies: [
-            "KioskDaemon",
+            "KioskDaemon", "KioskControl",
             .product(name: "NIOCore", package: "swift-nio"),
             .product(name: "NIOEmbedded", package: "swift-nio"),
             .product(name: "NIOHTTP1", package: "swift-nio"),
@@ -98,7 +109,7 @@ let package = Package(
         .testTarget(name: "KioskScenesTests", dependencies: ["KioskScenes", "KioskPosix", "KioskTesting"]),
         .testTarget(name: "KioskDRMTests", dependencies: ["KioskDRM", "KioskDRMTesting", "KioskPosix", "KioskTesting"]),
         .testTarget(name: "KioskInputTests", dependencies: ["KioskInput", "KioskPosix"]),
-        .testTarget(name: "KioskDaemonTests", dependencies: ["KioskDaemon", "KioskPosix", "KioskTesting"]),
+        .testTarget(name: "KioskDaemonTests", dependencies: ["KioskDaemon", "KioskControl", "KioskPosix", "KioskTesting"]),
         .testTarget(name: "VMTests", dependencies: ["KioskCore"], swiftSettings: [.swiftLanguageMode(.v6)]),
         .testTarget(name: "KioskBenchTests", dependencies: ["kioskd-bench"], path: "Benchmarks/Tests/KioskBenchTests"),
     ],

@@ -1,4 +1,5 @@
 import Foundation
+import KioskControl
 import KioskDaemon
 import NIOCore
 import NIOEmbedded
@@ -33,7 +34,7 @@ enum ControlTarget {
                 } else {
                     do {
                         let cmd = try ControlRouter.parse(method: h.method.rawValue, uri: h.uri, body: body)
-                        r = .ok(["command": "\(cmd)"])
+                        r = .json(200, ["command": "\(cmd)"])
                     } catch let e as ControlRequestError {
                         r = e.response
                     } catch {

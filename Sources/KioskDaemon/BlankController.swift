@@ -65,6 +65,7 @@ public final class BlankController {
 
     /// Applies the decision to the display and arms the timer for the next change.
     public func evaluate() {
+        loop.assertInLoop()
         let d = decide()
         if d.blank != display.isBlanked {
             do {
@@ -94,6 +95,7 @@ public final class BlankController {
 
     /// Sets the panel by hand until the next scheduled change.
     public func setManual(_ blank: Bool) {
+        loop.assertInLoop()
         let s = nowSeconds
         manual = (blank, policies.compactMap { $0.nextChange(after: s) }.min())
         if !blank { lastInputNs = time.now().monotonicNs }

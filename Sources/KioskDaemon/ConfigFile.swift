@@ -1,5 +1,6 @@
 import Foundation
 import KioskCore
+import KioskPosix
 import TOMLKit
 
 /// Reads TOML files into `ConfigTable` trees whose every key knows its file and line.
@@ -24,24 +25,22 @@ public enum ConfigFile {
     /// The bytes of `path`, at most `maxFileBytes`; errors name the path and the failed call.
     static func readBytes(path: String) throws -> [UInt8] {
         func fail(_ what: String) -> KioskError { .config("\(path): cannot read the config file: \(what)") }
-        func sys(_ call: String) -> KioskError {
-            let e = errno
-            return fail("\(call): \(String(cString: strerror(e))) (errno \(e))")
+        /// A failed call as a config error (the file cannot be used), keeping errno.
+        @discardableResult
+        func sys<T: BinaryInteger>(_ call: String, _ body: () -> T) throws -> T {
+            do { return try Posix.call(call, path: path, body) } catch let e as KioskError {
+                throw KioskError(.config, "\(path): cannot read the config file: \(e.message)", errno: e.errno)
+            }
         }
-        let fd = open(path, O_RDONLY | O_CLOEXEC)
-        guard fd >= 0 else { throw sys("open") }
+        let fd = try sys("open") { open(path, O_RDONLY | O_CLOEXEC) }
         defer { close(fd) }
         var st = stat()
-        guard fstat(fd, &st) == 0 else { throw sys("fstat") }
+        try sys("fstat") { fstat(fd, &st) }
         if (st.st_mode & S_IFMT) == S_IFDIR { throw fail("it is a directory, expected a file") }
         var bytes: [UInt8] = []
         var chunk = [UInt8](repeating: 0, count: 65536)
         while true {
-            let n = chunk.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
-            if n < 0 {
-                if errno == EINTR { continue }
-                throw sys("read")
-            }
+            let n = try sys("read") { chunk.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) } }
             if n == 0 { break }
             bytes.append(contentsOf: chunk[0..<n])
             if bytes.count > maxFileBytes {
@@ -130,15 +129,6 @@ public enum ConfigFile {
             i += len
         }
         return nil
-    }
-
-    static func describe(_ error: Error) -> String {
-        let ns = error as NSError
-        if let u = ns.userInfo[NSUnderlyingErrorKey] as? NSError, u.domain == NSPOSIXErrorDomain {
-            return String(cString: strerror(Int32(u.code)))
-        }
-        if ns.domain == NSCocoaErrorDomain && ns.code == NSFileReadNoSuchFileError { return "no such file" }
-        return ns.localizedDescription
     }
 
     private static func location(_ path: String, _ file: String, _ locator: ConfigLocator, fallback: Int) -> SourceLocation {

@@ -1,4 +1,5 @@
 import Foundation
+import KioskControl
 import NIOConcurrencyHelpers
 import NIOCore
 
@@ -58,37 +59,40 @@ public func rawHTTPResponse(_ r: ControlResponse, reason: String) -> [UInt8] {
 /// Counts the open connections of one listener and keeps them, so a stopping server can reach
 /// each one; also counts the connections over the cap still waiting for their refusal.
 /// Thread-safe (connections may live on several event loops).
-public final class ConnectionLimiter: @unchecked Sendable {
-    public enum Admission { case admitted, refuse, drop }
+public final class ConnectionLimiter: Sendable {
+    public enum Admission: Sendable { case admitted, refuse, drop }
     public let maxConnections: Int
-    private let lock = NIOLock()
-    private var open: [ObjectIdentifier: Channel] = [:]
-    private var refusing = 0
+    private struct State {
+        var open: [ObjectIdentifier: any Channel] = [:]
+        var refusing = 0
+    }
+    private let state = NIOLockedValueBox(State())
 
     public init(maxConnections: Int) { self.maxConnections = maxConnections }
 
     /// Admits `channel` when there is room; otherwise it is to be refused with an answer (while
     /// fewer than `maxConnections` are being refused) or dropped.
-    func admit(_ channel: Channel) -> Admission {
-        lock.withLock {
-            if open.count < maxConnections {
-                open[ObjectIdentifier(channel)] = channel
+    func admit(_ channel: any Channel) -> Admission {
+        let cap = maxConnections
+        return state.withLockedValue { s in
+            if s.open.count < cap {
+                s.open[ObjectIdentifier(channel)] = channel
                 return .admitted
             }
-            guard refusing < maxConnections else { return .drop }
-            refusing += 1
+            guard s.refusing < cap else { return .drop }
+            s.refusing += 1
             return .refuse
         }
     }
 
-    func remove(_ channel: Channel) {
-        lock.withLock { _ = open.removeValue(forKey: ObjectIdentifier(channel)) }
+    func remove(_ channel: any Channel) {
+        state.withLockedValue { _ = $0.open.removeValue(forKey: ObjectIdentifier(channel)) }
     }
 
-    func refused() { lock.withLock { refusing -= 1 } }
+    func refused() { state.withLockedValue { $0.refusing -= 1 } }
 
-    public var count: Int { lock.withLock { open.count } }
-    public var channels: [Channel] { lock.withLock { Array(open.values) } }
+    public var count: Int { state.withLockedValue { $0.open.count } }
+    public var channels: [any Channel] { state.withLockedValue { Array($0.open.values) } }
 }
 
 /// First handler of a connection (raw bytes): admits it through a `ConnectionLimiter`, or

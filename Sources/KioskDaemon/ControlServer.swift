@@ -1,4 +1,5 @@
 import Foundation
+import KioskControl
 import KioskCore
 import Logging
 import NIOConcurrencyHelpers
@@ -10,39 +11,42 @@ import KioskPosix
 /// One control request on its way to the render loop. The executor calls `run` on the thread
 /// that carries out commands; `run` does nothing when the request's deadline has passed or the
 /// server gave up on it, so a request answered "not carried out" is never carried out later.
-public final class ControlJob: @unchecked Sendable {
+public final class ControlJob: Sendable {
     /// What became of a job, as the server sees it.
     enum Fate { case notStarted, started, finished }
 
     public let command: ControlCommand
     /// The render loop must start the command before this.
     public let deadline: NIODeadline
-    private enum State { case pending, started, finished, dropped }
-    private let lock = NIOLock()
-    private var state = State.pending
-    private var completion: (@Sendable (ControlResponse) -> Void)?
+    private enum Phase { case pending, started, finished, dropped }
+    private struct State {
+        var phase = Phase.pending
+        var completion: (@Sendable (ControlResponse) -> Void)?
+    }
+    private let state: NIOLockedValueBox<State>
 
     init(command: ControlCommand, deadline: NIODeadline, completion: @escaping @Sendable (ControlResponse) -> Void) {
         self.command = command
         self.deadline = deadline
-        self.completion = completion
+        self.state = NIOLockedValueBox(State(completion: completion))
     }
 
     /// Carries out the command with `body` unless the deadline has passed or the job was dropped;
     /// returns whether it ran. The answer goes to the waiting connection.
     @discardableResult
     public func run(_ body: (ControlCommand) -> ControlResponse) -> Bool {
-        let go: Bool = lock.withLock {
-            guard state == .pending else { return false }
-            guard NIODeadline.now() < deadline else { state = .dropped; completion = nil; return false }
-            state = .started
+        let deadline = self.deadline
+        let go: Bool = state.withLockedValue { s in
+            guard s.phase == .pending else { return false }
+            guard NIODeadline.now() < deadline else { s.phase = .dropped; s.completion = nil; return false }
+            s.phase = .started
             return true
         }
         guard go else { return false }
         let response = body(command)
-        let done: (@Sendable (ControlResponse) -> Void)? = lock.withLock {
-            defer { state = .finished; completion = nil }
-            return completion
+        let done: (@Sendable (ControlResponse) -> Void)? = state.withLockedValue { s in
+            defer { s.phase = .finished; s.completion = nil }
+            return s.completion
         }
         done?(response)
         return true
@@ -50,11 +54,11 @@ public final class ControlJob: @unchecked Sendable {
 
     /// Drops the job if it has not started (it will never run); says what became of it.
     func drop() -> Fate {
-        lock.withLock {
-            switch state {
+        state.withLockedValue { s in
+            switch s.phase {
             case .pending, .dropped:
-                state = .dropped
-                completion = nil
+                s.phase = .dropped
+                s.completion = nil
                 return .notStarted
             case .started: return .started
             case .finished: return .finished
@@ -65,21 +69,20 @@ public final class ControlJob: @unchecked Sendable {
     /// Nobody waits for the answer any more (the connection is gone or the server stopped): a
     /// job not started is dropped; a started one finishes without delivering its answer.
     func abandon() {
-        lock.withLock {
-            if state == .pending { state = .dropped }
-            completion = nil
+        state.withLockedValue { s in
+            if s.phase == .pending { s.phase = .dropped }
+            s.completion = nil
         }
     }
 }
 
 /// Jobs handed to the executor and not yet finished, so a stopping server can drop them.
-final class JobRegistry: @unchecked Sendable {
-    private let lock = NIOLock()
-    private var jobs: [ObjectIdentifier: ControlJob] = [:]
-    func add(_ j: ControlJob) { lock.withLock { jobs[ObjectIdentifier(j)] = j } }
-    func remove(_ j: ControlJob) { lock.withLock { _ = jobs.removeValue(forKey: ObjectIdentifier(j)) } }
+final class JobRegistry: Sendable {
+    private let jobs = NIOLockedValueBox<[ObjectIdentifier: ControlJob]>([:])
+    func add(_ j: ControlJob) { jobs.withLockedValue { $0[ObjectIdentifier(j)] = j } }
+    func remove(_ j: ControlJob) { jobs.withLockedValue { _ = $0.removeValue(forKey: ObjectIdentifier(j)) } }
     func abandonAll() {
-        let all = lock.withLock { Array(jobs.values) }
+        let all = jobs.withLockedValue { Array($0.values) }
         for j in all { j.abandon() }
     }
 }
@@ -96,7 +99,7 @@ enum ControlServerEvent: Sendable {
 /// NIOHTTP1). Each request is checked by `ControlRouter`, handed to `execute` as a `ControlJob`
 /// (which runs it on the render loop) and answered when done; see `ControlLimits` for the caps
 /// and timeouts and docs/control.md for what an answer guarantees.
-public final class ControlServer: @unchecked Sendable {
+public final class ControlServer: Sendable {
     /// Hands a job to the thread that carries out commands; that thread calls `job.run`.
     public typealias Execute = @Sendable (ControlJob) -> Void
 
@@ -107,8 +110,8 @@ public final class ControlServer: @unchecked Sendable {
     private let group: MultiThreadedEventLoopGroup
     private let limiter: ConnectionLimiter
     private let jobs = JobRegistry()
-    private let lock = NIOLock()
-    private var channel: Channel?
+    /// The listening channel, from start until stop.
+    private let channel = NIOLockedValueBox<(any Channel)?>(nil)
 
     public init(settings: ControlSettings, limits: ControlLimits = ControlLimits(), logger: Logger, execute: @escaping Execute) {
         self.settings = settings
@@ -151,17 +154,15 @@ public final class ControlServer: @unchecked Sendable {
         let path = settings.socketPath
         var dir = (path as NSString).deletingLastPathComponent
         if dir.isEmpty { dir = "." }
-        if !FileManager.default.fileExists(atPath: dir) {
-            do { try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o755]) } catch {
-                throw KioskError.control("cannot create the control socket directory \(dir): \(ConfigFile.describe(error))")
-            }
+        do { try Self.makeDirectories(dir) } catch let e as KioskError {
+            throw KioskError(.control, "cannot create the control socket directory \(dir): \(e.message)", errno: e.errno)
         }
         if FileManager.default.fileExists(atPath: path) && ControlClient.socketAnswers(path) {
             throw KioskError.control("another kioskd is already listening on \(path)")
         }
         var template = Array("\(dir)/.kioskd-XXXXXX".utf8CString)
         guard let made = template.withUnsafeMutableBufferPointer({ mkdtemp($0.baseAddress!) }) else {
-            throw KioskError.control("mkdtemp \(dir)/.kioskd-XXXXXX failed: \(String(cString: strerror(errno))) (errno \(errno))")
+            throw Posix.error("mkdtemp", path: "\(dir)/.kioskd-XXXXXX", errno: errno)
         }
         let tmpDir = String(cString: made)
         // mkdtemp gives 0700 & ~umask; make sure it is exactly 0700.
@@ -174,6 +175,17 @@ public final class ControlServer: @unchecked Sendable {
         return (tmpDir, tmpPath)
     }
 
+    /// `mkdir -p` (mode 0755 for what is created); errors name the directory that could not be made.
+    static func makeDirectories(_ dir: String) throws {
+        var prefix = dir.hasPrefix("/") ? "" : "."
+        for part in dir.split(separator: "/") {
+            prefix += "/" + part
+            var st = stat()
+            if stat(prefix, &st) == 0 { continue }
+            do { try Posix.call("mkdir", path: prefix) { mkdir(prefix, 0o755) } } catch let e as KioskError where e.errno == EEXIST {}
+        }
+    }
+
     /// Mode and group on the private socket, then rename(2) into place.
     private func publish(_ ch: Channel, tmpDir: String, tmpPath: String) throws {
         let path = settings.socketPath
@@ -183,20 +195,21 @@ public final class ControlServer: @unchecked Sendable {
             rmdir(tmpDir)
             return KioskError.control(message)
         }
-        if chmod(tmpPath, mode_t(settings.mode)) != 0 {
-            throw fail("chmod \(String(settings.mode, radix: 8)) \(tmpPath) failed: \(String(cString: strerror(errno))) (errno \(errno))")
-        }
+        do {
+            try Posix.call("chmod \(String(settings.mode, radix: 8))", path: tmpPath) { chmod(tmpPath, mode_t(settings.mode)) }
+        } catch let e as KioskError { throw fail(e.message) }
         if let g = settings.group {
             guard let gr = getgrnam(g) else { throw fail("control group '\(g)' does not exist (config key control.group)") }
-            if chown(tmpPath, uid_t.max, gr.pointee.gr_gid) != 0 {
-                throw fail("chown :\(g) \(tmpPath) failed: \(String(cString: strerror(errno))) (is kioskd a member of '\(g)'?)")
+            let gid = gr.pointee.gr_gid
+            do { try Posix.call("chown :\(g)", path: tmpPath) { chown(tmpPath, uid_t.max, gid) } } catch let e as KioskError {
+                throw fail("\(e.message) (is kioskd a member of '\(g)'?)")
             }
         }
-        if rename(tmpPath, path) != 0 {
-            throw fail("rename \(tmpPath) → \(path) failed: \(String(cString: strerror(errno))) (errno \(errno))")
+        do { try Posix.call("rename", path: "\(tmpPath) → \(path)") { rename(tmpPath, path) } } catch let e as KioskError {
+            throw fail(e.message)
         }
         rmdir(tmpDir)
-        lock.withLock { channel = ch }
+        channel.withLockedValue { $0 = ch }
         logger.info("control interface listening", metadata: ["control.socket": "\(path)", "control.mode": "\(String(settings.mode, radix: 8))",
                                                                "control.max_connections": "\(limits.maxConnections)"])
     }
@@ -240,7 +253,7 @@ public final class ControlServer: @unchecked Sendable {
 
     private func drain() -> EventLoopFuture<Void> {
         let el = group.next()
-        let taken: Channel? = lock.withLock { defer { channel = nil }; return channel }
+        let taken: (any Channel)? = channel.withLockedValue { c in defer { c = nil }; return c }
         guard let ch = taken else { return el.makeSucceededVoidFuture() }
         let limiter = self.limiter, jobs = self.jobs, limits = self.limits, logger = self.logger, path = settings.socketPath
         return ch.close().flatMapError { _ in el.makeSucceededVoidFuture() }.flatMap {
@@ -295,7 +308,7 @@ func describeParserError(_ e: HTTPParserError) -> (status: Int, message: String)
 /// One HTTP connection: reads requests (pipelined ones too), carries them out one at a time in
 /// order, answers each, honours keep-alive and `Connection: close`, answers a half-closed
 /// client before closing, and turns protocol errors, size and time limits into JSON answers.
-final class ControlHTTPHandler: ChannelDuplexHandler, @unchecked Sendable {
+final class ControlHTTPHandler: ChannelDuplexHandler {
     typealias InboundIn = HTTPServerRequestPart
     typealias OutboundIn = HTTPServerResponsePart
     typealias OutboundOut = HTTPServerResponsePart
@@ -597,7 +610,7 @@ final class ControlHTTPHandler: ChannelDuplexHandler, @unchecked Sendable {
         let method = h?.method ?? .GET
         if r.status >= 400 {
             logger.info("control request refused", metadata: ["control.request": "\(method) \(h?.uri ?? "?")", "control.status": "\(r.status)",
-                                                             "control.error": "\((r.jsonObject?["error"] as? String) ?? "")"])
+                                                             "control.error": "\(r.errorMessage ?? "")"])
         }
         let closing = closeWhenDone && queue.isEmpty
         var headers = HTTPHeaders()

@@ -1,5 +1,6 @@
 import Foundation
 import KioskCore
+import KioskPosix
 import KioskScenes
 
 /// Which display backend shows the frames.
@@ -351,41 +352,39 @@ public struct DaemonConfig {
                 throw fail("control.socket", "\(sock) exists and is not a socket; kioskd does not replace other files")
             }
         }
-        if let problem = DaemonConfig.creatable(sock) { throw fail("control.socket", problem) }
+        if let problem = DaemonConfig.creatable(sock) { throw fail("control.socket", problem.message) }
         guard stateMode == .durable else { return [] }
         let unsaved = "; kioskd will start, but will not save counters, scene and theme choices"
+        let where_ = "\(keyLocations["state_dir"] ?? SourceLocation(file: file, line: 0)): key 'state_dir'"
         if stat(stateDirectory, &st) == 0 {
             if (st.st_mode & S_IFMT) != S_IFDIR { throw fail("state_dir", "\(stateDirectory) is not a directory") }
-            if access(stateDirectory, W_OK | X_OK) != 0 {
-                let e = errno
-                return ["\(keyLocations["state_dir"] ?? SourceLocation(file: file, line: 0)): key 'state_dir': \(stateDirectory) is not writable by uid \(getuid()) (access: \(String(cString: strerror(e))), errno \(e))" + unsaved]
+            if let problem = DirectoryAccess.writeProblem(stateDirectory) {
+                return ["\(where_): \(problem.message)" + unsaved]
             }
         } else if let problem = DaemonConfig.creatable(stateDirectory) {
             // Only a missing permission (or a read-only file system) lets kioskd start without state.
-            guard problem.contains("not writable") else { throw fail("state_dir", problem) }
-            return ["\(keyLocations["state_dir"] ?? SourceLocation(file: file, line: 0)): key 'state_dir': \(problem)" + unsaved]
+            guard problem.permission else { throw fail("state_dir", problem.message) }
+            return ["\(where_): \(problem.message)" + unsaved]
         }
         return []
     }
 
-    /// Why `path` (with any missing parent folders) cannot be created by this user; nil when it can
-    /// (or already exists with its parent).
-    static func creatable(_ path: String) -> String? {
+    /// Why `path` (with any missing parent folders) cannot be created by this user, and whether
+    /// that is for want of a permission; nil when it can (or already exists with its parent).
+    static func creatable(_ path: String) -> (message: String, permission: Bool)? {
         var st = stat()
         var dir = (path as NSString).deletingLastPathComponent
         if dir.isEmpty { dir = "." }
         while stat(dir, &st) != 0 {
             let e = errno
-            guard e == ENOENT else { return "cannot create \(path): stat \(dir): \(String(cString: strerror(e))) (errno \(e))" }
+            guard e == ENOENT else { return ("cannot create \(path): \(Posix.error("stat", path: dir, errno: e).message)", false) }
             let up = (dir as NSString).deletingLastPathComponent
             if up == dir || up.isEmpty { return nil }
             dir = up
         }
-        if (st.st_mode & S_IFMT) != S_IFDIR { return "cannot create \(path): \(dir) is not a directory" }
-        if access(dir, W_OK | X_OK) != 0 {
-            let e = errno
-            if e != EACCES && e != EROFS && e != EPERM { return "cannot create \(path): \(dir): \(String(cString: strerror(e))) (errno \(e))" }
-            return "cannot create \(path): \(dir) is not writable by uid \(getuid()) (access: \(String(cString: strerror(e))), errno \(e))"
+        if (st.st_mode & S_IFMT) != S_IFDIR { return ("cannot create \(path): \(dir) is not a directory", false) }
+        if let problem = DirectoryAccess.writeProblem(dir) {
+            return ("cannot create \(path): \(problem.message)", DirectoryAccess.isPermission(problem.errno))
         }
         return nil
     }

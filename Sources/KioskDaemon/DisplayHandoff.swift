@@ -4,6 +4,7 @@ import Glibc
 import KioskCore
 import Logging
 import KioskPosix
+import NIOConcurrencyHelpers
 
 /// Lets another session borrow the display and gives it back: plain DRM-master handling for
 /// a kiosk that runs on its own virtual console.
@@ -15,40 +16,44 @@ import KioskPosix
 ///   the mode again and repaints everything.
 /// - Without a VT the same signals hand the display over by hand:
 ///   `systemctl kill -s USR1 kioskd` lets a maintenance tool take it, `-s USR2` takes it back.
-final class DisplayHandoff: @unchecked Sendable {
-    private var sources: [DispatchSourceSignal] = []
-    /// Standard input when it is a VT in `VT_PROCESS` mode; set and read on the loop's thread.
-    private var vtFD: Int32?
+final class DisplayHandoff: Sendable {
+    let loop: EventLoop
+    private let display: LoopBound<DisplayOutput>
+    /// Standard input when it is a VT in `VT_PROCESS` mode.
+    private let vtFD = NIOLockedValueBox<Int32?>(nil)
     private let logger: Logger
 
-    init(display: DisplayOutput, loop: EventLoop, logger: Logger) {
+    /// Takes the VT on the loop's thread. The signals that call `release` and `acquire` are
+    /// installed by `DaemonSignals`.
+    init(display: LoopBound<DisplayOutput>, logger: Logger) {
+        self.loop = display.loop
+        self.display = display
         self.logger = logger
         // VT_SETMODE records the calling thread as the one to signal, and the kernel reverts the
         // VT to automatic switching (no signal) once that thread is gone. Concurrency threads come
         // and go, so the mode is set on the event loop's thread, which lives as long as the display.
-        loop.post { self.vtFD = DisplayHandoff.takeVT(logger: logger) }
-        for (sig, release) in [(SIGUSR1, true), (SIGUSR2, false)] {
-            signal(sig, SIG_IGN)
-            let source = DispatchSource.makeSignalSource(signal: sig, queue: .global())
-            source.setEventHandler {
-                loop.post {
-                    let vt = self.vtFD
-                    if release {
-                        logger.notice("SIGUSR1: releasing the display")
-                        Backends.releaseDisplay(display)
-                        if let vt { _ = ioctl(vt, UInt(VT_RELDISP), Int32(1)) }
-                    } else {
-                        logger.notice("SIGUSR2: taking the display back")
-                        if let vt { _ = ioctl(vt, UInt(VT_RELDISP), Int32(VT_ACKACQ)) }
-                        do { try Backends.acquireDisplay(display) } catch {
-                            logger.error("cannot take the display back",
-                                         metadata: ["display": "\(display.displayDescription)", "error": "\(error)"])
-                        }
-                    }
-                }
-            }
-            source.resume()
-            sources.append(source)
+        loop.post { [vtFD] in
+            let vt = DisplayHandoff.takeVT(logger: logger)
+            vtFD.withLockedValue { $0 = vt }
+        }
+    }
+
+    /// SIGUSR1: stop drawing, drop DRM master, acknowledge the VT switch. On the loop's thread.
+    func release() {
+        let display = self.display.value
+        logger.notice("SIGUSR1: releasing the display")
+        Backends.releaseDisplay(display)
+        if let vt = vtFD.withLockedValue({ $0 }) { _ = ioctl(vt, UInt(VT_RELDISP), Int32(1)) }
+    }
+
+    /// SIGUSR2: acknowledge the VT switch back, take DRM master, set the mode, repaint. On the loop's thread.
+    func acquire() {
+        let display = self.display.value
+        logger.notice("SIGUSR2: taking the display back")
+        if let vt = vtFD.withLockedValue({ $0 }) { _ = ioctl(vt, UInt(VT_RELDISP), Int32(VT_ACKACQ)) }
+        do { try Backends.acquireDisplay(display) } catch {
+            logger.error("cannot take the display back",
+                         metadata: ["display": "\(display.displayDescription)", "error": "\(error)"])
         }
     }
 
@@ -71,9 +76,7 @@ final class DisplayHandoff: @unchecked Sendable {
 
     /// Gives the VT back to the kernel's automatic switching and text mode (after the loop stopped).
     func restore() {
-        for s in sources { s.cancel() }
-        sources.removeAll()
-        guard let vt = vtFD else { return }
+        guard let vt = vtFD.withLockedValue({ $0 }) else { return }
         var mode = vt_mode()
         mode.mode = CChar(VT_AUTO)
         _ = ioctl(vt, UInt(VT_SETMODE), &mode)

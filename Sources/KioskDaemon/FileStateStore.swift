@@ -1,5 +1,6 @@
 import Foundation
 import KioskCore
+import KioskPosix
 import Logging
 
 #if canImport(Glibc)
@@ -38,20 +39,20 @@ import Glibc
 public final class FileStateStore: StateStore {
     /// The system calls the store makes to change files; tests replace them to inject failures.
     /// Each returns -1 and sets `errno` on failure, like the C call.
-    public struct Syscalls {
-        public var openat: (_ dirfd: Int32, _ name: String, _ flags: Int32, _ mode: mode_t) -> Int32
-        public var write: (_ fd: Int32, _ bytes: UnsafeRawPointer, _ count: Int) -> Int
-        public var fsync: (_ fd: Int32) -> Int32
-        public var renameat: (_ dirfd: Int32, _ from: String, _ to: String) -> Int32
-        public var unlinkat: (_ dirfd: Int32, _ name: String) -> Int32
-        public var mkdir: (_ path: String, _ mode: mode_t) -> Int32
+    public struct Syscalls: Sendable {
+        public var openat: @Sendable (_ dirfd: Int32, _ name: String, _ flags: Int32, _ mode: mode_t) -> Int32
+        public var write: @Sendable (_ fd: Int32, _ bytes: UnsafeRawPointer, _ count: Int) -> Int
+        public var fsync: @Sendable (_ fd: Int32) -> Int32
+        public var renameat: @Sendable (_ dirfd: Int32, _ from: String, _ to: String) -> Int32
+        public var unlinkat: @Sendable (_ dirfd: Int32, _ name: String) -> Int32
+        public var mkdir: @Sendable (_ path: String, _ mode: mode_t) -> Int32
 
-        public init(openat: @escaping (Int32, String, Int32, mode_t) -> Int32,
-                    write: @escaping (Int32, UnsafeRawPointer, Int) -> Int,
-                    fsync: @escaping (Int32) -> Int32,
-                    renameat: @escaping (Int32, String, String) -> Int32,
-                    unlinkat: @escaping (Int32, String) -> Int32,
-                    mkdir: @escaping (String, mode_t) -> Int32) {
+        public init(openat: @escaping @Sendable (Int32, String, Int32, mode_t) -> Int32,
+                    write: @escaping @Sendable (Int32, UnsafeRawPointer, Int) -> Int,
+                    fsync: @escaping @Sendable (Int32) -> Int32,
+                    renameat: @escaping @Sendable (Int32, String, String) -> Int32,
+                    unlinkat: @escaping @Sendable (Int32, String) -> Int32,
+                    mkdir: @escaping @Sendable (String, mode_t) -> Int32) {
             self.openat = openat; self.write = write; self.fsync = fsync
             self.renameat = renameat; self.unlinkat = unlinkat; self.mkdir = mkdir
         }
@@ -137,8 +138,8 @@ public final class FileStateStore: StateStore {
         }
     }
 
-    /// "Permission denied (errno 13)".
-    static func errnoText(_ e: Int32 = errno) -> String { "\(String(cString: strerror(e))) (errno \(e))" }
+    /// "lstat /var/lib/kioskd failed: Permission denied (errno 13)" (see `Posix.error`).
+    static func failed(_ call: String, _ path: String, _ e: Int32 = errno) -> String { Posix.error(call, path: path, errno: e).message }
 
     // MARK: opening the directory
 
@@ -148,11 +149,11 @@ public final class FileStateStore: StateStore {
         var st = stat()
         if lstat(directory, &st) != 0 {
             guard errno == ENOENT else {
-                throw Unusable(message: "cannot look up the state directory \(directory): lstat: \(Self.errnoText())")
+                throw Unusable(message: "cannot look up the state directory \(directory): \(Self.failed("lstat", directory))")
             }
             try makeDirectory(directory)
             guard lstat(directory, &st) == 0 else {
-                throw Unusable(message: "cannot look up the state directory \(directory): lstat: \(Self.errnoText())")
+                throw Unusable(message: "cannot look up the state directory \(directory): \(Self.failed("lstat", directory))")
             }
         }
         if st.st_mode & S_IFMT == S_IFLNK {
@@ -160,7 +161,7 @@ public final class FileStateStore: StateStore {
                 throw KioskError.config("the state directory \(directory) is a symbolic link owned by uid \(st.st_uid), neither this user (uid \(geteuid())) nor root; refusing to keep state through it")
             }
             guard stat(directory, &st) == 0 else {
-                throw Unusable(message: "the state directory \(directory) is a symbolic link to nothing usable: stat: \(Self.errnoText())")
+                throw Unusable(message: "the state directory \(directory) is a symbolic link to nothing usable: \(Self.failed("stat", directory))")
             }
         }
         guard st.st_mode & S_IFMT == S_IFDIR else {
@@ -171,7 +172,7 @@ public final class FileStateStore: StateStore {
         }
         let fd = sys.openat(AT_FDCWD, directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC, 0)
         guard fd >= 0 else {
-            throw Unusable(message: "cannot open the state directory \(directory) to sync it after each save: open: \(Self.errnoText())")
+            throw Unusable(message: "cannot open the state directory \(directory) to sync it after each save: \(Self.failed("open", directory))")
         }
         var ok = false
         defer { if !ok { Glibc.close(fd) } }
@@ -179,8 +180,8 @@ public final class FileStateStore: StateStore {
         guard fstat(fd, &fst) == 0, fst.st_dev == st.st_dev, fst.st_ino == st.st_ino else {
             throw Unusable(message: "the state directory \(directory) changed while it was being opened")
         }
-        guard faccessat(fd, ".", W_OK, AT_EACCESS) == 0 else {
-            throw Unusable(message: "the state directory \(directory) is not writable by this user (uid \(geteuid())): \(Self.errnoText())")
+        if let problem = DirectoryAccess.writeProblem(directory, fd: fd) {
+            throw Unusable(message: "the state directory \(problem.message)")
         }
         try lock(fd)
         ok = true
@@ -206,7 +207,7 @@ public final class FileStateStore: StateStore {
         } else if e == EEXIST {
             return
         }
-        throw Unusable(message: "cannot create the state directory \(directory): mkdir \(path): \(Self.errnoText(e == ENOENT ? errno : e))")
+        throw Unusable(message: "cannot create the state directory \(directory): \(Self.failed("mkdir", path, e == ENOENT ? errno : e))")
     }
 
     /// Takes the exclusive lock (the first thing done in the directory), or names its holder.
@@ -216,7 +217,7 @@ public final class FileStateStore: StateStore {
         let canWrite = fd >= 0
         if fd < 0 && errno == EACCES { fd = sys.openat(dfd, Self.lockName, O_RDONLY | O_NOFOLLOW | O_CLOEXEC, 0) }
         guard fd >= 0 else {
-            throw Unusable(message: "cannot open the lock file \(directory)/\(Self.lockName): open: \(Self.errnoText())")
+            throw Unusable(message: "cannot open the lock file: \(Self.failed("open", "\(directory)/\(Self.lockName)"))")
         }
         if flock(fd, LOCK_EX | LOCK_NB) != 0 {
             let e = errno
@@ -224,7 +225,7 @@ public final class FileStateStore: StateStore {
             let n = pread(fd, &buf, buf.count, 0)
             Glibc.close(fd)
             guard e == EWOULDBLOCK else {
-                throw Unusable(message: "cannot lock \(directory)/\(Self.lockName): flock: \(Self.errnoText(e))")
+                throw Unusable(message: "cannot lock the state directory: \(Self.failed("flock", "\(directory)/\(Self.lockName)", e))")
             }
             let pid = n > 0 ? String(decoding: buf[..<n], as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines) : ""
             throw KioskError.state("another kioskd (pid \(pid.isEmpty ? "unknown" : pid)) is using the state directory \(directory)")
@@ -314,7 +315,7 @@ public final class FileStateStore: StateStore {
         let body = Array(bytes[(nl + 1)...])
         guard body.count == len else { throw DecodeError.truncated(expected: len, got: body.count) }
         guard checksum(body) == sum else { throw DecodeError.checksum }
-        guard let s = String(validatingUTF8: body.map { CChar(bitPattern: $0) } + [0]) else { throw DecodeError.notUTF8 }
+        guard let s = String(validatingCString: body.map { CChar(bitPattern: $0) } + [0]) else { throw DecodeError.notUTF8 }
         return s
     }
 
@@ -353,7 +354,7 @@ public final class FileStateStore: StateStore {
             if writable {
                 let aside = "\(name).corrupt-\(Self.timestamp())"
                 let moved = Glibc.renameat(dirFD, name, dirFD, aside) == 0
-                msg += moved ? "moved aside to \(directory)/\(aside)" : "could not move it aside: rename: \(Self.errnoText())"
+                msg += moved ? "moved aside to \(directory)/\(aside)" : "could not move it aside: \(Self.failed("rename", path))"
             } else {
                 msg += "left as it is (the state directory is not writable)"
             }
@@ -435,10 +436,10 @@ public final class FileStateStore: StateStore {
         let name = Self.fileName(for: key)
         for n in [name, name + ".bak"] where exists(n) {
             guard sys.renameat(dirFD, n, n + ".migrated") == 0 else {
-                throw KioskError.state("cannot rename \(directory)/\(n) to \(n).migrated: rename: \(Self.errnoText())")
+                throw KioskError.state("cannot retire \(key): \(Self.failed("rename", "\(directory)/\(n) → \(n).migrated"))")
             }
         }
-        guard sys.fsync(dirFD) == 0 else { throw KioskError.state("cannot sync the state directory \(directory): fsync: \(Self.errnoText())") }
+        guard sys.fsync(dirFD) == 0 else { throw failure("fsync", directory) }
         cache[key] = .some(nil)
     }
 
@@ -449,12 +450,12 @@ public final class FileStateStore: StateStore {
         let name = Self.fileName(for: key)
         _ = sys.unlinkat(dirFD, name)
         _ = sys.unlinkat(dirFD, name + ".bak")
-        guard sys.fsync(dirFD) == 0 else { throw KioskError.state("cannot sync the state directory \(directory): fsync: \(Self.errnoText())") }
+        guard sys.fsync(dirFD) == 0 else { throw failure("fsync", directory) }
         cache[key] = .some(nil)
     }
 
     private func failure(_ call: String, _ path: String, _ e: Int32 = errno) -> KioskError {
-        KioskError(.state, "\(call) \(path): \(Self.errnoText(e))", errno: e)
+        KioskError(.state, Self.failed(call, path, e), errno: e)
     }
 
     /// temp file → fsync → (current → .bak) → rename into place → fsync directory; see the type's
@@ -535,7 +536,7 @@ public final class FileStateStore: StateStore {
             }
             // The undo failed: the new value is what a restart reads, so it counts as saved.
             logger.error("saved \(p) but the state directory could not be synced and the change could not be undone; it may not survive a power cut",
-                         metadata: ["state.file": "\(p)", "error": "\(err.message)", "undo_error": "\(Self.errnoText())"])
+                         metadata: ["state.file": "\(p)", "error": "\(err.message)", "undo_error": "\(Self.failed("rename", p))"])
             return
         }
     }

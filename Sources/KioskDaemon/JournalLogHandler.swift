@@ -47,9 +47,8 @@ public struct JournalLogHandler: LogHandler {
         return head + text + (meta.isEmpty ? "" : " [\(meta)]")
     }
 
-    public func log(level: Logger.Level, message: Logger.Message, metadata: Logger.Metadata?,
-                    source: String, file: String, function: String, line: UInt) {
-        let s = format(level: level, message: message, metadata: metadata) + "\n"
+    public func log(event: LogEvent) {
+        let s = format(level: event.level, message: event.message, metadata: event.metadata) + "\n"
         JournalLogHandler.lock.lock()
         defer { JournalLogHandler.lock.unlock() }
         FileHandle.standardError.write(Data(s.utf8))

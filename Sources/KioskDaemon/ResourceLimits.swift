@@ -1,4 +1,5 @@
 import Foundation
+import KioskPosix
 import Logging
 
 /// Process resource limits kioskd adjusts at start.
@@ -9,22 +10,20 @@ public enum ResourceLimits {
     @discardableResult
     public static func raiseOpenFileLimit(logger: Logger) -> (soft: UInt64, hard: UInt64)? {
         var lim = rlimit()
-        guard getrlimit(Int32(RLIMIT_NOFILE.rawValue), &lim) == 0 else {
-            let e = errno
-            logger.warning("cannot read the open file limit", metadata: ["error": "getrlimit(RLIMIT_NOFILE) failed: \(String(cString: strerror(e))) (errno \(e))"])
+        do { try Posix.call("getrlimit(RLIMIT_NOFILE)") { getrlimit(Int32(RLIMIT_NOFILE.rawValue), &lim) } } catch {
+            logger.warning("cannot read the open file limit", metadata: ["error": "\(error)"])
             return nil
         }
         let before = UInt64(lim.rlim_cur)
         if lim.rlim_cur < lim.rlim_max {
             var raised = lim
             raised.rlim_cur = lim.rlim_max
-            if setrlimit(Int32(RLIMIT_NOFILE.rawValue), &raised) == 0 {
+            do {
+                try Posix.call("setrlimit(RLIMIT_NOFILE)") { setrlimit(Int32(RLIMIT_NOFILE.rawValue), &raised) }
                 lim = raised
-            } else {
-                let e = errno
+            } catch {
                 logger.warning("cannot raise the open file limit", metadata: [
-                    "soft": "\(lim.rlim_cur)", "hard": "\(lim.rlim_max)",
-                    "error": "setrlimit(RLIMIT_NOFILE) failed: \(String(cString: strerror(e))) (errno \(e))"])
+                    "soft": "\(lim.rlim_cur)", "hard": "\(lim.rlim_max)", "error": "\(error)"])
             }
         }
         logger.debug("open file limit", metadata: ["soft": "\(lim.rlim_cur)", "hard": "\(lim.rlim_max)", "soft_at_start": "\(before)"])

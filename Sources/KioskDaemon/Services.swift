@@ -1,4 +1,5 @@
 import Foundation
+import KioskControl
 import KioskCore
 import KioskRender
 import Logging
@@ -7,13 +8,13 @@ import KioskPosix
 
 /// Runs the render/event loop on its own thread: the daemon starts on it, and a graceful
 /// shutdown stops the scenes, input and display there (the display restores the console).
-public final class RenderLoopService: Service, @unchecked Sendable {
-    public let daemon: Daemon
+public final class RenderLoopService: Service {
+    private let daemon: LoopBound<Daemon>
     private let notifier: SystemdNotifier
     private let logger: Logger
 
     public init(daemon: Daemon, notifier: SystemdNotifier, logger: Logger) {
-        self.daemon = daemon
+        self.daemon = LoopBound(daemon, loop: daemon.loop)
         self.notifier = notifier
         self.logger = logger
     }
@@ -25,7 +26,7 @@ public final class RenderLoopService: Service, @unchecked Sendable {
         let finished = OneShot<Error?>()
         let thread = Thread {
             loop.post {
-                daemon.start()
+                daemon.value.start()
                 notifier.startWatchdog(on: loop)
             }
             do {
@@ -47,7 +48,7 @@ public final class RenderLoopService: Service, @unchecked Sendable {
             loop.post {
                 notifier.stopping()
                 notifier.stopWatchdog(on: loop)
-                daemon.shutdown()
+                daemon.value.shutdown()
                 loop.stop()
             }
         }
@@ -66,7 +67,7 @@ public final class RenderLoopService: Service, @unchecked Sendable {
 /// first: it stops accepting, lets the requests it has received be carried out and answered
 /// (bounded by `ControlLimits.drainTimeout`) while the render loop still runs, and only then
 /// returns, after which the render loop is stopped.
-public final class ControlServerService: Service, @unchecked Sendable {
+public final class ControlServerService: Service {
     public let server: ControlServer
     public init(server: ControlServer) { self.server = server }
 
@@ -79,6 +80,7 @@ public final class ControlServerService: Service, @unchecked Sendable {
 
 /// A value set once from any thread and awaited once.
 final class OneShot<T: Sendable>: @unchecked Sendable {
+    // @unchecked: `result` and `waiter` are read and written only with `lock` held.
     private let lock = NSLock()
     private var result: T?
     private var waiter: CheckedContinuation<T, Never>?
@@ -144,9 +146,9 @@ public enum DaemonRunner {
     /// deadline passed before the loop got to it (then it is dropped and answered 503).
     public static func makeControlServer(settings: ControlSettings, limits: ControlLimits = ControlLimits(),
                                          daemon: Daemon, logger: Logger) -> ControlServer {
-        let loop = daemon.loop
+        let daemon = LoopBound(daemon, loop: daemon.loop)
         return ControlServer(settings: settings, limits: limits, logger: logger) { job in
-            loop.post { job.run { daemon.handle($0) } }
+            daemon.post { daemon in job.run { daemon.handle($0) } }
         }
     }
 
@@ -163,23 +165,13 @@ public enum DaemonRunner {
 
         let server = makeControlServer(settings: config.control, daemon: daemon, logger: logger)
 
-        // SIGHUP: reload on the loop.
-        signal(SIGHUP, SIG_IGN)
-        let hup = DispatchSource.makeSignalSource(signal: SIGHUP, queue: .global())
-        hup.setEventHandler {
-            loop.post {
-                logger.notice("SIGHUP: reloading the config", metadata: ["config": "\(daemon.config.file)"])
-                notifier.reloading()
-                daemon.reload()
-                notifier.ready()
-            }
+        // SIGHUP, SIGUSR1, SIGUSR2 (SIGTERM and SIGINT stop the group below).
+        let handoff = DisplayHandoff(display: LoopBound(daemon.display, loop: loop), logger: logger)
+        let signals = DaemonSignals(daemon: LoopBound(daemon, loop: loop), handoff: handoff, notifier: notifier, logger: logger)
+        defer {
+            signals.cancel()
+            handoff.restore()
         }
-        hup.resume()
-        defer { hup.cancel() }
-
-        // SIGUSR1 / SIGUSR2: hand the display to another program and take it back.
-        let releaseHandoff = installDisplayHandoff(daemon: daemon, loop: loop, logger: logger)
-        defer { releaseHandoff() }
 
         var groupConfig = ServiceGroupConfiguration(
             services: [
@@ -187,18 +179,11 @@ public enum DaemonRunner {
                 // A control server that cannot start stops the render loop gracefully (console restored).
                 .init(service: ControlServerService(server: server), failureTerminationBehavior: .gracefullyShutdownGroup),
             ],
-            gracefulShutdownSignals: [.sigterm, .sigint],
+            gracefulShutdownSignals: DaemonSignals.gracefulStop,
             logger: logger)
         groupConfig.maximumGracefulShutdownDuration = .seconds(stopSeconds)
         let group = ServiceGroup(configuration: groupConfig)
         try await group.run()
-    }
-
-    /// SIGUSR1 drops DRM master (another program may take the display), SIGUSR2 takes it back
-    /// (the signals a `VT_PROCESS` console switch sends). Returns the undo.
-    static func installDisplayHandoff(daemon: Daemon, loop: EventLoop, logger: Logger) -> () -> Void {
-        let handoff = DisplayHandoff(display: daemon.display, loop: loop, logger: logger)
-        return { handoff.restore() }
     }
 
     /// Renders the configured scene on the headless backend and writes what the viewer sees as

@@ -2,12 +2,14 @@ import CSystemd
 import KioskCore
 import Logging
 import KioskPosix
+import NIOConcurrencyHelpers
 
 /// Talks to systemd's service manager (Type=notify): readiness, status lines, watchdog pets.
 /// Every call is a no-op when kioskd was not started by systemd (no `NOTIFY_SOCKET`).
-public final class SystemdNotifier: @unchecked Sendable {
+public final class SystemdNotifier: Sendable {
     private let logger: Logger
-    private var watchdogTimer: EventLoop.TimerID?
+    /// The pending watchdog pet, armed and cancelled on the loop's thread.
+    private let watchdogTimer = NIOLockedValueBox<EventLoop.TimerID?>(nil)
 
     public init(logger: Logger) { self.logger = logger }
 
@@ -35,20 +37,23 @@ public final class SystemdNotifier: @unchecked Sendable {
     /// stops petting and systemd restarts kioskd. No-op without WatchdogSec=.
     public func startWatchdog(on loop: EventLoop, intervalUsec: UInt64? = SystemdNotifier.watchdogMicroseconds()) {
         guard let usec = intervalUsec else { return }
+        loop.assertInLoop()
         let period = Int64(usec) * 1000 / 2
         logger.info("systemd watchdog enabled", metadata: ["watchdog.period_ms": "\(period / 1_000_000)"])
         func arm() {
-            watchdogTimer = try? loop.schedule(after: period) { [weak self] _ in
+            let t = try? loop.schedule(after: period) { [weak self] _ in
                 guard let self else { return }
                 self.notify("WATCHDOG=1")
                 arm()
             }
+            watchdogTimer.withLockedValue { $0 = t }
         }
         notify("WATCHDOG=1")
         arm()
     }
 
     public func stopWatchdog(on loop: EventLoop) {
-        if let t = watchdogTimer { loop.cancel(t); watchdogTimer = nil }
+        loop.assertInLoop()
+        if let t = watchdogTimer.withLockedValue({ t in defer { t = nil }; return t }) { loop.cancel(t) }
     }
 }

@@ -74,21 +74,11 @@ struct PaintingFiles {
 
 extension PaintScene {
     /// The longest file name `save(name:)` takes, in bytes.
-    public static let maxFileNameBytes = 100
+    public static let maxFileNameBytes = PaintingFileName.maxBytes
 
-    /// A file name for a saved painting: letters, digits, '.', '_' and '-', not starting with a
-    /// dot, ending in ".png", at most `maxFileNameBytes` bytes.
-    public static func validateFileName(_ name: String) throws {
-        func refuse(_ why: String) -> KioskError {
-            KioskError(.control, "painting name \"\(name)\" \(why); expected a file name such as drawing-1.png (letters, digits, '.', '_', '-'; ending in .png; at most \(maxFileNameBytes) bytes)")
-        }
-        guard name.utf8.count <= maxFileNameBytes else { throw refuse("is \(name.utf8.count) bytes long") }
-        guard name.utf8.allSatisfy({ ($0 >= 0x30 && $0 <= 0x39) || ($0 >= 0x41 && $0 <= 0x5A) || ($0 >= 0x61 && $0 <= 0x7A) || $0 == 0x2E || $0 == 0x5F || $0 == 0x2D }) else {
-            throw refuse(name.contains("/") ? "contains '/': paintings are saved in the paintings folder only" : "contains a character other than letters, digits, '.', '_' and '-'")
-        }
-        guard !name.hasPrefix(".") else { throw refuse("starts with a dot") }
-        guard name.hasSuffix(".png"), name.count > 4 else { throw refuse("does not end in .png") }
-    }
+    /// A file name for a saved painting (the rule is `PaintingFileName.validate`, shared with
+    /// the control protocol).
+    public static func validateFileName(_ name: String) throws { try PaintingFileName.validate(name) }
 }
 
 /// Writes a new file in one go: created exclusively (never over an existing file, never through a

@@ -1,7 +1,7 @@
 import ArgumentParser
 import Foundation
-import KioskDaemon
-import NIOHTTP1
+import KioskControl
+import KioskPosix
 
 /// Options every subcommand shares.
 struct Connection: ParsableArguments {
@@ -31,20 +31,20 @@ struct Connection: ParsableArguments {
         return text.count <= limit ? text : "\(text.prefix(limit))… (\(body.count) bytes)"
     }
 
-    /// Sends a request expecting a JSON answer; prints it; exits 1 on an error status, 2 when
-    /// kioskd did not answer or its answer is not a JSON object, 3 on a timeout.
-    func call(_ method: HTTPMethod, _ path: String, _ body: [String: Any]? = nil, show: (([String: Any]) -> String)? = nil) throws {
+    /// Sends `command` expecting a JSON answer of type `T`; prints it (with `show`, or as it came
+    /// with --json); exits 1 on an error status, 2 when kioskd did not answer or its answer is not
+    /// the expected JSON, 3 on a timeout.
+    func call<T: Decodable>(_ command: ControlCommand, as type: T.Type, show: (T) -> String) throws {
         let client = ControlClient(socketPath: socket, timeout: timeout)
         let r: ControlResponse
         do {
-            r = try client.send(method: method, path: path, json: body)
+            r = try client.send(command)
         } catch let e as ControlClientError {
             Self.complain(e.description)
             throw ExitCode(e.kind == .timeout ? 3 : 2)
         }
-        let object = r.jsonObject
         guard r.status < 400 else {
-            if let msg = object?["error"] as? String {
+            if let msg = r.errorMessage {
                 Self.complain("\(msg) (HTTP \(r.status))")
             } else if r.body.isEmpty {
                 Self.complain("kioskd refused the request with HTTP \(r.status) and no explanation")
@@ -53,16 +53,37 @@ struct Connection: ParsableArguments {
             }
             throw ExitCode(1)
         }
-        guard let o = object else {
+        guard r.jsonObject != nil else {
             let what = r.body.isEmpty ? "an empty body" : "non-JSON (\(r.contentType)): \(Self.excerpt(r.body))"
             Self.complain("kioskd answered HTTP \(r.status) with \(what)")
             throw ExitCode(2)
         }
-        if json || show == nil {
+        if json {
             print(String(decoding: r.body, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines))
-        } else {
-            print(show!(o))
+            return
         }
+        let answer: T
+        do { answer = try r.decode(T.self) } catch {
+            Self.complain("kioskd answered HTTP \(r.status) with JSON that is not a \(command.request.method) \(command.request.path) answer (\(Self.decodingProblem(error))): \(Self.excerpt(r.body))")
+            throw ExitCode(2)
+        }
+        print(show(answer))
+    }
+
+    /// What is wrong with an answer, in a few words ("missing key 'scene'").
+    static func decodingProblem(_ error: Error) -> String {
+        guard let e = error as? DecodingError else { return "\(error)" }
+        switch e {
+        case .keyNotFound(let k, _): return "missing key '\(k.stringValue)'"
+        case .typeMismatch(_, let c), .valueNotFound(_, let c), .dataCorrupted(let c):
+            return "unexpected value at '\(c.codingPath.map(\.stringValue).joined(separator: "."))'"
+        @unknown default: return "\(e)"
+        }
+    }
+
+    /// A JSON number as JSON writes it: 60, not 60.0.
+    static func number(_ v: Double) -> String {
+        v == v.rounded() && abs(v) < 1e15 ? "\(Int64(v))" : "\(v)"
     }
 }
 
@@ -84,17 +105,18 @@ struct Status: ParsableCommand {
     static let configuration = CommandConfiguration(abstract: "Show the scene, theme, output, frame statistics and input devices.")
     @OptionGroup var c: Connection
     func run() throws {
-        try c.call(.GET, "/status") { o in
+        try c.call(.status, as: StatusAnswer.self) { o in
+            let n = Connection.number
             var lines: [String] = []
-            lines.append("scene:   \(o["scene"] ?? "?") (\(o["scene_kind"] ?? "?")): \(o["scene_summary"] ?? "")")
-            lines.append("scenes:  \((o["scenes"] as? [String])?.joined(separator: ", ") ?? "")")
-            lines.append("theme:   \(o["theme"] ?? "?")")
-            lines.append("output:  \(o["output"] ?? "?"), mode \(o["mode"] ?? "?"), rotation \(o["rotation"] ?? 0)\((o["blanked"] as? Bool) == true ? ", blanked" : "")")
-            let f = o["frame_ms"] as? [String: Any] ?? [:]
-            lines.append("frames:  \(o["frames"] ?? 0), \(o["fps"] ?? 0) fps, frame ms p50 \(f["p50"] ?? 0) p90 \(f["p90"] ?? 0) p99 \(f["p99"] ?? 0) max \(f["max"] ?? 0)")
-            lines.append("uptime:  \(o["uptime_seconds"] ?? 0) s")
-            let devs = (o["input_devices"] as? [[String: Any]]) ?? []
-            lines.append("input:   " + (devs.isEmpty ? "none" : devs.map { "\($0["name"] ?? "?") (\($0["sysname"] ?? "?"): \(($0["capabilities"] as? [String])?.joined(separator: "+") ?? ""))" }.joined(separator: ", ")))
+            lines.append("scene:   \(o.scene) (\(o.sceneKind)): \(o.sceneSummary)")
+            lines.append("scenes:  \(o.scenes.joined(separator: ", "))")
+            lines.append("theme:   \(o.theme)")
+            lines.append("output:  \(o.output), mode \(o.mode), rotation \(o.rotation)\(o.blanked ? ", blanked" : "")")
+            let f = o.frameMs
+            lines.append("frames:  \(o.frames), \(n(o.fps)) fps, frame ms p50 \(n(f.p50)) p90 \(n(f.p90)) p99 \(n(f.p99)) max \(n(f.max))")
+            lines.append("uptime:  \(n(o.uptimeSeconds)) s")
+            let devs = o.inputDevices
+            lines.append("input:   " + (devs.isEmpty ? "none" : devs.map { "\($0.name) (\($0.sysname): \($0.capabilities.joined(separator: "+")))" }.joined(separator: ", ")))
             return lines.joined(separator: "\n")
         }
     }
@@ -104,14 +126,14 @@ struct SceneCmd: ParsableCommand {
     static let configuration = CommandConfiguration(commandName: "scene", abstract: "Show the scene with this name.")
     @OptionGroup var c: Connection
     @Argument(help: "Scene name (a [scene.NAME] of the config).") var name: String
-    func run() throws { try c.call(.POST, "/scene", ["name": name]) { "scene: \($0["scene"] ?? name)" } }
+    func run() throws { try c.call(.scene(name: name), as: ChoiceAnswer.self) { "scene: \($0.scene ?? name)" } }
 }
 
 struct ThemeCmd: ParsableCommand {
     static let configuration = CommandConfiguration(commandName: "theme", abstract: "Switch to this theme (built-in or a file in theme_dir).")
     @OptionGroup var c: Connection
     @Argument(help: "Theme name.") var name: String
-    func run() throws { try c.call(.POST, "/theme", ["name": name]) { "theme: \($0["theme"] ?? name)" } }
+    func run() throws { try c.call(.theme(name: name), as: ChoiceAnswer.self) { "theme: \($0.theme ?? name)" } }
 }
 
 struct CounterCmd: ParsableCommand {
@@ -145,11 +167,11 @@ struct CounterCmd: ParsableCommand {
     }
 
     func run() throws {
-        let enc = name.addingPercentEncoding(withAllowedCharacters: .urlPathAllowed.subtracting(CharacterSet(charactersIn: "/"))) ?? name
-        if operation == "get" {
-            try c.call(.GET, "/counter/\(enc)") { "\($0["value"] ?? "?")" }
+        guard let op = ControlCommand.CounterOp(rawValue: operation) else { return } // checked by validate
+        if op == .get {
+            try c.call(.counter(name: name, op: .get, value: nil), as: CounterAnswer.self) { "\($0.value)" }
         } else {
-            try c.call(.POST, "/counter/\(enc)/\(operation)", value.map { ["value": $0] }) { "\($0["counter"] ?? name) = \($0["value"] ?? "?")" }
+            try c.call(.counter(name: name, op: op, value: value), as: CounterAnswer.self) { "\($0.counter) = \($0.value)" }
         }
     }
 }
@@ -166,10 +188,11 @@ struct PaintCmd: ParsableCommand {
         if name != nil && operation != "save" { throw ValidationError("only 'save' takes a name") }
     }
     func run() throws {
-        try c.call(.POST, "/paint/\(operation)", name.map { ["name": $0] }) { o in
-            var s = "\(operation): \(o["strokes"] ?? 0) strokes"
-            if let p = o["path"] { s += ", saved \(p)" }
-            if let ch = o["changed"] as? Bool, !ch { s += " (nothing to \(operation))" }
+        guard let op = ControlCommand.PaintOp(rawValue: operation) else { return } // checked by validate
+        try c.call(.paint(op: op, name: name), as: PaintAnswer.self) { o in
+            var s = "\(operation): \(o.strokes) strokes"
+            if let p = o.path { s += ", saved \(p)" }
+            if let ch = o.changed, !ch { s += " (nothing to \(operation))" }
             return s
         }
     }
@@ -182,40 +205,36 @@ struct Screenshot: ParsableCommand {
     func run() throws {
         let client = ControlClient(socketPath: c.socket, timeout: c.timeout)
         let r: ControlResponse
-        do { r = try client.send(method: .POST, path: "/screenshot", body: []) } catch let e as ControlClientError {
+        do { r = try client.send(.screenshot) } catch let e as ControlClientError {
             FileHandle.standardError.write(Data("kioskctl: \(e.description)\n".utf8))
             throw ExitCode(e.kind == .timeout ? 3 : 2)
         }
         guard r.status == 200, r.contentType == "image/png" else {
-            let msg = (r.jsonObject?["error"] as? String) ?? String(decoding: r.body, as: UTF8.self)
+            let msg = r.errorMessage ?? String(decoding: r.body, as: UTF8.self)
             FileHandle.standardError.write(Data("kioskctl: \(msg) (HTTP \(r.status))\n".utf8))
             throw ExitCode(1)
         }
-        if let failure = Self.write(r.body, to: file) {
-            FileHandle.standardError.write(Data("kioskctl: cannot write \(file): \(failure)\n".utf8))
+        do { try Self.write(r.body, to: file) } catch {
+            FileHandle.standardError.write(Data("kioskctl: cannot write the screenshot: \(error)\n".utf8))
             throw ExitCode(1)
         }
         print("wrote \(file) (\(r.body.count) bytes)")
     }
 
-    /// Writes `bytes` to `path` (created or truncated, mode 0644); nil, or the failed call and errno.
-    static func write(_ bytes: [UInt8], to path: String) -> String? {
-        func failure(_ call: String) -> String { "\(call): \(String(cString: strerror(errno))) (errno \(errno))" }
-        let fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
-        guard fd >= 0 else { return failure("open") }
+    /// Writes `bytes` to `path` (created or truncated, mode 0644); errors name the call, the path and errno.
+    static func write(_ bytes: [UInt8], to path: String) throws {
+        let fd = try Posix.call("open", path: path) { open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644) }
         var done = 0
-        while done < bytes.count {
-            let n = bytes.withUnsafeBytes { Glibc.write(fd, $0.baseAddress! + done, $0.count - done) }
-            if n < 0 {
-                if errno == EINTR { continue }
-                let f = failure("write")
-                close(fd)
-                return f
+        do {
+            while done < bytes.count {
+                done += try Posix.call("write", path: path) { bytes.withUnsafeBytes { Glibc.write(fd, $0.baseAddress! + done, $0.count - done) } }
             }
-            done += n
+        } catch {
+            close(fd)
+            throw error
         }
-        if close(fd) != 0 { return failure("close") }
-        return nil
+        // Not retried on EINTR: the descriptor is gone either way.
+        if close(fd) != 0 { throw Posix.error("close", path: path, errno: errno) }
     }
 }
 
@@ -224,21 +243,21 @@ struct Blank: ParsableCommand {
     @OptionGroup var c: Connection
     @Argument(help: "on or off.") var state: String
     func validate() throws { guard ["on", "off"].contains(state) else { throw ValidationError("expected on or off, got '\(state)'") } }
-    func run() throws { try c.call(.POST, "/blank", ["on": state == "on"]) { "screen: \(($0["blanked"] as? Bool) == true ? "blanked" : "on")" } }
+    func run() throws { try c.call(.blank(on: state == "on"), as: BlankAnswer.self) { "screen: \($0.blanked ? "blanked" : "on")" } }
 }
 
 struct Reload: ParsableCommand {
     static let configuration = CommandConfiguration(abstract: "Reload the config file (a bad config is reported and the running one kept).")
     @OptionGroup var c: Connection
-    func run() throws { try c.call(.POST, "/reload") { "\($0["message"] ?? "reloaded")" } }
+    func run() throws { try c.call(.reload, as: ReloadAnswer.self) { $0.message } }
 }
 
 struct Outputs: ParsableCommand {
     static let configuration = CommandConfiguration(abstract: "Show the display output kioskd drives.")
     @OptionGroup var c: Connection
     func run() throws {
-        try c.call(.GET, "/outputs") { o in
-            ((o["outputs"] as? [[String: Any]]) ?? []).map { "\($0["description"] ?? "?"): logical \($0["logical_size"] ?? "none"), rotation \($0["rotation"] ?? 0)\(($0["blanked"] as? Bool) == true ? ", blanked" : "")" }.joined(separator: "\n")
+        try c.call(.outputs, as: OutputsAnswer.self) { o in
+            o.outputs.map { "\($0.description): logical \($0.logicalSize ?? "none"), rotation \($0.rotation)\($0.blanked ? ", blanked" : "")" }.joined(separator: "\n")
         }
     }
 }

@@ -1,4 +1,5 @@
 import Foundation
+import KioskControl
 import KioskCore
 @testable import KioskDaemon
 import KioskRender

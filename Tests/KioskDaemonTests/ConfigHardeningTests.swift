@@ -185,7 +185,7 @@ import Testing
         let m1 = configError { _ = try DaemonConfig.load(path: d, environment: [:]) }
         #expect(m1 == "\(d): cannot read the config file: it is a directory, expected a file")
         let m2 = configError { _ = try DaemonConfig.load(path: "\(d)/none.toml", environment: [:]) }
-        #expect(m2 == "\(d)/none.toml: cannot read the config file: open: No such file or directory (errno 2)")
+        #expect(m2 == "\(d)/none.toml: cannot read the config file: open \(d)/none.toml failed: No such file or directory (errno 2)")
     }
 
     @Test func hugeFileIsRefused() {

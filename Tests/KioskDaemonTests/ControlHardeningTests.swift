@@ -1,7 +1,9 @@
 import Foundation
+import KioskControl
 import KioskCore
 @testable import KioskDaemon
 import Logging
+import NIOConcurrencyHelpers
 import NIOCore
 import ServiceLifecycle
 import Testing
@@ -102,15 +104,6 @@ func serverSockets(_ dir: String) -> Int {
     return n - 1
 }
 
-/// Runs `body` on the daemon's loop thread and returns its value.
-func onLoop<T>(_ daemon: Daemon, _ body: @escaping () -> T) -> T {
-    let sem = DispatchSemaphore(value: 0)
-    nonisolated(unsafe) var out: T?
-    daemon.loop.post { out = body(); sem.signal() }
-    sem.wait()
-    return out!
-}
-
 /// Polls `cond` every 10 ms for at most `seconds`; returns its last value.
 @discardableResult
 func waitFor(_ seconds: Double, _ cond: () -> Bool) -> Bool {
@@ -124,29 +117,23 @@ func waitFor(_ seconds: Double, _ cond: () -> Bool) -> Bool {
 
 @Suite(.serialized) struct ControlHardeningTests {
     /// The daemon's loop on a thread with a control server in front of it, with `limits`.
-    final class Harness: @unchecked Sendable {
-        let daemon: Daemon
+    final class Harness: Sendable {
+        let loop: LoopThread
         let server: ControlServer
-        let thread: Thread
         let sock: String
         init(_ dir: String, limits: ControlLimits = ControlLimits()) throws {
-            daemon = try makeDaemon(dir)
+            let daemon = try makeDaemon(dir)
             sock = "\(dir)/c.sock"
             server = DaemonRunner.makeControlServer(settings: daemon.config.control, limits: limits, daemon: daemon, logger: quietLogger)
             try server.start()
-            let d = daemon
-            thread = Thread { d.start(); try? d.loop.run() }
-            thread.start()
+            loop = LoopThread(daemon)
         }
         func get(_ name: String) -> Int {
-            onLoop(daemon) { self.daemon.handle(.counter(name: name, op: .get, value: nil)).jsonObject?["value"] as? Int ?? -1 }
+            loop.run { $0.handle(.counter(name: name, op: .get, value: nil)).jsonObject?["value"] as? Int ?? -1 }
         }
         func stop() {
             server.stop()
-            let d = daemon
-            let sem = DispatchSemaphore(value: 0)
-            daemon.loop.post { d.shutdown(); d.loop.stop(); sem.signal() }
-            sem.wait()
+            loop.stop()
         }
     }
 
@@ -161,7 +148,7 @@ func waitFor(_ seconds: Double, _ cond: () -> Bool) -> Bool {
         defer { h.stop() }
         // The clock scene draws a frame every second: frames must keep coming meanwhile.
         #expect(try ControlClient(socketPath: h.sock, timeout: 5).send(method: .POST, path: "/scene", json: ["name": "clock"]).status == 200)
-        let framesBefore = onLoop(h.daemon) { h.daemon.manager.frameCount }
+        let framesBefore = h.loop.run { $0.manager.frameCount }
 
         let held = (0..<(limits.maxConnections + 200)).compactMap { _ in RawConn(h.sock, receiveTimeout: 3) }
         #expect(held.count == limits.maxConnections + 200)
@@ -200,7 +187,7 @@ func waitFor(_ seconds: Double, _ cond: () -> Bool) -> Bool {
             if c.readAll().1 != .eof { stillOpen += 1 }
         }
         #expect(stillOpen == 0, "\(stillOpen) idle connections still open 6 s later")
-        let framesAfter = onLoop(h.daemon) { h.daemon.manager.frameCount }
+        let framesAfter = h.loop.run { $0.manager.frameCount }
         #expect(framesAfter > framesBefore, "the render loop kept presenting frames (\(framesBefore) → \(framesAfter))")
 
         let r = try ControlClient(socketPath: h.sock, timeout: 5).send(method: .POST, path: "/counter/HOME/inc")
@@ -277,7 +264,7 @@ func waitFor(_ seconds: Double, _ cond: () -> Bool) -> Bool {
         #expect(h.get("HOME") == 0)
         // The render loop is blocked for longer than the timeout.
         let release = DispatchSemaphore(value: 0)
-        h.daemon.loop.post { _ = release.wait(timeout: .now() + 10) }
+        h.loop.daemon.loop.post { _ = release.wait(timeout: .now() + 10) }
         let r = try ControlClient(socketPath: h.sock, timeout: 5).send(method: .POST, path: "/counter/HOME/inc")
         #expect(r.status == 503)
         #expect(r.jsonObject?["error"] as? String == "kioskd is busy: the render loop did not start the request within 200 ms; not carried out")
@@ -299,7 +286,7 @@ func waitFor(_ seconds: Double, _ cond: () -> Bool) -> Bool {
                 job.run { cmd in
                     if case .scene(let name) = cmd {
                         usleep(name == "slow" ? 1_500_000 : 300_000)
-                        return .ok(["scene": name])
+                        return .json(200, ChoiceAnswer(scene: name))
                     }
                     return .error(404, "no")
                 }
@@ -369,15 +356,22 @@ func waitFor(_ seconds: Double, _ cond: () -> Bool) -> Bool {
         defer { h.stop() }
         let c = RawConn(h.sock, receiveTimeout: 5)!
         let body = [UInt8](repeating: 0x20, count: 1 << 20)
-        nonisolated(unsafe) var sendErrno: Int32 = -1
-        let writer = Thread { sendErrno = c.send(Array("POST /scene HTTP/1.1\r\nContent-Length: \(body.count)\r\n\r\n".utf8) + body) }
+        let sendErrno = NIOLockedValueBox<Int32>(-1)
+        let sent = DispatchSemaphore(value: 0)
+        let writer = Thread {
+            let e = c.send(Array("POST /scene HTTP/1.1\r\nContent-Length: \(body.count)\r\n\r\n".utf8) + body)
+            sendErrno.withLockedValue { $0 = e }
+            sent.signal()
+        }
         writer.start()
         let (text, end) = c.readAll()
         #expect(text.hasPrefix("HTTP/1.1 413"), "\(text.prefix(200))")
         #expect(jsonError(bodyOf(text)) == "request body too large: at most 65536 bytes")
         #expect(end == .eof)
-        waitFor(3) { sendErrno != -1 }
-        #expect(sendErrno == 0, "the client could send its whole body (errno \(sendErrno))")
+        // Joins the writer.
+        #expect(sent.wait(timeout: .now() + 5) == .success, "the client's send did not return within 5 s")
+        let errnum = sendErrno.withLockedValue { $0 }
+        #expect(errnum == 0, "the client could send its whole body (errno \(errnum))")
         // The NIO client (kioskctl) gets the answer too.
         let r = try ControlClient(socketPath: h.sock, timeout: 5).send(method: .POST, path: "/scene", body: body)
         #expect(r.status == 413)
@@ -453,8 +447,8 @@ struct CollectingLogHandler: LogHandler {
         dup2(errFD, 2)
         await group.triggerGracefulShutdown()
         try await run
-        _ = done.wait(timeout: .now() + 10)
-        try await Task.sleep(nanoseconds: 200_000_000)
+        // The group has returned: the server's threads are shut down, so nothing more is reported.
+        #expect(done.wait(timeout: .now() + 10) == .success, "the clients did not finish within 10 s of the stop")
         fflush(stderr)
         dup2(savedErr, 2)
         close(savedErr)

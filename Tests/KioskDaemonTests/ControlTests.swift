@@ -1,4 +1,5 @@
 import Foundation
+import KioskControl
 import KioskCore
 @testable import KioskDaemon
 import KioskRender
@@ -104,9 +105,9 @@ func makeDaemon(_ dir: String, extra: String = "", digits: Int = 2) throws -> Da
         #expect(shot.contentType == "image/png")
         #expect(Array(shot.body.prefix(4)) == [0x89, 0x50, 0x4E, 0x47])
         let status = daemon.status()
-        #expect(status["scene"] as? String == "clock")
-        #expect(status["theme"] as? String == "high-contrast")
-        #expect(status["mode"] as? String == "320x200")
+        #expect(status.scene == "clock")
+        #expect(status.theme == "high-contrast")
+        #expect(status.mode == "320x200")
         daemon.shutdown()
 
         // A restart finds the counter, the scene and the theme again.
@@ -147,26 +148,20 @@ func makeDaemon(_ dir: String, extra: String = "", digits: Int = 2) throws -> Da
 
 @Suite(.serialized) struct ControlServerTests {
     /// Runs `daemon`'s loop on a thread with a control server in front of it.
-    final class Harness: @unchecked Sendable {
-        let daemon: Daemon
+    final class Harness: Sendable {
+        let loop: LoopThread
         let server: ControlServer
-        let thread: Thread
         init(_ daemon: Daemon, timeoutMs: Int64 = 2000, execute: ControlServer.Execute? = nil) throws {
-            self.daemon = daemon
-            let loop = daemon.loop
             var limits = ControlLimits()
             limits.requestTimeout = .milliseconds(timeoutMs)
-            server = ControlServer(settings: daemon.config.control, limits: limits, logger: quietLogger,
-                                   execute: execute ?? { job in loop.post { job.run { daemon.handle($0) } } })
+            server = execute.map { ControlServer(settings: daemon.config.control, limits: limits, logger: quietLogger, execute: $0) }
+                ?? DaemonRunner.makeControlServer(settings: daemon.config.control, limits: limits, daemon: daemon, logger: quietLogger)
             try server.start()
-            thread = Thread { daemon.start(); try? loop.run() }
-            thread.start()
+            loop = LoopThread(daemon)
         }
         func stop() {
             server.stop()
-            let d = daemon
-            daemon.loop.post { d.shutdown(); d.loop.stop() }
-            Thread.sleep(forTimeInterval: 0.1)
+            loop.stop()
         }
     }
 

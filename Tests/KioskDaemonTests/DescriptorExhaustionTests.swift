@@ -1,4 +1,5 @@
 import Foundation
+import KioskControl
 import KioskCore
 import KioskDaemon
 import Testing
@@ -98,6 +99,7 @@ struct DescriptorExhaustionTests {
         held.removeAll()
         // kioskd closes the connections it had accepted.
         for _ in 0..<200 where openDescriptors(pid) > limit / 2 { usleep(25_000) }
+        #expect(openDescriptors(pid) <= limit / 2, "kioskd still holds \(openDescriptors(pid)) descriptors 5 s after the clients closed")
         let status1 = try ControlClient(socketPath: "\(d)/c.sock", timeout: 5).send(method: .GET, path: "/status").jsonObject ?? [:]
         #expect(status1["scene"] as? String == "clock")
         let f1 = (status1["frames"] as? Int) ?? -1

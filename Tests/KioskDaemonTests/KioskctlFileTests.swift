@@ -1,4 +1,5 @@
 import Foundation
+import KioskControl
 import KioskCore
 import KioskDaemon
 import Testing
@@ -41,6 +42,6 @@ struct KioskctlFileTests {
         #expect(FileManager.default.contents(atPath: "\(d)/shot.png").map { Array($0.prefix(4)) } == [0x89, 0x50, 0x4E, 0x47])
         let (failCode, _, failErr) = try kioskctl(["screenshot", "\(d)/missing/shot.png"] + sock)
         #expect(failCode == 1)
-        #expect(failErr == "kioskctl: cannot write \(d)/missing/shot.png: open: No such file or directory (errno 2)\n")
+        #expect(failErr == "kioskctl: cannot write the screenshot: open \(d)/missing/shot.png failed: No such file or directory (errno 2)\n")
     }
 }

@@ -1,4 +1,5 @@
 import Foundation
+import KioskControl
 import KioskDaemon
 import Testing
 
@@ -165,6 +166,22 @@ struct KioskctlTests {
             #expect(e.contains(message), "\(args): \(e)")
         }
         #expect(s.received.count == 2)
+    }
+
+    /// A JSON answer without the fields of the command's answer type is not understood (exit 2,
+    /// naming the missing key); with --json it is printed as it came.
+    @Test func jsonOfTheWrongShapeIsNotUnderstood() throws {
+        try requireBinary()
+        let d = tempDir()
+        let s = try server(d) { fd, _ in Self.okJSON(fd, #"{"ok": true}"#) }
+        defer { s.stop() }
+        let (code, out, err) = try kioskctl(["status", "--socket", s.path])
+        #expect(code == 2)
+        #expect(out.isEmpty)
+        #expect(err == "kioskctl: kioskd answered HTTP 200 with JSON that is not a GET /status answer (missing key 'scene'): {\"ok\": true}\n")
+        let (jcode, jout, _) = try kioskctl(["status", "--json", "--socket", s.path])
+        #expect(jcode == 0)
+        #expect(jout == "{\"ok\": true}\n")
     }
 
     @Test func nonJSONSuccessIsShownAndFails() throws {

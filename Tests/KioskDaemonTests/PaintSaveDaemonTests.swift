@@ -1,4 +1,5 @@
 import Foundation
+import KioskControl
 import KioskCore
 import KioskRender
 import KioskTesting

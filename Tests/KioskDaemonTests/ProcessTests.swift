@@ -1,4 +1,5 @@
 import Foundation
+import KioskControl
 import KioskCore
 import KioskDaemon
 import Testing
@@ -293,7 +294,7 @@ struct ProcessTests {
         #expect(e1 == "kioskd: \(d)/kioskd.toml:8: key 'control.group': kioskd (uid 65534) is not a member of group \"root\", so it cannot give the control socket to it\n")
         let (c2, e2) = try run(ok.replacingOccurrences(of: "\(open)/c.sock", with: "\(d)/run/c.sock"))
         #expect(c2 == 78)
-        #expect(e2 == "kioskd: \(d)/kioskd.toml:7: key 'control.socket': cannot create \(d)/run/c.sock: \(d) is not writable by uid 65534 (access: Permission denied, errno 13)\n")
+        #expect(e2 == "kioskd: \(d)/kioskd.toml:7: key 'control.socket': cannot create \(d)/run/c.sock: \(d) is not writable by uid 65534: access \(d) failed: Permission denied (errno 13)\n")
     }
 
     /// A state directory the service user cannot write (a read-only root) is a warning, not a
@@ -317,7 +318,16 @@ struct ProcessTests {
         let base = "[display]\nbackend = \"headless\"\n[scene.clock]\nkind = \"clock\"\n[control]\nsocket = \"\(open)/c.sock\"\n"
         let (c1, e1) = try run("state_dir = \"\(d)/ro/state\"\n" + base)
         #expect(c1 == 0, "\(e1)")
-        #expect(e1.hasPrefix("kioskd: warning: \(d)/kioskd.toml:1: key 'state_dir': \(d)/ro/state is not writable by uid 65534 (access: Permission denied, errno 13); kioskd will start, but will not save"), "\(e1)")
+        #expect(e1.hasPrefix("kioskd: warning: \(d)/kioskd.toml:1: key 'state_dir': \(d)/ro/state is not writable by uid 65534: access \(d)/ro/state failed: Permission denied (errno 13); kioskd will start, but will not save"), "\(e1)")
+        // The daemon's state store, opening the same directory, judges it the same way, in the same words.
+        let judged = "\(d)/ro/state is not writable by uid 65534: access \(d)/ro/state failed: Permission denied (errno 13)"
+        let daemon = try Child("/usr/bin/setpriv", ["--reuid=65534", "--regid=65534", "--clear-groups", Binaries.kioskd, "--config", "\(d)/kioskd.toml"],
+                               log: "\(d)/daemon.log")
+        var logged = false
+        for _ in 0..<500 where !logged && daemon.process.isRunning { usleep(20_000); logged = daemon.log.contains("state is not being saved") }
+        daemon.signal(SIGTERM)
+        #expect(daemon.wait(seconds: 10))
+        #expect(daemon.log.contains("state is not being saved: the state directory \(judged); counter changes are refused"), "\(daemon.log)")
         let (c2, e2) = try run("state_dir = \"\(d)/ro/state/sub\"\n" + base)
         #expect(c2 == 0, "\(e2)")
         #expect(e2.contains("warning: \(d)/kioskd.toml:1: key 'state_dir': cannot create \(d)/ro/state/sub: \(d)/ro/state is not writable by uid 65534"), "\(e2)")

@@ -1,45 +1,59 @@
 import Foundation
+import KioskControl
 import KioskCore
 @testable import KioskDaemon
 import Logging
+import NIOConcurrencyHelpers
 import ServiceLifecycle
 import Testing
 
 @Suite struct ServiceShutdownTests {
-    /// Runs the render loop and control server as a ServiceGroup; returns after `body` and the group's end.
-    func runGroup(_ daemon: Daemon, graceSeconds: Int, _ body: @escaping @Sendable (ServiceGroup) async throws -> Void) async throws -> Double {
+    /// Runs the render loop and control server as a ServiceGroup; once the first frame is on
+    /// screen and the socket is in place runs `body`, then stops the group and returns how long
+    /// the stop took.
+    func runGroup(_ daemon: Daemon, graceSeconds: Int, logger: Logger = quietLogger,
+                  _ body: @escaping @Sendable (LoopBound<Daemon>) async throws -> Void) async throws -> Double {
         var limits = ControlLimits()
         limits.requestTimeout = .seconds(2)
-        let server = DaemonRunner.makeControlServer(settings: daemon.config.control, limits: limits, daemon: daemon, logger: quietLogger)
+        let server = DaemonRunner.makeControlServer(settings: daemon.config.control, limits: limits, daemon: daemon, logger: logger)
+        let ready = NIOLockedValueBox(false)
+        daemon.onReady = { ready.withLockedValue { $0 = true } }
+        let socket = daemon.config.control.socketPath
+        let bound = LoopBound(daemon, loop: daemon.loop)
         var config = ServiceGroupConfiguration(services: [
-            .init(service: RenderLoopService(daemon: daemon, notifier: SystemdNotifier(logger: quietLogger), logger: quietLogger)),
+            .init(service: RenderLoopService(daemon: daemon, notifier: SystemdNotifier(logger: quietLogger), logger: logger)),
             .init(service: ControlServerService(server: server)),
-        ], logger: quietLogger)
+        ], logger: logger)
         config.maximumGracefulShutdownDuration = .seconds(graceSeconds)
         let group = ServiceGroup(configuration: config)
         async let run: Void = group.run()
-        try await body(group)
+        // The first frame (READY=1) and the socket: bounded waits that fail the test (generous:
+        // the services start on the shared concurrency pool, which other tests may keep busy).
+        let drawn = try await eventually(seconds: 60) { ready.withLockedValue { $0 } }
+        try #require(drawn, "no first frame within 60 s")
+        let listening = try await eventually(seconds: 30) { FileManager.default.fileExists(atPath: socket) }
+        try #require(listening, "no control socket at \(socket) within 30 s")
+        try await body(bound)
         let t0 = Date()
         await group.triggerGracefulShutdown()
-        try? await run
+        try await run
         return Date().timeIntervalSince(t0)
-    }
-
-    func waitForFirstFrame(_ daemon: Daemon) async throws {
-        for _ in 0..<200 where !FileManager.default.fileExists(atPath: daemon.config.control.socketPath) || daemon.manager.frameCount == 0 {
-            try await Task.sleep(nanoseconds: 20_000_000)
-        }
     }
 
     @Test func gracefulStopShutsDownDisplayAndRemovesSocket() async throws {
         let d = tempDir()
         let daemon = try makeDaemon(d)
-        let took = try await runGroup(daemon, graceSeconds: 5) { _ in
-            try await self.waitForFirstFrame(daemon)
+        let logs = LogCollector()
+        // The bound is far above the stop's own time: what is checked is that nothing waited
+        // one out (the logs), not the wall-clock time of a busy test machine.
+        let took = try await runGroup(daemon, graceSeconds: 30, logger: logs.logger) { _ in
             let r = try ControlClient(socketPath: "\(d)/c.sock", timeout: 5).send(method: .POST, path: "/counter/HOME/inc")
             #expect(r.jsonObject?["value"] as? Int == 1)
         }
-        #expect(took < 3, "stopped in \(took) s")
+        // Nothing waited out a bound: no request was left to drain, the loop stopped by itself.
+        #expect(!logs.all.contains { $0.contains("control requests unfinished at stop") }, "\(logs.all)")
+        #expect(!logs.all.contains { $0.contains("render loop did not stop in time") }, "\(logs.all)")
+        #expect(took < 30, "stopped in \(took) s")
         #expect(daemon.display.logicalSize == nil, "display shut down (headless: disconnected)")
         #expect(!FileManager.default.fileExists(atPath: "\(d)/c.sock"))
         // The acknowledged change is on disk.
@@ -50,12 +64,30 @@ import Testing
     @Test func hungRenderLoopDoesNotHoldTheStopPastTheBound() async throws {
         let d = tempDir()
         let daemon = try makeDaemon(d)
-        let took = try await runGroup(daemon, graceSeconds: 1) { _ in
-            try await self.waitForFirstFrame(daemon)
-            // The loop hangs for 10 s (as a stuck driver call would).
-            daemon.loop.post { sleep(10) }
-            try await Task.sleep(nanoseconds: 100_000_000)
+        let logs = LogCollector()
+        let release = DispatchSemaphore(value: 0)
+        let took = try await runGroup(daemon, graceSeconds: 1, logger: logs.logger) { daemon in
+            // The loop hangs (as a stuck driver call would) until the test releases it.
+            let hung = NIOLockedValueBox(false)
+            daemon.loop.post {
+                hung.withLockedValue { $0 = true }
+                _ = release.wait(timeout: .now() + 60)
+            }
+            let entered = try await eventually(seconds: 5) { hung.withLockedValue { $0 } }
+            #expect(entered, "the loop did not pick up the hanging work")
         }
-        #expect(took < 6, "the group gave up waiting after its 1 s bound instead of the 10 s hang (took \(took) s)")
+        release.signal()
+        #expect(took < 30, "the group gave up waiting after its 1 s bound instead of the 60 s hang (took \(took) s)")
+        #expect(logs.all.contains { $0.contains("render loop did not stop in time") }, "\(logs.all)")
     }
+}
+
+/// Polls `condition` every 10 ms (without blocking a thread) for at most `seconds`; returns its last value.
+func eventually(seconds: Double, _ condition: @Sendable () -> Bool) async throws -> Bool {
+    let end = Date().addingTimeInterval(seconds)
+    while Date() < end {
+        if condition() { return true }
+        try await Task.sleep(nanoseconds: 10_000_000)
+    }
+    return condition()
 }

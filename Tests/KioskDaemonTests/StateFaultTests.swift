@@ -1,4 +1,5 @@
 import Foundation
+import KioskControl
 import KioskCore
 @testable import KioskDaemon
 import KioskRender
@@ -168,7 +169,7 @@ final class StateLogLines: @unchecked Sendable {
             return real(dfd, name, flags, mode)
         }
         let msg = configError { _ = try FileStateStore(directory: d, logger: quietLogger, syscalls: sys) }
-        #expect(msg == "cannot open the state directory \(d) to sync it after each save: open: Permission denied (errno 13)")
+        #expect(msg == "cannot open the state directory \(d) to sync it after each save: open \(d) failed: Permission denied (errno 13)")
         let s = try FileStateStore(directory: d, logger: quietLogger, access: .readWriteOrReadOnly, syscalls: sys)
         #expect(s.durability == .unavailable(msg ?? ""))
         #expect(configError { try s.save("k", "1") } == "state is not being saved: \(msg ?? "")")

@@ -1,4 +1,5 @@
 import Foundation
+import KioskControl
 import KioskCore
 @testable import KioskDaemon
 import KioskScenes
@@ -194,7 +195,7 @@ let someTime = WallTime(realtimeNs: 1_704_067_200_000_000_000, monotonicNs: 10_0
         #expect(daemon.manager.current.name == "score")
         let t = daemon.handle(.theme(name: "dark"))
         #expect(t.status == 500)
-        #expect(daemon.status()["theme"] as? String == "default")
+        #expect(daemon.status().theme == "default")
     }
 
     // MARK: a state directory that cannot be written
@@ -229,10 +230,10 @@ let someTime = WallTime(realtimeNs: 1_704_067_200_000_000_000, monotonicNs: 10_0
         let err = r.jsonObject?["error"] as? String ?? ""
         #expect(err.contains("not being saved") && err.contains("\(d)/file/state") && err.contains("the value stays 0"), "\(err)")
         #expect(daemon.handle(.counter(name: "HOME", op: .get, value: nil)).jsonObject?["value"] as? Int == 0)
-        let state = daemon.status()["state"] as? [String: Any]
-        #expect(state?["durable"] as? Bool == false)
-        #expect((state?["reason"] as? String)?.contains("\(d)/file/state") == true, "\(state ?? [:])")
-        #expect(state?["mode"] as? String == "not saved")
+        let state = daemon.status().state
+        #expect(state.durable == false)
+        #expect(state.reason?.contains("\(d)/file/state") == true, "\(state)")
+        #expect(state.mode == "not saved")
         // A scene choice need not last: it is shown, and the answer says it is not kept.
         let scene = daemon.handle(.scene(name: "score"))
         #expect(scene.status == 200 && scene.jsonObject?["saved"] as? Bool == false)
@@ -248,9 +249,9 @@ let someTime = WallTime(realtimeNs: 1_704_067_200_000_000_000, monotonicNs: 10_0
         #expect(daemon.manager.frameCount >= 1)
         let r = daemon.handle(.counter(name: "HOME", op: .inc, value: nil))
         #expect(r.status == 200 && r.jsonObject?["value"] as? Int == 1)
-        let state = daemon.status()["state"] as? [String: Any]
-        #expect(state?["mode"] as? String == "volatile")
-        #expect(state?["durable"] as? Bool == false)
+        let state = daemon.status().state
+        #expect(state.mode == "volatile")
+        #expect(state.durable == false)
         daemon.shutdown()
     }
 }

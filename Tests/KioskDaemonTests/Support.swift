@@ -1,7 +1,10 @@
 import Foundation
+import KioskControl
 import KioskCore
 import KioskDaemon
 import Logging
+import NIOConcurrencyHelpers
+import Testing
 
 /// A fresh temporary directory for one test.
 func tempDir(_ tag: String = #function) -> String {
@@ -37,3 +40,51 @@ let quietLogger: Logger = {
     l.logLevel = .critical
     return l
 }()
+
+/// Runs a daemon on its loop's own thread, as the render loop service does. `stop()` shuts the
+/// daemon down on the loop, joins the thread and fails the test when the loop failed or did not
+/// end.
+final class LoopThread: Sendable {
+    let daemon: LoopBound<Daemon>
+    private let finished = DispatchSemaphore(value: 0)
+    private let failure = NIOLockedValueBox<Error?>(nil)
+
+    init(_ daemon: Daemon) {
+        let bound = LoopBound(daemon, loop: daemon.loop)
+        self.daemon = bound
+        let finished = self.finished, failure = self.failure
+        Thread {
+            bound.loop.post { bound.value.start() }
+            do { try bound.loop.run() } catch { failure.withLockedValue { $0 = error } }
+            finished.signal()
+        }.start()
+    }
+
+    /// Runs `body` on the loop's thread with the daemon and returns its value.
+    func run<T: Sendable>(_ body: @escaping @Sendable (Daemon) -> T) -> T {
+        onLoop(daemon, body)
+    }
+
+    func stop(sourceLocation: Testing.SourceLocation = #_sourceLocation) {
+        let daemon = self.daemon
+        daemon.post { d in
+            d.shutdown()
+            d.loop.stop()
+        }
+        let joined = finished.wait(timeout: .now() + 10) == .success
+        #expect(joined, "the loop thread did not end within 10 s", sourceLocation: sourceLocation)
+        if let e = failure.withLockedValue({ $0 }) { Issue.record("the loop failed: \(e)", sourceLocation: sourceLocation) }
+    }
+}
+
+/// Runs `body` on the daemon's loop thread and returns its value.
+func onLoop<T: Sendable>(_ daemon: LoopBound<Daemon>, _ body: @escaping @Sendable (Daemon) -> T) -> T {
+    let sem = DispatchSemaphore(value: 0)
+    let out = NIOLockedValueBox<T?>(nil)
+    daemon.post { d in
+        out.withLockedValue { $0 = body(d) }
+        sem.signal()
+    }
+    sem.wait()
+    return out.withLockedValue { $0 }!
+}

@@ -1,4 +1,5 @@
 import Foundation
+import KioskControl
 import KioskCore
 @testable import KioskDaemon
 import KioskRender
@@ -39,7 +40,7 @@ import KioskPosix
         daemon.refreshTheme()
         #expect(daemon.activeThemeName == "dark")
         #expect(daemon.manager.theme == .dark)
-        #expect(daemon.status()["theme"] as? String == "dark")
+        #expect(daemon.status().theme == "dark")
         // Chosen by hand during the period: holds until the period ends.
         #expect(daemon.handle(.theme(name: "high-contrast")).status == 200)
         #expect(daemon.manager.theme == .highContrast)

@@ -1,19 +1,19 @@
 import Foundation
-import KioskCore
 import NIOCore
 import NIOHTTP1
 import NIOPosix
 
 /// Why a control request got no answer, in words for the person at the terminal.
 public struct ControlClientError: Error, CustomStringConvertible, Equatable {
-    public enum Kind: Equatable { case notRunning, permission, timeout, protocolError }
+    public enum Kind: Equatable, Sendable { case notRunning, permission, timeout, protocolError }
     public var kind: Kind
     public var description: String
+    public init(kind: Kind, description: String) { self.kind = kind; self.description = description }
 }
 
 /// A client of the control socket (`kioskctl`): one HTTP/1.1 request per connection, over
 /// SwiftNIO's `ClientBootstrap.connect(unixDomainSocketPath:)` with NIOHTTP1's codecs.
-public struct ControlClient {
+public struct ControlClient: Sendable {
     public var socketPath: String
     /// Seconds to wait for the answer (used clamped to `minTimeout...maxTimeout`; NaN counts as the default 10).
     public var timeout: Double
@@ -54,6 +54,12 @@ public struct ControlClient {
         return r == 0
     }
 
+    /// Sends `command` and returns the answer (any status); throws when there is no answer.
+    public func send(_ command: ControlCommand) throws -> ControlResponse {
+        let r = command.request
+        return try send(method: HTTPMethod(rawValue: r.method), path: r.path, body: r.body)
+    }
+
     /// Sends one request and returns the answer (any status); throws when there is no answer.
     public func send(method: HTTPMethod, path: String, json: [String: Any]? = nil) throws -> ControlResponse {
         let body: [UInt8] = try json.map { [UInt8](try JSONSerialization.data(withJSONObject: $0)) } ?? []
@@ -68,13 +74,16 @@ public struct ControlClient {
         defer { try? group.syncShutdownGracefully() }
         let el = group.next()
         let promise = el.makePromise(of: ControlResponse.self)
-        let handler = ClientHandler(promise: promise, socketPath: socketPath)
+        let socketPath = self.socketPath
         let channel: Channel
         do {
             channel = try ClientBootstrap(group: group)
                 .connectTimeout(.milliseconds(max(Self.milliseconds(timeout), 100)))
                 .channelInitializer { ch in
-                    ch.pipeline.addHTTPClientHandlers().flatMap { ch.pipeline.addHandler(handler) }
+                    ch.eventLoop.makeCompletedFuture {
+                        try ch.pipeline.syncOperations.addHTTPClientHandlers()
+                        try ch.pipeline.syncOperations.addHandler(ClientHandler(promise: promise, socketPath: socketPath))
+                    }
                 }
                 .connect(unixDomainSocketPath: socketPath).wait()
         } catch {
@@ -118,7 +127,7 @@ public struct ControlClient {
 }
 
 /// Collects one HTTP response (at most `ControlClient.maxAnswerBytes` of body).
-private final class ClientHandler: ChannelInboundHandler, @unchecked Sendable {
+private final class ClientHandler: ChannelInboundHandler {
     typealias InboundIn = HTTPClientResponsePart
     private let promise: EventLoopPromise<ControlResponse>
     private let socketPath: String

@@ -1,0 +1,153 @@
+import Foundation
+
+// The JSON answers of the control interface (docs/control.md, "HTTP API"). Property names are
+// the wire keys in camel case (`sceneKind` is "scene_kind"); `nil` optionals are left out,
+// except where a key is always present with `null` (`OutputInfo.logicalSize`).
+
+/// `GET /status`.
+public struct StatusAnswer: Codable, Sendable, Equatable {
+    public struct FrameTimes: Codable, Sendable, Equatable {
+        public var p50, p90, p99, max: Double
+        public init(p50: Double, p90: Double, p99: Double, max: Double) { self.p50 = p50; self.p90 = p90; self.p99 = p99; self.max = max }
+    }
+    public struct InputDevice: Codable, Sendable, Equatable {
+        public var name: String
+        public var sysname: String
+        public var capabilities: [String]
+        public init(name: String, sysname: String, capabilities: [String]) { self.name = name; self.sysname = sysname; self.capabilities = capabilities }
+    }
+    /// Whether and where values are saved.
+    public struct State: Codable, Sendable, Equatable {
+        public var directory: String
+        /// "durable", "volatile" or "not saved".
+        public var mode: String
+        public var durable: Bool
+        public var reason: String?
+        public init(directory: String, mode: String, durable: Bool, reason: String? = nil) {
+            self.directory = directory; self.mode = mode; self.durable = durable; self.reason = reason
+        }
+    }
+    public var scene: String
+    public var sceneKind: String
+    public var sceneSummary: String
+    public var scenes: [String]
+    /// The theme on screen.
+    public var theme: String
+    /// The theme chosen (config or `kioskctl theme`); differs from `theme` during a scheduled period.
+    public var chosenTheme: String
+    public var output: String
+    /// "WIDTHxHEIGHT" or "none".
+    public var mode: String
+    public var rotation: Int
+    public var blanked: Bool
+    public var fps: Double
+    public var frames: UInt64
+    public var frameMs: FrameTimes
+    public var uptimeSeconds: Double
+    public var inputDevices: [InputDevice]
+    public var config: String
+    public var state: State
+
+    public init(scene: String, sceneKind: String, sceneSummary: String, scenes: [String], theme: String, chosenTheme: String,
+                output: String, mode: String, rotation: Int, blanked: Bool, fps: Double, frames: UInt64, frameMs: FrameTimes,
+                uptimeSeconds: Double, inputDevices: [InputDevice], config: String, state: State) {
+        self.scene = scene; self.sceneKind = sceneKind; self.sceneSummary = sceneSummary; self.scenes = scenes
+        self.theme = theme; self.chosenTheme = chosenTheme; self.output = output; self.mode = mode
+        self.rotation = rotation; self.blanked = blanked; self.fps = fps; self.frames = frames; self.frameMs = frameMs
+        self.uptimeSeconds = uptimeSeconds; self.inputDevices = inputDevices; self.config = config; self.state = state
+    }
+}
+
+/// `GET /outputs`.
+public struct OutputsAnswer: Codable, Sendable, Equatable {
+    public struct Output: Codable, Sendable, Equatable {
+        public var description: String
+        /// "WIDTHxHEIGHT"; `null` on the wire when the output has no mode.
+        public var logicalSize: String?
+        public var rotation: Int
+        public var blanked: Bool
+        public init(description: String, logicalSize: String?, rotation: Int, blanked: Bool) {
+            self.description = description; self.logicalSize = logicalSize; self.rotation = rotation; self.blanked = blanked
+        }
+        enum CodingKeys: String, CodingKey { case description, logicalSize, rotation, blanked }
+        public func encode(to encoder: Encoder) throws {
+            var c = encoder.container(keyedBy: CodingKeys.self)
+            try c.encode(description, forKey: .description)
+            try c.encode(logicalSize, forKey: .logicalSize) // null, not left out
+            try c.encode(rotation, forKey: .rotation)
+            try c.encode(blanked, forKey: .blanked)
+        }
+    }
+    public var outputs: [Output]
+    public init(outputs: [Output]) { self.outputs = outputs }
+}
+
+/// `POST /scene` and `POST /theme`: what is shown now; `saved: false` and a note when the
+/// choice is not kept across restarts.
+public struct ChoiceAnswer: Codable, Sendable, Equatable {
+    public var ok: Bool?
+    public var scene: String?
+    public var theme: String?
+    public var saved: Bool?
+    public var note: String?
+    public init(ok: Bool? = true, scene: String? = nil, theme: String? = nil, saved: Bool? = nil, note: String? = nil) {
+        self.ok = ok; self.scene = scene; self.theme = theme; self.saved = saved; self.note = note
+    }
+}
+
+/// `GET /counter/{name}` (no `ok`) and `POST /counter/{name}/…`.
+public struct CounterAnswer: Codable, Sendable, Equatable {
+    public var ok: Bool?
+    public var counter: String
+    public var value: Int
+    public init(ok: Bool? = true, counter: String, value: Int) { self.ok = ok; self.counter = counter; self.value = value }
+}
+
+/// `POST /paint/…`: strokes left; `changed` for undo and redo, `path` for save.
+public struct PaintAnswer: Codable, Sendable, Equatable {
+    public var ok: Bool?
+    public var strokes: Int
+    public var changed: Bool?
+    public var path: String?
+    public init(ok: Bool? = true, strokes: Int, changed: Bool? = nil, path: String? = nil) {
+        self.ok = ok; self.strokes = strokes; self.changed = changed; self.path = path
+    }
+}
+
+/// `POST /blank`.
+public struct BlankAnswer: Codable, Sendable, Equatable {
+    public var ok: Bool?
+    public var blanked: Bool
+    public init(ok: Bool? = true, blanked: Bool) { self.ok = ok; self.blanked = blanked }
+}
+
+/// `POST /reload`.
+public struct ReloadAnswer: Codable, Sendable, Equatable {
+    public var ok: Bool?
+    public var message: String
+    public init(ok: Bool? = true, message: String) { self.ok = ok; self.message = message }
+}
+
+/// Every refusal: what went wrong, and the request field at fault when there is one.
+public struct ErrorAnswer: Codable, Sendable, Equatable {
+    public var error: String
+    public var field: String?
+    public init(error: String, field: String? = nil) { self.error = error; self.field = field }
+}
+
+/// The one JSON encoding and decoding of the control interface: keys sorted, snake case on
+/// the wire, slashes not escaped.
+public enum ControlJSON {
+    public static func encode<T: Encodable>(_ value: T) throws -> [UInt8] {
+        let e = JSONEncoder()
+        e.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        e.keyEncodingStrategy = .convertToSnakeCase
+        return [UInt8](try e.encode(value))
+    }
+
+    public static func decode<T: Decodable>(_ type: T.Type, from bytes: [UInt8]) throws -> T {
+        let d = JSONDecoder()
+        d.keyDecodingStrategy = .convertFromSnakeCase
+        return try d.decode(type, from: Data(bytes))
+    }
+}

@@ -1,0 +1,44 @@
+/// A request to the daemon, checked: every field present and of the right type. The server gets
+/// one from `ControlRouter.parse`; a client turns one into its HTTP request with `request`.
+public enum ControlCommand: Sendable, Equatable {
+    case status
+    case outputs
+    case scene(name: String)
+    case theme(name: String)
+    case counter(name: String, op: CounterOp, value: Int?)
+    /// `name`: with save, the painting's file name in the paintings folder (nil: kioskd picks one).
+    case paint(op: PaintOp, name: String?)
+    /// Answers what the screen shows as PNG bytes; the client writes the file.
+    case screenshot
+    case blank(on: Bool)
+    case reload
+
+    public enum CounterOp: String, Sendable, Equatable, CaseIterable { case get, set, inc, dec, reset }
+    public enum PaintOp: String, Sendable, Equatable, CaseIterable { case clear, undo, redo, save }
+}
+
+// MARK: request bodies (what a client sends; the server checks them field by field in `ControlRouter`)
+
+/// `POST /scene`, `POST /theme`.
+public struct NameRequest: Codable, Sendable, Equatable {
+    public var name: String
+    public init(name: String) { self.name = name }
+}
+
+/// `POST /counter/{name}/set`.
+public struct CounterSetRequest: Codable, Sendable, Equatable {
+    public var value: Int
+    public init(value: Int) { self.value = value }
+}
+
+/// `POST /paint/save` with a file name.
+public struct PaintSaveRequest: Codable, Sendable, Equatable {
+    public var name: String
+    public init(name: String) { self.name = name }
+}
+
+/// `POST /blank`.
+public struct BlankRequest: Codable, Sendable, Equatable {
+    public var on: Bool
+    public init(on: Bool) { self.on = on }
+}

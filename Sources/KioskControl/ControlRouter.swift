@@ -1,0 +1,247 @@
+import Foundation
+import KioskCore
+
+/// A request that cannot become a command: the status to answer and why.
+public struct ControlRequestError: Error, Equatable, CustomStringConvertible {
+    public var status: Int
+    public var message: String
+    public var field: String?
+    public init(_ status: Int, _ message: String, field: String? = nil) {
+        self.status = status; self.message = message; self.field = field
+    }
+    public var description: String { message }
+    public var response: ControlResponse { .error(status, message, field: field) }
+}
+
+/// An HTTP request as a client sends it: method, path (percent-encoded) and body.
+public struct ControlRequest: Sendable, Equatable {
+    public var method: String
+    public var path: String
+    public var body: [UInt8]
+    public init(method: String, path: String, body: [UInt8] = []) { self.method = method; self.path = path; self.body = body }
+}
+
+/// One route of the control interface: the first path segment that selects it, how it is
+/// written (for 404 answers and documentation), and how a request on it becomes a command.
+/// The table knows nothing of the transport: any HTTP listener hands it method, target and body.
+public struct ControlRoute: Sendable {
+    /// The first path segment ("counter").
+    public let segment: String
+    /// The route's forms, method and path ("GET /counter/{name}").
+    public let forms: [String]
+    let parse: @Sendable (RouteRequest) throws -> ControlCommand
+}
+
+/// A request being matched: its method, path segments (percent-decoded) and body.
+struct RouteRequest {
+    let method: String
+    let uri: String
+    let path: String
+    let parts: [String]
+    let body: [UInt8]
+
+    func requireMethod(_ m: String) throws {
+        let get = ["GET", "HEAD"].contains(method)
+        guard (m == "GET" && get) || method == m else {
+            throw ControlRequestError(405, "method \(method) not allowed on /\(parts.joined(separator: "/")); use \(m)")
+        }
+    }
+    func exact(_ n: Int) throws { guard parts.count == n else { throw ControlRouter.notFound(uri) } }
+}
+
+/// Turns an HTTP method, path and body into a `ControlCommand` (pure; see docs/control.md), and a
+/// command into its request (`ControlCommand.request`), from one table of routes.
+public enum ControlRouter {
+    /// Largest accepted request body.
+    public static let maxBodyBytes = 64 * 1024
+
+    /// Every route, in the order they are listed in 404 answers.
+    public static let table: [ControlRoute] = [
+        ControlRoute(segment: "status", forms: ["GET /status"]) { r in
+            try r.exact(1); try r.requireMethod("GET"); return .status
+        },
+        ControlRoute(segment: "outputs", forms: ["GET /outputs"]) { r in
+            try r.exact(1); try r.requireMethod("GET"); return .outputs
+        },
+        ControlRoute(segment: "scene", forms: ["POST /scene"]) { r in
+            try r.exact(1); try r.requireMethod("POST")
+            return .scene(name: try requiredString(try object(r.body), "name"))
+        },
+        ControlRoute(segment: "theme", forms: ["POST /theme"]) { r in
+            try r.exact(1); try r.requireMethod("POST")
+            return .theme(name: try requiredString(try object(r.body), "name"))
+        },
+        ControlRoute(segment: "counter", forms: ["GET /counter/{name}", "POST /counter/{name}/{set|inc|dec|reset}"]) { r in
+            let parts = r.parts
+            if parts.count == 2 {
+                try r.requireMethod("GET")
+                return .counter(name: parts[1], op: .get, value: nil)
+            }
+            guard parts.count == 3 else {
+                throw ControlRequestError(404, "expected /counter/{name}/{set|inc|dec|reset}, got \(r.path)")
+            }
+            try r.requireMethod("POST")
+            guard let op = ControlCommand.CounterOp(rawValue: parts[2]), op != .get else {
+                throw ControlRequestError(404, "unknown counter operation '\(parts[2])'; operations: set, inc, dec, reset")
+            }
+            let name = parts[1]
+            guard !name.isEmpty else { throw ControlRequestError(400, "empty counter name", field: "name") }
+            if op == .set {
+                let o = try object(r.body)
+                guard let v = o["value"] else { throw ControlRequestError(400, "missing field 'value' (an integer)", field: "value") }
+                return .counter(name: name, op: op, value: try integer(v, "value"))
+            }
+            _ = try object(r.body, allowEmpty: true)
+            return .counter(name: name, op: op, value: nil)
+        },
+        ControlRoute(segment: "paint", forms: ["POST /paint/{clear|undo|redo|save}"]) { r in
+            try r.exact(2); try r.requireMethod("POST")
+            guard let op = ControlCommand.PaintOp(rawValue: r.parts[1]) else {
+                throw ControlRequestError(404, "unknown paint operation '\(r.parts[1])'; operations: clear, undo, redo, save")
+            }
+            let o = try object(r.body, allowEmpty: true)
+            var name: String?
+            if op == .save {
+                if o["path"] != nil {
+                    throw ControlRequestError(400, "field 'path' is not accepted: paintings are saved in kioskd's paintings folder; give a file name with 'name' (or none)", field: "path")
+                }
+                name = try optionalFileName(o, "name")
+            }
+            return .paint(op: op, name: name)
+        },
+        ControlRoute(segment: "screenshot", forms: ["POST /screenshot"]) { r in
+            try r.exact(1); try r.requireMethod("POST")
+            let o = try object(r.body, allowEmpty: true)
+            if o["path"] != nil {
+                throw ControlRequestError(400, "field 'path' is not accepted: kioskd writes no screenshot file; the answer is the PNG and the client writes it (kioskctl screenshot FILE.png)", field: "path")
+            }
+            return .screenshot
+        },
+        ControlRoute(segment: "blank", forms: ["POST /blank"]) { r in
+            try r.exact(1); try r.requireMethod("POST")
+            let o = try object(r.body)
+            guard let v = o["on"] else { throw ControlRequestError(400, "missing field 'on' (true or false)", field: "on") }
+            guard let b = v as? Bool, CFGetTypeIsBool(v) else {
+                throw ControlRequestError(400, "field 'on' must be true or false, got \(describe(v))", field: "on")
+            }
+            return .blank(on: b)
+        },
+        ControlRoute(segment: "reload", forms: ["POST /reload"]) { r in
+            try r.exact(1); try r.requireMethod("POST")
+            _ = try object(r.body, allowEmpty: true)
+            return .reload
+        },
+    ]
+
+    /// Every route's form, for 404 answers and documentation.
+    public static let routes: [String] = table.flatMap(\.forms)
+
+    public static func parse(method: String, uri: String, body: [UInt8]) throws -> ControlCommand {
+        let pathPart = uri.split(separator: "?", maxSplits: 1, omittingEmptySubsequences: false).first.map(String.init) ?? uri
+        let parts = pathPart.split(separator: "/").map { $0.removingPercentEncoding ?? String($0) }
+        guard let first = parts.first, let route = table.first(where: { $0.segment == first }) else { throw notFound(uri) }
+        return try route.parse(RouteRequest(method: method, uri: uri, path: pathPart, parts: parts, body: body))
+    }
+
+    static func notFound(_ uri: String) -> ControlRequestError {
+        ControlRequestError(404, "no route \(uri); routes: \(routes.joined(separator: ", "))")
+    }
+
+    /// The body as a JSON object; an empty body is `{}` when `allowEmpty`.
+    static func object(_ body: [UInt8], allowEmpty: Bool = false) throws -> [String: Any] {
+        if body.allSatisfy({ $0 == 0x20 || $0 == 0x0A || $0 == 0x0D || $0 == 0x09 }) {
+            if allowEmpty { return [:] }
+            throw ControlRequestError(400, "missing request body: expected a JSON object")
+        }
+        let parsed: Any
+        do {
+            parsed = try JSONSerialization.jsonObject(with: Data(body), options: [.fragmentsAllowed])
+        } catch {
+            throw ControlRequestError(400, "request body is not valid JSON: \(jsonErrorText(error))")
+        }
+        guard let o = parsed as? [String: Any] else {
+            throw ControlRequestError(400, "request body must be a JSON object, got \(describe(parsed))")
+        }
+        return o
+    }
+
+    static func jsonErrorText(_ error: Error) -> String {
+        let ns = error as NSError
+        return (ns.userInfo[NSDebugDescriptionErrorKey] as? String) ?? ns.localizedDescription
+    }
+
+    static func requiredString(_ o: [String: Any], _ field: String) throws -> String {
+        guard let v = o[field] else { throw ControlRequestError(400, "missing field '\(field)' (a string)", field: field) }
+        guard let s = v as? String else {
+            throw ControlRequestError(400, "field '\(field)' must be a string, got \(describe(v))", field: field)
+        }
+        guard !s.isEmpty else { throw ControlRequestError(400, "field '\(field)' must not be empty", field: field) }
+        return s
+    }
+
+    /// A painting's file name (validated by `PaintingFileName.validate`), or nil.
+    static func optionalFileName(_ o: [String: Any], _ field: String) throws -> String? {
+        guard let v = o[field], !(v is NSNull) else { return nil }
+        guard let s = v as? String else {
+            throw ControlRequestError(400, "field '\(field)' must be a string (a file name such as drawing-1.png), got \(describe(v))", field: field)
+        }
+        do { try PaintingFileName.validate(s) } catch let e as KioskError {
+            throw ControlRequestError(400, "field '\(field)': \(e.message)", field: field)
+        }
+        return s
+    }
+
+    static func integer(_ v: Any, _ field: String) throws -> Int {
+        if let n = v as? NSNumber, !CFGetTypeIsBool(v) {
+            let d = n.doubleValue
+            guard d.isFinite, d == d.rounded(), abs(d) < 1e15 else {
+                throw ControlRequestError(400, "field '\(field)' must be an integer, got \(n)", field: field)
+            }
+            return Int(d)
+        }
+        throw ControlRequestError(400, "field '\(field)' must be an integer, got \(describe(v))", field: field)
+    }
+
+    /// JSON type name and value for error messages.
+    static func describe(_ v: Any) -> String {
+        if v is NSNull { return "null" }
+        if CFGetTypeIsBool(v) { return "a boolean (\(v))" }
+        if let s = v as? String { return "a string (\"\(s)\")" }
+        if let n = v as? NSNumber { return "a number (\(n))" }
+        if v is [Any] { return "an array" }
+        if v is [String: Any] { return "an object" }
+        return "\(type(of: v))"
+    }
+}
+
+/// True when `v` came from a JSON `true`/`false` (Foundation bridges both to NSNumber).
+func CFGetTypeIsBool(_ v: Any) -> Bool {
+    guard let n = v as? NSNumber else { return false }
+    #if canImport(Darwin)
+    return CFGetTypeID(n) == CFBooleanGetTypeID()
+    #else
+    return String(cString: n.objCType) == "c" && (n == NSNumber(value: true) || n == NSNumber(value: false)) && type(of: v) != Int.self
+    #endif
+}
+
+extension ControlCommand {
+    /// The HTTP request that carries this command (what `ControlRouter.parse` turns back into it).
+    public var request: ControlRequest {
+        func body<T: Encodable>(_ v: T) -> [UInt8] { (try? ControlJSON.encode(v)) ?? [] }
+        switch self {
+        case .status: return ControlRequest(method: "GET", path: "/status")
+        case .outputs: return ControlRequest(method: "GET", path: "/outputs")
+        case .scene(let name): return ControlRequest(method: "POST", path: "/scene", body: body(NameRequest(name: name)))
+        case .theme(let name): return ControlRequest(method: "POST", path: "/theme", body: body(NameRequest(name: name)))
+        case .counter(let name, let op, let value):
+            let enc = name.addingPercentEncoding(withAllowedCharacters: .urlPathAllowed.subtracting(CharacterSet(charactersIn: "/"))) ?? name
+            if op == .get { return ControlRequest(method: "GET", path: "/counter/\(enc)") }
+            return ControlRequest(method: "POST", path: "/counter/\(enc)/\(op.rawValue)", body: value.map { body(CounterSetRequest(value: $0)) } ?? [])
+        case .paint(let op, let name):
+            return ControlRequest(method: "POST", path: "/paint/\(op.rawValue)", body: name.map { body(PaintSaveRequest(name: $0)) } ?? [])
+        case .screenshot: return ControlRequest(method: "POST", path: "/screenshot")
+        case .blank(let on): return ControlRequest(method: "POST", path: "/blank", body: body(BlankRequest(on: on)))
+        case .reload: return ControlRequest(method: "POST", path: "/reload")
+        }
+    }
+}

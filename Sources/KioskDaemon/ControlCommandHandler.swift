@@ -1,0 +1,177 @@
+import Foundation
+import KioskControl
+import KioskCore
+import KioskScenes
+import Logging
+
+/// Carries out control commands on a running daemon and builds their answers (the types of
+/// `KioskControl`). Runs on the render loop's thread.
+struct ControlCommandHandler {
+    /// Carries out one command and returns the answer.
+    func handle(_ command: ControlCommand, on daemon: Daemon) -> ControlResponse {
+        daemon.loop.assertInLoop()
+        let manager = daemon.manager
+        let display = daemon.display
+        let now = manager.time.now()
+        do {
+            switch command {
+            case .status:
+                return .json(200, status(daemon))
+            case .outputs:
+                return .json(200, OutputsAnswer(outputs: [.init(description: display.displayDescription,
+                                                                 logicalSize: display.logicalSize.map { "\($0.width)x\($0.height)" },
+                                                                 rotation: display.rotation.rawValue, blanked: display.isBlanked)]))
+            case .scene(let name):
+                guard manager.scenes.contains(where: { $0.name == name }) else {
+                    do { try manager.show(sceneNamed: name) } catch { return .from(error, field: "name") }
+                    return .json(200, ChoiceAnswer(scene: manager.current.name))
+                }
+                // Saved before it is shown: a choice that cannot be saved is refused and not shown.
+                var answer = ChoiceAnswer()
+                if let refusal = keepChoice([(Daemon.sceneKey, name)], "scene '\(name)'", stays: "the scene stays '\(manager.current.name)'",
+                                            daemon: daemon, into: &answer) {
+                    return refusal
+                }
+                try manager.show(sceneNamed: name)
+                answer.scene = manager.current.name
+                return .json(200, answer)
+            case .theme(let name):
+                let config = daemon.config
+                let t: Theme
+                do { t = try ThemeLoader.load(named: name, directory: config.themeDirectory) } catch { return .from(error, field: "name") }
+                // The chosen theme applies at the next start only while the config's theme is the
+                // one it was chosen under: with that already saved, one save decides; otherwise the
+                // choice is saved first and takes effect with the second save.
+                var saves = [(Daemon.themeKey, name)]
+                if daemon.state.load(Daemon.themeConfigKey) != config.themeName { saves.append((Daemon.themeConfigKey, config.themeName)) }
+                var answer = ChoiceAnswer()
+                if let refusal = keepChoice(saves, "theme '\(name)'", stays: "the theme stays '\(daemon.themes.activeName)'",
+                                            daemon: daemon, into: &answer) {
+                    return refusal
+                }
+                daemon.themes.choose(name, t)
+                answer.theme = name
+                return .json(200, answer)
+            case .counter(let name, let op, let value):
+                let owners = manager.scene(as: CounterControl.self)
+                guard let c = owners.first(where: { $0.counterNames.contains(name) }) else {
+                    let all = owners.flatMap(\.counterNames)
+                    return .error(404, "unknown counter '\(name)'; " + (all.isEmpty ? "no scene has counters" : "counters: \(all.joined(separator: ", "))"), field: "name")
+                }
+                do {
+                    switch op {
+                    case .get: return .json(200, CounterAnswer(ok: nil, counter: name, value: try c.value(of: name)))
+                    case .set: try c.set(name, to: value ?? 0, now: now)
+                    case .inc: try c.increment(name, now: now)
+                    case .dec: try c.decrement(name, now: now)
+                    case .reset: try c.reset(name, now: now)
+                    }
+                } catch {
+                    return .from(error, field: op == .set ? "value" : "name")
+                }
+                manager.sceneDidChange()
+                return .json(200, CounterAnswer(counter: name, value: (try? c.value(of: name)) ?? 0))
+            case .paint(let op, let name):
+                guard let p = manager.scene(as: PaintControl.self).first else {
+                    return .error(404, "no paint scene is configured (scenes: \(manager.scenes.map(\.name).joined(separator: ", ")))")
+                }
+                var answer = PaintAnswer(strokes: 0)
+                switch op {
+                case .clear: p.clear()
+                case .undo: answer.changed = p.undo()
+                case .redo: answer.changed = p.redo()
+                case .save:
+                    do { answer.path = try p.save(name: name) } catch let e as KioskError where e.errno == EEXIST {
+                        return .error(409, e.message, field: "name")
+                    } catch {
+                        daemon.logger.error("cannot save the painting", metadata: ["error": "\(error)"])
+                        return .from(error, field: "name")
+                    }
+                }
+                answer.strokes = p.strokeCount
+                manager.sceneDidChange()
+                return .json(200, answer)
+            case .screenshot:
+                manager.renderIfPossible()
+                return ControlResponse(status: 200, contentType: "image/png", body: try manager.screenshotPNG())
+            case .blank(let on):
+                daemon.blanking.setManual(on)
+                return .json(200, BlankAnswer(blanked: display.isBlanked))
+            case .reload:
+                switch daemon.reload() {
+                case .success(let m): return .json(200, ReloadAnswer(message: m))
+                case .failure(let e): return .error(422, e.message)
+                }
+            }
+        } catch {
+            daemon.logger.error("control command failed", metadata: ["command": "\(command)", "error": "\(error)"])
+            return .from(error)
+        }
+    }
+
+    /// Saves a scene or theme choice before it is applied. Returns the refusal when a durable
+    /// save failed (500, or 507 when the disk is full; nothing changes). When state is not being
+    /// saved (unusable directory, or `state = "volatile"`) the choice is applied and the answer
+    /// says it is not kept ("saved": false and a note).
+    private func keepChoice(_ saves: [(String, String)], _ what: String, stays: String, daemon: Daemon,
+                            into answer: inout ChoiceAnswer) -> ControlResponse? {
+        switch daemon.state.durability {
+        case .durable:
+            do {
+                for (k, v) in saves { try daemon.state.save(k, v) }
+            } catch {
+                let errnum = (error as? KioskError)?.errno ?? 0
+                daemon.logger.error("cannot save the choice of \(what); refused", metadata: ["error": "\(error)"])
+                return .error(errnum == ENOSPC || errnum == EDQUOT ? 507 : 500, "cannot save the choice of \(what): \(error); \(stays)")
+            }
+        case .volatile:
+            answer.saved = false
+            answer.note = "state = \"volatile\": the choice of \(what) lasts until kioskd stops"
+        case .unavailable(let why):
+            answer.saved = false
+            answer.note = "state is not being saved (\(why)): the choice of \(what) lasts until kioskd stops"
+        }
+        return nil
+    }
+
+    /// The `state` part of the status: "durable", "volatile" or "not saved" with the reason.
+    func stateStatus(_ daemon: Daemon) -> StatusAnswer.State {
+        let directory = daemon.config.stateDirectory
+        switch daemon.state.durability {
+        case .durable:
+            return .init(directory: directory, mode: "durable", durable: true)
+        case .volatile:
+            return .init(directory: directory, mode: "volatile", durable: false,
+                         reason: "state = \"volatile\" in the config: values are kept in memory until kioskd stops")
+        case .unavailable(let why):
+            return .init(directory: directory, mode: "not saved", durable: false, reason: why)
+        }
+    }
+
+    /// What `GET /status` answers.
+    func status(_ daemon: Daemon) -> StatusAnswer {
+        let manager = daemon.manager
+        let display = daemon.display
+        let s = manager.stats
+        let uptime = Double(nowNanos(.monotonic) - daemon.startedNs) / 1e9
+        func round3(_ v: Double) -> Double { (v * 1000).rounded() / 1000 }
+        return StatusAnswer(
+            scene: manager.current.name,
+            sceneKind: manager.current.kind,
+            sceneSummary: manager.current.statusSummary,
+            scenes: manager.scenes.map(\.name),
+            theme: daemon.themes.activeName,
+            chosenTheme: daemon.themes.chosenName,
+            output: display.displayDescription,
+            mode: display.logicalSize.map { "\($0.width)x\($0.height)" } ?? "none",
+            rotation: display.rotation.rawValue,
+            blanked: display.isBlanked,
+            fps: (s.fps * 10).rounded() / 10,
+            frames: s.frames,
+            frameMs: .init(p50: round3(s.p50Ms), p90: round3(s.p90Ms), p99: round3(s.p99Ms), max: round3(s.maxMs)),
+            uptimeSeconds: (uptime * 10).rounded() / 10,
+            inputDevices: (daemon.input?.devices ?? []).map { .init(name: $0.name, sysname: $0.sysname, capabilities: $0.capabilities.names) },
+            config: daemon.config.file,
+            state: stateStatus(daemon))
+    }
+}

@@ -1,0 +1,28 @@
+import KioskPosix
+
+/// A value that belongs to one event loop's thread, in a form that may travel to other threads
+/// (in a closure posted to the loop, a signal handler, a service): it can only be opened on the
+/// loop's thread, which `value` checks (`EventLoop.assertInLoop`, a trap otherwise). Before the
+/// loop first runs, the thread that builds the daemon may open it too.
+public struct LoopBound<Value>: @unchecked Sendable {
+    // @unchecked: the wrapped value is reachable only through `value`, which traps on any thread
+    // but the loop's, so it is never touched by two threads.
+    public let loop: EventLoop
+    private let wrapped: Value
+
+    public init(_ value: Value, loop: EventLoop) {
+        self.loop = loop
+        self.wrapped = value
+    }
+
+    /// The value; only on the loop's thread.
+    public var value: Value {
+        loop.assertInLoop()
+        return wrapped
+    }
+
+    /// Runs `body` with the value on the loop's thread.
+    public func post(_ body: @escaping @Sendable (Value) -> Void) {
+        loop.post { body(self.value) }
+    }
+}

@@ -1,0 +1,59 @@
+import Foundation
+import KioskCore
+import KioskScenes
+import Logging
+
+/// Reads the config file again and applies it to a running daemon in order: scenes made first
+/// (a bad config changes nothing), then gestures, cursor, blanking, the scenes and the theme.
+/// Changes that only take effect at the next start are named in the answer. Runs on the render
+/// loop's thread.
+struct ReloadCoordinator {
+    let environment: [String: String]
+
+    /// Reloads `daemon`'s config file; a bad config is reported (file:line:key) and the running
+    /// one kept.
+    func reload(_ daemon: Daemon) -> Result<String, KioskError> {
+        daemon.loop.assertInLoop()
+        let config = daemon.config
+        let logger = daemon.logger
+        let state = daemon.state
+        let themes = daemon.themes
+        do {
+            let new = try DaemonConfig.load(path: config.file, environment: environment, kinds: daemon.registry.kinds)
+            let scenes = try daemon.registry.make(new.scenes, state: state, logger: logger, dataDirectory: Daemon.dataDirectory(new))
+            var notes: [String] = []
+            if new.display != config.display { notes.append("[display] changes take effect at the next start") }
+            if new.input != config.input { notes.append("[input] changes take effect at the next start") }
+            if new.control != config.control { notes.append("[control] changes take effect at the next start") }
+            if new.stateDirectory != config.stateDirectory { notes.append("state_dir changes take effect at the next start") }
+            if new.stateMode != config.stateMode { notes.append("state changes take effect at the next start") }
+            // The config's theme wins when it changed; otherwise a theme chosen at run time stays.
+            // Either way it is read again, so edits to its file apply.
+            let theme: Theme
+            var themeName = themes.chosenName
+            if new.themeName != config.themeName || themeName == new.themeName {
+                theme = new.theme
+                themeName = new.themeName
+                try? state.save(Daemon.themeKey, new.themeName)
+                try? state.save(Daemon.themeConfigKey, new.themeName)
+            } else {
+                theme = try ThemeLoader.load(named: themeName, directory: new.themeDirectory)
+            }
+            daemon.config = new
+            daemon.manager.gestureRecognizer = GestureRecognizer(thresholds: new.gestures)
+            daemon.manager.showsCursor = new.input.cursor
+            try daemon.blanking.update(settings: new.display)
+            daemon.manager.replaceScenes(scenes, switching: new.switching, theme: theme)
+            themes.reloaded(chosenName: themeName, chosen: theme, schedule: new.themeSchedule)
+            let msg = "reloaded \(new.file): scenes \(scenes.map(\.name).joined(separator: ", ")), theme \(themeName)"
+                + (notes.isEmpty ? "" : "; " + notes.joined(separator: "; "))
+            logger.notice("\(msg)")
+            daemon.publishStatus()
+            return .success(msg)
+        } catch {
+            let e = (error as? KioskError) ?? KioskError.config("\(config.file): \(error)")
+            logger.error("config reload failed; keeping the running config", metadata: ["error": "\(e.message)"])
+            return .failure(e)
+        }
+    }
+}
