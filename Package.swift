@@ -32,20 +32,20 @@ let package = Package(
         .target(name: "CKioskShims"),
 
         // Pure Swift core: values and protocols (the Scheduler a loop offers). No C library imports.
-        .target(name: "KioskCore", dependencies: ["CKioskShims", .product(name: "Logging", package: "swift-log")], swiftSettings: [.swiftLanguageMode(.v6)]),
+        .target(name: "KioskCore", dependencies: ["CKioskShims", .product(name: "Logging", package: "swift-log")]),
         // The operating system: the epoll event loop, the syscall wrapper, the mutex.
         .target(name: "KioskPosix", dependencies: ["KioskCore", "CKioskShims"]),
         // Drawing on cairo + pango.
-        .target(name: "KioskRender", dependencies: ["KioskCore", "CCairo"], swiftSettings: [.swiftLanguageMode(.v6)]),
+        .target(name: "KioskRender", dependencies: ["KioskCore", "CCairo"]),
         // Scenes and the scene manager: see only KioskCore values and KioskRender canvases.
-        .target(name: "KioskScenes", dependencies: ["KioskCore", "KioskRender", .product(name: "Logging", package: "swift-log")], swiftSettings: [.swiftLanguageMode(.v6)]),
+        .target(name: "KioskScenes", dependencies: ["KioskCore", "KioskRender", .product(name: "Logging", package: "swift-log")]),
         // Hardware.
         // libudev for DRM and input: enumeration, the hotplug monitor, reference ownership.
-        .target(name: "KioskUdev", dependencies: ["KioskCore", "KioskPosix", "CUdev"], swiftSettings: [.swiftLanguageMode(.v6)]),
+        .target(name: "KioskUdev", dependencies: ["KioskCore", "KioskPosix", "CUdev"]),
         .target(name: "KioskDRM", dependencies: ["KioskCore", "KioskPosix", "KioskUdev", "CDRM", "CKioskShims", .product(name: "Logging", package: "swift-log")],
-                swiftSettings: [.swiftLanguageMode(.v6)]),
+                ),
         .target(name: "KioskInput", dependencies: ["KioskCore", "KioskPosix", "KioskUdev", "CLibInput", .product(name: "Logging", package: "swift-log")],
-                swiftSettings: [.swiftLanguageMode(.v6)]),
+                ),
         // The control protocol: commands, routes, JSON answers and the client. No hardware, no
         // drawing: kioskctl links only this.
         .target(name: "KioskControl", dependencies: [
@@ -53,7 +53,7 @@ let package = Package(
             .product(name: "NIOCore", package: "swift-nio"),
             .product(name: "NIOPosix", package: "swift-nio"),
             .product(name: "NIOHTTP1", package: "swift-nio"),
-        ], swiftSettings: [.swiftLanguageMode(.v6)]),
+        ]),
         // The daemon: config, control, persistence, services; the only place hardware meets scenes.
         .target(name: "KioskDaemon", dependencies: [
             "KioskCore", "KioskPosix", "KioskControl", "KioskRender", "KioskScenes", "KioskDRM", "KioskInput", "CSystemd",
@@ -64,13 +64,13 @@ let package = Package(
             .product(name: "NIOPosix", package: "swift-nio"),
             .product(name: "NIOHTTP1", package: "swift-nio"),
             .product(name: "TOMLKit", package: "TOMLKit"),
-        ], swiftSettings: [.swiftLanguageMode(.v6)]),
+        ]),
         // Fakes shipped as a product: scripted input, manual clock, pixel helpers.
-        .target(name: "KioskTesting", dependencies: ["KioskCore", "KioskRender", "KioskScenes"], swiftSettings: [.swiftLanguageMode(.v6)]),
+        .target(name: "KioskTesting", dependencies: ["KioskCore", "KioskRender", "KioskScenes"]),
         // A KMS device in memory (FakeKMS) for DRMDisplay tests; its own target so that
         // KioskTesting users do not link libdrm and libudev.
         .target(name: "KioskDRMTesting", dependencies: ["KioskCore", "KioskPosix", "KioskDRM", .product(name: "Logging", package: "swift-log")],
-                swiftSettings: [.swiftLanguageMode(.v6)]),
+                ),
 
         .executableTarget(name: "kioskd", dependencies: [
             "KioskDaemon", .product(name: "ArgumentParser", package: "swift-argument-parser"),
@@ -87,14 +87,14 @@ let package = Package(
         .executableTarget(name: "kioskctl", dependencies: [
             "KioskControl", "KioskPosix", .product(name: "ArgumentParser", package: "swift-argument-parser"),
             .product(name: "NIOHTTP1", package: "swift-nio"),
-        ], swiftSettings: [.swiftLanguageMode(.v6)]),
+        ]),
         .executableTarget(name: "kioskd-bench", dependencies: [
             "KioskCore", "KioskPosix", "KioskRender", "KioskScenes", "KioskTesting", "KioskDaemon", "CCairo",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
         ], path: "Benchmarks/kioskd-bench"),
         // Runs inside the test VM: uinput devices, DRM probes.
         .executableTarget(name: "kiosk-vmtool", dependencies: ["CKioskShims", "KioskCore", "KioskPosix", "KioskDRM", "KioskInput", .product(name: "Logging", package: "swift-log")],
-                          swiftSettings: [.swiftLanguageMode(.v6)]),
+                          ),
         // Fuzz targets for the config, theme and control-request parsers (scripts/fuzz.sh, docs/fuzzing.md).
         .executableTarget(name: "kiosk-fuzz", dependencies: [
             "KioskDaemon", "KioskControl",
@@ -110,8 +110,8 @@ let package = Package(
         .testTarget(name: "KioskDRMTests", dependencies: ["KioskDRM", "KioskDRMTesting", "KioskPosix", "KioskTesting"]),
         .testTarget(name: "KioskInputTests", dependencies: ["KioskInput", "KioskPosix"]),
         .testTarget(name: "KioskDaemonTests", dependencies: ["KioskDaemon", "KioskControl", "KioskPosix", "KioskTesting"]),
-        .testTarget(name: "VMTests", dependencies: ["KioskCore"], swiftSettings: [.swiftLanguageMode(.v6)]),
+        .testTarget(name: "VMTests", dependencies: ["KioskCore"]),
         .testTarget(name: "KioskBenchTests", dependencies: ["kioskd-bench"], path: "Benchmarks/Tests/KioskBenchTests"),
     ],
-    swiftLanguageModes: [.v5]
+    swiftLanguageModes: [.v6]
 )

@@ -7,7 +7,7 @@ import Foundation
 /// Targets: `config` (TOML text → DaemonConfig), `theme` (theme file → Theme), `control` (raw
 /// bytes on the control socket → NIO's HTTP decoder → ControlRouter → answer).
 enum FuzzTargets {
-    static let all: [String: (UnsafeRawBufferPointer) -> Void] = [
+    static let all: [String: @Sendable (UnsafeRawBufferPointer) -> Void] = [
         "config": ConfigTarget.run,
         "theme": ThemeTarget.run,
         "control": ControlTarget.run,
@@ -18,7 +18,7 @@ enum FuzzTargets {
     nonisolated(unsafe) static var current: ((UnsafeRawBufferPointer) -> Void)?
 
     static func usage() -> Never {
-        fputs("usage: kiosk-fuzz \(all.keys.sorted().joined(separator: "|")) [libFuzzer options] [corpus dirs or files]\n", stderr)
+        printError("usage: kiosk-fuzz \(all.keys.sorted().joined(separator: "|")) [libFuzzer options] [corpus dirs or files]\n")
         exit(64)
     }
 
@@ -75,11 +75,14 @@ struct ReplayMain {
             }
         }
         for f in files {
-            guard let d = FileManager.default.contents(atPath: f) else { fputs("cannot read \(f)\n", stderr); exit(1) }
-            fputs("running \(f) (\(d.count) bytes)\n", stderr)
+            guard let d = FileManager.default.contents(atPath: f) else { printError("cannot read \(f)\n"); exit(1) }
+            printError("running \(f) (\(d.count) bytes)\n")
             d.withUnsafeBytes { FuzzTargets.current?($0) }
         }
-        fputs("ran \(files.count) inputs\n", stderr)
+        printError("ran \(files.count) inputs\n")
     }
 }
 #endif
+
+/// Writes a message to standard error.
+func printError(_ s: String) { FileHandle.standardError.write(Data(s.utf8)) }

@@ -21,7 +21,7 @@ import Testing
     /// Writes raw bytes as `dir/kioskd.toml`.
     func writeBytes(_ bytes: [UInt8], _ dir: String, _ name: String = "kioskd.toml") -> String {
         let p = "\(dir)/\(name)"
-        FileManager.default.createFile(atPath: p, contents: Data(bytes))
+        #expect(FileManager.default.createFile(atPath: p, contents: Data(bytes)))
         return p
     }
 
@@ -417,7 +417,7 @@ import Testing
                 }
             }
             // KT_DUMP=path keeps the input being parsed (to find the one that crashed).
-            if let dump = ProcessInfo.processInfo.environment["KT_DUMP"] { FileManager.default.createFile(atPath: dump, contents: Data(b)) }
+            if let dump = ProcessInfo.processInfo.environment["KT_DUMP"] { #expect(FileManager.default.createFile(atPath: dump, contents: Data(b))) }
             do {
                 let t = try ConfigFile.parse(bytes: b, file: file)
                 let c = try DaemonConfig(root: t, file: file, environment: ["CONFIGURATION_DIRECTORY": "\(root)/config"])

@@ -10,7 +10,7 @@ import Testing
 
 /// A raw client connection to a Unix socket (plain syscalls, so tests control every byte,
 /// half-closes and what they read).
-final class RawConn {
+final class RawConn: Sendable {
     let fd: Int32
     init?(_ path: String, receiveTimeout: Double = 3) {
         fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
@@ -443,13 +443,13 @@ struct CollectingLogHandler: LogHandler {
         let errPath = "\(d)/stderr"
         let errFD = open(errPath, O_WRONLY | O_CREAT | O_TRUNC, 0o600)
         let savedErr = dup(2)
-        fflush(stderr)
+        fflush(nil)
         dup2(errFD, 2)
         await group.triggerGracefulShutdown()
         try await run
         // The group has returned: the server's threads are shut down, so nothing more is reported.
         #expect(done.wait(timeout: .now() + 10) == .success, "the clients did not finish within 10 s of the stop")
-        fflush(stderr)
+        fflush(nil)
         dup2(savedErr, 2)
         close(savedErr)
         close(errFD)

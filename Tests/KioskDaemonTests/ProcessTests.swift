@@ -30,7 +30,7 @@ final class Child {
     let logPath: String
     init(_ path: String, _ args: [String], log: String) throws {
         logPath = log
-        FileManager.default.createFile(atPath: log, contents: nil)
+        #expect(FileManager.default.createFile(atPath: log, contents: nil))
         // The shell redirects stderr to the log, then becomes the program (signals reach it directly).
         func quote(_ s: String) -> String { "'" + s.replacingOccurrences(of: "'", with: "'\\''") + "'" }
         process.executableURL = URL(fileURLWithPath: "/bin/sh")
@@ -332,7 +332,7 @@ struct ProcessTests {
         #expect(c2 == 0, "\(e2)")
         #expect(e2.contains("warning: \(d)/kioskd.toml:1: key 'state_dir': cannot create \(d)/ro/state/sub: \(d)/ro/state is not writable by uid 65534"), "\(e2)")
         // A path that can never be a directory stays an error; volatile state ignores the directory.
-        FileManager.default.createFile(atPath: "\(d)/plain", contents: Data())
+        #expect(FileManager.default.createFile(atPath: "\(d)/plain", contents: Data()))
         let (c3, _) = try run("state_dir = \"\(d)/plain/state\"\n" + base)
         #expect(c3 == 78)
         let (c4, e4) = try run("state_dir = \"\(d)/plain/state\"\nstate = \"volatile\"\n" + base)

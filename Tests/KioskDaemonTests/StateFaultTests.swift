@@ -12,7 +12,9 @@ import KioskPosix
 /// Fails the store's system calls on demand: once the trace reaches step `failAt` (1-based), the
 /// next call fails with `code` — or every call from then on when `failRest` is set (so the undo
 /// after a failure fails too).
-final class StateFaults {
+// @unchecked: a test sets it up and reads it back on its own thread; the store calls it from the
+// same thread (the daemon loop is run by the test with runOnce), never concurrently.
+final class StateFaults: @unchecked Sendable {
     var steps: [String] = []
     var failAt: Int?
     /// Or: fail the call of the first step this accepts.
