@@ -83,6 +83,7 @@ public final class TimeSyncMonitor {
     private let onChange: (TimeSyncStatus) -> Void
     private var inotify: InotifyWatcher?
     private var wds: [Int32] = []
+    private var watchedPath: String?
     private var recheckTimer: TimerID?
     private var clockTimer: TimerID?
     /// The last status read (also before any change was reported).
@@ -102,10 +103,7 @@ public final class TimeSyncMonitor {
         self.recheckNanos = Int64(max(0, kernelRecheckSeconds)) * 1_000_000_000
         self.onChange = onChange
         self.status = TimeSyncStatus(kernel: kernelClock().synchronized, timesyncd: false)
-        inotify = try InotifyWatcher(loop: loop) { [weak self] _ in
-            self?.rewatch()
-            self?.recheck()
-        }
+        inotify = try InotifyWatcher(loop: loop) { [weak self] events in self?.handle(events) }
         rewatch()
         status.timesyncd = access(self.directory + "/synchronized", F_OK) == 0
         armTimers()
@@ -134,14 +132,33 @@ public final class TimeSyncMonitor {
         if let t = clockTimer { loop.cancel(t); clockTimer = nil }
         inotify = nil
         wds.removeAll()
+        watchedPath = nil
+    }
+
+    private func handle(_ events: [InotifyWatcher.Event]) {
+        var relevant = false
+        for e in events {
+            if e.mask & UInt32(IN_IGNORED) != 0 {
+                // The kernel dropped a watch: one this monitor replaced (nothing new), or the
+                // current one (its folder went away): then it must be set again.
+                if wds.contains(e.wd) {
+                    wds.removeAll { $0 == e.wd }
+                    watchedPath = nil
+                    relevant = true
+                }
+            } else {
+                relevant = true
+            }
+        }
+        guard relevant else { return }
+        rewatch()
+        recheck()
     }
 
     /// Watches the folder when it exists, else its nearest existing ancestor for the creation of
     /// the next path component. Repeats when a component appeared while the watches were being set.
     private func rewatch() {
         guard let inotify else { return }
-        for wd in wds { inotify.remove(wd) }
-        wds.removeAll()
         let folderMask = UInt32(IN_CREATE | IN_MOVED_TO | IN_DELETE | IN_MOVED_FROM | IN_ATTRIB | IN_CLOSE_WRITE
                                 | IN_DELETE_SELF | IN_MOVE_SELF | IN_ONLYDIR)
         let ancestorMask = UInt32(IN_CREATE | IN_MOVED_TO | IN_DELETE_SELF | IN_MOVE_SELF | IN_ONLYDIR)
@@ -152,15 +169,16 @@ public final class TimeSyncMonitor {
                 path = Self.parent(of: path)
                 mask = ancestorMask
             }
-            if let wd = try? inotify.add(path: path, mask: mask) {
-                wds = [wd]
-                // The folder itself is watched, or the next component is still missing: done.
-                if path == directory || !isDirectory(Self.child(of: path, toward: directory)) { return }
-                inotify.remove(wd)
-                wds.removeAll()
-            } else {
-                return
-            }
+            // Unchanged target: keep the watch (removing it would queue IN_IGNORED, another wake-up).
+            if path == watchedPath, !wds.isEmpty { return }
+            for wd in wds { inotify.remove(wd) }
+            wds.removeAll()
+            watchedPath = nil
+            guard let wd = try? inotify.add(path: path, mask: mask) else { return }
+            wds = [wd]
+            watchedPath = path
+            // The folder itself is watched, or the next component is still missing: done.
+            if path == directory || !isDirectory(Self.child(of: path, toward: directory)) { return }
         }
     }
 

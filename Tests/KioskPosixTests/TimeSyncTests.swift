@@ -70,6 +70,8 @@ private final class FakeKernel {
         #expect(n >= 1)
         #expect(seen == [TimeSyncStatus(kernel: false, timesyncd: true)])
         #expect(monitor.status.synchronized)
+        // Quiet afterwards: handling an event must not queue another (no watch churn).
+        #expect(try loop.runOnce(timeoutMs: 100) == 0)
         // Removed (timesyncd stopped, /run cleaned): unsynchronised again.
         #expect(unlink(dir + "/synchronized") == 0)
         try loop.runOnce(timeoutMs: 5000)
@@ -92,6 +94,29 @@ private final class FakeKernel {
         #expect(seen.isEmpty)
         // The folder and the file together, as timesyncd's first sync does (mkdir -p, touch).
         #expect(mkdir(dir, 0o755) == 0)
+        touch(dir + "/synchronized")
+        try loop.runOnce(timeoutMs: 5000)
+        #expect(seen == [TimeSyncStatus(kernel: false, timesyncd: true)])
+        #expect(monitor.status.timesyncd)
+        // The replaced ancestor watch reports IN_IGNORED once; then quiet.
+        try loop.runOnce(timeoutMs: 100)
+        #expect(try loop.runOnce(timeoutMs: 100) == 0)
+        #expect(seen.count == 1)
+    }
+
+    @Test func folderRemovedAndRecreatedIsWatchedAgain() throws {
+        let root = tempDir()
+        defer { removeTree(root) }
+        let dir = root + "/timesync"
+        #expect(mkdir(dir, 0o755) == 0)
+        let loop = try EventLoop()
+        var seen: [TimeSyncStatus] = []
+        let monitor = try TimeSyncMonitor(loop: loop, directory: dir, kernelClock: { .unsynchronized },
+                                          kernelRecheckSeconds: 0) { seen.append($0) }
+        // Both before the loop runs: the old watch dies with its folder.
+        #expect(rmdir(dir) == 0)
+        #expect(mkdir(dir, 0o755) == 0)
+        try loop.runOnce(timeoutMs: 5000)
         touch(dir + "/synchronized")
         try loop.runOnce(timeoutMs: 5000)
         #expect(seen == [TimeSyncStatus(kernel: false, timesyncd: true)])
