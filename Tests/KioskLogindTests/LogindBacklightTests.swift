@@ -148,3 +148,57 @@ private final class FakeLogind {
     }
 
 }
+
+@Suite struct BacklightSetupTests {
+    /// root/sys/class/backlight/panel with max_brightness 255.
+    private func fakeTree() throws -> String {
+        var template = Array("/tmp/k-wall-XXXXXX".utf8CString)
+        let p = template.withUnsafeMutableBufferPointer { mkdtemp($0.baseAddress!) }
+        let root = String(cString: p!)
+        let dir = root + "/sys/class/backlight/panel"
+        try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
+        try "raw\n".write(toFile: dir + "/type", atomically: false, encoding: .utf8)
+        try "255\n".write(toFile: dir + "/max_brightness", atomically: false, encoding: .utf8)
+        try "255\n".write(toFile: dir + "/brightness", atomically: false, encoding: .utf8)
+        return root
+    }
+
+    @Test func withoutASessionSysfsIsWritten() throws {
+        let root = try fakeTree()
+        defer { try? FileManager.default.removeItem(atPath: root) }
+        let loop = try EventLoop()
+        let r = try #require(try BacklightSetup.open(.auto, loop: loop, root: root, hasSession: false))
+        #expect(r.backlight.writer.method == "sysfs")
+        #expect(r.note == "backlight panel (raw, max 255) via sysfs: no logind session; writing \(root)/sys/class/backlight/panel/brightness directly (needs the udev rule and group video unless root)")
+        try r.backlight.set(percent: 40)
+        #expect(try String(contentsOfFile: root + "/sys/class/backlight/panel/brightness", encoding: .utf8) == "102\n")
+        #expect(try BacklightSetup.open(.none, loop: loop, root: root, hasSession: false) == nil)
+    }
+
+    @Test func withASessionLogindIsUsed() throws {
+        let root = try fakeTree()
+        defer { try? FileManager.default.removeItem(atPath: root) }
+        let bus = try PrivateBus()
+        let loop = try EventLoop()
+        let logind = try FakeLogind(address: bus.address, loop: loop)
+        let r = try #require(try BacklightSetup.open(.named("panel"), loop: loop, root: root, hasSession: true, busAddress: bus.address))
+        #expect(r.backlight.writer.method == "logind")
+        #expect(r.note == "backlight panel (raw, max 255) via logind: through the logind session")
+        try r.backlight.set(percent: 40)
+        let writer = try #require(r.backlight.writer as? LogindBacklightWriter)
+        let start = nowNanos(.monotonic)
+        while writer.replies < 1 && nowNanos(.monotonic) - start < 10_000_000_000 { try loop.runOnce(timeoutMs: 1000) }
+        #expect(logind.calls == ["org.freedesktop.login1.Session.SetBrightness(backlight, panel, 102)"])
+        // sysfs untouched: logind writes it on the session's behalf.
+        #expect(try String(contentsOfFile: root + "/sys/class/backlight/panel/brightness", encoding: .utf8) == "255\n")
+    }
+
+    @Test func unreachableBusFallsBackToSysfsAndSaysWhy() throws {
+        let root = try fakeTree()
+        defer { try? FileManager.default.removeItem(atPath: root) }
+        let loop = try EventLoop()
+        let r = try #require(try BacklightSetup.open(.auto, loop: loop, root: root, hasSession: true, busAddress: "unix:path=/nonexistent/k-wall-bus"))
+        #expect(r.backlight.writer.method == "sysfs")
+        #expect(r.note.hasPrefix("backlight panel (raw, max 255) via sysfs: the system bus is not reachable (sd_bus_start unix:path=/nonexistent/k-wall-bus failed: No such file or directory (errno 2)); writing "))
+    }
+}
