@@ -79,3 +79,56 @@ extension String {
         hasPrefix(prefix) ? replacement + dropFirst(prefix.count) : self
     }
 }
+
+/// Reads an ambient light sensor every `intervalNanos` on a `Scheduler` (IIO illuminance
+/// attributes have no change notification) and calls `onLevel` when the `AmbientFollower`
+/// moves the brightness (outside its hysteresis band). A read error goes to `onError` once per
+/// run of failures; reading goes on, so a sensor that comes back is followed again.
+public final class AmbientLightMonitor {
+    private let scheduler: any Scheduler
+    private let read: () throws -> Double
+    private var follower: AmbientFollower
+    private let intervalNanos: Int64
+    private let onLevel: (Double) -> Void
+    private let onError: (any Error) -> Void
+    private var timer: TimerID?
+    private var failing = false
+    /// The last lux read (nil before the first good reading).
+    public private(set) var lastLux: Double?
+
+    public init(scheduler: any Scheduler, follower: AmbientFollower, intervalNanos: Int64 = 2_000_000_000,
+                read: @escaping () throws -> Double, onLevel: @escaping (Double) -> Void,
+                onError: @escaping (any Error) -> Void = { _ in }) {
+        self.scheduler = scheduler
+        self.follower = follower
+        self.intervalNanos = max(10_000_000, intervalNanos)
+        self.read = read
+        self.onLevel = onLevel
+        self.onError = onError
+    }
+
+    /// Reads at once, then every interval.
+    public func start() {
+        poll()
+    }
+
+    public func stop() {
+        if let t = timer { scheduler.cancel(t); timer = nil }
+    }
+
+    private func poll() {
+        do {
+            let lux = try read()
+            failing = false
+            lastLux = lux
+            if let p = follower.update(lux: lux) { onLevel(p) }
+        } catch {
+            if !failing { onError(error) }
+            failing = true
+        }
+        timer = try? scheduler.schedule(after: intervalNanos) { [weak self] _ in
+            self?.timer = nil
+            self?.poll()
+        }
+    }
+}

@@ -4,6 +4,7 @@ import Foundation
 
 @testable import KioskPosix
 import KioskCore
+import KioskTesting
 
 @Suite struct AmbientLightTests {
     @Test func processedInputIsLux() throws {
@@ -74,5 +75,40 @@ import KioskCore
         // 0 → 5 %; 1 within the 2 lx floor; 40 → 25 %; 45 within 20 %; 100 → 40 %; 110 within;
         // 400 → 100 %; 1000 → 100 % (flat beyond the end); 300 within 20 % of 1000? no: 700 away → 80 %.
         #expect(applied == [5, 25, 40, 100, 100, 80])
+    }
+}
+
+@Suite struct AmbientLightMonitorTests {
+    @Test func pollsTheFakeSensorAndReportsOnlyMovesOutsideTheBand() throws {
+        let fs = FakeSysfs()
+        defer { fs.remove() }
+        let raw = "sys/bus/iio/devices/iio:device0/in_illuminance_raw"
+        fs.write(raw, "100\n")
+        let sensor = try AmbientLightSensor.find(root: fs.root)
+        let loop = ManualEventLoop()
+        var levels: [Double] = []
+        var errors: [String] = []
+        let follower = try AmbientFollower(curve: try LuxCurve(pairs: [[0, 10], [200, 100]]), hysteresis: 0.2, minimumLuxChange: 2)
+        let m = AmbientLightMonitor(scheduler: loop, follower: follower, intervalNanos: 2_000_000_000,
+                                    read: { try sensor.readLux() }, onLevel: { levels.append($0) },
+                                    onError: { errors.append("\($0)") })
+        m.start()
+        #expect(levels == [55])
+        fs.write(raw, "110\n")                       // within 20 %
+        loop.advance(by: 2_000_000_000)
+        #expect(levels == [55])
+        #expect(m.lastLux == 110)
+        fs.write(raw, "0\n")                         // lights out
+        loop.advance(by: 2_000_000_000)
+        #expect(levels == [55, 10])
+        // A read error is reported once, and polling goes on.
+        try FileManager.default.removeItem(atPath: fs.root + "/" + raw)
+        loop.advance(by: 6_000_000_000)
+        #expect(errors == ["open \(fs.root)/\(raw) failed: No such file or directory (errno 2)"])
+        fs.write(raw, "200\n")
+        loop.advance(by: 2_000_000_000)
+        #expect(levels == [55, 10, 100])
+        m.stop()
+        #expect(loop.pendingTimers == 0)
     }
 }
