@@ -234,13 +234,22 @@ private let localOffsetIsZero: Bool = {
         SystemTimeZone.reload()
         #expect(abbreviation() == "UTC")
 
+        // The watcher sees the replacement; its handler reloads, as the daemon's will.
+        let loop = try EventLoop()
+        var seenInHandler: [String] = []
+        let watcher = try TimeZoneWatcher(loop: loop, localtimePath: localtime) {
+            tzset()
+            seenInHandler.append(self.abbreviation()) // glibc alone keeps the old zone while TZ is unchanged
+            SystemTimeZone.reload()
+            seenInHandler.append(self.abbreviation())
+        }
         #expect(symlink(root + "/zoneinfo/Etc/GMT", root + "/new") == 0)
         #expect(rename(root + "/new", localtime) == 0)
-        tzset()
-        #expect(abbreviation() == "UTC", "glibc keeps the old zone while TZ is unchanged")
-        SystemTimeZone.reload()
+        try loop.runOnce(timeoutMs: 5000)
+        #expect(seenInHandler == ["UTC", "GMT"])
         #expect(abbreviation() == "GMT")
         #expect(SystemTimeZone.current(localtimePath: "/nonexistent").identifier == "Etc/GMT")
+        watcher.stop()
     }
 
     @Test func foundationCurrentZoneFollowsAfterReload() throws {
