@@ -57,6 +57,21 @@ public struct PixelOrbit: Sendable, Equatable {
     /// The offset at time `t` (nanoseconds on any clock).
     public func offset(atNanos t: Int64) -> PixelOffset { path[stepIndex(atNanos: t)] }
 
+    /// What must be redrawn when static content drawn in `content` (at offset zero) moves from
+    /// offset `a` to offset `b`: the union of where it was and where it is (the content grown by
+    /// one pixel for a single step), and nothing when it did not move.
+    public static func damage(content: Rect, from a: PixelOffset, to b: PixelOffset) -> Rect? {
+        guard a != b, !content.isEmpty else { return nil }
+        let old = Rect(x: content.x + a.dx, y: content.y + a.dy, width: content.width, height: content.height)
+        let new = Rect(x: content.x + b.dx, y: content.y + b.dy, width: content.width, height: content.height)
+        return old.union(new)
+    }
+
+    /// Everything static content in `content` can ever cover on this orbit (the content grown by N).
+    public func reach(of content: Rect) -> Rect {
+        Rect(x: content.x - pixels, y: content.y - pixels, width: content.width + 2 * pixels, height: content.height + 2 * pixels)
+    }
+
     /// The first time after `t` at which the offset may change (the next step's start).
     public func nextStep(afterNanos t: Int64) -> Int64 {
         guard path.count > 1 else { return Int64.max }

@@ -251,6 +251,26 @@ private func schedule(_ texts: [String], fade: Int = 0) throws -> BrightnessSche
         #expect(PixelOrbit(pixels: 0, periodNanos: ns).nextStep(afterNanos: 5) == Int64.max)
     }
 
+    @Test func damageIsBoundedToWhatMoved() {
+        let label = Rect(x: 100, y: 50, width: 200, height: 40)
+        let orbit = PixelOrbit(pixels: 4, periodNanos: 180 * ns)
+        var t: Int64 = 0
+        var reached = Set<Int>()
+        for _ in 0..<orbit.path.count {
+            let next = orbit.nextStep(afterNanos: t)
+            let a = orbit.offset(atNanos: t), b = orbit.offset(atNanos: next)
+            let d = PixelOrbit.damage(content: label, from: a, to: b)!
+            // One step: the label's area plus one pixel row or column, inside the orbit's reach.
+            #expect(d.width * d.height == label.width * label.height + (a.dx != b.dx ? label.height : label.width))
+            #expect(orbit.reach(of: label).contains(d))
+            reached.insert(d.x); reached.insert(d.maxX)
+            t = next
+        }
+        #expect(reached.min() == 96 && reached.max() == 304)
+        #expect(orbit.reach(of: label) == Rect(x: 96, y: 46, width: 208, height: 48))
+        #expect(PixelOrbit.damage(content: label, from: .zero, to: .zero) == nil)
+    }
+
     @Test func fromConfigValue() throws {
         let orbit = PixelOrbit(try PixelShift(pixels: 4, periodMinutes: 3))
         #expect(orbit.periodNanos == 180 * ns)
