@@ -30,11 +30,18 @@ let package = Package(
         .systemLibrary(name: "CLibInput", pkgConfig: "libinput", providers: [.apt(["libinput-dev"])]),
         .systemLibrary(name: "CSystemd", pkgConfig: "libsystemd", providers: [.apt(["libsystemd-dev"])]),
         .target(name: "CKioskShims"),
+        // adjtimex and inotify headers (C library, nothing to link).
+        .systemLibrary(name: "CTimex"),
+        // sd-bus (libsystemd): the logind session's SetBrightness.
+        .systemLibrary(name: "CSdBus", pkgConfig: "libsystemd", providers: [.apt(["libsystemd-dev"])]),
 
         // Pure Swift core: values and protocols (the Scheduler a loop offers). No C library imports.
         .target(name: "KioskCore", dependencies: ["CKioskShims", .product(name: "Logging", package: "swift-log")]),
         // The operating system: the epoll event loop, the syscall wrapper, the mutex.
-        .target(name: "KioskPosix", dependencies: ["KioskCore", "CKioskShims"]),
+        .target(name: "KioskPosix", dependencies: ["KioskCore", "CKioskShims", "CTimex"]),
+        // The backlight through the logind session (sd-bus), behind KioskPosix's BacklightWriter.
+        .target(name: "KioskLogind", dependencies: ["KioskCore", "KioskPosix", "CSdBus"],
+                swiftSettings: [.swiftLanguageMode(.v6)]),
         // Drawing on cairo + pango.
         .target(name: "KioskRender", dependencies: ["KioskCore", "CCairo"]),
         // Scenes and the scene manager: see only KioskCore values and KioskRender canvases.
@@ -105,6 +112,8 @@ let package = Package(
 
         .testTarget(name: "KioskCoreTests", dependencies: ["KioskCore"]),
         .testTarget(name: "KioskPosixTests", dependencies: ["KioskPosix", "KioskTesting"]),
+        .testTarget(name: "KioskLogindTests", dependencies: ["KioskLogind", "KioskPosix", "CSdBus"],
+                    swiftSettings: [.swiftLanguageMode(.v6)]),
         .testTarget(name: "KioskRenderTests", dependencies: ["KioskRender", "KioskTesting"]),
         .testTarget(name: "KioskScenesTests", dependencies: ["KioskScenes", "KioskPosix", "KioskTesting"]),
         .testTarget(name: "KioskDRMTests", dependencies: ["KioskDRM", "KioskDRMTesting", "KioskPosix", "KioskTesting"]),

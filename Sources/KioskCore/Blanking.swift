@@ -165,6 +165,91 @@ public struct BlankPolicy: Sendable {
     }
 }
 
+/// What the panel should show at an instant: blanked, or lit at a percentage.
+public enum PanelState: Sendable, Equatable {
+    case blank
+    case lit(percent: Double)
+
+    public var isBlank: Bool { self == .blank }
+}
+
+/// The blanking schedule extended with brightness: the blank periods of `[display.blank]` (and
+/// their wake on touch) together with an optional brightness schedule by time of day, whose
+/// `off` periods blank the panel too. Without a brightness schedule it decides exactly as
+/// `BlankPolicy` does, at `defaultPercent`.
+public struct BrightnessPolicy: Sendable {
+    public private(set) var blank: BlankPolicy
+    public var brightness: BrightnessSchedule?
+    /// The level when no brightness schedule is set (the last `kioskctl brightness`, or 100).
+    public var defaultPercent: Double
+    /// Until when a touch keeps an `off` brightness period lit (unix seconds).
+    public private(set) var wokenUntil: Int64?
+
+    public init(blankSchedule: BlankSchedule?, brightness: BrightnessSchedule?, wakeSeconds: Int,
+                defaultPercent: Double = 100, zone: LocalZone = .system) {
+        blank = BlankPolicy(schedule: blankSchedule, wakeSeconds: wakeSeconds, zone: zone)
+        self.brightness = brightness
+        self.defaultPercent = defaultPercent
+    }
+
+    public var zone: LocalZone { blank.zone }
+
+    /// The scheduled level at an instant (nanoseconds; fades included); nil in an `off` period.
+    func scheduledPercent(atNanos nanos: Int64) -> Double? {
+        guard let brightness else { return defaultPercent }
+        return brightness.percent(atNanos: nanos, zone: zone)
+    }
+
+    /// The level a touch wakes the panel to: the brightness period's level (the last lit one
+    /// before an `off` period), else `defaultPercent`.
+    public func wakePercent(at unixSeconds: Int64) -> Double {
+        guard let brightness else { return defaultPercent }
+        let sod = zone.secondsSinceMidnight(at: unixSeconds)
+        return brightness.percent(secondsSinceMidnight: Double(sod)) ?? brightness.wakePercent(secondsSinceMidnight: sod)
+    }
+
+    /// A touch at `unixSeconds`: when the panel is off by schedule (blank period or `off`
+    /// brightness period) it lights for `wakeSeconds` at `wakePercent`. Returns whether it woke.
+    @discardableResult
+    public mutating func touched(at unixSeconds: Int64) -> Bool {
+        guard blank.wakeSeconds > 0, state(atNanos: unixSeconds * 1_000_000_000) == .blank else { return false }
+        wokenUntil = unixSeconds + Int64(blank.wakeSeconds)
+        blank.touched(at: unixSeconds)
+        return true
+    }
+
+    private func woken(_ unixSeconds: Int64) -> Bool {
+        if let w = wokenUntil, unixSeconds < w { return true }
+        return false
+    }
+
+    /// What the panel should show at an instant (nanoseconds since the epoch).
+    public func state(atNanos nanos: Int64) -> PanelState {
+        let s = nanos >= 0 ? nanos / 1_000_000_000 : (nanos - 999_999_999) / 1_000_000_000
+        if let schedule = blank.schedule, schedule.isBlank(at: s, zone: zone), !woken(s) { return .blank }
+        guard let level = scheduledPercent(atNanos: nanos) else {
+            return woken(s) ? .lit(percent: wakePercent(at: s)) : .blank
+        }
+        return .lit(percent: level)
+    }
+
+    /// Whether the level is changing continuously at `unixSeconds` (a fade): a driver then steps
+    /// it at its own pace until `nextChange`.
+    public func isFading(at unixSeconds: Int64) -> Bool {
+        guard let brightness else { return false }
+        return brightness.isFading(secondsSinceMidnight: zone.secondsSinceMidnight(at: unixSeconds))
+    }
+
+    /// The next instant after `unixSeconds` at which the state may change: a blank transition,
+    /// a brightness period start or fade end, the end of a wake.
+    public func nextChange(after unixSeconds: Int64) -> Int64? {
+        var next = blank.nextChange(after: unixSeconds)
+        if let b = brightness?.nextBoundary(after: unixSeconds, zone: zone) { next = min(next ?? b, b) }
+        if let w = wokenUntil, w > unixSeconds { next = min(next ?? w, w) }
+        return next
+    }
+}
+
 extension String {
     fileprivate func replacingDash() -> String {
         String(self.map { $0 == "–" || $0 == "—" ? "-" : $0 })

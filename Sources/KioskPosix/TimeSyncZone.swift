@@ -1,0 +1,84 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import Foundation
+
+/// Making a changed system time zone effective in this process.
+///
+/// Two caches stand in the way:
+/// - glibc reads the zone once; `localtime_r` never looks again. `tzset()` re-reads
+///   `/etc/localtime` when TZ is unset (it compares the file's identity), but when TZ is set it
+///   returns early as long as the TZ string is unchanged, even if the file TZ names was replaced.
+/// - Foundation caches `TimeZone.current` for the life of the process (checked: after TZ changes,
+///   `TimeZone.current` keeps the old zone until `NSTimeZone.resetSystemTimeZone()`), and it does
+///   not understand glibc's `TZ=":/path/to/file"` form (it falls back to `/etc/localtime`).
+///
+/// `reload()` clears both. Code that needs a Foundation `TimeZone` for a test root (or for the TZ
+/// file form) uses `SystemTimeZone.current(localtimePath:)`, which resolves the zone afresh
+/// each call instead of `TimeZone.current`.
+public enum SystemTimeZone {
+    /// Re-reads the zone for glibc (`localtime_r`, `LocalZone.system`) and Foundation
+    /// (`TimeZone.current`). Call on the loop's thread: when TZ is set it is briefly changed and
+    /// restored (setenv), which other threads must not race with getenv.
+    public static func reload() {
+        if let tz = getenv("TZ").map({ String(cString: $0) }) {
+            // Force glibc past its "TZ unchanged" shortcut, then read the real value again.
+            setenv("TZ", "UTC0", 1)
+            tzset()
+            setenv("TZ", tz, 1)
+        }
+        tzset()
+        NSTimeZone.resetSystemTimeZone()
+    }
+
+    /// The zone's identifier ("Europe/Berlin"): from TZ when set (an identifier, ":identifier" or
+    /// ":/…/zoneinfo/ID"), else from the `localtimePath` symlink's target after "zoneinfo/".
+    /// nil when neither names a zone (a copied file: use `TimeZone.current` after `reload()`).
+    public static func identifier(localtimePath: String = "/etc/localtime",
+                                  tz: String? = getenv("TZ").map { String(cString: $0) }) -> String? {
+        if var tz, !tz.isEmpty {
+            if tz.hasPrefix(":") { tz.removeFirst() }
+            if tz.hasPrefix("/") { return zoneName(inPath: resolvedTarget(tz) ?? tz) }
+            return tz
+        }
+        return resolvedTarget(localtimePath).flatMap(zoneName(inPath:))
+    }
+
+    /// A Foundation zone resolved now (not cached): the zone `identifier(...)` names, else
+    /// `TimeZone.current` after `NSTimeZone.resetSystemTimeZone()`.
+    public static func current(localtimePath: String = "/etc/localtime",
+                               tz: String? = getenv("TZ").map { String(cString: $0) }) -> TimeZone {
+        if let id = identifier(localtimePath: localtimePath, tz: tz), let zone = TimeZone(identifier: id) {
+            return zone
+        }
+        NSTimeZone.resetSystemTimeZone()
+        return TimeZone.current
+    }
+
+    /// The symlink chain's final target (absolute), or nil when `path` is not a symlink.
+    static func resolvedTarget(_ path: String) -> String? {
+        var current = path
+        var followed = false
+        for _ in 0..<16 {
+            var buf = [CChar](repeating: 0, count: 4096)
+            let n = readlink(current, &buf, buf.count - 1)
+            guard n > 0 else { break }
+            let target = String(decoding: buf[0..<n].map { UInt8(bitPattern: $0) }, as: UTF8.self)
+            if target.hasPrefix("/") {
+                current = target
+            } else {
+                current = TimeSyncMonitor.parent(of: current) + "/" + target
+            }
+            followed = true
+        }
+        return followed ? current : nil
+    }
+
+    /// "…/zoneinfo/Europe/Berlin" → "Europe/Berlin" (also "zoneinfo/posix/…", "zoneinfo/right/…").
+    static func zoneName(inPath path: String) -> String? {
+        guard let r = path.range(of: "zoneinfo/", options: .backwards) else { return nil }
+        var name = String(path[r.upperBound...])
+        for prefix in ["posix/", "right/"] where name.hasPrefix(prefix) { name.removeFirst(prefix.count) }
+        return name.isEmpty ? nil : name
+    }
+}
