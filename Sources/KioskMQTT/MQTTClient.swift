@@ -181,9 +181,9 @@ public final class MQTTClient {
         if let w = pollWatch { loop.unwatch(w) }
         close(pollFD)
         midSlot.deallocate()
-        // A resolver thread still connecting keeps the handle alive; the callbacks must not
-        // reach this object any more.
-        mosquitto_user_data_set(handle.mosq, nil)
+        // A resolver thread still connecting keeps the handle alive (and destroys it when done);
+        // no callback can run then, as nobody calls mosquitto_loop_* on it any more.
+        if !connectInFlight { mosquitto_user_data_set(handle.mosq, nil) }
     }
 
     private static func from(_ obj: UnsafeMutableRawPointer?) -> MQTTClient? {

@@ -271,4 +271,41 @@ final class MQTTClientTests: XCTestCase {
         XCTAssertLessThan(worst, 50, "worst gap between 10 ms ticks: \(worst) ms")
         print("1000 reconnects: \(Int(elapsedMs)) ms, fds \(fdsBefore)→\(fdsAfter), RSS \(rssBefore)→\(rssAfter) KiB, ticks \(measured.count), worst tick gap \(worst) ms")
     }
+
+    /// A peer that accepts TCP but never answers (a hung broker, a black-holing proxy): each
+    /// attempt is abandoned after the connect timeout, and the loop keeps running meanwhile.
+    func testSilentPeerTimesOutAndRetries() throws {
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        XCTAssertGreaterThanOrEqual(fd, 0)
+        defer { close(fd) }
+        var addr = sockaddr_in()
+        addr.sin_family = sa_family_t(AF_INET)
+        addr.sin_addr.s_addr = inet_addr("127.0.0.1")
+        var len = socklen_t(MemoryLayout<sockaddr_in>.size)
+        withUnsafeMutablePointer(to: &addr) { p in
+            p.withMemoryRebound(to: sockaddr.self, capacity: 1) { sa in
+                XCTAssertEqual(bind(fd, sa, len), 0)
+                XCTAssertEqual(getsockname(fd, sa, &len), 0)
+            }
+        }
+        XCTAssertEqual(listen(fd, 16), 0) // never accepted: the kernel completes the handshake, nobody answers
+        let loop = try EventLoop()
+        let logs = LogLines()
+        var config = testConfig(port: Int(UInt16(bigEndian: addr.sin_port)), id: "silent")
+        config.connectTimeout = 200_000_000
+        config.backoffInitial = 10_000_000
+        let client = try MQTTClient(config: config, loop: loop, logger: capturingLogger(logs))
+        var ticks = 0
+        func tick() { ticks += 1; _ = try? loop.schedule(after: 10_000_000) { _ in tick() } }
+        tick()
+        let start = nowNanos()
+        client.start()
+        XCTAssertTrue(try runUntil(loop) { client.counters.attempts >= 3 }, "state \(client.state)")
+        XCTAssertTrue(try runUntil(loop) { client.state != .connecting }, "state \(client.state)")
+        let elapsed = Double(nowNanos() - start) / 1e6
+        XCTAssertEqual(client.state, .disconnected(reason: "no CONNACK within 0.2 s"))
+        XCTAssertGreaterThanOrEqual(elapsed, 600, "three timeouts of 200 ms passed")
+        XCTAssertGreaterThanOrEqual(Double(ticks), elapsed / 10 * 0.8, "the loop ran its 10 ms timer meanwhile")
+        XCTAssertEqual(logs.count(containing: "MQTT disconnected: no CONNACK within 0.2 s"), 1, "\(logs.all)")
+    }
 }
