@@ -164,10 +164,15 @@ public final class MQTTClient {
             try check(mosquitto_tls_set(mosq, tls.caFile, nil, tls.certFile, tls.keyFile, nil),
                       "mosquitto_tls_set(ca_file \(tls.caFile))")
         }
-        mosquitto_user_data_set(mosq, Unmanaged.passUnretained(self).toOpaque())
+        handle.target.client = self
+        mosquitto_user_data_set(mosq, Unmanaged.passUnretained(handle.target).toOpaque())
         mosquitto_connect_callback_set(mosq) { _, obj, rc in MQTTClient.from(obj)?.didConnect(rc) }
         mosquitto_disconnect_callback_set(mosq) { _, obj, rc in MQTTClient.from(obj)?.didDisconnect(rc) }
         mosquitto_publish_callback_set(mosq) { _, obj, mid in MQTTClient.from(obj)?.didPublish(mid) }
+        mosquitto_log_callback_set(mosq) { _, obj, level, text in
+            guard level & MOSQ_LOG_ERR != 0, let text, let obj else { return }
+            Unmanaged<CallbackTarget>.fromOpaque(obj).takeUnretainedValue().setLastError(String(cString: text))
+        }
         mosquitto_message_callback_set(mosq) { _, obj, msg in
             guard let msg else { return }
             MQTTClient.from(obj)?.didReceive(msg.pointee)
@@ -182,12 +187,13 @@ public final class MQTTClient {
         close(pollFD)
         midSlot.deallocate()
         // A resolver thread still connecting keeps the handle alive (and destroys it when done);
-        // no callback can run then, as nobody calls mosquitto_loop_* on it any more.
-        if !connectInFlight { mosquitto_user_data_set(handle.mosq, nil) }
+        // its callbacks find no client (a weak reference) and only the log callback can run there.
     }
 
+    /// The client of a callback's user data; callbacks other than the log run inside
+    /// mosquitto_loop_* on the loop's thread.
     private static func from(_ obj: UnsafeMutableRawPointer?) -> MQTTClient? {
-        obj.map { Unmanaged<MQTTClient>.fromOpaque($0).takeUnretainedValue() }
+        obj.map { Unmanaged<CallbackTarget>.fromOpaque($0).takeUnretainedValue().client } ?? nil
     }
 
     // MARK: - Public API
@@ -300,7 +306,7 @@ public final class MQTTClient {
             return
         }
         guard rc == MOSQ_ERR_SUCCESS.rawValue else {
-            connectionLost(Self.describe(rc, errno: e))
+            connectionLost(describe(rc, errno: e))
             return
         }
         socketFD = mosquitto_socket(handle.mosq)
@@ -316,11 +322,13 @@ public final class MQTTClient {
                 if e != EEXIST { throw Posix.error("epoll_ctl(ADD, broker socket \(socketFD))", errno: e) }
             }
             updateInterest()
+            guard socketFD >= 0 else { return } // the first write failed: already reported
+            if let t = connectTimer { loop.cancel(t) }
             connectTimer = try loop.schedule(after: config.connectTimeout) { [unowned self] _ in
                 self.connectTimer = nil
                 guard self.state == .connecting, self.socketFD >= 0 else { return }
                 // Make the socket fail: the next read reports the error and libmosquitto closes it.
-                self.pendingReason = "no CONNACK within \(Double(self.config.connectTimeout) / 1e9) s"
+                self.pendingReason = "no CONNACK within \(Self.seconds(self.config.connectTimeout)) s"
                 shutdown(self.socketFD, Int32(SHUT_RDWR))
             }
             scheduleMisc()
@@ -364,7 +372,7 @@ public final class MQTTClient {
         }
         // libmosquitto closed the socket (and called the disconnect callback) or will on the
         // next call: make sure it is closed, then report.
-        let reason = pendingReason ?? Self.describe(rc, errno: e)
+        let reason = pendingReason ?? describe(rc, errno: e)
         pendingReason = nil
         closeSocket()
         if stopping { finishStop(); return false }
@@ -600,6 +608,16 @@ public final class MQTTClient {
         return inet_pton(AF_INET, host, &v4) == 1 || inet_pton(AF_INET6, host, &v6) == 1
     }
 
+    /// `describe`, with OpenSSL's reason (logged by libmosquitto) for a TLS failure.
+    private func describe(_ rc: Int32, errno e: Int32) -> String {
+        let logged = handle.target.takeLastError()
+        var text = Self.describe(rc, errno: e)
+        if rc == MOSQ_ERR_TLS.rawValue, let tls = config.tls {
+            text += ": \(logged ?? "TLS handshake failed") (ca_file \(tls.caFile))"
+        }
+        return text
+    }
+
     static func describe(_ rc: Int32, errno e: Int32) -> String {
         if rc == MOSQ_ERR_ERRNO.rawValue {
             return "\(String(cString: strerror(e))) (errno \(e))"
@@ -619,6 +637,8 @@ final class Handle: @unchecked Sendable {
     // @unchecked: the handle is used by one thread at a time: the loop's, or the resolver thread
     // during a connect while the client leaves it alone (`connectInFlight`).
     let mosq: OpaquePointer
+    /// libmosquitto's user data: lives as long as the handle.
+    let target = CallbackTarget()
     init(_ mosq: OpaquePointer) { self.mosq = mosq }
     deinit { mosquitto_destroy(mosq) }
 }
@@ -629,4 +649,16 @@ struct LoopBound<T: AnyObject>: @unchecked Sendable {
     // loop's thread that owns the object.
     weak var value: T?
     init(_ value: T) { self.value = value }
+}
+
+/// What libmosquitto's callbacks reach through their user data.
+final class CallbackTarget: @unchecked Sendable {
+    // @unchecked: `client` is read only by callbacks run inside mosquitto_loop_* on the loop's
+    // thread; `lastError` is written by the log callback, which may run on a resolver thread,
+    // and is guarded by `lock`.
+    weak var client: MQTTClient?
+    private let lock = PosixMutex()
+    private var lastError: String?
+    func setLastError(_ s: String) { lock.locked { lastError = s } }
+    func takeLastError() -> String? { lock.locked { defer { lastError = nil }; return lastError } }
 }

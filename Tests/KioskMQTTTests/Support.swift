@@ -14,6 +14,8 @@ final class Broker {
     let dir: String
     private var process: Process?
     private let passwordFile: String?
+    /// TLS listener: (ca, cert, key) file paths.
+    var tls: (ca: String, cert: String, key: String)?
 
     /// `users`: name → password; when given, anonymous logins are refused.
     init(port: Int? = nil, users: [String: String] = [:]) throws {
@@ -41,6 +43,9 @@ final class Broker {
     /// Starts mosquitto and waits (bounded) until it accepts TCP connections.
     func start() throws {
         var conf = "listener \(port) 127.0.0.1\npersistence false\nuser root\nlog_dest stderr\n"
+        if let tls {
+            conf += "cafile \(tls.ca)\ncertfile \(tls.cert)\nkeyfile \(tls.key)\n"
+        }
         if let pw = passwordFile {
             conf += "allow_anonymous false\npassword_file \(pw)\n"
         } else {
@@ -196,4 +201,16 @@ func residentKiB() -> Int {
     guard let s = try? String(contentsOfFile: "/proc/self/statm", encoding: .utf8) else { return -1 }
     let f = s.split(separator: " ")
     return (Int(f[1]) ?? 0) * Int(sysconf(Int32(_SC_PAGESIZE))) / 1024
+}
+
+/// A CA and a server certificate for 127.0.0.1 signed by it (openssl, EC P-256), in `dir`.
+func makeCertificates(in dir: String, name: String = "ca") throws -> (ca: String, cert: String, key: String) {
+    let ossl = "/usr/bin/openssl"
+    let ec = ["-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes"]
+    try runTool(ossl, ["req", "-x509"] + ec + ["-keyout", "\(dir)/\(name).key", "-out", "\(dir)/\(name).pem", "-days", "2", "-subj", "/CN=kioskd test \(name)"])
+    try runTool(ossl, ["req"] + ec + ["-keyout", "\(dir)/server.key", "-out", "\(dir)/server.csr", "-subj", "/CN=127.0.0.1"])
+    try "subjectAltName=IP:127.0.0.1\n".write(toFile: "\(dir)/ext.cnf", atomically: true, encoding: .utf8)
+    try runTool(ossl, ["x509", "-req", "-in", "\(dir)/server.csr", "-CA", "\(dir)/\(name).pem", "-CAkey", "\(dir)/\(name).key",
+                       "-CAcreateserial", "-out", "\(dir)/server.pem", "-days", "2", "-extfile", "\(dir)/ext.cnf"])
+    return ("\(dir)/\(name).pem", "\(dir)/server.pem", "\(dir)/server.key")
 }
