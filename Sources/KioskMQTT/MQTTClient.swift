@@ -424,8 +424,8 @@ public final class MQTTClient {
             socketFD = -1
         }
         wantsWrite = false
-        // Closes the socket if libmosquitto has not yet (no-op otherwise; no callbacks run for
-        // an unconnected handle, and the disconnect callback ignores a second report).
+        // Closes the socket if libmosquitto has not yet (no-op otherwise). The disconnect
+        // callback this may run acts only on a clean stop, which finishes once.
         if mosquitto_socket(handle.mosq) >= 0 {
             _ = mosquitto_disconnect(handle.mosq)
             let s = mosquitto_socket(handle.mosq)
@@ -461,7 +461,6 @@ public final class MQTTClient {
 
     private func setState(_ new: State, log: Bool) {
         guard new != state else { return }
-        let old = state
         state = new
         if log {
             switch new {
@@ -483,7 +482,6 @@ public final class MQTTClient {
             }
             if new == .connected || new == .stopped { lastLogged = new }
         }
-        _ = old
         onStateChange?(new)
     }
     private var lastLogged: State = .idle
