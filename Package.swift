@@ -29,6 +29,7 @@ let package = Package(
         .systemLibrary(name: "CUdev", pkgConfig: "libudev", providers: [.apt(["libudev-dev"])]),
         .systemLibrary(name: "CLibInput", pkgConfig: "libinput", providers: [.apt(["libinput-dev"])]),
         .systemLibrary(name: "CSystemd", pkgConfig: "libsystemd", providers: [.apt(["libsystemd-dev"])]),
+        .systemLibrary(name: "CMosquitto", pkgConfig: "libmosquitto", providers: [.apt(["libmosquitto-dev"])]),
         .target(name: "CKioskShims"),
         // adjtimex and inotify headers (C library, nothing to link).
         .systemLibrary(name: "CTimex"),
@@ -40,8 +41,7 @@ let package = Package(
         // The operating system: the epoll event loop, the syscall wrapper, the mutex.
         .target(name: "KioskPosix", dependencies: ["KioskCore", "CKioskShims", "CTimex"]),
         // The backlight through the logind session (sd-bus), behind KioskPosix's BacklightWriter.
-        .target(name: "KioskLogind", dependencies: ["KioskCore", "KioskPosix", "CSdBus"],
-                swiftSettings: [.swiftLanguageMode(.v6)]),
+        .target(name: "KioskLogind", dependencies: ["KioskCore", "KioskPosix", "CSdBus"]),
         // Drawing on cairo + pango.
         .target(name: "KioskRender", dependencies: ["KioskCore", "CCairo"]),
         // Scenes and the scene manager: see only KioskCore values and KioskRender canvases.
@@ -49,10 +49,8 @@ let package = Package(
         // Hardware.
         // libudev for DRM and input: enumeration, the hotplug monitor, reference ownership.
         .target(name: "KioskUdev", dependencies: ["KioskCore", "KioskPosix", "CUdev"]),
-        .target(name: "KioskDRM", dependencies: ["KioskCore", "KioskPosix", "KioskUdev", "CDRM", "CKioskShims", .product(name: "Logging", package: "swift-log")],
-                ),
-        .target(name: "KioskInput", dependencies: ["KioskCore", "KioskPosix", "KioskUdev", "CLibInput", .product(name: "Logging", package: "swift-log")],
-                ),
+        .target(name: "KioskDRM", dependencies: ["KioskCore", "KioskPosix", "KioskUdev", "CDRM", "CKioskShims", .product(name: "Logging", package: "swift-log")]),
+        .target(name: "KioskInput", dependencies: ["KioskCore", "KioskPosix", "KioskUdev", "CLibInput", .product(name: "Logging", package: "swift-log")]),
         // The control protocol: commands, routes, JSON answers and the client. No hardware, no
         // drawing: kioskctl links only this.
         .target(name: "KioskControl", dependencies: [
@@ -61,6 +59,8 @@ let package = Package(
             .product(name: "NIOPosix", package: "swift-nio"),
             .product(name: "NIOHTTP1", package: "swift-nio"),
         ]),
+        // MQTT client on libmosquitto, driven by the epoll EventLoop.
+        .target(name: "KioskMQTT", dependencies: ["KioskCore", "KioskPosix", "CMosquitto", "CKioskShims", .product(name: "Logging", package: "swift-log")]),
         // The daemon: config, control, persistence, services; the only place hardware meets scenes.
         .target(name: "KioskDaemon", dependencies: [
             "KioskCore", "KioskPosix", "KioskControl", "KioskRender", "KioskScenes", "KioskDRM", "KioskInput", "CSystemd",
@@ -76,14 +76,12 @@ let package = Package(
         .target(name: "KioskTesting", dependencies: ["KioskCore", "KioskRender", "KioskScenes"]),
         // A KMS device in memory (FakeKMS) for DRMDisplay tests; its own target so that
         // KioskTesting users do not link libdrm and libudev.
-        .target(name: "KioskDRMTesting", dependencies: ["KioskCore", "KioskPosix", "KioskDRM", .product(name: "Logging", package: "swift-log")],
-                ),
+        .target(name: "KioskDRMTesting", dependencies: ["KioskCore", "KioskPosix", "KioskDRM", .product(name: "Logging", package: "swift-log")]),
 
         .executableTarget(name: "kioskd", dependencies: [
             "KioskDaemon", .product(name: "ArgumentParser", package: "swift-argument-parser"),
             .product(name: "Logging", package: "swift-log"),
         ], swiftSettings: [
-            .swiftLanguageMode(.v6),
             // Release: the Swift runtime and Foundation linked in, not loaded as ~15 shared
             // libraries at every start (BENCHMARKS.md, "Start-up and memory"). The compile flag
             // makes this module autolink Foundation's static dependencies.
@@ -100,8 +98,7 @@ let package = Package(
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
         ], path: "Benchmarks/kioskd-bench"),
         // Runs inside the test VM: uinput devices, DRM probes.
-        .executableTarget(name: "kiosk-vmtool", dependencies: ["CKioskShims", "KioskCore", "KioskPosix", "KioskDRM", "KioskInput", .product(name: "Logging", package: "swift-log")],
-                          ),
+        .executableTarget(name: "kiosk-vmtool", dependencies: ["CKioskShims", "KioskCore", "KioskPosix", "KioskDRM", "KioskInput", .product(name: "Logging", package: "swift-log")]),
         // Fuzz targets for the config, theme and control-request parsers (scripts/fuzz.sh, docs/fuzzing.md).
         .executableTarget(name: "kiosk-fuzz", dependencies: [
             "KioskDaemon", "KioskControl",
@@ -112,13 +109,13 @@ let package = Package(
 
         .testTarget(name: "KioskCoreTests", dependencies: ["KioskCore"]),
         .testTarget(name: "KioskPosixTests", dependencies: ["KioskPosix", "KioskTesting"]),
-        .testTarget(name: "KioskLogindTests", dependencies: ["KioskLogind", "KioskPosix", "CSdBus"],
-                    swiftSettings: [.swiftLanguageMode(.v6)]),
+        .testTarget(name: "KioskLogindTests", dependencies: ["KioskLogind", "KioskPosix", "CSdBus"]),
         .testTarget(name: "KioskRenderTests", dependencies: ["KioskRender", "KioskTesting"]),
         .testTarget(name: "KioskScenesTests", dependencies: ["KioskScenes", "KioskPosix", "KioskTesting"]),
         .testTarget(name: "KioskDRMTests", dependencies: ["KioskDRM", "KioskDRMTesting", "KioskPosix", "KioskTesting"]),
         .testTarget(name: "KioskInputTests", dependencies: ["KioskInput", "KioskPosix"]),
         .testTarget(name: "KioskDaemonTests", dependencies: ["KioskDaemon", "KioskControl", "KioskPosix", "KioskTesting"]),
+        .testTarget(name: "KioskMQTTTests", dependencies: ["KioskMQTT", "KioskPosix", .product(name: "Logging", package: "swift-log")]),
         .testTarget(name: "VMTests", dependencies: ["KioskCore"]),
         .testTarget(name: "KioskBenchTests", dependencies: ["kioskd-bench"], path: "Benchmarks/Tests/KioskBenchTests"),
     ],

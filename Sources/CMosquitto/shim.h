@@ -1,0 +1,4 @@
+#ifndef KIOSK_CMOSQUITTO_SHIM_H
+#define KIOSK_CMOSQUITTO_SHIM_H
+#include <mosquitto.h>
+#endif

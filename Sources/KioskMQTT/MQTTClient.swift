@@ -1,0 +1,662 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import CKioskShims
+import CMosquitto
+import Foundation
+import KioskCore
+import KioskPosix
+import Logging
+
+/// An MQTT client on libmosquitto, driven by kioskd's epoll `EventLoop`: the broker socket is
+/// watched by the loop, reads and writes are `mosquitto_loop_read/write`, keepalive is
+/// `mosquitto_loop_misc` on a loop timer. No thread of mosquitto's own: every callback (message
+/// handlers, publish completions, `onStateChange`) runs on the loop's thread, and every method
+/// must be called there.
+///
+/// The connection is kept up by itself: after `start()` the client connects, and whenever the
+/// connection fails or drops it retries with exponential backoff (`backoffInitial` doubling up to
+/// `backoffMax`, each delay 0–20 % shorter at random), forever. It logs once per state change,
+/// not per retry. A numeric broker address never blocks the loop; a host name is resolved on a
+/// short-lived thread (getaddrinfo blocks), the loop carrying on meanwhile.
+///
+/// The last will (`kioskd/ID/availability` = `offline`, retained, QoS 1) is registered before
+/// the first connect; on every connect `online` is published retained. `stop` publishes
+/// `offline` and disconnects cleanly.
+public final class MQTTClient {
+    public enum State: Sendable, Equatable, CustomStringConvertible {
+        /// Not started.
+        case idle
+        /// A connect attempt is under way (TCP/TLS, then CONNACK).
+        case connecting
+        case connected
+        /// The last attempt or the connection failed; a retry is scheduled.
+        case disconnected(reason: String)
+        /// The broker refused the login (bad user name or password, not authorised). Retries
+        /// continue at the slowest pace (`backoffMax`), so that a fixed broker is picked up.
+        case refused(reason: String)
+        /// `stop` was called: no more retries.
+        case stopped
+
+        public var description: String {
+            switch self {
+            case .idle: return "idle"
+            case .connecting: return "connecting"
+            case .connected: return "connected"
+            case .disconnected(let r): return "disconnected: \(r)"
+            case .refused(let r): return "refused by the broker: \(r)"
+            case .stopped: return "stopped"
+            }
+        }
+    }
+
+    /// What became of a published message.
+    public enum PublishResult: Sendable, Equatable {
+        /// QoS 1: the broker acknowledged it (PUBACK).
+        case acknowledged
+        /// QoS 0: written to the socket (MQTT gives no acknowledgement for QoS 0).
+        case sent
+        /// Not sent: the reason (queue full, superseded, client stopped, libmosquitto error).
+        case dropped(String)
+    }
+
+    /// What `publish` did with the message right away.
+    public enum PublishOutcome: Sendable, Equatable {
+        /// Handed to libmosquitto on a live connection.
+        case sent
+        /// Kept in the outgoing queue until the connection is up.
+        case queued
+        /// Refused (the reason says why: queue full, stopped, invalid topic).
+        case refused(String)
+    }
+
+    public struct Message: Sendable, Equatable {
+        public var topic: String
+        public var payload: [UInt8]
+        public var qos: Int
+        public var retained: Bool
+        public var text: String { String(decoding: payload, as: UTF8.self) }
+    }
+
+    /// Counters for status and tests.
+    public struct Counters: Sendable, Equatable {
+        /// Connect attempts started (first one included).
+        public var attempts = 0
+        /// Successful connects (CONNACK accepted).
+        public var connects = 0
+        public var messagesIn = 0
+        public var messagesOut = 0
+        /// Messages refused or dropped by the outgoing queue.
+        public var dropped = 0
+    }
+
+    public let config: MQTTConfig
+    public private(set) var state: State = .idle
+    public private(set) var counters = Counters()
+    /// Monotonic times (ns) of the last 64 connect attempts, oldest first.
+    public private(set) var attemptTimes: [Int64] = []
+    /// Messages waiting for a connection.
+    public var queuedCount: Int { queue.count }
+    /// Called on every state change (after logging it).
+    public var onStateChange: ((State) -> Void)?
+
+    private let loop: EventLoop
+    private var logger: Logger
+    private let handle: Handle
+    private var random: any RandomNumberGenerator
+    /// epoll set holding only the broker socket (for read, and write while libmosquitto has
+    /// output); the loop watches this set's descriptor, which is readable when the socket is ready.
+    private let pollFD: Int32
+    private var pollWatch: EventLoop.WatchID?
+    private var socketFD: Int32 = -1
+    private var wantsWrite = false
+    private var retryTimer: TimerID?
+    private var miscTimer: TimerID?
+    private var connectTimer: TimerID?
+    /// A connect runs on a resolver thread: the mosquitto handle is that thread's until it posts back.
+    private var connectInFlight = false
+    private var failures = 0
+    private var refusal: String?
+    private var stopping = false
+    private var stopCompletion: (() -> Void)?
+
+    private struct Pending {
+        var topic: String
+        var payload: [UInt8]
+        var qos: Int
+        var retain: Bool
+        var completion: ((PublishResult) -> Void)?
+    }
+    private var queue: [Pending] = []
+    /// Completions of messages handed to libmosquitto, by message id.
+    private var inFlight: [Int32: (qos: Int, completion: (PublishResult) -> Void)] = [:]
+    private var subscriptions: [(filter: String, qos: Int, handler: (Message) -> Void)] = []
+
+    private static let libraryReady: Bool = { mosquitto_lib_init() == MOSQ_ERR_SUCCESS.rawValue }()
+
+    public init(config: MQTTConfig, loop: EventLoop, logger: Logger = Logger(label: "kioskd.mqtt"),
+                random: any RandomNumberGenerator = SystemRandomNumberGenerator()) throws {
+        guard Self.libraryReady else { throw KioskError(.system, "mosquitto_lib_init failed") }
+        self.config = config
+        self.loop = loop
+        self.logger = logger
+        self.logger[metadataKey: "broker"] = "\(config.tls == nil ? "mqtt" : "mqtts")://\(config.host):\(config.port)"
+        self.random = random
+        guard let mosq = mosquitto_new(config.clientID, true, nil) else {
+            throw Posix.error("mosquitto_new", errno: errno)
+        }
+        handle = Handle(mosq)
+        pollFD = try Posix.call("epoll_create1") { epoll_create1(Int32(EPOLL_CLOEXEC)) }
+        func check(_ rc: Int32, _ what: String) throws {
+            guard rc == MOSQ_ERR_SUCCESS.rawValue else {
+                close(pollFD)
+                throw KioskError(.config, "\(what) failed: \(Self.describe(rc, errno: errno))")
+            }
+        }
+        try check(mosquitto_int_option(mosq, MOSQ_OPT_PROTOCOL_VERSION, Int32(MQTT_PROTOCOL_V311)), "mosquitto_int_option(protocol 3.1.1)")
+        let offline = Array("offline".utf8)
+        try check(mosquitto_will_set(mosq, config.availabilityTopic, Int32(offline.count), offline, 1, true),
+                  "mosquitto_will_set(\(config.availabilityTopic))")
+        if let user = config.username {
+            try check(mosquitto_username_pw_set(mosq, user, config.password), "mosquitto_username_pw_set")
+        }
+        if let tls = config.tls {
+            try check(mosquitto_tls_set(mosq, tls.caFile, nil, tls.certFile, tls.keyFile, nil),
+                      "mosquitto_tls_set(ca_file \(tls.caFile))")
+        }
+        handle.target.client = self
+        mosquitto_user_data_set(mosq, Unmanaged.passUnretained(handle.target).toOpaque())
+        mosquitto_connect_callback_set(mosq) { _, obj, rc in MQTTClient.from(obj)?.didConnect(rc) }
+        mosquitto_disconnect_callback_set(mosq) { _, obj, rc in MQTTClient.from(obj)?.didDisconnect(rc) }
+        mosquitto_publish_callback_set(mosq) { _, obj, mid in MQTTClient.from(obj)?.didPublish(mid) }
+        mosquitto_log_callback_set(mosq) { _, obj, level, text in
+            guard level & MOSQ_LOG_ERR != 0, let text, let obj else { return }
+            Unmanaged<CallbackTarget>.fromOpaque(obj).takeUnretainedValue().setLastError(String(cString: text))
+        }
+        mosquitto_message_callback_set(mosq) { _, obj, msg in
+            guard let msg else { return }
+            MQTTClient.from(obj)?.didReceive(msg.pointee)
+        }
+    }
+
+    deinit {
+        if let t = retryTimer { loop.cancel(t) }
+        if let t = miscTimer { loop.cancel(t) }
+        if let t = connectTimer { loop.cancel(t) }
+        if let w = pollWatch { loop.unwatch(w) }
+        close(pollFD)
+        midSlot.deallocate()
+        // A resolver thread still connecting keeps the handle alive (and destroys it when done);
+        // its callbacks find no client (a weak reference) and only the log callback can run there.
+    }
+
+    /// The client of a callback's user data; callbacks other than the log run inside
+    /// mosquitto_loop_* on the loop's thread.
+    private static func from(_ obj: UnsafeMutableRawPointer?) -> MQTTClient? {
+        obj.map { Unmanaged<CallbackTarget>.fromOpaque($0).takeUnretainedValue().client } ?? nil
+    }
+
+    // MARK: - Public API
+
+    /// Starts connecting (and keeps the connection up until `stop`).
+    public func start() {
+        loop.assertInLoop()
+        guard state == .idle else { return }
+        attempt()
+    }
+
+    /// Publishes `payload` on `topic`. On a live connection it goes to the broker now; otherwise
+    /// it waits in the outgoing queue (at most `queueLimit` messages; a retained message replaces
+    /// a queued retained message on the same topic, since only the newest state matters). When
+    /// the queue is full the new message is refused, not an older one dropped: the caller learns
+    /// it at once. `completion` gets the end result: `.acknowledged` (QoS 1 PUBACK), `.sent`
+    /// (QoS 0 written) or `.dropped(reason)`.
+    @discardableResult
+    public func publish(_ topic: String, _ payload: [UInt8], qos: Int = 1, retain: Bool = false,
+                        completion: ((PublishResult) -> Void)? = nil) -> PublishOutcome {
+        loop.assertInLoop()
+        if let problem = Self.topicProblem(topic) { return refuse("topic \"\(topic)\" \(problem)", completion) }
+        guard qos == 0 || qos == 1 else { return refuse("QoS \(qos) is not supported (0 or 1)", completion) }
+        if stopping || state == .stopped { return refuse("the MQTT client is stopped; \"\(topic)\" was not sent", completion) }
+        let p = Pending(topic: topic, payload: payload, qos: qos, retain: retain, completion: completion)
+        if state == .connected, queue.isEmpty {
+            return send(p) ? .sent : .refused("libmosquitto refused \"\(topic)\"")
+        }
+        if retain, let i = queue.firstIndex(where: { $0.retain && $0.topic == topic }) {
+            let old = queue.remove(at: i)
+            counters.dropped += 1
+            old.completion?(.dropped("superseded by a newer retained message on \(topic) before the broker was reached"))
+        }
+        guard queue.count < config.queueLimit else {
+            return refuse("the outgoing MQTT queue is full (queue_limit \(config.queueLimit) messages, broker \(state)); refused \"\(topic)\"", completion)
+        }
+        queue.append(p)
+        return .queued
+    }
+
+    @discardableResult
+    public func publish(_ topic: String, _ text: String, qos: Int = 1, retain: Bool = false,
+                        completion: ((PublishResult) -> Void)? = nil) -> PublishOutcome {
+        publish(topic, Array(text.utf8), qos: qos, retain: retain, completion: completion)
+    }
+
+    /// Calls `handler` for every message whose topic matches `filter` (MQTT wildcards `+`, `#`).
+    /// The subscription is renewed on every reconnect.
+    public func subscribe(_ filter: String, qos: Int = 1, _ handler: @escaping (Message) -> Void) {
+        loop.assertInLoop()
+        subscriptions.append((filter, qos, handler))
+        if state == .connected { _ = mosquitto_subscribe(handle.mosq, nil, filter, Int32(qos)) }
+    }
+
+    /// Publishes `offline` (retained), disconnects cleanly (the broker then discards the last
+    /// will) and stops retrying. `completion` runs once the DISCONNECT is written, or at once when
+    /// not connected. Queued messages are dropped (their completions say so).
+    public func stop(completion: (() -> Void)? = nil) {
+        loop.assertInLoop()
+        guard !stopping, state != .stopped else { completion?(); return }
+        stopping = true
+        for p in queue { p.completion?(.dropped("the MQTT client stopped before the broker was reached")) }
+        queue.removeAll()
+        if let t = retryTimer { loop.cancel(t); retryTimer = nil }
+        if state == .connected {
+            stopCompletion = completion
+            _ = send(Pending(topic: config.availabilityTopic, payload: Array("offline".utf8), qos: 0, retain: true))
+            _ = mosquitto_disconnect(handle.mosq)
+            updateInterest()
+            // didDisconnect(0) finishes once the DISCONNECT is written.
+        } else {
+            if !connectInFlight { closeSocket() }
+            finishStop()
+            completion?()
+        }
+    }
+
+    // MARK: - Connecting
+
+    private func attempt() {
+        retryTimer = nil
+        guard !stopping else { return }
+        counters.attempts += 1
+        attemptTimes.append(loop.now(.monotonic))
+        if attemptTimes.count > 64 { attemptTimes.removeFirst(attemptTimes.count - 64) }
+        setState(.connecting, log: false)
+        if Self.isNumericAddress(config.host) {
+            let rc = mosquitto_connect_async(handle.mosq, config.host, Int32(config.port), Int32(config.keepalive))
+            connectReturned(rc, errno: errno)
+        } else {
+            // getaddrinfo may block for seconds: connect on a thread, the handle left to it.
+            connectInFlight = true
+            let handle = self.handle, cfg = config, loop = self.loop
+            let me = LoopBound(self)
+            Thread.detachNewThread {
+                let rc = mosquitto_connect_async(handle.mosq, cfg.host, Int32(cfg.port), Int32(cfg.keepalive))
+                let e = errno
+                loop.post {
+                    guard let client = me.value else { return }
+                    client.connectInFlight = false
+                    client.connectReturned(rc, errno: e)
+                }
+            }
+        }
+    }
+
+    private func connectReturned(_ rc: Int32, errno e: Int32) {
+        if stopping {
+            closeSocket()
+            return
+        }
+        guard rc == MOSQ_ERR_SUCCESS.rawValue else {
+            connectionLost(describe(rc, errno: e))
+            return
+        }
+        socketFD = mosquitto_socket(handle.mosq)
+        guard socketFD >= 0 else { connectionLost("libmosquitto returned no socket"); return }
+        do {
+            if pollWatch == nil { pollWatch = try loop.watch(fd: pollFD) { [unowned self] in self.socketReady() } }
+            var ev = epoll_event()
+            ev.events = EPOLLIN.rawValue
+            ev.data.fd = socketFD
+            wantsWrite = false
+            if epoll_ctl(pollFD, EPOLL_CTL_ADD, socketFD, &ev) != 0 {
+                let e = errno
+                if e != EEXIST { throw Posix.error("epoll_ctl(ADD, broker socket \(socketFD))", errno: e) }
+            }
+            updateInterest()
+            guard socketFD >= 0 else { return } // the first write failed: already reported
+            if let t = connectTimer { loop.cancel(t) }
+            connectTimer = try loop.schedule(after: config.connectTimeout) { [unowned self] _ in
+                self.connectTimer = nil
+                guard self.state == .connecting, self.socketFD >= 0 else { return }
+                // Make the socket fail: the next read reports the error and libmosquitto closes it.
+                self.pendingReason = "no CONNACK within \(Self.seconds(self.config.connectTimeout)) s"
+                shutdown(self.socketFD, Int32(SHUT_RDWR))
+            }
+            scheduleMisc()
+        } catch {
+            closeSocket()
+            connectionLost("\(error)")
+        }
+    }
+
+    /// Why the connection is being torn down by us (connect timeout), reported instead of
+    /// libmosquitto's generic error.
+    private var pendingReason: String?
+
+    /// The broker socket is readable or writable (or failed).
+    private func socketReady() {
+        var events = [epoll_event](repeating: epoll_event(), count: 2)
+        let n = epoll_wait(pollFD, &events, 2, 0)
+        guard n > 0, socketFD >= 0 else { return }
+        let ev = events[0].events
+        if ev & (EPOLLIN.rawValue | EPOLLHUP.rawValue | EPOLLERR.rawValue) != 0 {
+            let rc = mosquitto_loop_read(handle.mosq, 1)
+            if !ioResult(rc, errno: errno) { return }
+        }
+        if socketFD >= 0, ev & EPOLLOUT.rawValue != 0 || mosquitto_want_write(handle.mosq) {
+            let rc = mosquitto_loop_write(handle.mosq, 1)
+            if !ioResult(rc, errno: errno) { return }
+        }
+        updateInterest()
+    }
+
+    /// Handles a libmosquitto I/O result; false when the connection is gone.
+    private func ioResult(_ rc: Int32, errno e: Int32) -> Bool {
+        if rc == MOSQ_ERR_SUCCESS.rawValue {
+            // A clean DISCONNECT written: libmosquitto closed the socket itself.
+            if socketFD >= 0 && mosquitto_socket(handle.mosq) < 0 {
+                epoll_ctl(pollFD, EPOLL_CTL_DEL, socketFD, nil)
+                socketFD = -1
+                return false
+            }
+            return true
+        }
+        // libmosquitto closed the socket (and called the disconnect callback) or will on the
+        // next call: make sure it is closed, then report.
+        let reason = pendingReason ?? describe(rc, errno: e)
+        pendingReason = nil
+        closeSocket()
+        if stopping { finishStop(); return false }
+        if case .refused = state { scheduleRetry(); return false }
+        connectionLost(reason)
+        return false
+    }
+
+    /// Registers write interest while libmosquitto has output pending.
+    private func updateInterest() {
+        guard socketFD >= 0 else { return }
+        // Flush what can go now: most writes complete at once on a local socket.
+        if mosquitto_want_write(handle.mosq) {
+            let rc = mosquitto_loop_write(handle.mosq, 1)
+            if !ioResult(rc, errno: errno) { return }
+            guard socketFD >= 0 else { return }
+        }
+        let want = mosquitto_want_write(handle.mosq)
+        guard want != wantsWrite else { return }
+        var ev = epoll_event()
+        ev.events = EPOLLIN.rawValue | (want ? EPOLLOUT.rawValue : 0)
+        ev.data.fd = socketFD
+        if epoll_ctl(pollFD, EPOLL_CTL_MOD, socketFD, &ev) == 0 { wantsWrite = want }
+    }
+
+    private func scheduleMisc() {
+        if let t = miscTimer { loop.cancel(t) }
+        // libmosquitto sends PINGREQ once `keepalive` seconds pass idle and drops the connection
+        // when the PINGRESP does not come; a quarter of keepalive keeps both on time.
+        let period = Int64(config.keepalive) * 250_000_000
+        miscTimer = try? loop.schedule(after: period) { [unowned self] _ in
+            self.miscTimer = nil
+            guard self.socketFD >= 0 else { return }
+            let rc = mosquitto_loop_misc(self.handle.mosq)
+            if rc != MOSQ_ERR_SUCCESS.rawValue && rc != MOSQ_ERR_NO_CONN.rawValue {
+                _ = self.ioResult(rc, errno: errno)
+                return
+            }
+            self.updateInterest()
+            if self.socketFD >= 0 { self.scheduleMisc() }
+        }
+    }
+
+    private func closeSocket() {
+        if let t = connectTimer { loop.cancel(t); connectTimer = nil }
+        if let t = miscTimer { loop.cancel(t); miscTimer = nil }
+        if socketFD >= 0 {
+            epoll_ctl(pollFD, EPOLL_CTL_DEL, socketFD, nil)
+            socketFD = -1
+        }
+        wantsWrite = false
+        // Closes the socket if libmosquitto has not yet (no-op otherwise). The disconnect
+        // callback this may run acts only on a clean stop, which finishes once.
+        if mosquitto_socket(handle.mosq) >= 0 {
+            _ = mosquitto_disconnect(handle.mosq)
+            let s = mosquitto_socket(handle.mosq)
+            if s >= 0 { shutdown(s, Int32(SHUT_RDWR)); _ = mosquitto_loop_read(handle.mosq, 1) }
+        }
+    }
+
+    private func connectionLost(_ reason: String) {
+        guard !stopping else { return }
+        failures += 1
+        setState(.disconnected(reason: reason), log: true)
+        scheduleRetry()
+    }
+
+    private func scheduleRetry() {
+        guard !stopping, retryTimer == nil else { return }
+        let delay: Int64
+        if refusal != nil {
+            delay = config.backoffMax
+        } else {
+            var nominal = config.backoffInitial
+            for _ in 0..<min(max(failures - 1, 0), 62) {
+                nominal = nominal > config.backoffMax / 2 ? config.backoffMax : nominal * 2
+            }
+            nominal = min(nominal, config.backoffMax)
+            // Up to 20 % shorter at random, so that a fleet does not reconnect in step; each delay
+            // still exceeds the previous one until the ceiling.
+            let jitter = Int64(Double(nominal) * 0.2 * (Double(random.next() >> 11) / Double(UInt64(1) << 53)))
+            delay = nominal - jitter
+        }
+        retryTimer = try? loop.schedule(after: delay) { [unowned self] _ in self.attempt() }
+    }
+
+    private func setState(_ new: State, log: Bool) {
+        guard new != state else { return }
+        state = new
+        if log {
+            switch new {
+            case .connected:
+                logger.info("MQTT connected as \(config.clientID)")
+            case .disconnected(let reason):
+                // Once per change of reason: a retry failing the same way is not logged again.
+                if case .disconnected(let r) = lastLogged, r == reason { break }
+                logger.warning("MQTT disconnected: \(reason); retrying with backoff \(Self.seconds(config.backoffInitial)) s doubling to \(Self.seconds(config.backoffMax)) s, never giving up")
+                lastLogged = new
+            case .refused(let reason):
+                if lastLogged != new {
+                    logger.error("MQTT broker refused the login as \(config.username.map { "user \"\($0)\"" } ?? "anonymous"): \(reason); check username and password_file; retrying every \(Self.seconds(config.backoffMax)) s")
+                }
+                lastLogged = new
+            case .stopped:
+                logger.info("MQTT stopped")
+            default: break
+            }
+            if new == .connected || new == .stopped { lastLogged = new }
+        }
+        onStateChange?(new)
+    }
+    private var lastLogged: State = .idle
+
+    private func finishStop() {
+        stopping = true
+        if let t = retryTimer { loop.cancel(t); retryTimer = nil }
+        for (_, c) in inFlight { c.completion(.dropped("the MQTT client stopped before the broker acknowledged")) }
+        inFlight.removeAll()
+        setState(.stopped, log: true)
+        let c = stopCompletion
+        stopCompletion = nil
+        c?()
+    }
+
+    // MARK: - libmosquitto callbacks (on the loop's thread, inside loop_read/write/misc)
+
+    private func didConnect(_ rc: Int32) {
+        if let t = connectTimer { loop.cancel(t); connectTimer = nil }
+        guard rc == 0 else {
+            let reason = "\(String(cString: mosquitto_connack_string(rc))) (CONNACK code \(rc))"
+            if rc == 4 || rc == 5 {
+                refusal = reason
+                setState(.refused(reason: reason), log: true)
+            } else {
+                pendingReason = "broker refused the connection: \(reason)"
+            }
+            return
+        }
+        failures = 0
+        refusal = nil
+        counters.connects += 1
+        setState(.connected, log: true)
+        _ = send(Pending(topic: config.availabilityTopic, payload: Array("online".utf8), qos: 1, retain: true))
+        for s in subscriptions { _ = mosquitto_subscribe(handle.mosq, nil, s.filter, Int32(s.qos)) }
+        let waiting = queue
+        queue.removeAll()
+        for p in waiting { _ = send(p) }
+    }
+
+    private func didDisconnect(_ rc: Int32) {
+        // Reported through ioResult / finishStop, which know why; nothing more here.
+        if stopping && rc == 0 {
+            // Clean DISCONNECT written: libmosquitto has closed the socket.
+            loop.deferToEndOfIteration { [weak self] in
+                guard let self, self.state != .stopped else { return }
+                self.closeSocket()
+                self.finishStop()
+            }
+        }
+    }
+
+    private func didPublish(_ mid: Int32) {
+        if let s = sending, mid == midSlot.pointee {
+            sending = nil
+            s.completion(s.qos == 0 ? .sent : .acknowledged)
+            return
+        }
+        guard let c = inFlight.removeValue(forKey: mid) else { return }
+        c.completion(c.qos == 0 ? .sent : .acknowledged)
+    }
+
+    private func didReceive(_ m: mosquitto_message) {
+        let topic = String(cString: m.topic)
+        let payload = m.payloadlen > 0 && m.payload != nil
+            ? Array(UnsafeRawBufferPointer(start: m.payload, count: Int(m.payloadlen))) : []
+        counters.messagesIn += 1
+        let msg = Message(topic: topic, payload: payload, qos: Int(m.qos), retained: m.retain)
+        for s in subscriptions {
+            var match = false
+            if mosquitto_topic_matches_sub(s.filter, topic, &match) == MOSQ_ERR_SUCCESS.rawValue, match {
+                s.handler(msg)
+            }
+        }
+    }
+
+    // MARK: - Helpers
+
+    private func send(_ p: Pending) -> Bool {
+        // libmosquitto may write a QoS 0 message, and report it, before mosquitto_publish returns:
+        // the completion waits in `sending`, the message id in `midSlot` (set before the write).
+        sending = p.completion.map { (p.qos, $0) }
+        defer { sending = nil }
+        midSlot.pointee = 0
+        let rc = p.payload.withUnsafeBytes { buf in
+            mosquitto_publish(handle.mosq, midSlot, p.topic, Int32(buf.count), buf.baseAddress, Int32(p.qos), p.retain)
+        }
+        guard rc == MOSQ_ERR_SUCCESS.rawValue else {
+            counters.dropped += 1
+            p.completion?(.dropped("mosquitto_publish \(p.topic) failed: \(Self.describe(rc, errno: errno))"))
+            return false
+        }
+        counters.messagesOut += 1
+        if let s = sending { inFlight[midSlot.pointee] = (s.qos, s.completion) }
+        updateInterest()
+        return true
+    }
+    /// The completion of the message being handed to mosquitto_publish right now.
+    private var sending: (qos: Int, completion: (PublishResult) -> Void)?
+    private let midSlot = UnsafeMutablePointer<Int32>.allocate(capacity: 1)
+
+    private func refuse(_ reason: String, _ completion: ((PublishResult) -> Void)?) -> PublishOutcome {
+        counters.dropped += 1
+        if lastRefusalLogged != reason {
+            logger.warning("MQTT publish refused: \(reason)")
+            lastRefusalLogged = reason
+        }
+        completion?(.dropped(reason))
+        return .refused(reason)
+    }
+    private var lastRefusalLogged: String?
+
+    static func topicProblem(_ t: String) -> String? {
+        if t.isEmpty { return "is empty" }
+        if t.contains("+") || t.contains("#") { return "contains a wildcard (+ or #), which only subscriptions may use" }
+        if t.utf8.count > 65535 { return "is longer than 65535 bytes" }
+        return nil
+    }
+
+    static func isNumericAddress(_ host: String) -> Bool {
+        var v4 = in_addr(), v6 = in6_addr()
+        return inet_pton(AF_INET, host, &v4) == 1 || inet_pton(AF_INET6, host, &v6) == 1
+    }
+
+    /// `describe`, with OpenSSL's reason (logged by libmosquitto) for a TLS failure.
+    private func describe(_ rc: Int32, errno e: Int32) -> String {
+        let logged = handle.target.takeLastError()
+        var text = Self.describe(rc, errno: e)
+        if rc == MOSQ_ERR_TLS.rawValue, let tls = config.tls {
+            text += ": \(logged ?? "TLS handshake failed") (ca_file \(tls.caFile))"
+        }
+        return text
+    }
+
+    static func describe(_ rc: Int32, errno e: Int32) -> String {
+        if rc == MOSQ_ERR_ERRNO.rawValue {
+            return "\(String(cString: strerror(e))) (errno \(e))"
+        }
+        return "\(String(cString: mosquitto_strerror(rc))) (mosquitto error \(rc))"
+    }
+
+    static func seconds(_ ns: Int64) -> String {
+        let s = Double(ns) / 1e9
+        return s == s.rounded() ? String(Int(s)) : String(s)
+    }
+}
+
+/// The libmosquitto handle, destroyed when the last owner lets go (the client, or a resolver
+/// thread still connecting).
+final class Handle: @unchecked Sendable {
+    // @unchecked: the handle is used by one thread at a time: the loop's, or the resolver thread
+    // during a connect while the client leaves it alone (`connectInFlight`).
+    let mosq: OpaquePointer
+    /// libmosquitto's user data: lives as long as the handle.
+    let target = CallbackTarget()
+    init(_ mosq: OpaquePointer) { self.mosq = mosq }
+    deinit { mosquitto_destroy(mosq) }
+}
+
+/// A weak reference carried through `EventLoop.post` back to the loop's thread.
+struct LoopBound<T: AnyObject>: @unchecked Sendable {
+    // @unchecked: the reference is only dereferenced inside work posted to the loop, on the
+    // loop's thread that owns the object.
+    weak var value: T?
+    init(_ value: T) { self.value = value }
+}
+
+/// What libmosquitto's callbacks reach through their user data.
+final class CallbackTarget: @unchecked Sendable {
+    // @unchecked: `client` is read only by callbacks run inside mosquitto_loop_* on the loop's
+    // thread; `lastError` is written by the log callback, which may run on a resolver thread,
+    // and is guarded by `lock`.
+    weak var client: MQTTClient?
+    private let lock = PosixMutex()
+    private var lastError: String?
+    func setLastError(_ s: String) { lock.locked { lastError = s } }
+    func takeLastError() -> String? { lock.locked { defer { lastError = nil }; return lastError } }
+}

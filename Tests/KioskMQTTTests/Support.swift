@@ -1,0 +1,216 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import Foundation
+import KioskCore
+import KioskMQTT
+import KioskPosix
+import Logging
+import XCTest
+
+/// A mosquitto broker of the test's own on a free loopback port, stopped at deinit.
+final class Broker {
+    let port: Int
+    let dir: String
+    private var process: Process?
+    private let passwordFile: String?
+    /// TLS listener: (ca, cert, key) file paths.
+    var tls: (ca: String, cert: String, key: String)?
+
+    /// `users`: name → password; when given, anonymous logins are refused.
+    init(port: Int? = nil, users: [String: String] = [:]) throws {
+        self.port = try port ?? freePort()
+        var template = Array("/tmp/k-mqtt-XXXXXX".utf8CString)
+        guard mkdtemp(&template) != nil else { throw Posix.error("mkdtemp", errno: errno) }
+        dir = String(decoding: template.prefix(while: { $0 != 0 }).map { UInt8(bitPattern: $0) }, as: UTF8.self)
+        if users.isEmpty {
+            passwordFile = nil
+        } else {
+            let pw = "\(dir)/passwd"
+            for (user, password) in users {
+                let create = FileManager.default.fileExists(atPath: pw) ? [] : ["-c"]
+                try runTool("/usr/bin/mosquitto_passwd", create + ["-b", pw, user, password])
+            }
+            passwordFile = pw
+        }
+    }
+
+    deinit {
+        stop()
+        try? FileManager.default.removeItem(atPath: dir)
+    }
+
+    /// Starts mosquitto and waits (bounded) until it accepts TCP connections.
+    func start() throws {
+        var conf = "listener \(port) 127.0.0.1\npersistence false\nuser root\nlog_dest stderr\n"
+        if let tls {
+            conf += "cafile \(tls.ca)\ncertfile \(tls.cert)\nkeyfile \(tls.key)\n"
+        }
+        if let pw = passwordFile {
+            conf += "allow_anonymous false\npassword_file \(pw)\n"
+        } else {
+            conf += "allow_anonymous true\n"
+        }
+        let path = "\(dir)/mosquitto.conf"
+        try conf.write(toFile: path, atomically: true, encoding: .utf8)
+        let p = Process()
+        p.executableURL = URL(fileURLWithPath: "/usr/sbin/mosquitto")
+        p.arguments = ["-c", path]
+        p.standardOutput = FileHandle(forWritingAtPath: "/dev/null")
+        p.standardError = try FileHandle(forWritingTo: URL(fileURLWithPath: touch("\(dir)/broker.log")))
+        try p.run()
+        process = p
+        let deadline = nowNanos() + 5_000_000_000
+        while !portOpen(port) {
+            guard p.isRunning else { throw KioskError(.system, "mosquitto exited: \(log)") }
+            guard nowNanos() < deadline else { throw KioskError(.system, "mosquitto did not listen on \(port) within 5 s: \(log)") }
+            usleep(5_000) // bounded polling of the condition "port accepts"
+        }
+    }
+
+    var log: String { (try? String(contentsOfFile: "\(dir)/broker.log", encoding: .utf8)) ?? "" }
+
+    func stop() {
+        guard let p = process else { return }
+        process = nil
+        if p.isRunning { p.terminate(); p.waitUntilExit() }
+    }
+
+    func kill() {
+        guard let p = process else { return }
+        process = nil
+        Glibc.kill(p.processIdentifier, SIGKILL)
+        p.waitUntilExit()
+    }
+}
+
+func touch(_ path: String) -> String {
+    _ = FileManager.default.createFile(atPath: path, contents: nil)
+    return path
+}
+
+@discardableResult
+func runTool(_ path: String, _ args: [String]) throws -> String {
+    let p = Process()
+    p.executableURL = URL(fileURLWithPath: path)
+    p.arguments = args
+    let out = Pipe()
+    p.standardOutput = out
+    p.standardError = out
+    try p.run()
+    let data = out.fileHandleForReading.readDataToEndOfFile()
+    p.waitUntilExit()
+    let text = String(decoding: data, as: UTF8.self)
+    guard p.terminationStatus == 0 else {
+        throw KioskError(.system, "\(path) \(args.joined(separator: " ")) exited with \(p.terminationStatus): \(text)")
+    }
+    return text
+}
+
+/// A loopback TCP port nobody listens on right now.
+func freePort() throws -> Int {
+    let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+    guard fd >= 0 else { throw Posix.error("socket", errno: errno) }
+    defer { close(fd) }
+    var addr = sockaddr_in()
+    addr.sin_family = sa_family_t(AF_INET)
+    addr.sin_addr.s_addr = inet_addr("127.0.0.1")
+    addr.sin_port = 0
+    var len = socklen_t(MemoryLayout<sockaddr_in>.size)
+    try withUnsafeMutablePointer(to: &addr) { p in
+        try p.withMemoryRebound(to: sockaddr.self, capacity: 1) { sa in
+            try Posix.call("bind") { bind(fd, sa, len) }
+            try Posix.call("getsockname") { getsockname(fd, sa, &len) }
+        }
+    }
+    return Int(UInt16(bigEndian: addr.sin_port))
+}
+
+func portOpen(_ port: Int) -> Bool {
+    let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+    guard fd >= 0 else { return false }
+    defer { close(fd) }
+    var addr = sockaddr_in()
+    addr.sin_family = sa_family_t(AF_INET)
+    addr.sin_addr.s_addr = inet_addr("127.0.0.1")
+    addr.sin_port = UInt16(port).bigEndian
+    return withUnsafePointer(to: &addr) { p in
+        p.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) == 0 }
+    }
+}
+
+/// Runs the loop until `condition` holds or `seconds` pass; returns whether it held.
+@discardableResult
+func runUntil(_ loop: EventLoop, seconds: Double = 5, _ condition: () -> Bool) throws -> Bool {
+    let deadline = nowNanos() + Int64(seconds * 1e9)
+    while !condition() {
+        if nowNanos() >= deadline { return false }
+        try loop.runOnce(timeoutMs: 10)
+    }
+    return true
+}
+
+/// Runs the loop for `seconds` (for asserting that something does NOT happen meanwhile).
+func runFor(_ loop: EventLoop, seconds: Double) throws {
+    let deadline = nowNanos() + Int64(seconds * 1e9)
+    while nowNanos() < deadline { try loop.runOnce(timeoutMs: 10) }
+}
+
+/// Log lines captured for assertions.
+final class LogLines: @unchecked Sendable {
+    // @unchecked: `lines` is only touched under `lock`.
+    private let lock = PosixMutex()
+    private var lines: [String] = []
+    func append(_ s: String) { lock.locked { lines.append(s) } }
+    var all: [String] { lock.locked { lines } }
+    func count(containing s: String) -> Int { all.filter { $0.contains(s) }.count }
+}
+
+struct CapturingLogHandler: LogHandler {
+    let sink: LogLines
+    var metadata: Logger.Metadata = [:]
+    var logLevel: Logger.Level = .trace
+    subscript(metadataKey key: String) -> Logger.Metadata.Value? {
+        get { metadata[key] }
+        set { metadata[key] = newValue }
+    }
+    func log(event: LogEvent) {
+        sink.append("\(event.level): \(event.message)")
+    }
+}
+
+func capturingLogger(_ sink: LogLines) -> Logger {
+    Logger(label: "test.mqtt") { _ in CapturingLogHandler(sink: sink) }
+}
+
+func testConfig(port: Int, id: String, host: String = "127.0.0.1") -> MQTTConfig {
+    var c = MQTTConfig(host: host, port: port, id: id)
+    c.backoffInitial = 20_000_000
+    c.backoffMax = 200_000_000
+    c.keepalive = 5
+    return c
+}
+
+/// Number of open file descriptors of this process.
+func openFDCount() -> Int {
+    (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd").count) ?? -1
+}
+
+/// Resident set size in KiB.
+func residentKiB() -> Int {
+    guard let s = try? String(contentsOfFile: "/proc/self/statm", encoding: .utf8) else { return -1 }
+    let f = s.split(separator: " ")
+    return (Int(f[1]) ?? 0) * Int(sysconf(Int32(_SC_PAGESIZE))) / 1024
+}
+
+/// A CA and a server certificate for 127.0.0.1 signed by it (openssl, EC P-256), in `dir`.
+func makeCertificates(in dir: String, name: String = "ca") throws -> (ca: String, cert: String, key: String) {
+    let ossl = "/usr/bin/openssl"
+    let ec = ["-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes"]
+    try runTool(ossl, ["req", "-x509"] + ec + ["-keyout", "\(dir)/\(name).key", "-out", "\(dir)/\(name).pem", "-days", "2", "-subj", "/CN=kioskd test \(name)"])
+    try runTool(ossl, ["req"] + ec + ["-keyout", "\(dir)/server.key", "-out", "\(dir)/server.csr", "-subj", "/CN=127.0.0.1"])
+    try "subjectAltName=IP:127.0.0.1\n".write(toFile: "\(dir)/ext.cnf", atomically: true, encoding: .utf8)
+    try runTool(ossl, ["x509", "-req", "-in", "\(dir)/server.csr", "-CA", "\(dir)/\(name).pem", "-CAkey", "\(dir)/\(name).key",
+                       "-CAcreateserial", "-out", "\(dir)/server.pem", "-days", "2", "-extfile", "\(dir)/ext.cnf"])
+    return ("\(dir)/\(name).pem", "\(dir)/server.pem", "\(dir)/server.key")
+}
