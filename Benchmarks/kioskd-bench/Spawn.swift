@@ -108,6 +108,6 @@ enum Spawn {
     static func selfPath() -> String {
         var buf = [CChar](repeating: 0, count: 4096)
         let n = readlink("/proc/self/exe", &buf, buf.count - 1)
-        return n > 0 ? String(cString: buf) : CommandLine.arguments[0]
+        return n > 0 ? String(decoding: buf.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self) : CommandLine.arguments[0]
     }
 }

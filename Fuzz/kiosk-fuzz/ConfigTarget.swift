@@ -7,7 +7,7 @@ enum ConfigTarget {
     static let dir: String = {
         var template = Array("/tmp/kiosk-fuzz-config-XXXXXX".utf8CString)
         guard mkdtemp(&template) != nil else { fatalError("mkdtemp failed: errno \(errno)") }
-        let d = String(cString: template)
+        let d = String(decoding: template.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
         try? FileManager.default.createDirectory(atPath: "\(d)/themes", withIntermediateDirectories: true)
         try? "base = \"dark\"\n[palette]\nprimary = \"#112233\"\n".write(toFile: "\(d)/themes/t.toml", atomically: false, encoding: .utf8)
         return d

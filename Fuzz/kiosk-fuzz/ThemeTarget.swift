@@ -6,7 +6,7 @@ enum ThemeTarget {
     static let path: String = {
         var template = Array("/tmp/kiosk-fuzz-theme-XXXXXX".utf8CString)
         guard mkdtemp(&template) != nil else { fatalError("mkdtemp failed: errno \(errno)") }
-        return "\(String(cString: template))/fuzz.toml"
+        return "\(String(decoding: template.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self))/fuzz.toml"
     }()
 
     static func run(_ data: UnsafeRawBufferPointer) {

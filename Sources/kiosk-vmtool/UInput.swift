@@ -43,7 +43,7 @@ final class UInputDevice {
     func nodes() throws -> (sysname: String, event: String?) {
         var buf = [CChar](repeating: 0, count: 64)
         try Posix.call("UI_GET_SYSNAME") { kiosk_uinput_get_sysname(fd, &buf, buf.count) }
-        let sys = String(cString: buf)
+        let sys = String(decoding: buf.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
         var event: String?
         if let dir = opendir("/sys/devices/virtual/input/\(sys)") {
             while let ent = readdir(dir) {
