@@ -2,6 +2,7 @@ import Foundation
 import KioskCore
 import KioskPosix
 import Logging
+import Synchronization
 
 #if canImport(Glibc)
 import Glibc
@@ -86,6 +87,19 @@ public final class FileStateStore: StateStore {
     private var cache: [String: String?] = [:]
     private var dirFD: Int32 = -1
     private var lockFD: Int32 = -1
+    /// The lock file's (device, inode) while this store holds its lock.
+    private var lockKey: LockKey?
+
+    struct LockKey: Hashable, Sendable { let dev: UInt64, ino: UInt64 }
+    /// The lock files the stores of this process hold. A lock that is busy, recorded as ours,
+    /// and not in this set is held for a moment by a child process being started elsewhere in
+    /// this process (it shares the lock's open file description between fork and exec).
+    private static let heldLocks = Mutex<Set<LockKey>>([])
+
+    private func releaseLock() {
+        if let k = lockKey { _ = Self.heldLocks.withLock { $0.remove(k) }; lockKey = nil }
+        if lockFD >= 0 { Glibc.close(lockFD); lockFD = -1 }
+    }
     /// The directory's identity when it was opened (a removed or replaced directory differs).
     private var dirID: (dev: UInt64, ino: UInt64)?
     private var writable = false
@@ -130,7 +144,7 @@ public final class FileStateStore: StateStore {
 
     /// Releases the lock and the directory; later saves fail.
     public func close() {
-        if lockFD >= 0 { Glibc.close(lockFD); lockFD = -1 }
+        releaseLock()
         if dirFD >= 0 { Glibc.close(dirFD); dirFD = -1 }
         if writable {
             writable = false
@@ -219,17 +233,30 @@ public final class FileStateStore: StateStore {
         guard fd >= 0 else {
             throw Unusable(message: "cannot open the lock file: \(Self.failed("open", "\(directory)/\(Self.lockName)"))")
         }
-        if flock(fd, LOCK_EX | LOCK_NB) != 0 {
+        var fst = stat()
+        let key = fstat(fd, &fst) == 0 ? LockKey(dev: UInt64(fst.st_dev), ino: UInt64(fst.st_ino)) : nil
+        var waitedNs: Int64 = 0
+        while flock(fd, LOCK_EX | LOCK_NB) != 0 {
             let e = errno
             var buf = [UInt8](repeating: 0, count: 32)
             let n = pread(fd, &buf, buf.count, 0)
+            let pid = n > 0 ? String(decoding: buf[..<n], as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines) : ""
+            // Recorded as this process's, yet no store here holds it: a child being started
+            // elsewhere in this process shares the description until its exec closes it. Wait
+            // for that (bounded) instead of calling ourselves another kioskd.
+            if e == EWOULDBLOCK, pid == "\(getpid())", let key, !Self.heldLocks.withLock({ $0.contains(key) }), waitedNs < 2_000_000_000 {
+                usleep(5_000)
+                waitedNs += 5_000_000
+                continue
+            }
             Glibc.close(fd)
             guard e == EWOULDBLOCK else {
                 throw Unusable(message: "cannot lock the state directory: \(Self.failed("flock", "\(directory)/\(Self.lockName)", e))")
             }
-            let pid = n > 0 ? String(decoding: buf[..<n], as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines) : ""
             throw KioskError.state("another kioskd (pid \(pid.isEmpty ? "unknown" : pid)) is using the state directory \(directory)")
         }
+        if let key { _ = Self.heldLocks.withLock { $0.insert(key) } }
+        lockKey = key
         if canWrite {
             let pid = Array("\(getpid())\n".utf8)
             _ = ftruncate(fd, 0)
@@ -256,7 +283,7 @@ public final class FileStateStore: StateStore {
         if !same {
             logger.warning("the state directory \(directory) was removed or replaced while kioskd was running; making it again and writing back the values kept in memory",
                            metadata: ["state_dir": "\(directory)"])
-            if lockFD >= 0 { Glibc.close(lockFD); lockFD = -1 }
+            releaseLock()
             if dirFD >= 0 { Glibc.close(dirFD); dirFD = -1 }
             dirID = nil
             do {
