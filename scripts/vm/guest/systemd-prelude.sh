@@ -7,12 +7,7 @@ export HOME=/root LANG=C.UTF-8
 cd "$REPO" || exit 1
 # shellcheck source=lib/common.sh
 . "$REPO/scripts/vm/guest/lib/common.sh"
-stty -F /dev/ttyS1 raw -echo 2>/dev/null
-wait_host() {
-  HOST_REPLY=""
-  if ! IFS= read -r -t "${1:-120}" HOST_REPLY < /dev/ttyS1; then mark harness-error "no host reply"; return 1; fi
-  HOST_REPLY="${HOST_REPLY%$'\r'}"
-}
+open_host_port
 t0=$(cut -d' ' -f1 /proc/uptime)
 udevadm settle --timeout=30 >/dev/null 2>&1
 mark udev-ready "$t0 $(cut -d' ' -f1 /proc/uptime)"

@@ -39,3 +39,17 @@ console_banner() {
   printf 'kioskd kernel test: the text console before the display client\n%s\n' "$(uname -r)" > /dev/tty1
   printf '0123456789 ABCDEFGHIJKLMNOPQRSTUVWXYZ abcdefghijklmnopqrstuvwxyz\n' > /dev/tty1
 }
+
+# The host answers on the second serial port, kept open (fd 5) for the whole script: the 8250
+# driver clears its receive FIFO whenever the port is opened, so a line the host sent while it
+# was closed would be lost. Both preludes call this once.
+open_host_port() {
+  stty -F /dev/ttyS1 raw -echo 2>/dev/null
+  exec 5</dev/ttyS1
+}
+# wait_host [TIMEOUT]: waits for one line from the host into $HOST_REPLY.
+wait_host() {
+  HOST_REPLY=""
+  if ! IFS= read -r -t "${1:-120}" HOST_REPLY <&5; then mark harness-error "no host reply"; return 1; fi
+  HOST_REPLY="${HOST_REPLY%$'\r'}"
+}
