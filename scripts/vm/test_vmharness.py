@@ -10,7 +10,7 @@ import unittest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import vmharness  # noqa: E402
-from vmharness import Image, VMError, black_frame_problem, console_restored_problem  # noqa: E402
+from vmharness import Image, VMError, black_frame_problem, console_restored_problem, rss_growth_without_warmup  # noqa: E402
 
 W, H = 64, 48
 
@@ -169,6 +169,22 @@ class Scenarios(unittest.TestCase):
             for f in (sc.guest, sc.prelude):
                 self.assertTrue(os.path.isfile(os.path.join(vmharness.GUEST_DIR, f)), f"{sc.name}: {f}")
 
+
+
+class EnduranceRSSTests(unittest.TestCase):
+    """The endurance scenario's leak oracle: warm-up steps pass, a steady climb fails."""
+
+    def test_one_late_warmup_step_is_not_a_leak(self):
+        ci = [46108] * 6 + [48392] * 4  # measured: one 2.3 MB step at cycle 7, then flat
+        self.assertEqual(rss_growth_without_warmup(46108, ci, 2), 0)
+        two = [46108, 50416] + [50416] * 4 + [52000] * 4  # two steps, then flat
+        self.assertEqual(rss_growth_without_warmup(46108, two, 2), 0)
+
+    def test_a_steady_climb_is_a_leak(self):
+        leak = [46108 + 200 * (i + 1) for i in range(10)]  # 200 kB a cycle
+        self.assertEqual(rss_growth_without_warmup(46108, leak, 2), 1600)
+        falling = [46108, 45000, 46000, 46108]  # falls, then rises back: 1000 + 108 kB of rises
+        self.assertEqual(rss_growth_without_warmup(46108, falling, 2), 0)
 
 if __name__ == "__main__":
     unittest.main()

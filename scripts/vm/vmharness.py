@@ -367,6 +367,14 @@ BOCHS_CONSOLE_LOST = ("bochs-drm: after a blank/unblank cycle or a killed client
                       "returns black until fbcon redraws")
 
 
+def rss_growth_without_warmup(base_kb: int, by_cycle: list, warmup_steps: int) -> int:
+    """Resident-memory growth over a run (kB) from `base_kb` through the figures after each cycle,
+    leaving out the `warmup_steps` largest rises between consecutive cycles (warm-up: a cache
+    filled, a frame kept by the allocator): what a steady leak would add up to."""
+    rises = sorted((max(b - a, 0) for a, b in zip([base_kb] + by_cycle[:-1], by_cycle)), reverse=True)
+    return sum(rises[warmup_steps:])
+
+
 def black_frame_problem(img: "Image", qemu_placeholder: bool = False) -> Optional[str]:
     """None when every pixel of `img` is black; otherwise how many are not, and where.
     `qemu_placeholder`: QEMU's "Display output is not active." line is allowed too (a virtio-gpu
