@@ -47,3 +47,25 @@ public protocol Scheduler: AnyObject {
     /// The loop's current time on `clock` (nanoseconds).
     func now(_ clock: ClockID) -> Int64
 }
+
+/// The work a loop runs at the end of an iteration (`Scheduler.deferToEndOfIteration`): work that
+/// defers more work runs in the same iteration, up to 8 rounds deep, so a loop of deferrals cannot
+/// stall the loop. Shared by the epoll loop and the virtual-time loop so both keep one rule.
+/// A class, so that work run by `run()` may append more (a struct's mutating `run` would hold
+/// exclusive access to it meanwhile).
+public final class DeferredWork {
+    private var queue: [() -> Void] = []
+    public init() {}
+    public var isEmpty: Bool { queue.isEmpty }
+    public func append(_ work: @escaping () -> Void) { queue.append(work) }
+    /// Runs what is queued, then what that queued, up to 8 rounds.
+    public func run() {
+        var rounds = 0
+        while !queue.isEmpty && rounds < 8 {
+            let work = queue
+            queue.removeAll()
+            for w in work { w() }
+            rounds += 1
+        }
+    }
+}

@@ -57,7 +57,7 @@ public final class EventLoop: Scheduler, @unchecked Sendable {
     private var nextTimerID: UInt64 = 1
     private let lock = PosixMutex()
     private var posted: [@Sendable () -> Void] = []
-    private var deferred: [Handler] = []
+    private let deferred = DeferredWork()
     private var stopRequested = false
     /// The thread that last ran `runOnce` (nil before the first run).
     private var loopThread: pthread_t?
@@ -237,13 +237,7 @@ public final class EventLoop: Scheduler, @unchecked Sendable {
     }
 
     private func runDeferred() {
-        var rounds = 0
-        while !deferred.isEmpty && rounds < 8 {
-            let work = deferred
-            deferred.removeAll()
-            for w in work { w() }
-            rounds += 1
-        }
+        deferred.run()
     }
 
     /// Asks `run()` to return after the current iteration. Safe from any thread.

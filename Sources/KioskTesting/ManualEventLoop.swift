@@ -11,7 +11,7 @@ public final class ManualEventLoop: Scheduler, TimeSource {
     }
     private var timers: [UInt64: Timer] = [:]
     private var nextID: UInt64 = 1
-    private var deferred: [() -> Void] = []
+    private let deferred = DeferredWork()
     /// The virtual monotonic time (ns).
     public private(set) var monotonic: Int64
     /// The virtual wall-clock time (ns since the epoch).
@@ -55,13 +55,7 @@ public final class ManualEventLoop: Scheduler, TimeSource {
 
     /// Runs the deferred work (as the end of a loop iteration would), up to 8 rounds deep.
     public func runDeferred() {
-        var rounds = 0
-        while !deferred.isEmpty && rounds < 8 {
-            let work = deferred
-            deferred.removeAll()
-            for w in work { w() }
-            rounds += 1
-        }
+        deferred.run()
     }
 
     /// Moves both clocks forward by `nanos`, firing every timer that falls due on the way at its

@@ -1,6 +1,7 @@
 import Testing
 import KioskCore
 import KioskTesting
+import KioskPosix
 
 /// The virtual-time loop that scene and controller tests run on must keep the real loop's rules:
 /// due timers fire in deadline order across both clocks, each with the clocks at its deadline;
@@ -38,5 +39,22 @@ import KioskTesting
         loop.setWallClock(50_000)
         #expect(got == [.clockChanged] && deferredRan)
         #expect(loop.now(.monotonic) == 0 && loop.pendingTimers == 1)
+    }
+
+    /// Both loops share one rule for deferred work: work deferred by deferred work runs in the same
+    /// pass, at most 8 rounds deep; the rest waits. (The epoll loop makes two passes an iteration,
+    /// before it waits and after it dispatches.)
+    @Test func deferredWorkThatDefersMoreRunsUpToEightRoundsAPass() throws {
+        let manual = ManualEventLoop()
+        let real = try EventLoop()
+        for (loop, passes) in [(manual as any Scheduler, 1), (real as any Scheduler, 2)] {
+            var ran = 0
+            func chain() { ran += 1; if ran < 40 { loop.deferToEndOfIteration(chain) } }
+            loop.deferToEndOfIteration(chain)
+            if loop === manual { manual.runDeferred() } else { try real.runOnce(timeoutMs: 0) }
+            #expect(ran == 8 * passes, "\(type(of: loop))")
+            if loop === manual { manual.runDeferred() } else { try real.runOnce(timeoutMs: 0) }
+            #expect(ran == 16 * passes, "\(type(of: loop))")
+        }
     }
 }
