@@ -19,6 +19,8 @@ public final class BlankController {
     private var lastInputNs: Int64
     /// Called after the panel was lit again (the scene must repaint everything).
     public var onUnblank: (() -> Void)?
+    /// After the panel was blanked or lit.
+    public var onChange: (() -> Void)?
 
     /// Parses the schedule strings (already checked by the config) into policies.
     public init(settings: DisplaySettings, display: DisplayOutput, loop: EventLoop, time: TimeSource, logger: Logger) throws {
@@ -72,6 +74,7 @@ public final class BlankController {
                 try display.setBlanked(d.blank)
                 logger.info(d.blank ? "panel blanked" : "panel lit", metadata: ["display": "\(display.displayDescription)"])
                 if !d.blank { onUnblank?() }
+                onChange?()
             } catch {
                 logger.error("cannot change blanking", metadata: ["display": "\(display.displayDescription)", "error": "\(error)"])
             }

@@ -29,6 +29,8 @@ public final class Daemon {
     let startedNs = nowNanos(.monotonic)
     private let reloader: ReloadCoordinator
     private let commands = ControlCommandHandler()
+    /// Tells remote observers (web pages, MQTT) the kiosk's state after every change.
+    public private(set) var changes: ChangeFeed!
 
     /// After the first frame is on screen (systemd READY=1).
     public var onReady: (() -> Void)?
@@ -71,6 +73,7 @@ public final class Daemon {
         manager.gestureRecognizer = GestureRecognizer(thresholds: config.gestures)
         manager.showsCursor = config.input.cursor
         blanking = try BlankController(settings: config.display, display: display, loop: loop, time: time, logger: logger)
+        changes = ChangeFeed(scheduler: loop) { [weak self] in self?.kioskState() }
     }
 
     /// Where scenes write files (saved paintings).
@@ -86,7 +89,10 @@ public final class Daemon {
             self.onReady?()
             self.publishStatus()
         }
-        manager.onFrame = { [weak self] _ in self?.onFrame?() }
+        manager.onFrame = { [weak self] _ in
+            self?.onFrame?()
+            self?.changes.noteChange()
+        }
         manager.onSceneChange = { [weak self] name in
             guard let self else { return }
             // Control requests save before showing (a no-op here); swipes, keys and the rotation save now.
@@ -96,11 +102,16 @@ public final class Daemon {
                 }
             }
             self.publishStatus()
+            self.changes.noteChange()
         }
         if case .unavailable = state.durability { manager.stateWarning = "state not saved" }
         manager.inputFilter = { [weak self] e in self?.blanking.input(e) ?? false }
         blanking.onUnblank = { [weak self] in self?.manager.setNeedsFrame(full: true) }
-        themes.onChange = { [weak self] in self?.publishStatus() }
+        themes.onChange = { [weak self] in
+            self?.publishStatus()
+            self?.changes.noteChange()
+        }
+        blanking.onChange = { [weak self] in self?.changes.noteChange() }
         let saved = state.load(Daemon.sceneKey)
         manager.start(initialScene: saved)
         blanking.evaluate()
@@ -135,7 +146,10 @@ public final class Daemon {
     public func reload() -> Result<String, KioskError> { reloader.reload(self) }
 
     /// Carries out one control command (on the loop thread) and returns the answer.
-    public func handle(_ command: ControlCommand) -> ControlResponse { commands.handle(command, on: self) }
+    public func handle(_ command: ControlCommand) -> ControlResponse {
+        defer { changes.noteChange() }
+        return commands.handle(command, on: self)
+    }
 
     /// What `GET /status` answers.
     public func status() -> StatusAnswer { commands.status(self) }

@@ -162,6 +162,10 @@ public final class CounterScene: Scene, CounterControl {
 
     public var counterNames: [String] { counters.map(\.spec.name) }
 
+    public var counterInfo: [CounterInfo] {
+        counters.map { CounterInfo(name: $0.spec.name, label: $0.spec.label, value: $0.value, minimum: minimum, maximum: maxValue) }
+    }
+
     private func index(_ counter: String) throws -> Int {
         guard let i = counters.firstIndex(where: { $0.spec.name == counter }) else {
             throw KioskError.notFound("scene '\(name)' has no counter '\(counter)' (counters: \(counterNames.joined(separator: ", ")))")

@@ -49,12 +49,29 @@ public extension Scene {
 /// Scenes that hold counters (the control interface and key bindings reach them through this).
 public protocol CounterControl: AnyObject {
     var counterNames: [String] { get }
+    /// Every counter with its label, value and range, in the scene's order (for remote pages,
+    /// Home Assistant entities and status).
+    var counterInfo: [CounterInfo] { get }
     func value(of counter: String) throws -> Int
     /// Each change is saved durably before it returns. Errors name the counter and the limit.
     func set(_ counter: String, to value: Int, now: WallTime) throws
     func increment(_ counter: String, now: WallTime) throws
     func decrement(_ counter: String, now: WallTime) throws
     func reset(_ counter: String, now: WallTime) throws
+}
+
+/// One counter as seen from outside its scene.
+public struct CounterInfo: Sendable, Equatable, Codable {
+    public var name: String
+    public var label: String
+    public var value: Int
+    /// The lowest value (`minimum`, also the reset value).
+    public var minimum: Int
+    /// The highest value the digits can show (10^digits − 1).
+    public var maximum: Int
+    public init(name: String, label: String, value: Int, minimum: Int, maximum: Int) {
+        self.name = name; self.label = label; self.value = value; self.minimum = minimum; self.maximum = maximum
+    }
 }
 
 /// Scenes that hold a painting.

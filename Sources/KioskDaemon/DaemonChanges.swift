@@ -1,0 +1,97 @@
+import KioskCore
+import KioskPosix
+import KioskScenes
+
+/// What a remote observer (a phone page, an MQTT broker) sees of the kiosk: the scene, the
+/// theme, the panel and every counter. Compared as a whole, so an observer learns of every
+/// change whatever made it (touch, keys, `kioskctl`, a web page, MQTT, a schedule).
+public struct KioskState: Sendable, Equatable, Codable {
+    public struct Counter: Sendable, Equatable, Codable {
+        public var scene: String
+        public var name: String
+        public var label: String
+        public var value: Int
+        public var minimum: Int
+        public var maximum: Int
+    }
+    public struct Painting: Sendable, Equatable, Codable {
+        public var scene: String
+        public var strokes: Int
+    }
+    public var scene: String
+    public var sceneKind: String
+    public var scenes: [String]
+    /// The theme on screen, and the one chosen (they differ during a `theme_schedule` period).
+    public var theme: String
+    public var chosenTheme: String
+    public var blanked: Bool
+    public var counters: [Counter]
+    public var paintings: [Painting]
+}
+
+/// Tells observers the kiosk's `KioskState` after it changed. Changes are gathered until the
+/// end of the loop iteration, so one command or one frame gives one notification; an observer
+/// never hears the same state twice in a row. Runs on the loop's thread.
+public final class ChangeFeed {
+    public typealias Observer = (KioskState) -> Void
+    private let scheduler: any Scheduler
+    private let read: () -> KioskState?
+    private var observers: [Int: Observer] = [:]
+    private var nextID = 0
+    private var pending = false
+    public private(set) var last: KioskState?
+
+    /// `read` gives the current state (nil while there is none to give).
+    init(scheduler: any Scheduler, read: @escaping () -> KioskState?) {
+        self.scheduler = scheduler
+        self.read = read
+    }
+
+    /// Adds an observer; returns the id to remove it with. It is called after each change (not
+    /// with the current state: read `Daemon.kioskState()` for that).
+    @discardableResult
+    public func observe(_ observer: @escaping Observer) -> Int {
+        nextID += 1
+        observers[nextID] = observer
+        return nextID
+    }
+
+    public func remove(_ id: Int) { observers[id] = nil }
+
+    public var observerCount: Int { observers.count }
+
+    /// Something may have changed: compare at the end of this iteration.
+    public func noteChange() {
+        guard !pending else { return }
+        pending = true
+        scheduler.deferToEndOfIteration { [weak self] in self?.check() }
+    }
+
+    /// Compares now and tells the observers if the state differs from the last one told.
+    public func check() {
+        pending = false
+        guard let now = read() else { return }
+        if now == last { return }
+        last = now
+        for id in observers.keys.sorted() { observers[id]?(now) }
+    }
+}
+
+extension Daemon {
+    /// The state remote observers see, read now.
+    public func kioskState() -> KioskState {
+        var counters: [KioskState.Counter] = []
+        var paintings: [KioskState.Painting] = []
+        for scene in manager.scenes {
+            if let c = scene as? CounterControl {
+                counters += c.counterInfo.map {
+                    .init(scene: scene.name, name: $0.name, label: $0.label, value: $0.value, minimum: $0.minimum, maximum: $0.maximum)
+                }
+            }
+            if let p = scene as? PaintControl { paintings.append(.init(scene: scene.name, strokes: p.strokeCount)) }
+        }
+        return KioskState(scene: manager.current.name, sceneKind: manager.current.kind, scenes: manager.scenes.map(\.name),
+                          theme: activeThemeName, chosenTheme: themeName, blanked: display.isBlanked,
+                          counters: counters, paintings: paintings)
+    }
+}

@@ -1,0 +1,83 @@
+import Foundation
+import KioskControl
+import KioskCore
+@testable import KioskDaemon
+import KioskRender
+import KioskScenes
+import KioskTesting
+import Testing
+import KioskPosix
+
+@Suite struct ChangeFeedTests {
+    func daemon(_ dir: String) throws -> (Daemon, EventLoop) {
+        let path = write("""
+        state_dir = "\(dir)/state"
+        [display]
+        backend = "headless"
+        headless_size = "64x48"
+        [scene.score]
+        kind = "counter"
+        digits = 2
+        min = 1
+        [[scene.score.counter]]
+        name = "HOME"
+        label = "Home"
+        [[scene.score.counter]]
+        name = "AWAY"
+        [scene.clock]
+        kind = "clock"
+        """, dir)
+        let config = try DaemonConfig.load(path: path, environment: [:])
+        let loop = try EventLoop()
+        let d = try Daemon(config: config, display: try HeadlessDisplay(size: Size(width: 64, height: 48)), input: nil,
+                           state: MemoryStateStore(), loop: loop, time: ManualTimeSource(epochSeconds: 1_700_000_000), logger: quietLogger)
+        return (d, loop)
+    }
+
+    @Test func everyKindOfChangeIsToldOnceAndAnUnchangedStateIsNotToldAgain() throws {
+        let (d, loop) = try daemon(tempDir())
+        d.start()
+        var seen: [KioskState] = []
+        d.changes.observe { seen.append($0) }
+        try loop.runOnce(timeoutMs: 0)
+        let first = d.kioskState()
+        #expect(first.counters.map(\.name) == ["HOME", "AWAY"])
+        #expect(first.counters.map(\.label) == ["Home", "AWAY"])
+        #expect(first.counters.map(\.value) == [1, 1])
+        #expect(first.counters.first?.maximum == 99)
+        #expect(first.counters.first?.minimum == 1)
+
+        seen.removeAll()
+        _ = d.handle(.counter(name: "HOME", op: .inc, value: nil))
+        _ = d.handle(.counter(name: "HOME", op: .inc, value: nil))
+        try loop.runOnce(timeoutMs: 0)
+        // Two commands in one iteration: one notification with both.
+        #expect(seen.map { $0.counters[0].value } == [3])
+
+        _ = d.handle(.status)
+        try loop.runOnce(timeoutMs: 0)
+        #expect(seen.count == 1, "a request that changes nothing tells nobody")
+
+        _ = d.handle(.blank(on: true))
+        try loop.runOnce(timeoutMs: 0)
+        #expect(seen.last?.blanked == true)
+
+        _ = d.handle(.scene(name: "clock"))
+        try loop.runOnce(timeoutMs: 0)
+        #expect(seen.last?.scene == "clock")
+        #expect(seen.last?.sceneKind == "clock")
+        #expect(seen.count == 3)
+    }
+
+    @Test func aRemovedObserverHearsNothing() throws {
+        let (d, loop) = try daemon(tempDir())
+        d.start()
+        var heard = 0
+        let id = d.changes.observe { _ in heard += 1 }
+        d.changes.remove(id)
+        _ = d.handle(.counter(name: "AWAY", op: .inc, value: nil))
+        try loop.runOnce(timeoutMs: 0)
+        #expect(heard == 0)
+        #expect(d.changes.last?.counters[1].value == 2)
+    }
+}
