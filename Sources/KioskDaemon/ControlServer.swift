@@ -35,6 +35,13 @@ public final class ControlJob: Sendable {
     /// returns whether it ran. The answer goes to the waiting connection.
     @discardableResult
     public func run(_ body: (ControlCommand) -> ControlResponse) -> Bool {
+        run { command, reply in reply(body(command)) }
+    }
+
+    /// Like `run(_:)` for commands answered later (a change that must first come back from
+    /// elsewhere): `body` calls `reply` once, now or later, on any thread.
+    @discardableResult
+    public func run(_ body: (ControlCommand, @escaping (ControlResponse) -> Void) -> Void) -> Bool {
         let deadline = self.deadline
         let go: Bool = state.withLockedValue { s in
             guard s.phase == .pending else { return false }
@@ -43,12 +50,13 @@ public final class ControlJob: Sendable {
             return true
         }
         guard go else { return false }
-        let response = body(command)
-        let done: (@Sendable (ControlResponse) -> Void)? = state.withLockedValue { s in
-            defer { s.phase = .finished; s.completion = nil }
-            return s.completion
+        body(command) { [state] response in
+            let done: (@Sendable (ControlResponse) -> Void)? = state.withLockedValue { s in
+                defer { s.phase = .finished; s.completion = nil }
+                return s.completion
+            }
+            done?(response)
         }
-        done?(response)
         return true
     }
 

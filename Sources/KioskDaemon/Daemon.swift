@@ -151,6 +151,18 @@ public final class Daemon {
         return commands.handle(command, on: self)
     }
 
+    /// Carries out one control command and gives the answer to `reply`, at once or later (on the
+    /// loop's thread): every transport (control socket, web, MQTT) goes through this one, so a
+    /// command whose answer must wait (a shared counter's change coming back from the fleet's
+    /// primary) is answered the same way everywhere.
+    public func handle(_ command: ControlCommand, reply: @escaping (ControlResponse) -> Void) {
+        if let route = asyncRoute, route(command, reply) { return }
+        reply(handle(command))
+    }
+
+    /// Takes commands that are answered later (returns true when it took `command`); nil: none.
+    public var asyncRoute: ((ControlCommand, @escaping (ControlResponse) -> Void) -> Bool)?
+
     /// What `GET /status` answers.
     public func status() -> StatusAnswer { commands.status(self) }
 

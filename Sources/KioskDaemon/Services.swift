@@ -148,7 +148,7 @@ public enum DaemonRunner {
                                          daemon: Daemon, logger: Logger) -> ControlServer {
         let daemon = LoopBound(daemon, loop: daemon.loop)
         return ControlServer(settings: settings, limits: limits, logger: logger) { job in
-            daemon.post { daemon in job.run { daemon.handle($0) } }
+            daemon.post { daemon in job.run { command, reply in daemon.handle(command, reply: reply) } }
         }
     }
 
