@@ -25,6 +25,10 @@ public final class ClockScene: Scene, ClockModelObserver {
     public let backgroundMode: ClockBackground
     public let hourFormat: ClockHourFormat
     public let showLabel: Bool
+    /// What is shown while the system clock is not synchronised.
+    public let unsynced: ClockUnsyncedDisplay
+    /// Whether the system clock is synchronised (told by the scene manager).
+    public private(set) var timeSynchronized = true
     public let model: ClockModel
     private let logger: Logger
 
@@ -41,11 +45,15 @@ public final class ClockScene: Scene, ClockModelObserver {
     /// Where the time and the label were drawn last (pixels); empty before the first draw.
     public private(set) var timeRect = Rect(x: 0, y: 0, width: 0, height: 0)
     public private(set) var labelRect = Rect(x: 0, y: 0, width: 0, height: 0)
+    /// Where the "time not synchronised" mark and the dimmed seconds were drawn last (empty when not).
+    public private(set) var markRect = Rect(x: 0, y: 0, width: 0, height: 0)
+    public private(set) var secondsRect = Rect(x: 0, y: 0, width: 0, height: 0)
 
     public init(name: String, colorMode: ClockColorMode = .scaled, background: ClockBackground = .time,
                 hourFormat: ClockHourFormat = .h24, timeZone: TimeZone = .autoupdatingCurrent,
-                showLabel: Bool = true, logger: Logger = Logger(label: "kioskd.clock")) {
+                showLabel: Bool = true, unsynced: ClockUnsyncedDisplay = .mark, logger: Logger = Logger(label: "kioskd.clock")) {
         self.name = name
+        self.unsynced = unsynced
         self.colorMode = colorMode
         self.backgroundMode = background
         self.hourFormat = hourFormat
@@ -71,11 +79,12 @@ public final class ClockScene: Scene, ClockModelObserver {
             tz = z
         }
         let showLabel = try table.bool("show_label", default: true)
+        let unsynced = try table.choice("unsynced", default: ClockUnsyncedDisplay.mark)
         try table.finish()
         var logger = context.logger
         logger[metadataKey: "scene"] = "\(context.name)"
         return ClockScene(name: context.name, colorMode: mode, background: background, hourFormat: hourFormat,
-                          timeZone: tz, showLabel: showLabel, logger: logger)
+                          timeZone: tz, showLabel: showLabel, unsynced: unsynced, logger: logger)
     }
 
     // MARK: what is shown (pure)
@@ -88,6 +97,7 @@ public final class ClockScene: Scene, ClockModelObserver {
 
     /// The colour the background is filled with.
     public var backgroundColor: Color {
+        if unsyncedShown == .hide { return theme.palette.background }
         switch backgroundMode {
         case .theme: return theme.palette.background
         case .time: return timeColor ?? theme.palette.background
@@ -123,14 +133,20 @@ public final class ClockScene: Scene, ClockModelObserver {
 
     public func clockDidUpdate(_ clock: ClockModel) {
         notified = true
-        dirty = true
+        if unsyncedShown != .hide { dirty = true }
     }
 
-    /// Feeds `now` to the model; true only when the shown second changed.
+    /// Feeds `now` to the model; true only when the shown second changed (never while the
+    /// time is hidden).
     public func update(now: WallTime) -> Bool {
         notified = false
         model.update(now: now)
-        return notified
+        return notified && unsyncedShown != .hide
+    }
+
+    /// How the time is shown differently now: nil when as usual (synchronised, or `ignore`).
+    public var unsyncedShown: ClockUnsyncedDisplay? {
+        timeSynchronized || unsynced == .ignore ? nil : unsynced
     }
 
     public func handle(_ event: InputEvent, now: WallTime) -> Bool { false }
@@ -178,14 +194,49 @@ public final class ClockScene: Scene, ClockModelObserver {
         }
         if let r = model.reading {
             let fg = textColor
-            timeRect = canvas.drawText(r.text(hourFormat: hourFormat), theme.fonts.heading, px: timePx, color: fg, in: timeBox)
-            labelRect = showLabel
+            let shown = unsyncedShown
+            secondsRect = Rect(x: 0, y: 0, width: 0, height: 0)
+            switch shown {
+            case .hide:
+                timeRect = canvas.drawText(UnsyncedClockDrawing.placeholder, theme.fonts.heading, px: timePx,
+                                           color: UnsyncedClockDrawing.dimmed(fg, on: bg), in: timeBox)
+            case .dimSeconds:
+                (timeRect, secondsRect) = UnsyncedClockDrawing.drawDimmedSeconds(
+                    r.text(hourFormat: hourFormat), on: canvas, font: theme.fonts.heading, px: timePx, color: fg,
+                    dim: UnsyncedClockDrawing.dimmed(fg, on: bg), in: timeBox)
+            default:
+                timeRect = canvas.drawText(r.text(hourFormat: hourFormat), theme.fonts.heading, px: timePx, color: fg, in: timeBox)
+            }
+            labelRect = showLabel && shown != .hide
                 ? canvas.drawText(colorMode.color(for: r).hexString, theme.fonts.body, px: labelPx, color: fg, in: labelBox)
                 : Rect(x: 0, y: 0, width: 0, height: 0)
+            // The mark stays put between full draws (it changes only with synchronisation).
+            if full {
+                markRect = shown == .mark || shown == .hide
+                    ? UnsyncedClockDrawing.drawMark(on: canvas, theme: theme, background: bg, timeTop: timeBox.y)
+                    : Rect(x: 0, y: 0, width: 0, height: 0)
+            }
             if !full { damage.add(timeRect); damage.add(labelRect) }
         }
         needsFull = false
         dirty = false
         return damage.clipped(to: Rect(size: canvas.size))
     }
+}
+
+extension ClockScene: TimeTruthAware {
+    /// Until the clock is synchronised it is shown as `unsynced` says; the next draw repaints.
+    public func setTimeSynchronized(_ synchronized: Bool) -> Bool {
+        guard synchronized != timeSynchronized else { return false }
+        timeSynchronized = synchronized
+        guard unsynced != .ignore else { return false }
+        needsFull = true
+        return true
+    }
+}
+
+extension ClockScene: PixelShiftable {
+    /// The time, the label and the mark, where they were drawn last.
+    public var shiftContentBoxes: [Rect] { [timeRect, labelRect, markRect].filter { !$0.isEmpty } }
+    public var shiftBackground: Color { backgroundColor }
 }

@@ -470,3 +470,14 @@ public final class CounterScene: Scene, CounterControl {
         canvas.drawText(s, theme.fonts.heading, px: digitPx, color: digitColor, x: tx, y: ty)
     }
 }
+
+extension CounterScene: PixelShiftable {
+    /// Each counter's label and digit windows.
+    public var shiftContentBoxes: [Rect] {
+        counters.map { c in
+            let label = c.spec.label.isEmpty ? Rect(x: 0, y: 0, width: 0, height: 0) : c.labelBox
+            return c.windows.reduce(label) { $0.union($1) }
+        }.filter { !$0.isEmpty }
+    }
+    public var shiftBackground: Color { theme.palette.background }
+}

@@ -27,7 +27,7 @@ public final class SceneManager {
     public let loop: any Scheduler
     public let time: TimeSource
     public var switching: SceneSwitching
-    private let logger: Logger
+    let logger: Logger
 
     /// The frame as the viewer sees it (logical size); nil until a display size is known.
     public private(set) var canvas: Canvas?
@@ -37,7 +37,7 @@ public final class SceneManager {
     private var deadlineTimer: TimerID?
     private var armedDeadline: Deadline?
     private var rotationTimer: TimerID?
-    private var started = false
+    private(set) var started = false
 
     /// Turns raw touches into taps, long presses and swipes (given to scenes alongside raw touches).
     public var gestureRecognizer = GestureRecognizer()
@@ -72,6 +72,20 @@ public final class SceneManager {
     }
     private var warning = WarningOverlay()
 
+    /// Whether the system clock is synchronised. Scenes that show the time (`TimeTruthAware`)
+    /// show it differently until it is; when it changes, the scene on screen redraws in the next frame.
+    public var timeSynchronized: Bool = true {
+        didSet { if timeSynchronized != oldValue { timeSynchronizationChanged() } }
+    }
+
+    /// Burn-in care: the content of scenes with static content (`PixelShiftable`: the clock, the
+    /// counter) moves along this orbit, one step per timer wake-up; nil: off (the default).
+    public var pixelOrbit: PixelOrbit? {
+        didSet { if pixelOrbit != oldValue { pixelOrbitChanged() } }
+    }
+    /// The orbit's timer and the composition of moved content (SceneManager+Orbit.swift).
+    var orbit = OrbitComposer()
+
     /// Called once, after the first frame was presented (systemd READY=1).
     public var onFirstFrame: (() -> Void)?
     /// Called after every presented frame.
@@ -105,6 +119,7 @@ public final class SceneManager {
         display.onEvent = { [weak self] e in self?.displayEvent(e) }
         if let n = initialScene, let i = scenes.firstIndex(where: { $0.name == n }) { currentIndex = i }
         for s in scenes { s.apply(theme: theme) }
+        tellTimeTruth(scenes)
         started = true
         relayout()
         current.didAppear(now: time.now())
@@ -118,6 +133,7 @@ public final class SceneManager {
         if let t = deadlineTimer { loop.cancel(t); deadlineTimer = nil }
         if let t = rotationTimer { loop.cancel(t); rotationTimer = nil }
         if let t = armRetryTimer { loop.cancel(t); armRetryTimer = nil }
+        stopOrbit()
         started = false
     }
 
@@ -132,6 +148,7 @@ public final class SceneManager {
         self.theme = theme
         currentIndex = newScenes.firstIndex(where: { $0.name == name }) ?? 0
         for s in scenes { s.apply(theme: theme) }
+        tellTimeTruth(scenes)
         if let size = canvas?.size { for s in scenes { s.layout(size: size) } }
         current.didAppear(now: time.now())
         armRotation()
@@ -295,7 +312,7 @@ public final class SceneManager {
         let t0 = nowNanos(.monotonic)
         let uncovered = cursor.remove(from: canvas)
         let unmarked = warning.remove(from: canvas)
-        var damage = current.draw(into: canvas)
+        var damage = drawScene(into: canvas, full: needsFull)
         if needsFull { damage = Damage.full(canvas.size) }
         if let r = uncovered { damage.add(r) }
         if let r = unmarked { damage.add(r) }
@@ -343,6 +360,7 @@ public final class SceneManager {
     /// to 1 s) until arming succeeds: the scene never stops ticking.
     public func reschedule() {
         guard started else { return }
+        updateOrbitTimer()
         let now = time.now()
         let d = current.nextDeadline(now: now)
         if d == armedDeadline, deadlineTimer != nil { return }
