@@ -48,6 +48,37 @@ public struct StatusAnswer: Codable, Sendable, Equatable {
     public var config: String
     public var state: State
 
+    /// Whether the system clock is synchronised, and who says so.
+    public struct TimeSync: Codable, Sendable, Equatable {
+        public var synchronized: Bool
+        /// "kernel", "timesyncd", "kernel, timesyncd", "none" (not synchronised).
+        public var source: String
+        public init(synchronized: Bool, source: String) { self.synchronized = synchronized; self.source = source }
+    }
+    /// The panel's backlight: how it is written ("logind", "sysfs" or "none") and its level.
+    public struct Backlight: Codable, Sendable, Equatable {
+        public var method: String
+        public var device: String?
+        /// What the device is set to.
+        public var percent: Double?
+        public var raw: Int?
+        public var maxBrightness: Int?
+        /// The level the panel is lit at (schedule, `kioskctl brightness`, sensor); nil while blanked.
+        public var level: Double?
+        public var schedule: String?
+        /// The last write error.
+        public var error: String?
+        public init(method: String, device: String?, percent: Double?, raw: Int?, maxBrightness: Int?, level: Double?,
+                    schedule: String?, error: String?) {
+            self.method = method; self.device = device; self.percent = percent; self.raw = raw
+            self.maxBrightness = maxBrightness; self.level = level; self.schedule = schedule; self.error = error
+        }
+    }
+    public var timeSync: TimeSync?
+    /// "Europe/Berlin (+01:00)".
+    public var timeZone: String?
+    public var backlight: Backlight?
+
     public init(scene: String, sceneKind: String, sceneSummary: String, scenes: [String], theme: String, chosenTheme: String,
                 output: String, mode: String, rotation: Int, blanked: Bool, fps: Double, frames: UInt64, frameMs: FrameTimes,
                 uptimeSeconds: Double, inputDevices: [InputDevice], config: String, state: State) {
@@ -119,6 +150,21 @@ public struct BlankAnswer: Codable, Sendable, Equatable {
     public var ok: Bool?
     public var blanked: Bool
     public init(ok: Bool? = true, blanked: Bool) { self.ok = ok; self.blanked = blanked }
+}
+
+/// `GET /brightness` (no `ok`) and `POST /brightness`.
+public struct BrightnessAnswer: Codable, Sendable, Equatable {
+    public var ok: Bool?
+    public var percent: Double
+    public var raw: Int?
+    public var method: String
+    public var device: String
+    public var blanked: Bool?
+    public var saved: Bool?
+    public var note: String?
+    public init(ok: Bool? = true, percent: Double, method: String, device: String) {
+        self.ok = ok; self.percent = percent; self.method = method; self.device = device
+    }
 }
 
 /// `POST /reload`.

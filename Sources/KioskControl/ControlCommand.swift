@@ -12,6 +12,8 @@ public enum ControlCommand: Sendable, Equatable {
     case screenshot
     case blank(on: Bool)
     case reload
+    /// The backlight in percent: nil reads it, a value 0…100 sets it.
+    case brightness(percent: Double?)
 
     public enum CounterOp: String, Sendable, Equatable, CaseIterable { case get, set, inc, dec, reset }
     public enum PaintOp: String, Sendable, Equatable, CaseIterable { case clear, undo, redo, save }
@@ -41,4 +43,10 @@ public struct PaintSaveRequest: Codable, Sendable, Equatable {
 public struct BlankRequest: Codable, Sendable, Equatable {
     public var on: Bool
     public init(on: Bool) { self.on = on }
+}
+
+/// `POST /brightness`.
+public struct BrightnessRequest: Codable, Sendable, Equatable {
+    public var percent: Double
+    public init(percent: Double) { self.percent = percent }
 }

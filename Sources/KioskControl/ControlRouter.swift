@@ -131,6 +131,17 @@ public enum ControlRouter {
             _ = try object(r.body, allowEmpty: true)
             return .reload
         },
+        ControlRoute(segment: "brightness", forms: ["GET /brightness", "POST /brightness"]) { r in
+            try r.exact(1)
+            if ["GET", "HEAD"].contains(r.method) { return .brightness(percent: nil) }
+            try r.requireMethod("POST")
+            let o = try object(r.body)
+            guard let v = o["percent"] else { throw ControlRequestError(400, "missing field 'percent' (a number 0…100)", field: "percent") }
+            guard let n = v as? NSNumber, !CFGetTypeIsBool(v), n.doubleValue.isFinite, (0...100).contains(n.doubleValue) else {
+                throw ControlRequestError(400, "field 'percent' must be a number 0…100, got \(describe(v))", field: "percent")
+            }
+            return .brightness(percent: n.doubleValue)
+        },
     ]
 
     /// Every route's form, for 404 answers and documentation.
@@ -242,6 +253,9 @@ extension ControlCommand {
         case .screenshot: return ControlRequest(method: "POST", path: "/screenshot")
         case .blank(let on): return ControlRequest(method: "POST", path: "/blank", body: body(BlankRequest(on: on)))
         case .reload: return ControlRequest(method: "POST", path: "/reload")
+        case .brightness(let p):
+            guard let p else { return ControlRequest(method: "GET", path: "/brightness") }
+            return ControlRequest(method: "POST", path: "/brightness", body: body(BrightnessRequest(percent: p)))
         }
     }
 }

@@ -97,6 +97,8 @@ struct ControlCommandHandler {
             case .blank(let on):
                 daemon.blanking.setManual(on)
                 return .json(200, BlankAnswer(blanked: display.isBlanked))
+            case .brightness(let percent):
+                return percent.map { daemon.setBrightness($0) } ?? daemon.brightnessAnswer()
             case .reload:
                 switch daemon.reload() {
                 case .success(let m): return .json(200, ReloadAnswer(message: m))
@@ -155,7 +157,7 @@ struct ControlCommandHandler {
         let s = manager.stats
         let uptime = Double(nowNanos(.monotonic) - daemon.startedNs) / 1e9
         func round3(_ v: Double) -> Double { (v * 1000).rounded() / 1000 }
-        return StatusAnswer(
+        var answer = StatusAnswer(
             scene: manager.current.name,
             sceneKind: manager.current.kind,
             sceneSummary: manager.current.statusSummary,
@@ -173,5 +175,7 @@ struct ControlCommandHandler {
             inputDevices: (daemon.input?.devices ?? []).map { .init(name: $0.name, sysname: $0.sysname, capabilities: $0.capabilities.names) },
             config: daemon.config.file,
             state: stateStatus(daemon))
+        daemon.wallStatus(into: &answer)
+        return answer
     }
 }

@@ -29,6 +29,9 @@ public final class Daemon {
     let startedNs = nowNanos(.monotonic)
     private let reloader: ReloadCoordinator
     private let commands = ControlCommandHandler()
+    /// Where time sync, the time zone and sysfs are looked for (tests set it before `start()`).
+    public var wallHooks = WallHooks()
+    let wallRuntime = WallRuntime()
     /// Tells remote observers (web pages, MQTT) the kiosk's state after every change.
     public private(set) var changes: ChangeFeed!
 
@@ -72,7 +75,10 @@ public final class Daemon {
         themes = ThemeController(chosenName: themeName, chosen: theme, schedule: config.themeSchedule, manager: manager, loop: loop, logger: logger)
         manager.gestureRecognizer = GestureRecognizer(thresholds: config.gestures)
         manager.showsCursor = config.input.cursor
-        blanking = try BlankController(settings: config.display, display: display, loop: loop, time: time, logger: logger)
+        manager.pixelOrbit = config.wall.pixelOrbit
+        blanking = try BlankController(settings: config.display, wall: config.wall,
+                                       defaultPercent: state.load(Daemon.brightnessKey).flatMap(Double.init).map { min(max($0, 0), 100) } ?? 100,
+                                       display: display, loop: loop, time: time, logger: logger)
         changes = ChangeFeed(scheduler: loop) { [weak self] in self?.kioskState() }
     }
 
@@ -113,6 +119,7 @@ public final class Daemon {
         }
         blanking.onChange = { [weak self] in self?.changes.noteChange() }
         let saved = state.load(Daemon.sceneKey)
+        startWall()
         manager.start(initialScene: saved)
         blanking.evaluate()
         refreshTheme()
@@ -124,6 +131,7 @@ public final class Daemon {
     public func shutdown() {
         manager.stop()
         blanking.stop()
+        stopWall()
         themes.stop()
         input?.shutdown()
         display.shutdown()

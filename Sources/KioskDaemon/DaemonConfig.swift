@@ -85,6 +85,8 @@ public struct DaemonConfig {
     /// Themes shown in daily periods instead of `theme` (the first matching period wins).
     public var themeSchedule: [ScheduledTheme] = []
     public var display = DisplaySettings()
+    /// Backlight, brightness schedule, ambient sensor, pixel orbit (`[display]`, see WallConfig.swift).
+    public var wall = WallDisplaySettings()
     public var input = InputSettings()
     public var gestures = GestureThresholds()
     public var switching = SceneSwitching()
@@ -201,6 +203,7 @@ public struct DaemonConfig {
                 display.idleBlankSeconds = try b.double("idle_seconds", default: 0, range: 0...604800)
                 try b.finish()
             }
+            wall = try WallDisplaySettings.parse(t)
             try t.finish()
         }
 

@@ -42,7 +42,11 @@ struct ReloadCoordinator {
             daemon.config = new
             daemon.manager.gestureRecognizer = GestureRecognizer(thresholds: new.gestures)
             daemon.manager.showsCursor = new.input.cursor
-            try daemon.blanking.update(settings: new.display)
+            try daemon.blanking.update(settings: new.display, wall: new.wall)
+            daemon.manager.pixelOrbit = new.wall.pixelOrbit
+            if new.wall.backlight != config.wall.backlight || new.wall.ambient != config.wall.ambient {
+                notes.append("[display] backlight and [display.ambient] changes take effect at the next start")
+            }
             daemon.manager.replaceScenes(scenes, switching: new.switching, theme: theme)
             themes.reloaded(chosenName: themeName, chosen: theme, schedule: new.themeSchedule)
             let msg = "reloaded \(new.file): scenes \(scenes.map(\.name).joined(separator: ", ")), theme \(themeName)"

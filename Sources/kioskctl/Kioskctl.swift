@@ -98,7 +98,7 @@ struct Kioskctl: ParsableCommand {
             (unknown subcommand or option, bad --timeout, missing value).
             """,
         subcommands: [Status.self, SceneCmd.self, ThemeCmd.self, CounterCmd.self, PaintCmd.self, Screenshot.self,
-                      Blank.self, Reload.self, Outputs.self])
+                      Blank.self, Reload.self, Outputs.self, BrightnessCmd.self])
 }
 
 struct Status: ParsableCommand {
@@ -116,6 +116,14 @@ struct Status: ParsableCommand {
             lines.append("frames:  \(o.frames), \(n(o.fps)) fps, frame ms p50 \(n(f.p50)) p90 \(n(f.p90)) p99 \(n(f.p99)) max \(n(f.max))")
             lines.append("uptime:  \(n(o.uptimeSeconds)) s")
             let devs = o.inputDevices
+            if let t = o.timeSync {
+                lines.append("time:    " + (t.synchronized ? "synchronised (\(t.source))" : "NOT synchronised (enable systemd-timesyncd or chrony)")
+                             + (o.timeZone.map { ", zone \($0)" } ?? ""))
+            }
+            if let b = o.backlight {
+                lines.append("backlight: " + (b.method == "none" ? "none" : "\(b.device ?? "?") \(b.percent.map(n) ?? "?") % (raw \(b.raw ?? 0) of \(b.maxBrightness ?? 0)) via \(b.method)")
+                             + (b.schedule.map { ", schedule \($0)" } ?? "") + (b.error.map { ", error: \($0)" } ?? ""))
+            }
             lines.append("input:   " + (devs.isEmpty ? "none" : devs.map { "\($0.name) (\($0.sysname): \($0.capabilities.joined(separator: "+")))" }.joined(separator: ", ")))
             return lines.joined(separator: "\n")
         }
@@ -244,6 +252,32 @@ struct Blank: ParsableCommand {
     @Argument(help: "on or off.") var state: String
     func validate() throws { guard ["on", "off"].contains(state) else { throw ValidationError("expected on or off, got '\(state)'") } }
     func run() throws { try c.call(.blank(on: state == "on"), as: BlankAnswer.self) { "screen: \($0.blanked ? "blanked" : "on")" } }
+}
+
+struct BrightnessCmd: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "brightness", abstract: "Show the backlight's brightness, or set it in percent (0…100; kept across restarts).",
+        discussion: "With a brightness schedule the level holds until the schedule's next period.")
+    @OptionGroup var c: Connection
+    @Argument(help: "Percent, 0…100 (0: backlight off). Without it: show the brightness.") var percent: String?
+    func validate() throws {
+        if let p = percent {
+            var t = p
+            if t.hasSuffix("%") { t.removeLast() }
+            guard let v = Double(t), v.isFinite, (0...100).contains(v) else {
+                throw ValidationError("expected a percentage 0…100 (like 40), got '\(p)'")
+            }
+        }
+    }
+    func run() throws {
+        let value = percent.flatMap { p in Double(p.hasSuffix("%") ? String(p.dropLast()) : p) }
+        try c.call(.brightness(percent: value), as: BrightnessAnswer.self) { o in
+            var s = "brightness: \(Connection.number(o.percent)) % (\(o.device) via \(o.method)\(o.raw.map { ", raw \($0)" } ?? ""))"
+            if o.blanked == true { s += ", screen blanked" }
+            if let n = o.note { s += "\n\(n)" }
+            return s
+        }
+    }
 }
 
 struct Reload: ParsableCommand {
