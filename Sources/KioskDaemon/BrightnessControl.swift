@@ -58,7 +58,10 @@ public final class PanelBacklight {
     func setNow(percent: Double, allowOff: Bool) throws {
         let target = BacklightLevel.raw(percent: percent, max: device.maxBrightness, allowOff: allowOff)
         fader.stop()
-        try backlight.set(raw: target)
+        do { try backlight.set(raw: target) } catch {
+            lastError = "\(error)"
+            throw error
+        }
         lastError = nil
         fader.fade(to: target, durationNanos: 0) // records the value; nothing is written again
     }

@@ -40,6 +40,8 @@ final class WallRuntime {
     var ambient: AmbientLightMonitor?
     var ambientSensor: AmbientLightSensor?
     var localtimePath = "/etc/localtime"
+    /// TZ named the zone file (":/path"): it is rewritten to the zone's identifier on each change.
+    var tzNamesFile = false
     /// "Europe/Berlin (+01:00)".
     var zoneText = ""
 }
@@ -72,14 +74,16 @@ extension Daemon {
         // Time zone.
         let path = hooks.localtimePath ?? WallHooks.localtimePath(tz: getenv("TZ").map { String(cString: $0) })
         wall.localtimePath = path
+        wall.tzNamesFile = path != "/etc/localtime" && getenv("TZ").map { WallHooks.localtimePath(tz: String(cString: $0)) } == path
         useZoneFile(path)
         do {
             wall.zoneWatcher = try TimeZoneWatcher(loop: loop, localtimePath: path) { [weak self] in self?.timeZoneChanged() }
         } catch {
             logger.error("cannot follow time-zone changes; a new zone takes effect at the next start", metadata: ["error": "\(error)"])
         }
-        // Backlight.
-        if let b = PanelBacklight.open(config.wall.backlight, loop: loop, sysfsRoot: hooks.sysfsRoot, hasSession: hooks.hasSession, logger: logger) {
+        // Backlight. A headless display has no panel: "auto" finds none there (a named device is still used).
+        let choice = config.display.backend == .headless && config.wall.backlight == .auto ? BacklightChoice.none : config.wall.backlight
+        if let b = PanelBacklight.open(choice, loop: loop, sysfsRoot: hooks.sysfsRoot, hasSession: hooks.hasSession, logger: logger) {
             blanking.backlight = b
         }
         // Ambient light.
@@ -127,8 +131,7 @@ extension Daemon {
     /// zone identifier in TZ, not glibc's ":/path" form: when TZ names a file, TZ is set to the
     /// identifier that file (a symlink into zoneinfo) stands for.
     private func useZoneFile(_ path: String) {
-        if let tz = getenv("TZ").map({ String(cString: $0) }), WallHooks.localtimePath(tz: tz) == path, path != "/etc/localtime",
-           let id = SystemTimeZone.identifier(localtimePath: path, tz: nil) {
+        if wallRuntime.tzNamesFile, let id = SystemTimeZone.identifier(localtimePath: path, tz: nil) {
             // On the loop's thread, like SystemTimeZone.reload's own setenv.
             setenv("TZ", id, 1)
         }
@@ -207,7 +210,7 @@ extension Daemon {
         guard let b = blanking.backlight else {
             return .error(409, "no backlight: [display] backlight = \"\(config.wall.backlight)\" found none (see the log at start)")
         }
-        var answer = BrightnessAnswer(percent: b.percent, method: b.method, device: b.device.name)
+        var answer = BrightnessAnswer(percent: blanking.level ?? b.percent, method: b.method, device: b.device.name)
         answer.ok = nil
         answer.raw = b.raw
         answer.blanked = display.isBlanked

@@ -77,7 +77,8 @@ import Testing
     @Test func everyCommandsRequestParsesBackToIt() throws {
         var commands: [ControlCommand] = [.status, .outputs, .scene(name: "clock"), .theme(name: "high-contrast"), .screenshot,
                                           .blank(on: true), .blank(on: false), .reload,
-                                          .paint(op: .save, name: "drawing-1.png"), .paint(op: .save, name: nil)]
+                                          .paint(op: .save, name: "drawing-1.png"), .paint(op: .save, name: nil),
+                                          .brightness(percent: nil), .brightness(percent: 40), .brightness(percent: 12.5), .brightness(percent: 0)]
         for name in ["HOME", "a b", "50%", "ü/x"] {
             commands.append(.counter(name: name, op: .get, value: nil))
             commands.append(.counter(name: name, op: .set, value: -5))
@@ -94,6 +95,7 @@ import Testing
         // The 404 answer lists the routes of the table, in order.
         #expect(ControlRouter.routes == ["GET /status", "GET /outputs", "POST /scene", "POST /theme", "GET /counter/{name}",
                                          "POST /counter/{name}/{set|inc|dec|reset}", "POST /paint/{clear|undo|redo|save}",
-                                         "POST /screenshot", "POST /blank", "POST /reload"])
+                                         "POST /screenshot", "POST /blank", "POST /reload", "GET /brightness", "POST /brightness"])
+        #expect(String(decoding: ControlCommand.brightness(percent: 40).request.body, as: UTF8.self) == #"{"percent":40}"#)
     }
 }

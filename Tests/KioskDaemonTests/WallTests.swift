@@ -1,0 +1,276 @@
+import Foundation
+import KioskControl
+import KioskCore
+@testable import KioskDaemon
+import KioskRender
+import KioskScenes
+import KioskTesting
+import Testing
+import KioskPosix
+
+/// A sysfs-shaped tree for the daemon: root/sys/class/backlight/NAME/… .
+private struct SysTree {
+    let root: String
+    init(_ dir: String) { root = dir + "/sysroot" }
+
+    func write(_ relative: String, _ text: String) {
+        let path = root + "/" + relative
+        try! FileManager.default.createDirectory(atPath: (path as NSString).deletingLastPathComponent, withIntermediateDirectories: true)
+        try! text.write(toFile: path, atomically: false, encoding: .utf8)
+    }
+    func read(_ relative: String) -> String {
+        ((try? String(contentsOfFile: root + "/" + relative, encoding: .utf8)) ?? "<missing>").trimmingCharacters(in: .whitespacesAndNewlines)
+    }
+    func backlight(_ name: String, max: Int, brightness: Int) {
+        write("sys/class/backlight/\(name)/type", "raw\n")
+        write("sys/class/backlight/\(name)/max_brightness", "\(max)\n")
+        write("sys/class/backlight/\(name)/brightness", "\(brightness)\n")
+    }
+    func brightness(_ name: String) -> String { read("sys/class/backlight/\(name)/brightness") }
+}
+
+/// The wall panel wired into the daemon: time sync, the brightness schedule and commands, the
+/// backlight writer, against temporary folders standing for /run/systemd/timesync and /sys.
+@Suite struct WallDaemonTests {
+    func daemon(_ dir: String, display extra: String = "", scenes: String? = nil, state: StateStore = MemoryStateStore(),
+                time: TimeSource = SystemTimeSource(), size: Size = Size(width: 320, height: 180),
+                hooks: (inout WallHooks) -> Void = { _ in }) throws -> (Daemon, HeadlessDisplay) {
+        let path = write("""
+        state_dir = "\(dir)/state"
+        [display]
+        backend = "headless"
+        headless_size = "\(size.width)x\(size.height)"
+        \(extra)
+        \(scenes ?? "[scene.score]\nkind = \"counter\"\n[[scene.score.counter]]\nname = \"HOME\"")
+        """, dir)
+        let config = try DaemonConfig.load(path: path, environment: [:])
+        let display = try HeadlessDisplay(size: size)
+        let d = try Daemon(config: config, display: display, input: nil, state: state, loop: try EventLoop(), time: time, logger: quietLogger)
+        var h = WallHooks()
+        h.timesyncDirectory = dir + "/timesync"
+        h.kernelClock = { .synchronizedReading }
+        h.kernelRecheckSeconds = 0
+        h.localtimePath = dir + "/localtime"
+        h.sysfsRoot = dir + "/sysroot"
+        h.hasSession = false
+        hooks(&h)
+        d.wallHooks = h
+        return (d, display)
+    }
+
+    // MARK: time sync
+
+    @Test func unsynchronisedClockShowsTheMarkUntilTheFlagAppearsThenWithinOneFrameNot() throws {
+        let dir = tempDir()
+        try FileManager.default.createDirectory(atPath: dir + "/timesync", withIntermediateDirectories: true)
+        let (d, display) = try daemon(dir, scenes: "[scene.clock]\nkind = \"clock\"\nbackground = \"theme\"") {
+            $0.kernelClock = { .unsynchronized }
+        }
+        d.start()
+        for _ in 0..<50 where d.manager.frameCount == 0 { _ = try d.loop.runOnce(timeoutMs: 20) }
+        let clock = try #require(d.manager.current as? ClockScene)
+        let status = d.status()
+        #expect(status.timeSync == StatusAnswer.TimeSync(synchronized: false, source: "none"))
+        let mark = clock.markRect
+        #expect(!mark.isEmpty, "the clock draws the mark while the time is not synchronised")
+        let background = clock.backgroundColor
+        func markPixels() -> Int { mark.width * mark.height - Pixels.count(background, in: display.framebuffer, rect: mark) }
+        #expect(markPixels() > 20, "mark \(mark) has \(markPixels()) non-background pixels")
+
+        // systemd-timesyncd's flag appears: one loop iteration reads it and draws the frame.
+        let frames = display.presentCount
+        #expect(FileManager.default.createFile(atPath: dir + "/timesync/synchronized", contents: nil))
+        _ = try d.loop.runOnce(timeoutMs: 1000)
+        #expect(display.presentCount == frames + 1, "one frame after the flag's event")
+        #expect(markPixels() == 0, "the mark's pixels are gone in that frame")
+        #expect(d.status().timeSync == StatusAnswer.TimeSync(synchronized: true, source: "timesyncd"))
+        d.shutdown()
+    }
+
+    @Test func kernelSynchronisedAtStartIsSaidInStatus() throws {
+        let (d, _) = try daemon(tempDir())
+        d.start()
+        #expect(d.status().timeSync == StatusAnswer.TimeSync(synchronized: true, source: "kernel"))
+        #expect(d.status().backlight?.method == "none")
+        d.shutdown()
+    }
+
+    // MARK: brightness
+
+    @Test(arguments: [(1, "1"), (7, "3"), (255, "102"), (120000, "48000")])
+    func brightnessCommandWritesTheRawValueAndIsKeptAcrossRestarts(_ max: Int, _ raw: String) throws {
+        let dir = tempDir()
+        let sys = SysTree(dir)
+        sys.backlight("panel", max: max, brightness: max)
+        let state = MemoryStateStore()
+        let (d, _) = try daemon(dir, display: "backlight = \"panel\"", state: state)
+        d.start()
+        let r = d.handle(.brightness(percent: 40))
+        #expect(r.status == 200, "\(String(decoding: r.body, as: UTF8.self))")
+        #expect(sys.brightness("panel") == raw)
+        let answer = try r.decode(BrightnessAnswer.self)
+        #expect(answer.raw == Int(raw) && answer.method == "sysfs" && answer.device == "panel")
+        let b = try #require(d.status().backlight)
+        #expect(b.method == "sysfs" && b.device == "panel" && b.raw == Int(raw) && b.maxBrightness == max && b.level == 40)
+        #expect(state.load("daemon.brightness") == "40.0")
+        d.shutdown()
+
+        // A restart sets the saved level again.
+        sys.backlight("panel", max: max, brightness: max)
+        let (again, _) = try daemon(dir, display: "backlight = \"panel\"", state: state)
+        again.start()
+        #expect(sys.brightness("panel") == raw)
+        #expect(again.status().backlight?.level == 40)
+        again.shutdown()
+    }
+
+    @Test func unwritableBrightnessFileIsAClearErrorNamingTheFileAndTheFix() throws {
+        let dir = tempDir()
+        let sys = SysTree(dir)
+        sys.backlight("panel", max: 255, brightness: 255)
+        let file = sys.root + "/sys/class/backlight/panel/brightness"
+        if getuid() == 0 {
+            // Root writes any regular file; a read-only sysfs attribute refuses even root (EACCES).
+            try FileManager.default.removeItem(atPath: file)
+            #expect(symlink("/sys/devices/system/cpu/online", file) == 0)
+        } else {
+            #expect(chmod(file, 0o444) == 0)
+        }
+        let state = MemoryStateStore()
+        let (d, _) = try daemon(dir, display: "backlight = \"panel\"", state: state)
+        d.start()
+        let r = d.handle(.brightness(percent: 40))
+        #expect(r.status == 500)
+        let message = r.errorMessage ?? ""
+        #expect(message.hasPrefix("open \(file) failed: Permission denied (errno 13)"), "\(message)")
+        #expect(message.contains("install the udev rule") && message.contains("group video"), "\(message)")
+        #expect(d.status().backlight?.error?.contains(file) == true)
+        d.shutdown()
+    }
+
+    @Test func noBacklightIsRefusedWithTheReason() throws {
+        let (d, _) = try daemon(tempDir(), display: "backlight = \"none\"")
+        d.start()
+        let r = d.handle(.brightness(percent: 40))
+        #expect(r.status == 409)
+        #expect(r.errorMessage?.contains("backlight = \"none\"") == true)
+        d.shutdown()
+    }
+
+    func hhmm(_ s: Int) -> String {
+        let m = ((s / 60) % 1440 + 1440) % 1440
+        return String(format: "%02d:%02d", m / 60, m % 60)
+    }
+
+    /// One schedule: blank periods and brightness periods together; a fade passes the values in
+    /// between; `off` blanks; a touch wakes an off period at the last lit level; a manual level
+    /// holds until the next period.
+    @Test func brightnessScheduleFadesBlanksAndWakesToThePeriodsLevel() throws {
+        let dir = tempDir()
+        let sys = SysTree(dir)
+        sys.backlight("panel", max: 255, brightness: 0)
+        let start: Int64 = 1_700_000_000
+        let sod = LocalZone.system.secondsSinceMidnight(at: start)
+        let base = start - Int64(sod % 60) // a whole minute
+        let b = Int(sod - sod % 60)
+        let time = ManualTimeSource(epochSeconds: Double(base))
+        let (d, display) = try daemon(dir, display: """
+            backlight = "panel"
+            [display.blank]
+            wake_seconds = 30
+            [display.brightness]
+            schedule = ["\(hhmm(b - 3600)) 20%", "\(hhmm(b)) 100%", "\(hhmm(b + 3600)) off", "\(hhmm(b + 7200)) 50%"]
+            fade_seconds = 600
+            """, time: time)
+        d.start()
+        #expect(sys.brightness("panel") == "51", "20 % at the fade's start")
+        var seen: Set<String> = []
+        for step in stride(from: 0, through: 600, by: 60) {
+            time.current.realtimeNs = (base + Int64(step)) * 1_000_000_000
+            d.blanking.evaluate()
+            seen.insert(sys.brightness("panel"))
+        }
+        #expect(sys.brightness("panel") == "255")
+        #expect(seen.count == 11, "every minute of the fade gives a new value: \(seen.sorted())")
+        time.current.realtimeNs = (base + 300) * 1_000_000_000
+        d.blanking.evaluate()
+        #expect(sys.brightness("panel") == "153", "half way: 60 %")
+
+        // Manual level holds until the next period.
+        time.current.realtimeNs = (base + 1200) * 1_000_000_000
+        d.blanking.evaluate()
+        #expect(d.handle(.brightness(percent: 30)).status == 200)
+        #expect(sys.brightness("panel") == "77")
+        time.current.realtimeNs = (base + 1800) * 1_000_000_000
+        d.blanking.evaluate()
+        #expect(sys.brightness("panel") == "77")
+
+        // Off: blanked; a touch lights it at the last lit level (100 %) for wake_seconds.
+        time.current.realtimeNs = (base + 3600 + 10) * 1_000_000_000
+        d.blanking.evaluate()
+        #expect(display.isBlanked)
+        d.manager.input(.touch(TouchEvent(.down, slot: 0, x: 0.5, y: 0.5)))
+        #expect(!display.isBlanked)
+        #expect(sys.brightness("panel") == "255")
+        time.current.realtimeNs = (base + 3600 + 45) * 1_000_000_000
+        d.blanking.evaluate()
+        #expect(display.isBlanked)
+        // The next lit period: 50 % (fading from off is immediate).
+        time.current.realtimeNs = (base + 7200) * 1_000_000_000
+        d.blanking.evaluate()
+        #expect(!display.isBlanked)
+        #expect(sys.brightness("panel") == "128")
+        d.shutdown()
+    }
+
+    @Test func ambientSensorDimsBelowTheLevel() throws {
+        let dir = tempDir()
+        let sys = SysTree(dir)
+        sys.backlight("panel", max: 100, brightness: 100)
+        sys.write("sys/bus/iio/devices/iio:device0/name", "als\n")
+        sys.write("sys/bus/iio/devices/iio:device0/in_illuminance_input", "10\n")
+        let (d, _) = try daemon(dir, display: """
+            backlight = "panel"
+            [display.ambient]
+            curve = [[0, 10], [100, 100]]
+            interval_seconds = 0.1
+            """)
+        d.start()
+        #expect(sys.brightness("panel") == "19", "10 lx: 19 %")
+        sys.write("sys/bus/iio/devices/iio:device0/in_illuminance_input", "1000\n")
+        let deadline = Date().addingTimeInterval(10)
+        while sys.brightness("panel") != "100" && Date() < deadline { _ = try d.loop.runOnce(timeoutMs: 50) }
+        #expect(sys.brightness("panel") == "100", "bright room: the level (100 %)")
+        d.shutdown()
+    }
+
+    // MARK: config
+
+    @Test func wallConfigErrorsNameFileLineAndKey() throws {
+        let dir = tempDir()
+        func load(_ display: String) -> String? {
+            configError { _ = try loadConfig("[display]\n\(display)\n[scene.c]\nkind = \"clock\"\n", dir: dir) }
+        }
+        let file = dir + "/kioskd.toml"
+        #expect(load("backlight = \"a/b\"")?.hasPrefix("\(file):2: key 'display.backlight': ") == true)
+        #expect(load("pixel_shift = { pixels = 0, period_minutes = 3 }")?.hasPrefix("\(file):2: key 'display.pixel_shift.pixels': ") == true)
+        #expect(load("[display.brightness]\nschedule = [\"07:00 100%\", \"25:00 20%\"]")?
+            .hasPrefix("\(file):3: key 'display.brightness.schedule[1]': ") == true)
+        #expect(load("[display.ambient]\ncurve = [[0, 5], [0, 30]]")?.contains("key 'display.ambient.curve'") == true)
+        #expect(load("[display.brightness]\nschedule = [\"07:00 100%\"]\nfade = 3")?.contains("key 'display.brightness.fade': unknown key") == true)
+        let c = try loadConfig("""
+            [display]
+            backlight = "intel_backlight"
+            pixel_shift = { pixels = 4, period_minutes = 3 }
+            [display.brightness]
+            schedule = ["06:00 100%", "22:00 20%", "01:00 off"]
+            fade_seconds = 600
+            [scene.c]
+            kind = "clock"
+            """, dir: dir)
+        #expect(c.wall.backlight == .named("intel_backlight"))
+        #expect(c.wall.pixelOrbit?.pixels == 4)
+        #expect(c.wall.brightness?.description == "01:00 off, 06:00 100%, 22:00 20%")
+        #expect(c.wall.brightness?.fadeSeconds == 600)
+    }
+}
