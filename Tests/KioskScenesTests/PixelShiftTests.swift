@@ -107,8 +107,9 @@ private final class StaticProbe: PixelShiftable {
     }
 
     /// The clock ticks every second while the orbit steps every 1.3 s: what the display shows is
-    /// always the frame the manager composed (its damage covered every change), and nothing
-    /// beyond the reach of the time and label ever leaves the background.
+    /// always the clock's own (unmoved) frame shifted by the orbit's offset, the frame the manager
+    /// composed (its damage covered every change), and nothing beyond the reach of the time and
+    /// label ever leaves the background.
     @Test func tickingClockStaysInsideTheOrbitsReach() throws {
         let clock = ClockScene(name: "wall", background: .theme, timeZone: TimeZone(identifier: "UTC")!)
         let orbit = PixelOrbit(pixels: 3, periodNanos: Int64(96) * 1_300_000_000)
@@ -121,16 +122,23 @@ private final class StaticProbe: PixelShiftable {
             reach += clock.shiftContentBoxes.map { orbit.reach(of: $0) }
             offsets.insert(m.contentOffset)
             let shown = Frame(d, size: Self.size)
-            var differs = 0, stray = 0
+            let unmoved = try #require(m.orbit.sceneCanvas)
+            let off = m.contentOffset
+            var differs = 0, stray = 0, unshifted = 0
             for y in 0..<Self.size.height {
                 for x in 0..<Self.size.width {
                     let c = shown[x: x, y: y]
                     if c != m.canvas!.color(x: x, y: y) { differs += 1 }
+                    let sx = x - off.dx, sy = y - off.dy
+                    let expected = sx >= 0 && sy >= 0 && sx < Self.size.width && sy < Self.size.height
+                        ? unmoved.color(x: sx, y: sy) : background
+                    if c != expected { unshifted += 1 }
                     if c != background, !reach.contains(where: { $0.contains(Point(x: Double(x), y: Double(y))) }) { stray += 1 }
                 }
             }
             #expect(differs == 0)
             #expect(stray == 0)
+            #expect(unshifted == 0, "offset \(off)")
         }
         #expect(offsets.count > 10)
     }

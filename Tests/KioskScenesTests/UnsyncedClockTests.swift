@@ -67,11 +67,11 @@ struct Frame: Equatable, CustomTestStringConvertible {
 @Suite struct UnsyncedClockTests {
     static let size = Size(width: 320, height: 180)
 
-    /// A manager showing one clock (UTC, the time's colour as background) on virtual time.
-    func make(_ unsynced: ClockUnsyncedDisplay, synchronized: Bool) throws -> (SceneManager, ClockScene, HeadlessDisplay, ManualEventLoop) {
+    /// A manager showing one clock (UTC) on virtual time.
+    func make(_ unsynced: ClockUnsyncedDisplay, synchronized: Bool, background: ClockBackground = .time) throws -> (SceneManager, ClockScene, HeadlessDisplay, ManualEventLoop) {
         let loop = ManualEventLoop()
         let d = try HeadlessDisplay(size: Self.size)
-        let clock = ClockScene(name: "wall", timeZone: TimeZone(identifier: "UTC")!, unsynced: unsynced)
+        let clock = ClockScene(name: "wall", background: background, timeZone: TimeZone(identifier: "UTC")!, unsynced: unsynced)
         let m = SceneManager(scenes: [clock], theme: .default, display: d, loop: loop, logger: Logger(label: "test"))
         m.timeSynchronized = synchronized
         m.start()
@@ -79,10 +79,10 @@ struct Frame: Equatable, CustomTestStringConvertible {
         return (m, clock, d, loop)
     }
 
-    @Test(arguments: ClockUnsyncedDisplay.allCases)
-    func shownWhileUnsynchronisedAndGoneInTheNextFrame(_ mode: ClockUnsyncedDisplay) throws {
-        let (m, clock, d, loop) = try make(mode, synchronized: false)
-        let (refManager, refClock, refDisplay, refLoop) = try make(mode, synchronized: true)
+    @Test(arguments: ClockUnsyncedDisplay.allCases, ClockBackground.allCases)
+    func shownWhileUnsynchronisedAndGoneInTheNextFrame(_ mode: ClockUnsyncedDisplay, _ background: ClockBackground) throws {
+        let (m, clock, d, loop) = try make(mode, synchronized: false, background: background)
+        let (refManager, refClock, refDisplay, refLoop) = try make(mode, synchronized: true, background: background)
         defer { withExtendedLifetime(refManager) {} }
         let unsynced = Frame(d, size: Self.size), synced = Frame(refDisplay, size: Self.size)
         let fg = clock.textColor, bg = clock.backgroundColor
