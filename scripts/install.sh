@@ -4,6 +4,7 @@
 #   unit       → /etc/systemd/system/kioskd.service
 #   config     → /etc/kioskd/kioskd.toml (kept if it exists) and /etc/kioskd/themes/*.toml
 #   docs       → $PREFIX/share/doc/kioskd/
+#   udev rule  → /etc/udev/rules.d/90-kioskd-backlight.rules (group video may write the backlight's brightness)
 #   user       → system user "kioskd" in the groups video, input and render;
 #                group "kioskctl" owns nothing yet: add people to it and set control.group = "kioskctl"
 # Options: --no-build (use the existing release build, or BINDIR=dir), --enable (enable and start the unit).
@@ -32,7 +33,8 @@ if [ "$build" = 1 ]; then
 fi
 bindir=${BINDIR:-$(swift build -c release --show-bin-path)}
 
-install -d "$DESTDIR$PREFIX/bin" "$DESTDIR/etc/systemd/system" "$DESTDIR/etc/kioskd/themes" "$DESTDIR$PREFIX/share/doc/kioskd"
+install -d "$DESTDIR$PREFIX/bin" "$DESTDIR/etc/systemd/system" "$DESTDIR/etc/kioskd/themes" "$DESTDIR$PREFIX/share/doc/kioskd" \
+    "$DESTDIR/etc/udev/rules.d"
 install -m 0755 "$bindir/kioskd" "$DESTDIR$PREFIX/bin/kioskd"
 install -m 0755 "$bindir/kioskctl" "$DESTDIR$PREFIX/bin/kioskctl"
 sed "s|/usr/local/bin/kioskd|$PREFIX/bin/kioskd|g; s|/usr/local/share/doc|$PREFIX/share/doc|g" systemd/kioskd.service \
@@ -44,6 +46,13 @@ else
     install -m 0644 config/kioskd.toml "$DESTDIR/etc/kioskd/kioskd.toml"
 fi
 install -m 0644 config/kioskd.toml "$DESTDIR$PREFIX/share/doc/kioskd/kioskd.toml"
+# The backlight's brightness file is root's; this rule lets group video (kioskd is in it) write it.
+# Not needed when kioskd runs in a logind session (it then asks logind: SetBrightness).
+cat > "$DESTDIR/etc/udev/rules.d/90-kioskd-backlight.rules" <<'RULE'
+# kioskd: members of group video may set the panel's backlight (/sys/class/backlight/*/brightness).
+ACTION=="add", SUBSYSTEM=="backlight", RUN+="/bin/chgrp video /sys/class/backlight/%k/brightness", RUN+="/bin/chmod g+w /sys/class/backlight/%k/brightness"
+RULE
+chmod 0644 "$DESTDIR/etc/udev/rules.d/90-kioskd-backlight.rules"
 for t in config/themes/*.toml; do install -m 0644 "$t" "$DESTDIR/etc/kioskd/themes/"; done
 for d in README.md docs/*.md; do
     [ -e "$d" ] && install -m 0644 "$d" "$DESTDIR$PREFIX/share/doc/kioskd/"
@@ -60,6 +69,11 @@ if [ -z "$DESTDIR" ]; then
         usermod -a -G video,input,render,kioskctl kioskd
     fi
     systemctl daemon-reload 2>/dev/null || true
+    # Apply the backlight rule to the devices present now (it runs by itself at the next boot).
+    if command -v udevadm >/dev/null 2>&1; then
+        udevadm control --reload 2>/dev/null || true
+        udevadm trigger --subsystem-match=backlight --action=add 2>/dev/null || true
+    fi
     "$PREFIX/bin/kioskd" --check-config --config /etc/kioskd/kioskd.toml
     if [ "$enable" = 1 ]; then
         systemctl enable --now kioskd.service
