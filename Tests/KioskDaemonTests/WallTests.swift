@@ -274,3 +274,34 @@ private struct SysTree {
         #expect(c.wall.brightness?.fadeSeconds == 600)
     }
 }
+
+@Suite struct WallOrbitWiringTests {
+    /// `[display] pixel_shift` reaches the scene manager at start and on reload.
+    @Test func pixelShiftReachesTheManagerAndFollowsAReload() throws {
+        let dir = tempDir()
+        let text = { (shift: String) in """
+            state_dir = "\(dir)/state"
+            [display]
+            backend = "headless"
+            headless_size = "64x48"
+            \(shift)
+            [scene.c]
+            kind = "clock"
+            """ }
+        let path = write(text("pixel_shift = { pixels = 3, period_minutes = 2 }"), dir)
+        let config = try DaemonConfig.load(path: path, environment: [:])
+        let d = try Daemon(config: config, display: try HeadlessDisplay(size: Size(width: 64, height: 48)), input: nil,
+                           state: MemoryStateStore(), loop: try EventLoop(), logger: quietLogger)
+        var h = WallHooks()
+        h.timesyncDirectory = dir + "/timesync"
+        h.kernelClock = { .synchronizedReading }
+        h.localtimePath = dir + "/localtime"
+        d.wallHooks = h
+        d.start()
+        #expect(d.manager.pixelOrbit == PixelOrbit(pixels: 3, periodNanos: 120_000_000_000))
+        write(text(""), dir)
+        if case .failure(let e) = d.reload() { Issue.record("\(e)") }
+        #expect(d.manager.pixelOrbit == nil)
+        d.shutdown()
+    }
+}
