@@ -5,7 +5,7 @@
 . "$REPO/scripts/vm/guest/lib/kioskd.sh"
 console_banner
 ask_host console-ready 60
-kioskd_start "$(printf '[display]\nbackend = "drm"\nrotation = %s\n[scenes]\norder = ["clock"]\n[scene.clock]\nkind = "clock"\ncolor_mode = "scaled"\n' "${ROT:-0}")"
+kioskd_start "$(printf '[display]\nbackend = "drm"\nrotation = %s\n[scenes]\norder = ["clock"]\n[scene.clock]\nkind = "clock"\ncolor_mode = "scaled"\nunsynced = "ignore"\n' "${ROT:-0}")"
 mark shot1 "$EPOCHREALTIME"
 wait_host 60
 mark shot1-done "$EPOCHREALTIME"

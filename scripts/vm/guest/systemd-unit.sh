@@ -32,6 +32,7 @@ order = ["clock", "score"]
 [scene.clock]
 kind = "clock"
 color_mode = "scaled"
+unsynced = "ignore"
 [scene.score]
 kind = "counter"
 shading = false
