@@ -11,8 +11,8 @@ public final class PanelBacklight {
     public let note: String
     private var fader: BacklightFader
     private let logger: Logger
-    /// The last write error (cleared by a good write), for `status`.
-    public private(set) var lastError: String?
+    /// The last write error (cleared by a good write; a logind refusal arrives later), for `status`.
+    public internal(set) var lastError: String?
 
     init(backlight: Backlight, note: String, scheduler: any Scheduler, logger: Logger) {
         self.backlight = backlight
@@ -77,11 +77,16 @@ public final class PanelBacklight {
             // A test tree (KIOSK_SYSFS_ROOT) is never behind logind: logind writes the real sysfs.
             let session = sysfsRoot.isEmpty ? (hasSession ?? LogindBacklightWriter.hasSession()) : false
             guard let r = try BacklightSetup.open(choice, loop: loop, root: sysfsRoot, hasSession: session) else { return nil }
-            if let w = r.backlight.writer as? LogindBacklightWriter {
-                w.onError = { e in logger.error("logind refused the backlight change", metadata: ["error": "\(e.message)"]) }
-            }
             logger.notice("\(r.note)")
-            return PanelBacklight(backlight: r.backlight, note: r.note, scheduler: loop, logger: logger)
+            let panel = PanelBacklight(backlight: r.backlight, note: r.note, scheduler: loop, logger: logger)
+            if let w = r.backlight.writer as? LogindBacklightWriter {
+                // The reply comes later, on the loop: logged and kept for `status`.
+                w.onError = { [weak panel] e in
+                    panel?.lastError = e.message
+                    logger.error("logind refused the backlight change", metadata: ["error": "\(e.message)"])
+                }
+            }
+            return panel
         } catch {
             if choice == .auto {
                 logger.info("no backlight control", metadata: ["reason": "\(error)"])
