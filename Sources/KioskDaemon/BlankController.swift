@@ -190,7 +190,9 @@ public final class BlankController {
         loop.assertInLoop()
         let s = nowSeconds
         if let b = brightness.brightness {
-            manualPercent = (percent, b.nextBoundary(after: s, zone: brightness.zone))
+            let zone = brightness.zone
+            let nextPeriod = b.periods.map { LocalZone.nextOccurrence(ofSecondOfDay: $0.start.secondsSinceMidnight, after: s, zone: zone) }.min()
+            manualPercent = (percent, nextPeriod ?? s + 86_400)
         } else {
             brightness.defaultPercent = percent
         }

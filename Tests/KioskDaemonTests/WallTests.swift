@@ -196,11 +196,14 @@ private struct SysTree {
         d.blanking.evaluate()
         #expect(sys.brightness("panel") == "153", "half way: 60 %")
 
-        // Manual level holds until the next period.
-        time.current.realtimeNs = (base + 1200) * 1_000_000_000
+        // A manual level holds until the next period, also past the end of a fade it interrupted.
+        time.current.realtimeNs = (base + 100) * 1_000_000_000
         d.blanking.evaluate()
         #expect(d.handle(.brightness(percent: 30)).status == 200)
         #expect(sys.brightness("panel") == "77")
+        time.current.realtimeNs = (base + 700) * 1_000_000_000
+        d.blanking.evaluate()
+        #expect(sys.brightness("panel") == "77", "the fade's end is not a new period")
         time.current.realtimeNs = (base + 1800) * 1_000_000_000
         d.blanking.evaluate()
         #expect(sys.brightness("panel") == "77")
