@@ -4,16 +4,16 @@ extension SceneManager {
         for s in scenes { _ = (s as? TimeTruthAware)?.setTimeSynchronized(timeSynchronized) }
     }
 
-    /// `timeSynchronized` changed: every time-showing scene learns it; the one on screen is
-    /// brought up to now and redrawn in this loop iteration's frame.
+    /// `timeSynchronized` changed: every time-showing scene learns it; when the one on screen
+    /// shows it, it is brought up to now and redrawn in this loop iteration's frame.
     func timeSynchronizationChanged() {
         var changed = false
         for s in scenes {
             guard let aware = s as? TimeTruthAware else { continue }
             if aware.setTimeSynchronized(timeSynchronized), s === current { changed = true }
         }
-        guard started else { return }
-        if changed { setNeedsFrame() }
+        guard started, changed else { return }
+        setNeedsFrame()
         tick()
     }
 }

@@ -161,6 +161,26 @@ struct Frame: Equatable, CustomTestStringConvertible {
         #expect(again.timeSynchronized == false && !again.markRect.isEmpty)
     }
 
+    /// A clock that is not on screen learns it too (and shows it when it appears); the scene on
+    /// screen is neither woken nor redrawn for it.
+    @Test func offScreenClockLearnsItWithoutAFrame() throws {
+        let loop = ManualEventLoop()
+        let d = try HeadlessDisplay(size: Self.size)
+        let other = ProbeScene("other", .red)
+        let clock = ClockScene(name: "wall", timeZone: TimeZone(identifier: "UTC")!)
+        let m = SceneManager(scenes: [other, clock], theme: .default, display: d, loop: loop, logger: Logger(label: "test"))
+        m.start()
+        loop.runDeferred()
+        let presents = d.presentCount, updates = other.updates
+        m.timeSynchronized = false
+        loop.runDeferred()
+        #expect(d.presentCount == presents && other.updates == updates)
+        #expect(clock.timeSynchronized == false)
+        try m.show(sceneNamed: "wall")
+        loop.runDeferred()
+        #expect(!clock.markRect.isEmpty)
+    }
+
     @Test func unsyncedIsReadFromTheConfig() throws {
         let loc = { (line: Int) in KioskCore.SourceLocation(file: "wall.toml", line: line) }
         func table(_ entries: [(String, ConfigValue)]) -> ConfigTable {
