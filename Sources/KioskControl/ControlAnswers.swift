@@ -68,6 +68,8 @@ public struct StatusAnswer: Codable, Sendable, Equatable {
         public var schedule: String?
         /// The last write error.
         public var error: String?
+        /// The ambient light sensor's last reading (lux), when one is followed.
+        public var lux: Double?
         public init(method: String, device: String?, percent: Double?, raw: Int?, maxBrightness: Int?, level: Double?,
                     schedule: String?, error: String?) {
             self.method = method; self.device = device; self.percent = percent; self.raw = raw

@@ -170,6 +170,7 @@ extension Daemon {
             s.backlight = StatusAnswer.Backlight(method: "none", device: nil, percent: nil, raw: nil, maxBrightness: nil,
                                                  level: blanking.level, schedule: blanking.schedule?.description, error: nil)
         }
+        s.backlight?.lux = wallRuntime.ambient?.lastLux.map { ($0 * 10).rounded() / 10 }
     }
 
     /// `POST /brightness`: saved first (a level that cannot be kept is refused), then written.

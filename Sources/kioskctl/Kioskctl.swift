@@ -122,7 +122,7 @@ struct Status: ParsableCommand {
             }
             if let b = o.backlight {
                 lines.append("backlight: " + (b.method == "none" ? "none" : "\(b.device ?? "?") \(b.percent.map(n) ?? "?") % (raw \(b.raw ?? 0) of \(b.maxBrightness ?? 0)) via \(b.method)")
-                             + (b.schedule.map { ", schedule \($0)" } ?? "") + (b.error.map { ", error: \($0)" } ?? ""))
+                             + (b.schedule.map { ", schedule \($0)" } ?? "") + (b.lux.map { ", room \(n($0)) lx" } ?? "") + (b.error.map { ", error: \($0)" } ?? ""))
             }
             lines.append("input:   " + (devs.isEmpty ? "none" : devs.map { "\($0.name) (\($0.sysname): \($0.capabilities.joined(separator: "+")))" }.joined(separator: ", ")))
             return lines.joined(separator: "\n")

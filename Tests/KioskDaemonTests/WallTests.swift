@@ -244,6 +244,7 @@ private struct SysTree {
         let deadline = Date().addingTimeInterval(10)
         while sys.brightness("panel") != "100" && Date() < deadline { _ = try d.loop.runOnce(timeoutMs: 50) }
         #expect(sys.brightness("panel") == "100", "bright room: the level (100 %)")
+        #expect(d.status().backlight?.lux == 1000)
         d.shutdown()
     }
 
@@ -305,6 +306,46 @@ private struct SysTree {
         write(text(""), dir)
         if case .failure(let e) = d.reload() { Issue.record("\(e)") }
         #expect(d.manager.pixelOrbit == nil)
+        d.shutdown()
+    }
+}
+
+@Suite struct WallReloadTests {
+    /// A reload applies a new brightness schedule at once (one period: all day at that level).
+    @Test func reloadAppliesTheBrightnessSchedule() throws {
+        let dir = tempDir()
+        let dev = dir + "/sysroot/sys/class/backlight/panel"
+        try FileManager.default.createDirectory(atPath: dev, withIntermediateDirectories: true)
+        for (f, v) in [("type", "raw"), ("max_brightness", "255"), ("brightness", "255")] {
+            try "\(v)\n".write(toFile: "\(dev)/\(f)", atomically: false, encoding: .utf8)
+        }
+        func brightness() -> String { ((try? String(contentsOfFile: "\(dev)/brightness", encoding: .utf8)) ?? "").trimmingCharacters(in: .whitespacesAndNewlines) }
+        let text = { (extra: String) in """
+            state_dir = "\(dir)/state"
+            [display]
+            backend = "headless"
+            headless_size = "64x48"
+            backlight = "panel"
+            \(extra)
+            [scene.c]
+            kind = "clock"
+            """ }
+        let path = write(text(""), dir)
+        let d = try Daemon(config: try DaemonConfig.load(path: path, environment: [:]), display: try HeadlessDisplay(size: Size(width: 64, height: 48)),
+                           input: nil, state: MemoryStateStore(), loop: try EventLoop(), logger: quietLogger)
+        var h = WallHooks()
+        h.timesyncDirectory = dir + "/timesync"
+        h.kernelClock = { .synchronizedReading }
+        h.localtimePath = dir + "/localtime"
+        h.sysfsRoot = dir + "/sysroot"
+        h.hasSession = false
+        d.wallHooks = h
+        d.start()
+        #expect(brightness() == "255", "no schedule: 100 %")
+        write(text("[display.brightness]\nschedule = [\"00:00 20%\"]"), dir)
+        if case .failure(let e) = d.reload() { Issue.record("\(e)") }
+        #expect(brightness() == "51", "the reloaded schedule's 20 %")
+        #expect(d.status().backlight?.schedule == "00:00 20%")
         d.shutdown()
     }
 }
