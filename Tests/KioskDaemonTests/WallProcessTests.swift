@@ -26,9 +26,11 @@ struct WallProcessTests {
         return try Child("/usr/bin/env", env + [Binaries.kioskd, "--config", path], log: "\(dir)/\(log)")
     }
 
+    /// Waits (bounded) for the control socket and for start-up to have finished on the render loop
+    /// ("kioskd started" is logged after the first brightness write): the socket may answer first.
     func waitForSocket(_ dir: String, _ child: Child) {
         for _ in 0..<1200 {
-            if ControlClient.socketAnswers("\(dir)/c.sock") { return }
+            if ControlClient.socketAnswers("\(dir)/c.sock") && child.log.contains("kioskd started") { return }
             if !child.process.isRunning { break }
             usleep(25_000)
         }
