@@ -53,7 +53,11 @@ public struct StatusAnswer: Codable, Sendable, Equatable {
         public var synchronized: Bool
         /// "kernel", "timesyncd", "kernel, timesyncd", "none" (not synchronised).
         public var source: String
-        public init(synchronized: Bool, source: String) { self.synchronized = synchronized; self.source = source }
+        /// Why a source cannot be read (the kernel's state refused by a sandbox), with the fix.
+        public var note: String?
+        public init(synchronized: Bool, source: String, note: String? = nil) {
+            self.synchronized = synchronized; self.source = source; self.note = note
+        }
     }
     /// The panel's backlight: how it is written ("logind", "sysfs" or "none") and its level.
     public struct Backlight: Codable, Sendable, Equatable {

@@ -44,6 +44,8 @@ final class WallRuntime {
     var tzNamesFile = false
     /// "Europe/Berlin (+01:00)".
     var zoneText = ""
+    /// Why the kernel's clock state cannot be read (nil: it can).
+    var kernelNote: String?
 }
 
 extension Daemon {
@@ -54,7 +56,16 @@ extension Daemon {
     func startWall() {
         let hooks = wallHooks
         let wall = wallRuntime
-        // Time sync.
+        // Time sync. A sandbox may refuse even the read-only adjtimex (systemd's ProtectClock=):
+        // then only timesyncd's flag can say the clock is synchronised.
+        let reading = hooks.kernelClock()
+        if reading.result < 0 {
+            let note = "\(Posix.error("adjtimex", errno: reading.errno).message): the kernel's clock state cannot be read, so only"
+                + " systemd-timesyncd's flag is followed; with chrony or ntpd let kioskd read it (a unit drop-in with"
+                + " ProtectClock=no and SystemCallFilter=adjtimex)"
+            wall.kernelNote = note
+            logger.notice("\(note)")
+        }
         do {
             let monitor = try TimeSyncMonitor(loop: loop, directory: hooks.timesyncDirectory, kernelClock: hooks.kernelClock,
                                               kernelRecheckSeconds: hooks.kernelRecheckSeconds) { [weak self] status in
@@ -160,7 +171,7 @@ extension Daemon {
         s.timeSync = StatusAnswer.TimeSync(synchronized: sync?.synchronized ?? true,
                                            source: sync.map { st in
                                                st.synchronized ? [st.kernel ? "kernel" : nil, st.timesyncd ? "timesyncd" : nil].compactMap { $0 }.joined(separator: ", ") : "none"
-                                           } ?? "not watched")
+                                           } ?? "not watched", note: wallRuntime.kernelNote)
         s.timeZone = wallRuntime.zoneText
         if let b = blanking.backlight {
             s.backlight = StatusAnswer.Backlight(method: b.method, device: b.device.name, percent: b.percent, raw: b.raw,

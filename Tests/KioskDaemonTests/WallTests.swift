@@ -87,6 +87,19 @@ private struct SysTree {
         d.shutdown()
     }
 
+    @Test func refusedAdjtimexIsSaidWithTheFixAndTimesyncdStillCounts() throws {
+        let dir = tempDir()
+        try FileManager.default.createDirectory(atPath: dir + "/timesync", withIntermediateDirectories: true)
+        #expect(FileManager.default.createFile(atPath: dir + "/timesync/synchronized", contents: nil))
+        let (d, _) = try daemon(dir) { $0.kernelClock = { KernelClockReading(result: -1, status: 0, errno: EPERM) } }
+        d.start()
+        let sync = try #require(d.status().timeSync)
+        #expect(sync.synchronized && sync.source == "timesyncd")
+        #expect(sync.note?.hasPrefix("adjtimex failed: Operation not permitted (errno 1): ") == true, "\(sync)")
+        #expect(sync.note?.contains("ProtectClock=no") == true)
+        d.shutdown()
+    }
+
     @Test func kernelSynchronisedAtStartIsSaidInStatus() throws {
         let (d, _) = try daemon(tempDir())
         d.start()
