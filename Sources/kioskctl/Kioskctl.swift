@@ -118,7 +118,7 @@ struct Status: ParsableCommand {
             let devs = o.inputDevices
             if let t = o.timeSync {
                 lines.append("time:    " + (t.synchronized ? "synchronised (\(t.source))" : "NOT synchronised (enable systemd-timesyncd or chrony)")
-                             + (o.timeZone.map { ", zone \($0)" } ?? ""))
+                             + (o.timeZone.map { ", zone \($0)" } ?? "") + (t.note.map { "\n         \($0)" } ?? ""))
             }
             if let b = o.backlight {
                 lines.append("backlight: " + (b.method == "none" ? "none" : "\(b.device ?? "?") \(b.percent.map(n) ?? "?") % (raw \(b.raw ?? 0) of \(b.maxBrightness ?? 0)) via \(b.method)")
