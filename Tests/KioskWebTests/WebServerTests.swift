@@ -165,6 +165,18 @@ let apiRoutes: [(method: String, path: String, body: String?, change: Bool)] = [
         await k.stop()
     }
 
+    @Test func thePairKeyOnTheKioskShowsAnOperatorCode() async throws {
+        let k = WebKiosk()
+        try await k.start(extra: "pair_key = \"KEY_F12\"")
+        #expect(k.onLoop { $0.manager.pairingPrompt } == nil)
+        k.onLoop { $0.manager.input(.key(code: KeyCode.code(named: "KEY_F12")!, state: .pressed, timeUsec: 1)) }
+        let code = try #require(k.onLoop { $0.manager.pairingPrompt?.code })
+        let r = try await http(k.port, "POST", "/api/pair", body: #"{"code": "\#(code)", "name": "at the kiosk"}"#)
+        #expect(r.status == 200)
+        #expect(r.text.contains(#""role":"operator""#))
+        await k.stop()
+    }
+
     @Test func tokensSurviveARestart() async throws {
         let dir = shortDir()
         let a = WebKiosk(dir: dir)
