@@ -34,6 +34,9 @@ public final class Daemon {
     let wallRuntime = WallRuntime()
     /// Tells remote observers (web pages, MQTT) the kiosk's state after every change.
     public private(set) var changes: ChangeFeed!
+    /// Pairing codes and paired phones (nil: no web server); the phone page's live streams.
+    public internal(set) var pairing: PairingBook?
+    var webLive: WebLive?
 
     /// After the first frame is on screen (systemd READY=1).
     public var onReady: (() -> Void)?
@@ -111,7 +114,7 @@ public final class Daemon {
             self.changes.noteChange()
         }
         if case .unavailable = state.durability { manager.stateWarning = "state not saved" }
-        manager.inputFilter = { [weak self] e in self?.blanking.input(e) ?? false }
+        manager.inputFilter = { [weak self] e in (self?.blanking.input(e) ?? false) || (self?.pairingKey(e) ?? false) }
         blanking.onUnblank = { [weak self] in self?.manager.setNeedsFrame(full: true) }
         themes.onChange = { [weak self] in
             self?.publishStatus()

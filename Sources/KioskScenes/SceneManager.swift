@@ -85,6 +85,8 @@ public final class SceneManager {
     }
     /// The orbit's timer and the composition of moved content (SceneManager+Orbit.swift).
     var orbit = OrbitComposer()
+    /// A pairing code being offered to a phone (drawn over every scene while set); nil: none.
+    public var pairingPrompt: PairingPrompt? { didSet { if started { setNeedsFrame() } } }
 
     /// Called once, after the first frame was presented (systemd READY=1).
     public var onFirstFrame: (() -> Void)?

@@ -93,9 +93,11 @@ import Testing
         #expect(String(decoding: ControlCommand.counter(name: "HOME", op: .set, value: -5).request.body, as: UTF8.self) == #"{"value":-5}"#)
         #expect(String(decoding: ControlCommand.blank(on: true).request.body, as: UTF8.self) == #"{"on":true}"#)
         // The 404 answer lists the routes of the table, in order.
-        #expect(ControlRouter.routes == ["GET /status", "GET /outputs", "POST /scene", "POST /theme", "GET /counter/{name}",
+        #expect(ControlRouter.routes == ["GET /status", "GET /outputs", "POST /scene", "POST /theme", "GET /theme", "GET /counter/{name}",
                                          "POST /counter/{name}/{set|inc|dec|reset}", "POST /paint/{clear|undo|redo|save}",
-                                         "POST /screenshot", "POST /blank", "POST /reload", "GET /brightness", "POST /brightness"])
+                                         "POST /screenshot", "GET /screenshot", "POST /blank", "POST /reload", "GET /brightness", "POST /brightness",
+                                         "POST /pair", "GET /devices", "POST /devices/{name}/revoke", "GET /themes",
+                                         "GET /paintings", "GET /paintings/{name}"])
         #expect(String(decoding: ControlCommand.brightness(percent: 40).request.body, as: UTF8.self) == #"{"percent":40}"#)
     }
 }
