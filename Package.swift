@@ -31,6 +31,8 @@ let package = Package(
         .systemLibrary(name: "CUdev", pkgConfig: "libudev", providers: [.apt(["libudev-dev"])]),
         .systemLibrary(name: "CLibInput", pkgConfig: "libinput", providers: [.apt(["libinput-dev"])]),
         .systemLibrary(name: "CSystemd", pkgConfig: "libsystemd", providers: [.apt(["libsystemd-dev"])]),
+        // OpenSSL's libcrypto: SHA-256 of the phone page's session tokens.
+        .systemLibrary(name: "CCrypto", pkgConfig: "libcrypto", providers: [.apt(["libssl-dev"])]),
         .systemLibrary(name: "CMosquitto", pkgConfig: "libmosquitto", providers: [.apt(["libmosquitto-dev"])]),
         .target(name: "CKioskShims"),
         // adjtimex and inotify headers (C library, nothing to link).
@@ -65,7 +67,7 @@ let package = Package(
         // The phone page's HTTP server (Hummingbird on SwiftNIO): the control routes under /api/,
         // pairing cookies, live events. Knows the daemon only through `WebBackend`.
         .target(name: "KioskWeb", dependencies: [
-            "KioskCore", "KioskControl",
+            "KioskCore", "KioskControl", "CCrypto",
             .product(name: "Hummingbird", package: "hummingbird"),
             .product(name: "HummingbirdCore", package: "hummingbird"),
             .product(name: "HTTPTypes", package: "swift-http-types"),
