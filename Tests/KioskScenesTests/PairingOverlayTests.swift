@@ -1,0 +1,123 @@
+import Foundation
+import Testing
+import KioskCore
+import KioskRender
+import KioskTesting
+@testable import KioskScenes
+
+/// zbarimg (Debian's zbar-tools) decodes what the overlay draws: an oracle independent of libqrencode.
+let zbarimgPath = ["/usr/bin/zbarimg", "/usr/local/bin/zbarimg"].first { FileManager.default.isExecutableFile(atPath: $0) }
+
+/// Decodes every QR code in the PNG at `path` with zbarimg; returns the decoded texts.
+func zbarDecode(_ path: String) throws -> [String] {
+    let p = Process()
+    p.executableURL = URL(fileURLWithPath: zbarimgPath!)
+    p.arguments = ["--quiet", "--raw", "-Sdisable", "-Sqrcode.enable", path]
+    let out = Pipe()
+    p.standardOutput = out
+    p.standardError = FileHandle(forWritingAtPath: "/dev/null")
+    try p.run()
+    let data = out.fileHandleForReading.readDataToEndOfFile()
+    p.waitUntilExit()
+    // zbarimg exits 4 when it found no symbol.
+    return String(decoding: data, as: UTF8.self).split(separator: "\n").map(String.init)
+}
+
+func scratchPNG(_ tag: String) -> String {
+    NSTemporaryDirectory() + "k-qr-\(tag)-\(getpid())-\(UInt32.random(in: 0...UInt32.max)).png"
+}
+
+@Suite struct PairingOverlayTests {
+    static let url = "http://192.168.1.20:8080/#pair=483920"
+
+    @Test(.enabled(if: zbarimgPath != nil, "zbarimg is not installed (apt-get install zbar-tools): the QR code is not decoded"),
+          arguments: [Size(width: 1920, height: 1080), Size(width: 1080, height: 1920), Size(width: 480, height: 320)])
+    func qrCodeOnTheFrameDecodesToTheURL(size: Size) throws {
+        let canvas = try Canvas(size: size)
+        canvas.clear(.red)
+        var overlay = PairingOverlay()
+        let drawn = overlay.draw(url: Self.url, code: "483920", on: canvas, theme: .default)
+        let r = try #require(drawn)
+        #expect(r.width <= size.width && r.height <= size.height)
+        let path = scratchPNG("\(size.width)x\(size.height)")
+        defer { unlink(path) }
+        try canvas.writePNG(to: path)
+        #expect(try zbarDecode(path) == [Self.url])
+    }
+
+    @Test(.enabled(if: zbarimgPath != nil, "zbarimg is not installed (apt-get install zbar-tools): the QR code is not decoded"),
+          arguments: ["default", "alternative", "dark", "light", "high-contrast"])
+    func everyBuiltInThemeGivesADecodableCode(theme name: String) throws {
+        let theme = try #require(Theme.builtIn[name])
+        let canvas = try Canvas(size: Size(width: 800, height: 480))
+        canvas.clear(theme.palette.primary)
+        var overlay = PairingOverlay()
+        let drawn = overlay.draw(url: Self.url, code: "483920", on: canvas, theme: theme)
+        _ = try #require(drawn)
+        let path = scratchPNG(name)
+        defer { unlink(path) }
+        try canvas.writePNG(to: path)
+        #expect(try zbarDecode(path) == [Self.url])
+        let (light, dark) = PairingOverlay.colors(theme.palette)
+        #expect(light.contrastRatio(with: dark) >= 7, "\(name): \(light) on \(dark)")
+        #expect(light.relativeLuminance > dark.relativeLuminance, "\(name): dark modules on a light card")
+    }
+
+    /// The symbol has at least four light modules of quiet zone on every side: found from the
+    /// pixels (the outermost dark pixels of the card's symbol area), not from the overlay's layout.
+    @Test func quietZoneIsFourModulesOfTheCardColour() throws {
+        let canvas = try Canvas(size: Size(width: 1920, height: 1080))
+        canvas.clear(.black)
+        var overlay = PairingOverlay()
+        let drawn = overlay.draw(url: Self.url, code: "483920", on: canvas, theme: .default)
+        let r = try #require(drawn)
+        let qr = try QRCode(encoding: Self.url)
+        let dark = Color.black, light = Color.white
+        // The finder pattern's top-left corner: the first dark pixel scanning the card row by row
+        // below the title, whose run is 7 modules wide.
+        var found: (x: Int, y: Int, module: Int)?
+        outer: for y in (r.y + r.height / 8)..<r.maxY {
+            for x in r.x..<r.maxX where canvas.color(x: x, y: y) == dark {
+                var run = 0
+                while canvas.color(x: x + run, y: y) == dark { run += 1 }
+                if run >= 7, run % 7 == 0 { found = (x, y, run / 7); break outer }
+            }
+        }
+        let f = try #require(found)
+        let side = qr.width * f.module, q = 4 * f.module
+        let zone = Rect(x: f.x - q, y: f.y - q, width: side + 2 * q, height: side + 2 * q)
+        #expect(r.x <= zone.x && r.y <= zone.y && zone.maxX <= r.maxX && zone.maxY <= r.maxY, "quiet zone \(zone) inside the card \(r)")
+        for y in zone.y..<zone.maxY {
+            for x in zone.x..<zone.maxX where x < f.x || x >= f.x + side || y < f.y || y >= f.y + side {
+                if canvas.color(x: x, y: y) != light { Issue.record("quiet zone pixel (\(x), \(y)) is \(canvas.color(x: x, y: y))"); return }
+            }
+        }
+        // Modules are whole pixels: the symbol's pixels are exactly dark or light.
+        #expect(Pixels.count(dark, in: canvas, rect: Rect(x: f.x, y: f.y, width: side, height: side))
+                + Pixels.count(light, in: canvas, rect: Rect(x: f.x, y: f.y, width: side, height: side)) == side * side)
+    }
+
+    @Test func removingPutsBackEveryPixel() throws {
+        let canvas = try Canvas(size: Size(width: 640, height: 480))
+        canvas.clear(.red)
+        canvas.fill(Rect(x: 100, y: 100, width: 300, height: 200), .blue)
+        let before = try Canvas(size: canvas.size)
+        before.draw(canvas)
+        var overlay = PairingOverlay()
+        let drawn = overlay.draw(url: Self.url, code: "483920", on: canvas, theme: .dark)
+        let r = try #require(drawn)
+        #expect(Pixels.differingPixels(canvas, before) > r.area / 2)
+        let removed = overlay.remove(from: canvas)
+        #expect(removed == r)
+        #expect(Pixels.differingPixels(canvas, before) == 0)
+        let again = overlay.remove(from: canvas)
+        #expect(again == nil)
+    }
+
+    @Test func aTextTooLongForAQRCodeIsAnErrorNamingTheLimit() {
+        #expect(throws: KioskError.self) { try QRCode(encoding: String(repeating: "x", count: 4000)) }
+        do { _ = try QRCode(encoding: String(repeating: "x", count: 4000)); Issue.record("no error") } catch {
+            #expect("\(error)".contains("4000 bytes"))
+        }
+    }
+}
