@@ -21,6 +21,8 @@ let package = Package(
         .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.13.0"),
         .package(url: "https://github.com/apple/swift-nio", from: "2.101.2"),
         .package(url: "https://github.com/LebJe/TOMLKit", from: "0.6.0"),
+        .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.28.1"),
+        .package(url: "https://github.com/apple/swift-http-types", from: "1.8.0"),
     ],
     targets: [
         // C libraries, one system module each.
@@ -59,12 +61,30 @@ let package = Package(
             .product(name: "NIOCore", package: "swift-nio"),
             .product(name: "NIOPosix", package: "swift-nio"),
             .product(name: "NIOHTTP1", package: "swift-nio"),
+            .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
+        ]),
+        // The phone page's HTTP server (Hummingbird on SwiftNIO): the control routes under /api/,
+        // pairing cookies, live events. Knows the daemon only through `WebBackend`.
+        .target(name: "KioskWeb", dependencies: [
+            "KioskCore", "KioskControl",
+            .product(name: "Hummingbird", package: "hummingbird"),
+            .product(name: "HummingbirdCore", package: "hummingbird"),
+            .product(name: "HTTPTypes", package: "swift-http-types"),
+            .product(name: "NIOCore", package: "swift-nio"),
+            .product(name: "NIOPosix", package: "swift-nio"),
+            .product(name: "NIOHTTP1", package: "swift-nio"),
+            .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
+            .product(name: "Logging", package: "swift-log"),
+            .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+        ], resources: [
+            // The page's files (HTML, CSS, JavaScript), compiled into the binary as byte arrays.
+            .embedInCode("Assets"),
         ]),
         // MQTT client on libmosquitto, driven by the epoll EventLoop.
         .target(name: "KioskMQTT", dependencies: ["KioskCore", "KioskPosix", "CMosquitto", "CKioskShims", .product(name: "Logging", package: "swift-log")]),
         // The daemon: config, control, persistence, services; the only place hardware meets scenes.
         .target(name: "KioskDaemon", dependencies: [
-            "KioskCore", "KioskPosix", "KioskControl", "KioskRender", "KioskScenes", "KioskDRM", "KioskInput", "CSystemd",
+            "KioskCore", "KioskPosix", "KioskControl", "KioskRender", "KioskScenes", "KioskDRM", "KioskInput", "CSystemd", "KioskWeb",
             .product(name: "Logging", package: "swift-log"),
             .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             .product(name: "UnixSignals", package: "swift-service-lifecycle"),
@@ -95,7 +115,8 @@ let package = Package(
             .product(name: "NIOHTTP1", package: "swift-nio"),
         ]),
         .executableTarget(name: "kioskd-bench", dependencies: [
-            "KioskCore", "KioskPosix", "KioskRender", "KioskScenes", "KioskTesting", "KioskDaemon", "CCairo",
+            "KioskCore", "KioskPosix", "KioskRender", "KioskScenes", "KioskTesting", "KioskDaemon", "CCairo", "KioskWeb", "KioskControl",
+            .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
         ], path: "Benchmarks/kioskd-bench"),
         // Runs inside the test VM: uinput devices, DRM probes.
@@ -116,6 +137,7 @@ let package = Package(
         .testTarget(name: "KioskDRMTests", dependencies: ["KioskDRM", "KioskDRMTesting", "KioskPosix", "KioskTesting"]),
         .testTarget(name: "KioskInputTests", dependencies: ["KioskInput", "KioskPosix"]),
         .testTarget(name: "KioskDaemonTests", dependencies: ["KioskDaemon", "KioskControl", "KioskPosix", "KioskTesting"]),
+        .testTarget(name: "KioskWebTests", dependencies: ["KioskWeb", "KioskDaemon", "KioskControl", "KioskCore", "KioskPosix", "KioskTesting"]),
         .testTarget(name: "KioskMQTTTests", dependencies: ["KioskMQTT", "KioskPosix", .product(name: "Logging", package: "swift-log")]),
         .testTarget(name: "VMTests", dependencies: ["KioskCore"]),
         .testTarget(name: "KioskBenchTests", dependencies: ["kioskd-bench"], path: "Benchmarks/Tests/KioskBenchTests"),

@@ -12,6 +12,22 @@ public enum ControlCommand: Sendable, Equatable {
     case screenshot
     case blank(on: Bool)
     case reload
+    // The phone page's access and the data it shows (docs/web.md).
+    /// A one-time pairing code for a phone with `role` ("operator" or "viewer"), shown on the
+    /// kiosk's screen when `show`.
+    case pair(role: String, show: Bool)
+    /// Paired devices.
+    case devices
+    /// Revokes a paired device at once (its open live streams are closed).
+    case revokeDevice(name: String)
+    /// Theme names.
+    case themes
+    /// The colours of the theme on screen.
+    case palette
+    /// Saved paintings.
+    case paintings
+    /// One saved painting's PNG bytes.
+    case painting(name: String)
 
     public enum CounterOp: String, Sendable, Equatable, CaseIterable { case get, set, inc, dec, reset }
     public enum PaintOp: String, Sendable, Equatable, CaseIterable { case clear, undo, redo, save }

@@ -67,8 +67,10 @@ public enum ControlRouter {
             try r.exact(1); try r.requireMethod("POST")
             return .scene(name: try requiredString(try object(r.body), "name"))
         },
-        ControlRoute(segment: "theme", forms: ["POST /theme"]) { r in
-            try r.exact(1); try r.requireMethod("POST")
+        ControlRoute(segment: "theme", forms: ["GET /theme", "POST /theme"]) { r in
+            try r.exact(1)
+            if ["GET", "HEAD"].contains(r.method) { return .palette }
+            try r.requireMethod("POST")
             return .theme(name: try requiredString(try object(r.body), "name"))
         },
         ControlRoute(segment: "counter", forms: ["GET /counter/{name}", "POST /counter/{name}/{set|inc|dec|reset}"]) { r in
@@ -109,8 +111,10 @@ public enum ControlRouter {
             }
             return .paint(op: op, name: name)
         },
-        ControlRoute(segment: "screenshot", forms: ["POST /screenshot"]) { r in
-            try r.exact(1); try r.requireMethod("POST")
+        ControlRoute(segment: "screenshot", forms: ["POST /screenshot", "GET /screenshot"]) { r in
+            try r.exact(1)
+            if ["GET", "HEAD"].contains(r.method) { return .screenshot }
+            try r.requireMethod("POST")
             let o = try object(r.body, allowEmpty: true)
             if o["path"] != nil {
                 throw ControlRequestError(400, "field 'path' is not accepted: kioskd writes no screenshot file; the answer is the PNG and the client writes it (kioskctl screenshot FILE.png)", field: "path")
@@ -130,6 +134,47 @@ public enum ControlRouter {
             try r.exact(1); try r.requireMethod("POST")
             _ = try object(r.body, allowEmpty: true)
             return .reload
+        },
+        ControlRoute(segment: "pair", forms: ["POST /pair"]) { r in
+            try r.exact(1); try r.requireMethod("POST")
+            let o = try object(r.body, allowEmpty: true)
+            var role = "operator"
+            if let v = o["role"] {
+                guard let s = v as? String, ["operator", "viewer"].contains(s) else {
+                    throw ControlRequestError(400, "field 'role' must be \"operator\" or \"viewer\", got \(describe(v))", field: "role")
+                }
+                role = s
+            }
+            var show = true
+            if let v = o["show"] {
+                guard let b = v as? Bool, CFGetTypeIsBool(v) else {
+                    throw ControlRequestError(400, "field 'show' must be true or false, got \(describe(v))", field: "show")
+                }
+                show = b
+            }
+            return .pair(role: role, show: show)
+        },
+        ControlRoute(segment: "devices", forms: ["GET /devices", "POST /devices/{name}/revoke"]) { r in
+            if r.parts.count == 1 { try r.requireMethod("GET"); return .devices }
+            guard r.parts.count == 3, r.parts[2] == "revoke" else {
+                throw ControlRequestError(404, "expected /devices or /devices/{name}/revoke, got \(r.path)")
+            }
+            try r.requireMethod("POST")
+            _ = try object(r.body, allowEmpty: true)
+            guard !r.parts[1].isEmpty else { throw ControlRequestError(400, "empty device name", field: "name") }
+            return .revokeDevice(name: r.parts[1])
+        },
+        ControlRoute(segment: "themes", forms: ["GET /themes"]) { r in
+            try r.exact(1); try r.requireMethod("GET"); return .themes
+        },
+        ControlRoute(segment: "paintings", forms: ["GET /paintings", "GET /paintings/{name}"]) { r in
+            try r.requireMethod("GET")
+            if r.parts.count == 1 { return .paintings }
+            try r.exact(2)
+            do { try PaintingFileName.validate(r.parts[1]) } catch let e as KioskError {
+                throw ControlRequestError(400, "painting name: \(e.message)", field: "name")
+            }
+            return .painting(name: r.parts[1])
         },
     ]
 
@@ -242,6 +287,15 @@ extension ControlCommand {
         case .screenshot: return ControlRequest(method: "POST", path: "/screenshot")
         case .blank(let on): return ControlRequest(method: "POST", path: "/blank", body: body(BlankRequest(on: on)))
         case .reload: return ControlRequest(method: "POST", path: "/reload")
+        case .pair(let role, let show): return ControlRequest(method: "POST", path: "/pair", body: body(PairRequest(role: role, show: show)))
+        case .devices: return ControlRequest(method: "GET", path: "/devices")
+        case .revokeDevice(let name):
+            let enc = name.addingPercentEncoding(withAllowedCharacters: .urlPathAllowed.subtracting(CharacterSet(charactersIn: "/"))) ?? name
+            return ControlRequest(method: "POST", path: "/devices/\(enc)/revoke")
+        case .themes: return ControlRequest(method: "GET", path: "/themes")
+        case .palette: return ControlRequest(method: "GET", path: "/theme")
+        case .paintings: return ControlRequest(method: "GET", path: "/paintings")
+        case .painting(let name): return ControlRequest(method: "GET", path: "/paintings/\(name)")
         }
     }
 }

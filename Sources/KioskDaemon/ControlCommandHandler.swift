@@ -102,6 +102,8 @@ struct ControlCommandHandler {
                 case .success(let m): return .json(200, ReloadAnswer(message: m))
                 case .failure(let e): return .error(422, e.message)
                 }
+            case .pair, .devices, .revokeDevice, .themes, .palette, .paintings, .painting:
+                return daemon.handleWebCommand(command)
             }
         } catch {
             daemon.logger.error("control command failed", metadata: ["command": "\(command)", "error": "\(error)"])

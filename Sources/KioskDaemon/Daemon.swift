@@ -31,6 +31,9 @@ public final class Daemon {
     private let commands = ControlCommandHandler()
     /// Tells remote observers (web pages, MQTT) the kiosk's state after every change.
     public private(set) var changes: ChangeFeed!
+    /// Pairing codes and paired phones (nil: no web server); the phone page's live streams.
+    public internal(set) var pairing: PairingBook?
+    var webLive: WebLive?
 
     /// After the first frame is on screen (systemd READY=1).
     public var onReady: (() -> Void)?

@@ -1,4 +1,5 @@
 import Foundation
+import KioskWeb
 import KioskCore
 import KioskPosix
 import KioskScenes
@@ -91,6 +92,8 @@ public struct DaemonConfig {
     /// Scene definitions in the order they are shown.
     public var scenes: [SceneDefinition] = []
     public var control: ControlSettings
+    /// `[web]`: the phone page's server (nil: none).
+    public var web: WebSettings?
     public var stateDirectory: String
     /// Where the keys `checkSystem` looks at were written (the file alone for defaults).
     public var keyLocations: [String: SourceLocation] = [:]
@@ -312,6 +315,8 @@ public struct DaemonConfig {
             keyLocations["control.group"] = t.entries["group"]?.location ?? t.location
             try t.finish()
         }
+        // [web]
+        web = try WebSettings.parse(root.table("web"))
         try root.finish()
     }
 

@@ -2,6 +2,7 @@ import Foundation
 import KioskControl
 import KioskCore
 import KioskRender
+import KioskWeb
 import Logging
 import ServiceLifecycle
 import KioskPosix
@@ -178,7 +179,10 @@ public enum DaemonRunner {
                 .init(service: RenderLoopService(daemon: daemon, notifier: notifier, logger: logger)),
                 // A control server that cannot start stops the render loop gracefully (console restored).
                 .init(service: ControlServerService(server: server), failureTerminationBehavior: .gracefullyShutdownGroup),
-            ],
+            ] + (config.web.map { web in
+                // Stopped first (listed last): live streams end before the control server and the render loop stop.
+                [.init(service: WebService.make(settings: web, daemon: daemon, logger: logger), failureTerminationBehavior: .gracefullyShutdownGroup)]
+            } ?? []),
             gracefulShutdownSignals: DaemonSignals.gracefulStop,
             logger: logger)
         groupConfig.maximumGracefulShutdownDuration = .seconds(stopSeconds)

@@ -72,6 +72,9 @@ public final class SceneManager {
     }
     private var warning = WarningOverlay()
 
+    /// A pairing code being offered to a phone (drawn over every scene while set); nil: none.
+    public var pairingPrompt: PairingPrompt? { didSet { if started { setNeedsFrame() } } }
+
     /// Called once, after the first frame was presented (systemd READY=1).
     public var onFirstFrame: (() -> Void)?
     /// Called after every presented frame.

@@ -98,7 +98,7 @@ struct Kioskctl: ParsableCommand {
             (unknown subcommand or option, bad --timeout, missing value).
             """,
         subcommands: [Status.self, SceneCmd.self, ThemeCmd.self, CounterCmd.self, PaintCmd.self, Screenshot.self,
-                      Blank.self, Reload.self, Outputs.self])
+                      Blank.self, Reload.self, Outputs.self, Pair.self, Devices.self])
 }
 
 struct Status: ParsableCommand {
@@ -258,6 +258,45 @@ struct Outputs: ParsableCommand {
     func run() throws {
         try c.call(.outputs, as: OutputsAnswer.self) { o in
             o.outputs.map { "\($0.description): logical \($0.logicalSize ?? "none"), rotation \($0.rotation)\($0.blanked ? ", blanked" : "")" }.joined(separator: "\n")
+        }
+    }
+}
+
+struct Pair: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Open a one-time code that pairs a phone with the web page (shown on the kiosk's screen as a QR code).",
+        discussion: "The code is valid once, for [web] pair_minutes (default 5). --print prints it without showing it on the screen.")
+    @OptionGroup var c: Connection
+    @Option(help: "operator (reads and changes) or viewer (reads only).") var role: String = "operator"
+    @Flag(help: "Print the code and the page's address only; do not show them on the kiosk's screen.") var print = false
+    func validate() throws {
+        guard ["operator", "viewer"].contains(role) else { throw ValidationError("--role must be operator or viewer; got '\(role)'") }
+    }
+    func run() throws {
+        try c.call(.pair(role: role, show: !print), as: PairAnswer.self) { o in
+            "code: \(o.code)\nurl:  \(o.url)\nrole: \(o.role)\nexpires: \(o.expires) (in \(o.expiresInSeconds) s)"
+        }
+    }
+}
+
+struct Devices: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "List the paired devices, or revoke one at once: devices revoke NAME.")
+    @OptionGroup var c: Connection
+    @Argument(help: "revoke, followed by the device's name.") var words: [String] = []
+    func validate() throws {
+        guard words.isEmpty || (words.count == 2 && words[0] == "revoke") else {
+            throw ValidationError("expected no argument (list) or: revoke NAME; got \(words.joined(separator: " "))")
+        }
+    }
+    func run() throws {
+        if words.count == 2 {
+            try c.call(.revokeDevice(name: words[1]), as: RevokeAnswer.self) { "revoked: \($0.revoked)" }
+            return
+        }
+        try c.call(.devices, as: DevicesAnswer.self) { o in
+            if o.devices.isEmpty { return "no paired device" }
+            return o.devices.map { "\($0.name)\t\($0.role)\tpaired \($0.created)\tlast use \($0.lastUse ?? "never")" }.joined(separator: "\n")
         }
     }
 }

@@ -1,5 +1,4 @@
 import Foundation
-import KioskControl
 import NIOConcurrencyHelpers
 import NIOCore
 
@@ -45,7 +44,7 @@ public struct ControlLimits: Sendable, Equatable {
 }
 
 /// Seconds as people read them: "0.3 s", "5 s".
-func describeSeconds(_ t: TimeAmount) -> String {
+public func describeSeconds(_ t: TimeAmount) -> String {
     let s = Double(t.nanoseconds) / 1e9
     return s == s.rounded() ? "\(Int(s)) s" : "\(s) s"
 }

@@ -1,0 +1,80 @@
+// The answers and request bodies of the phone page's routes (docs/web.md, docs/control.md):
+// pairing, paired devices, themes and their colours, saved paintings.
+
+/// `POST /pair`.
+public struct PairRequest: Codable, Sendable, Equatable {
+    public var role: String
+    public var show: Bool
+    public init(role: String, show: Bool) { self.role = role; self.show = show }
+}
+
+/// `POST /pair`: the one-time code, the page's address with it, the role it gives, when it
+/// expires (UTC, ISO 8601) and in how many seconds.
+public struct PairAnswer: Codable, Sendable, Equatable {
+    public var ok: Bool?
+    public var code: String
+    public var url: String
+    public var role: String
+    public var expires: String
+    public var expiresInSeconds: Int
+    public var shown: Bool
+    public init(ok: Bool? = true, code: String, url: String, role: String, expires: String, expiresInSeconds: Int, shown: Bool) {
+        self.ok = ok; self.code = code; self.url = url; self.role = role; self.expires = expires
+        self.expiresInSeconds = expiresInSeconds; self.shown = shown
+    }
+}
+
+/// `GET /devices`.
+public struct DevicesAnswer: Codable, Sendable, Equatable {
+    public struct Device: Codable, Sendable, Equatable {
+        public var name: String
+        public var role: String
+        /// UTC, ISO 8601.
+        public var created: String
+        public var lastUse: String?
+        public init(name: String, role: String, created: String, lastUse: String?) {
+            self.name = name; self.role = role; self.created = created; self.lastUse = lastUse
+        }
+    }
+    public var devices: [Device]
+    public init(devices: [Device]) { self.devices = devices }
+}
+
+/// `POST /devices/{name}/revoke`.
+public struct RevokeAnswer: Codable, Sendable, Equatable {
+    public var ok: Bool?
+    public var revoked: String
+    public init(ok: Bool? = true, revoked: String) { self.ok = ok; self.revoked = revoked }
+}
+
+/// `GET /themes`.
+public struct ThemesAnswer: Codable, Sendable, Equatable {
+    public var themes: [String]
+    /// The theme on screen and the one chosen.
+    public var theme: String
+    public var chosenTheme: String
+    public init(themes: [String], theme: String, chosenTheme: String) { self.themes = themes; self.theme = theme; self.chosenTheme = chosenTheme }
+}
+
+/// `GET /theme`: the colours of the theme on screen as "#RRGGBB".
+public struct PaletteAnswer: Codable, Sendable, Equatable {
+    public var theme: String
+    public var primary, secondary, highlight, neutral, background, text: String
+    public init(theme: String, primary: String, secondary: String, highlight: String, neutral: String, background: String, text: String) {
+        self.theme = theme; self.primary = primary; self.secondary = secondary; self.highlight = highlight
+        self.neutral = neutral; self.background = background; self.text = text
+    }
+}
+
+/// `GET /paintings`: saved paintings, newest first.
+public struct PaintingsAnswer: Codable, Sendable, Equatable {
+    public struct Painting: Codable, Sendable, Equatable {
+        public var name: String
+        public var bytes: Int
+        /// UTC, ISO 8601.
+        public var modified: String
+        public init(name: String, bytes: Int, modified: String) { self.name = name; self.bytes = bytes; self.modified = modified }
+    }
+    public var paintings: [Painting]
+    public init(paintings: [Painting]) { self.paintings = paintings }
+}

@@ -1,0 +1,14 @@
+/// What the kiosk's screen shows while a pairing code is open: the page's address with the
+/// one-time code (for a QR code), the code in large text, and when it stops being valid.
+public struct PairingPrompt: Sendable, Equatable {
+    /// The page's address with the code, e.g. "http://kiosk.local:8080/#pair=4F7K2Q".
+    public var url: String
+    /// The one-time code.
+    public var code: String
+    /// When the code expires (CLOCK_MONOTONIC, nanoseconds).
+    public var expiresAtMonotonicNs: Int64
+
+    public init(url: String, code: String, expiresAtMonotonicNs: Int64) {
+        self.url = url; self.code = code; self.expiresAtMonotonicNs = expiresAtMonotonicNs
+    }
+}

@@ -1,0 +1,247 @@
+import Foundation
+import KioskControl
+import KioskCore
+import KioskPosix
+import KioskWeb
+import Logging
+
+/// Pairing codes and paired devices, on the render loop's thread.
+///
+/// `kioskctl pair` opens a one-time code (one at a time; a new one replaces it), shown on the
+/// kiosk's screen until it is used or expires (`pair_minutes`). Redeeming it gives the device a
+/// random 256-bit token; only its SHA-256 is kept, with the device's name, role, when it was
+/// paired and last used, in the state directory (key `web.devices`, written like every state
+/// file: new file, fsync, rename). Wrong codes are limited per client address
+/// (`maxWrongCodes` a minute, then 429).
+public final class PairingBook {
+    struct Record: Codable, Equatable {
+        var name: String
+        var role: WebRole
+        var tokenHash: String
+        /// Seconds since 1970.
+        var created: Double
+        var lastUse: Double?
+    }
+    struct OpenCode {
+        var code: String
+        var role: WebRole
+        var expiresNs: Int64
+        var timer: TimerID?
+    }
+
+    static let stateKey = "web.devices"
+    static let maxWrongCodes = 5
+    static let wrongCodeWindowNs: Int64 = 60_000_000_000
+    /// Letters and digits that cannot be mistaken for one another (no 0/O, 1/I/L).
+    static let alphabet = Array("ABCDEFGHJKMNPQRSTUVWXYZ23456789")
+    static let codeLength = 6
+
+    public let settings: WebSettings
+    private let state: StateStore
+    private let scheduler: any Scheduler
+    private let logger: Logger
+    private(set) var records: [Record] = []
+    private(set) var open: OpenCode?
+    private var wrongCodes: [String: [Int64]] = [:]
+    private var lastUseSavedNs: Int64?
+    /// The port the web server listens on (known once it does; the page's URL uses it).
+    public var boundPort: Int?
+
+    /// How long a code is valid (`pair_minutes`).
+    var codeLifetimeNs: Int64
+    /// Monotonic now in nanoseconds (tests move it).
+    var monotonicNow: () -> Int64 = { nowNanos(.monotonic) }
+    /// Wall clock in seconds since 1970.
+    var wallNow: () -> Double = { Date().timeIntervalSince1970 }
+    /// The code to show on the screen changed (nil: none).
+    var onPrompt: ((PairingPrompt?) -> Void)?
+    /// A device was revoked: its open live streams must end.
+    var onRevoke: ((String) -> Void)?
+
+    init(settings: WebSettings, state: StateStore, scheduler: any Scheduler, logger: Logger) {
+        self.settings = settings
+        self.state = state
+        self.scheduler = scheduler
+        self.logger = logger
+        self.codeLifetimeNs = Int64(settings.pairSeconds) * 1_000_000_000
+        if let text = state.load(PairingBook.stateKey) {
+            do {
+                records = try JSONDecoder().decode([Record].self, from: Data(text.utf8))
+            } catch {
+                logger.error("the paired devices cannot be read; no device is paired until one pairs again",
+                             metadata: ["state.key": "\(PairingBook.stateKey)", "error": "\(error)"])
+            }
+        }
+    }
+
+    // MARK: codes
+
+    /// The page's address: `web.url`, or http://ADDRESS:PORT/ with the listening address (its
+    /// first LAN address when it listens on all).
+    public var pageURL: String {
+        if let u = settings.url { return u }
+        let port = boundPort ?? settings.port
+        var host = settings.host
+        if host == "0.0.0.0" || host == "::" { host = PairingBook.lanAddress() ?? WebAccess.machineName() }
+        if host.contains(":") { host = "[\(host)]" }
+        return "http://\(host):\(port)/"
+    }
+
+    /// The first non-loopback IPv4 address of an interface that is up.
+    static func lanAddress() -> String? {
+        var list: UnsafeMutablePointer<ifaddrs>?
+        guard getifaddrs(&list) == 0, let first = list else { return nil }
+        defer { freeifaddrs(list) }
+        var p: UnsafeMutablePointer<ifaddrs>? = first
+        while let a = p {
+            defer { p = a.pointee.ifa_next }
+            guard let sa = a.pointee.ifa_addr, sa.pointee.sa_family == sa_family_t(AF_INET),
+                  a.pointee.ifa_flags & UInt32(IFF_UP) != 0, a.pointee.ifa_flags & UInt32(IFF_LOOPBACK) == 0 else { continue }
+            var buf = [CChar](repeating: 0, count: Int(INET_ADDRSTRLEN))
+            let sin = UnsafeRawPointer(sa).assumingMemoryBound(to: sockaddr_in.self)
+            var addr = sin.pointee.sin_addr
+            if inet_ntop(AF_INET, &addr, &buf, socklen_t(buf.count)) != nil {
+                return String(decoding: buf.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+            }
+        }
+        return nil
+    }
+
+    /// Opens a new code (replacing an open one) and, when `show`, puts it on the screen.
+    func pair(role: WebRole, show: Bool) -> PairAnswer {
+        closeCode()
+        var rng = SystemRandomNumberGenerator()
+        let code = String((0..<PairingBook.codeLength).map { _ in PairingBook.alphabet.randomElement(using: &rng)! })
+        let lifetimeNs = codeLifetimeNs
+        let expires = monotonicNow() + lifetimeNs
+        var c = OpenCode(code: code, role: role, expiresNs: expires)
+        c.timer = try? scheduler.schedule(after: lifetimeNs) { [weak self] _ in
+            guard let self, self.open?.code == code else { return }
+            self.logger.info("pairing code expired unused")
+            self.open?.timer = nil
+            self.closeCode()
+        }
+        open = c
+        let url = "\(pageURL)#pair=\(code)"
+        if show { onPrompt?(PairingPrompt(url: url, code: code, expiresAtMonotonicNs: expires)) }
+        logger.notice("pairing code opened", metadata: ["web.role": "\(role.rawValue)", "web.expires_in": "\(settings.pairSeconds) s"])
+        return PairAnswer(code: code, url: url, role: role.rawValue, expires: PairingBook.iso(wallNow() + Double(settings.pairSeconds)),
+                          expiresInSeconds: settings.pairSeconds, shown: show)
+    }
+
+    private func closeCode() {
+        if let t = open?.timer { scheduler.cancel(t) }
+        if open != nil { onPrompt?(nil) }
+        open = nil
+    }
+
+    /// Redeems `code` for a device named `name`; `client` is the caller's address.
+    func redeem(code: String, name: String, client: String) -> WebRedeemResult {
+        let now = monotonicNow()
+        var recent = (wrongCodes[client] ?? []).filter { now - $0 < PairingBook.wrongCodeWindowNs }
+        wrongCodes[client] = recent.isEmpty ? nil : recent
+        if recent.count >= PairingBook.maxWrongCodes {
+            let wait = max(1, Int((recent[0] + PairingBook.wrongCodeWindowNs - now + 999_999_999) / 1_000_000_000))
+            return .refused(.error(429, "too many wrong pairing codes from \(client): at most \(PairingBook.maxWrongCodes) a minute; try again in \(wait) s"))
+        }
+        func wrong(_ message: String) -> WebRedeemResult {
+            recent.append(now)
+            wrongCodes[client] = recent
+            logger.notice("pairing refused", metadata: ["web.client": "\(client)", "web.reason": "\(message)"])
+            return .refused(.error(403, message, field: "code"))
+        }
+        let given = code.uppercased().filter { $0 != " " && $0 != "-" }
+        guard let c = open else { return wrong("wrong pairing code (no code is open: run kioskctl pair on the kiosk)") }
+        guard now < c.expiresNs else {
+            closeCode()
+            return wrong("the pairing code has expired (codes last \(settings.pairSeconds / 60) min); run kioskctl pair for a new one")
+        }
+        guard PairingBook.constantTimeEqual(given, c.code) else { return wrong("wrong pairing code") }
+        let trimmed = name.trimmingCharacters(in: .whitespacesAndNewlines)
+        guard (1...64).contains(trimmed.count), !trimmed.unicodeScalars.contains(where: { $0.properties.generalCategory == .control }) else {
+            return .refused(.error(400, "field 'name' must be 1 to 64 characters without control characters, such as \"Anna's phone\"", field: "name"))
+        }
+        var unique = trimmed
+        var n = 2
+        while records.contains(where: { $0.name == unique }) { unique = "\(trimmed) (\(n))"; n += 1 }
+        var bytes = [UInt8](repeating: 0, count: 32)
+        var rng = SystemRandomNumberGenerator()
+        for i in bytes.indices { bytes[i] = rng.next() }
+        let token = PairingBook.base64url(bytes)
+        let record = Record(name: unique, role: c.role, tokenHash: SHA256.hex(Array(token.utf8)), created: wallNow(), lastUse: wallNow())
+        records.append(record)
+        do { try persist() } catch {
+            records.removeLast()
+            logger.error("cannot save the paired device; not paired", metadata: ["error": "\(error)"])
+            return .refused(.error(500, "cannot save the paired device: \(error); not paired (the code stays valid)"))
+        }
+        closeCode()
+        logger.notice("device paired", metadata: ["web.device": "\(unique)", "web.role": "\(c.role.rawValue)", "web.client": "\(client)"])
+        return .paired(token: token, device: WebDevice(name: unique, role: c.role))
+    }
+
+    // MARK: devices
+
+    /// The device holding `token`; notes its last use (saved at most once a minute).
+    func device(token: String) -> WebDevice? {
+        let hash = SHA256.hex(Array(token.utf8))
+        guard let i = records.firstIndex(where: { $0.tokenHash == hash }) else { return nil }
+        records[i].lastUse = wallNow()
+        let now = monotonicNow()
+        if lastUseSavedNs.map({ now - $0 > 60_000_000_000 }) ?? true {
+            lastUseSavedNs = now
+            try? persist()
+        }
+        return WebDevice(name: records[i].name, role: records[i].role)
+    }
+
+    var devicesAnswer: DevicesAnswer {
+        DevicesAnswer(devices: records.map { .init(name: $0.name, role: $0.role.rawValue, created: PairingBook.iso($0.created),
+                                                   lastUse: $0.lastUse.map(PairingBook.iso)) })
+    }
+
+    /// Revokes `name` at once (saved first; its live streams end).
+    func revoke(_ name: String) -> ControlResponse {
+        guard let i = records.firstIndex(where: { $0.name == name }) else {
+            let all = records.map(\.name)
+            return .error(404, "no paired device named '\(name)'; " + (all.isEmpty ? "no device is paired" : "devices: \(all.joined(separator: ", "))"), field: "name")
+        }
+        let removed = records.remove(at: i)
+        do { try persist() } catch {
+            records.insert(removed, at: i)
+            return .error(500, "cannot save the revocation of '\(name)': \(error); the device stays paired")
+        }
+        onRevoke?(name)
+        logger.notice("device revoked", metadata: ["web.device": "\(name)"])
+        return .json(200, RevokeAnswer(revoked: name))
+    }
+
+    private func persist() throws {
+        let e = JSONEncoder()
+        e.outputFormatting = [.sortedKeys]
+        let text = String(decoding: try e.encode(records), as: UTF8.self)
+        if case .unavailable = state.durability { return }  // kept in memory; status says state is not saved
+        try state.save(PairingBook.stateKey, text)
+    }
+
+    // MARK: helpers
+
+    static func iso(_ seconds: Double) -> String {
+        let f = ISO8601DateFormatter()
+        f.formatOptions = [.withInternetDateTime]
+        return f.string(from: Date(timeIntervalSince1970: seconds.rounded(.down)))
+    }
+
+    static func base64url(_ bytes: [UInt8]) -> String {
+        Data(bytes).base64EncodedString().replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_")
+            .replacingOccurrences(of: "=", with: "")
+    }
+
+    static func constantTimeEqual(_ a: String, _ b: String) -> Bool {
+        let x = Array(a.utf8), y = Array(b.utf8)
+        guard x.count == y.count else { return false }
+        var d: UInt8 = 0
+        for i in x.indices { d |= x[i] ^ y[i] }
+        return d == 0
+    }
+}

@@ -1,0 +1,243 @@
+import Foundation
+import KioskControl
+import KioskCore
+import KioskPosix
+import KioskScenes
+import KioskWeb
+import Logging
+import NIOConcurrencyHelpers
+import NIOCore
+
+extension Daemon {
+    /// Turns on pairing for the web server of `settings` (the code on screen, paired devices
+    /// read from the state directory). Call on the loop's thread (or before it runs).
+    public func enableWeb(_ settings: WebSettings) {
+        let book = PairingBook(settings: settings, state: state, scheduler: loop, logger: logger)
+        book.onPrompt = { [weak self] p in self?.manager.pairingPrompt = p }
+        let live = WebLive(daemon: self)
+        book.onRevoke = { [weak live] name in live?.revoked(name) }
+        pairing = book
+        webLive = live
+    }
+
+    /// The answer to the phone page's commands (pairing, devices, themes, paintings).
+    func handleWebCommand(_ command: ControlCommand) -> ControlResponse {
+        let noWeb = ControlResponse.error(404, "the web server is off: add [web] with listen = \"0.0.0.0:8080\" to the config (\(config.file))")
+        switch command {
+        case .pair(let role, let show):
+            guard let pairing else { return noWeb }
+            return .json(200, pairing.pair(role: WebRole(rawValue: role) ?? .operator, show: show))
+        case .devices:
+            guard let pairing else { return noWeb }
+            return .json(200, pairing.devicesAnswer)
+        case .revokeDevice(let name):
+            guard let pairing else { return noWeb }
+            return pairing.revoke(name)
+        case .themes:
+            return .json(200, ThemesAnswer(themes: ThemeLoader.available(in: config.themeDirectory), theme: activeThemeName, chosenTheme: themeName))
+        case .palette:
+            return .json(200, paletteAnswer())
+        case .paintings:
+            return paintingsAnswer()
+        case .painting(let name):
+            guard let dir = paintingsDirectory() else { return .error(404, "no paint scene is configured") }
+            let path = "\(dir)/\(name)"
+            var st = stat()
+            guard lstat(path, &st) == 0, (st.st_mode & S_IFMT) == S_IFREG else {
+                return .error(404, "no painting named '\(name)' in \(dir)", field: "name")
+            }
+            guard let data = FileManager.default.contents(atPath: path) else {
+                return .error(500, Posix.error("read", path: path, errno: errno).message)
+            }
+            return ControlResponse(status: 200, contentType: "image/png", body: [UInt8](data))
+        default:
+            return .error(500, "not a web command: \(command)")
+        }
+    }
+
+    func paletteAnswer() -> PaletteAnswer {
+        let p = manager.theme.palette
+        func hex(_ c: Color) -> String {
+            let v = c.rgb8
+            return String(format: "#%02X%02X%02X", v.r, v.g, v.b)
+        }
+        return PaletteAnswer(theme: activeThemeName, primary: hex(p.primary), secondary: hex(p.secondary), highlight: hex(p.highlight),
+                             neutral: hex(p.neutral), background: hex(p.background), text: hex(p.text))
+    }
+
+    /// The paint scene's save directory (its `save_directory`, or `<state_dir>/paintings`).
+    func paintingsDirectory() -> String? {
+        guard let def = config.scenes.first(where: { $0.kind == "paint" }) else { return nil }
+        if case .string(let d)? = def.table.entries["save_directory"]?.value { return d }
+        return Daemon.dataDirectory(config)
+    }
+
+    private func paintingsAnswer() -> ControlResponse {
+        guard let dir = paintingsDirectory() else { return .error(404, "no paint scene is configured") }
+        let names = (try? FileManager.default.contentsOfDirectory(atPath: dir)) ?? []
+        var list: [PaintingsAnswer.Painting] = []
+        for n in names where n.hasSuffix(".png") && !n.hasPrefix(".") {
+            var st = stat()
+            guard lstat("\(dir)/\(n)", &st) == 0, (st.st_mode & S_IFMT) == S_IFREG else { continue }
+            list.append(.init(name: n, bytes: Int(st.st_size), modified: PairingBook.iso(Double(st.st_mtim.tv_sec))))
+        }
+        list.sort { ($0.modified, $0.name) > ($1.modified, $1.name) }
+        return .json(200, PaintingsAnswer(paintings: list))
+    }
+}
+
+/// The live streams' side in the daemon (on the loop's thread): one `ChangeFeed` observer while
+/// any stream is open, the state and theme encoded once per change and handed to every stream.
+final class WebLive {
+    private weak var daemon: Daemon?
+    private var sinks: [Int: (device: String, sink: @Sendable (WebEvent) -> Void, closed: @Sendable () -> Void)] = [:]
+    private var nextID = 0
+    private var observer: Int?
+    private var lastTheme: String?
+
+    init(daemon: Daemon) { self.daemon = daemon }
+
+    func open(device: String, sink: @escaping @Sendable (WebEvent) -> Void, closed: @escaping @Sendable () -> Void) -> Int {
+        guard let daemon else { closed(); return 0 }
+        nextID += 1
+        sinks[nextID] = (device, sink, closed)
+        let state = daemon.kioskState()
+        sink(WebEvent(name: "state", json: (try? ControlJSON.encode(state)) ?? []))
+        sink(WebEvent(name: "theme", json: (try? ControlJSON.encode(daemon.paletteAnswer())) ?? []))
+        if observer == nil {
+            lastTheme = daemon.activeThemeName
+            observer = daemon.changes.observe { [weak self] s in self?.changed(s) }
+        }
+        return nextID
+    }
+
+    func close(_ id: Int) {
+        sinks[id] = nil
+        if sinks.isEmpty, let o = observer {
+            daemon?.changes.remove(o)
+            observer = nil
+        }
+    }
+
+    private func changed(_ state: KioskState) {
+        guard let daemon else { return }
+        let json = (try? ControlJSON.encode(state)) ?? []
+        var events = [WebEvent(name: "state", json: json)]
+        if state.theme != lastTheme {
+            lastTheme = state.theme
+            events.append(WebEvent(name: "theme", json: (try? ControlJSON.encode(daemon.paletteAnswer())) ?? []))
+        }
+        for id in sinks.keys.sorted() { for e in events { sinks[id]?.sink(e) } }
+    }
+
+    func revoked(_ device: String) {
+        for (id, s) in sinks where s.device == device {
+            s.closed()
+            close(id)
+        }
+    }
+
+    var count: Int { sinks.count }
+}
+
+/// The web server's way into the daemon: every call is carried out on the render loop, a
+/// command with the control socket's deadline (not started within `requestTimeout`: 503,
+/// never carried out).
+struct DaemonWebBackend: WebBackend {
+    let daemon: LoopBound<Daemon>
+    let limits: ControlLimits
+
+    private func onLoop<T: Sendable>(_ body: @escaping @Sendable (Daemon) -> T) async -> T {
+        await withCheckedContinuation { c in daemon.post { d in c.resume(returning: body(d)) } }
+    }
+
+    func run(_ command: ControlCommand) async -> ControlResponse {
+        let once = ResumeOnce()
+        let limits = self.limits
+        return await withCheckedContinuation { c in
+            once.set(c)
+            let job = ControlJob(command: command, deadline: .now() + limits.requestTimeout) { r in once.resume(r) }
+            daemon.post { d in job.run { cmd, reply in d.handle(cmd, reply: reply) } }
+            let watchdog = Task {
+                try? await Task.sleep(nanoseconds: UInt64(limits.requestTimeout.nanoseconds))
+                if Task.isCancelled { return }
+                if job.drop() == .notStarted {
+                    let ms = limits.requestTimeout.nanoseconds / 1_000_000
+                    once.resume(.error(503, "kioskd is busy: the render loop did not start the request within \(ms) ms; not carried out"))
+                    return
+                }
+                try? await Task.sleep(nanoseconds: UInt64(limits.resultTimeout.nanoseconds))
+                if Task.isCancelled { return }
+                once.resume(.error(504, "kioskd started the request but it did not finish within \(describeSeconds(limits.resultTimeout)); it may or may not have been carried out"))
+            }
+            once.onResume { watchdog.cancel() }
+        }
+    }
+
+    func device(token: String) async -> WebDevice? {
+        await onLoop { d in d.pairing?.device(token: token) }
+    }
+
+    func redeem(code: String, name: String, client: String) async -> WebRedeemResult {
+        await onLoop { d in
+            d.pairing?.redeem(code: code, name: name, client: client) ?? .refused(.error(404, "pairing is off"))
+        }
+    }
+
+    func openStream(device: WebDevice, sink: @escaping @Sendable (WebEvent) -> Void, closed: @escaping @Sendable () -> Void) async -> Int {
+        await onLoop { d in d.webLive?.open(device: device.name, sink: sink, closed: closed) ?? 0 }
+    }
+
+    func closeStream(_ id: Int) {
+        daemon.post { d in d.webLive?.close(id) }
+    }
+}
+
+/// Resumes a continuation once, whoever comes first (the answer or the deadline).
+final class ResumeOnce: Sendable {
+    private struct State {
+        var continuation: CheckedContinuation<ControlResponse, Never>?
+        var after: (@Sendable () -> Void)?
+        var done = false
+    }
+    private let state = NIOLockedValueBox(State())
+
+    /// Called first, inside `withCheckedContinuation`.
+    func set(_ c: CheckedContinuation<ControlResponse, Never>) {
+        state.withLockedValue { s in s.continuation = c }
+    }
+
+    func resume(_ v: ControlResponse) {
+        var c: CheckedContinuation<ControlResponse, Never>?
+        var after: (@Sendable () -> Void)?
+        state.withLockedValue { s in
+            guard !s.done else { return }
+            c = s.continuation
+            after = s.after
+            if c != nil { s.done = true; s.continuation = nil; s.after = nil }
+        }
+        c?.resume(returning: v)
+        after?()
+    }
+
+    /// `f` runs once resumed (at once if already).
+    func onResume(_ f: @escaping @Sendable () -> Void) {
+        var now = false
+        state.withLockedValue { s in
+            if s.done { now = true } else { s.after = f }
+        }
+        if now { f() }
+    }
+}
+
+/// Serves the phone page until shutdown. Listed after the control server, so it stops first
+/// (its live streams end, the listener closes), before the render loop stops.
+public enum WebService {
+    /// The web server for `daemon` (pairing turned on).
+    public static func make(settings: WebSettings, limits: WebLimits = WebLimits(), daemon: Daemon, logger: Logger) -> WebServer {
+        daemon.enableWeb(settings)
+        let bound = LoopBound(daemon, loop: daemon.loop)
+        return WebServer(settings: settings, limits: limits, backend: DaemonWebBackend(daemon: bound, limits: limits.control), logger: logger,
+                         onListening: { port in bound.post { $0.pairing?.boundPort = port } })
+    }
+}
