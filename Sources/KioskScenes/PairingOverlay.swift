@@ -82,7 +82,7 @@ struct PairingOverlay {
         let titleH = canvas.measure(title, theme.fonts.body, px: titlePx).height
         let codeH = canvas.measure(code, theme.fonts.heading, px: codePx).height
         let urlH = canvas.measure(url, theme.fonts.caption, px: urlPx).height
-        let textH = titleH + codeH + urlH + 4 * pad
+        let textH = titleH + codeH + urlH + 5 * pad
         // The symbol with its quiet zone, in whole pixels a module, as large as fits.
         let side = qr.width + 2 * Self.quietZone
         let room = min(s * 0.62, h - textH - 2 * pad, w - 2 * pad)

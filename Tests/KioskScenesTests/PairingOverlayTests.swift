@@ -1,4 +1,5 @@
 import Foundation
+import Logging
 import Testing
 import KioskCore
 import KioskRender
@@ -119,5 +120,60 @@ func scratchPNG(_ tag: String) -> String {
         do { _ = try QRCode(encoding: String(repeating: "x", count: 4000)); Issue.record("no error") } catch {
             #expect("\(error)".contains("4000 bytes"))
         }
+    }
+}
+
+/// The scene manager draws the prompt over the scene on screen, and takes it off again without
+/// the scene's help.
+@Suite struct PairingPromptOnScreenTests {
+    static let url = "http://kiosk.local:8080/#pair=Q7K2XM"
+
+    struct Screen: Sendable, CustomStringConvertible {
+        let size: Size
+        let rotation: Rotation
+        var description: String { "\(size.width)x\(size.height) \(rotation)" }
+    }
+
+    @Test(.enabled(if: zbarimgPath != nil, "zbarimg is not installed (apt-get install zbar-tools): the QR code is not decoded"),
+          arguments: [Screen(size: Size(width: 1920, height: 1080), rotation: .r0), Screen(size: Size(width: 800, height: 480), rotation: .r90)])
+    func promptIsDrawnOverTheSceneAndTakenOff(screen: Screen) throws {
+        let scene = ProbeScene("a", .red)
+        let loop = ManualEventLoop()
+        let d = try HeadlessDisplay(size: screen.size, rotation: screen.rotation)
+        let m = SceneManager(scenes: [scene], theme: .default, display: d, loop: loop, logger: Logger(label: "test"))
+        m.start()
+        loop.runDeferred()
+        let area = screen.size.width * screen.size.height
+        // The probe scene: red, with a 2 × 2 corner in the theme's primary colour.
+        #expect(Pixels.count(.red, in: d.framebuffer) == area - 4)
+
+        m.pairingPrompt = PairingPrompt(url: Self.url, code: "Q7K2XM", expiresAtMonotonicNs: 0)
+        loop.runDeferred()
+        #expect(d.presentCount == 2)
+        let path = scratchPNG("manager")
+        defer { unlink(path) }
+        // What the panel scans out (rotated for a portrait panel).
+        try d.framebuffer.writePNG(to: path)
+        #expect(try zbarDecode(path) == [Self.url])
+        #expect(Pixels.count(.red, in: d.framebuffer) < area - area / 10, "the prompt covers part of the scene")
+        let drawsWithPrompt = scene.draws
+
+        // The scene goes on drawing under the prompt (a square at the centre); the prompt stays on top.
+        let logical = try #require(m.canvas).size
+        let centre = Rect(x: logical.width / 2 - 2, y: logical.height / 2 - 2, width: 4, height: 4)
+        scene.dirtyRect = centre
+        m.sceneDidChange()
+        loop.runDeferred()
+        try d.framebuffer.writePNG(to: path)
+        #expect(try zbarDecode(path) == [Self.url])
+
+        m.pairingPrompt = nil
+        loop.runDeferred()
+        #expect(Pixels.count(.red, in: d.framebuffer) == area - 4 - 16, "every pixel of the prompt is gone")
+        // What the scene drew under the prompt is there.
+        #expect(try #require(m.canvas).color(x: centre.x + 1, y: centre.y + 1) == Theme.default.palette.highlight)
+        #expect(scene.draws <= drawsWithPrompt + 2, "the scene was not made to redraw to take the prompt off")
+        try d.framebuffer.writePNG(to: path)
+        #expect(try zbarDecode(path) == [])
     }
 }
