@@ -96,6 +96,13 @@ struct PairingOverlay {
         under = SavedPixels(r, of: canvas)
         canvas.withClip(r) {
             canvas.fill(r, light)
+            // An outline in the dark colour sets the card off from a light scene; a band of the
+            // theme's primary colour on top.
+            let edge = max(2, Int(pad / 8))
+            for side in [Rect(x: r.x, y: r.y, width: r.width, height: edge), Rect(x: r.x, y: r.maxY - edge, width: r.width, height: edge),
+                         Rect(x: r.x, y: r.y, width: edge, height: r.height), Rect(x: r.maxX - edge, y: r.y, width: edge, height: r.height)] {
+                canvas.fill(side, dark)
+            }
             canvas.fill(Rect(x: r.x, y: r.y, width: r.width, height: max(2, Int(pad / 4))), theme.palette.primary)
             var y = y0 + pad
             canvas.drawText(title, theme.fonts.body, px: titlePx, color: dark, in: (x0, y, cardW, titleH))

@@ -74,14 +74,20 @@ func scratchPNG(_ tag: String) -> String {
         let r = try #require(drawn)
         let qr = try QRCode(encoding: Self.url)
         let dark = Color.black, light = Color.white
-        // The finder pattern's top-left corner: the first dark pixel scanning the card row by row
-        // below the title, whose run is 7 modules wide.
+        // The finder pattern's top-left corner: scanning the card's inside (past its dark
+        // outline) row by row below the title, the first dark run that is 7 modules wide.
         var found: (x: Int, y: Int, module: Int)?
         outer: for y in (r.y + r.height / 8)..<r.maxY {
-            for x in r.x..<r.maxX where canvas.color(x: x, y: y) == dark {
+            var x0 = r.x, x1 = r.maxX - 1
+            while x0 < x1, canvas.color(x: x0, y: y) == dark { x0 += 1 }
+            while x1 > x0, canvas.color(x: x1, y: y) == dark { x1 -= 1 }
+            var x = x0
+            while x <= x1 {
+                guard canvas.color(x: x, y: y) == dark else { x += 1; continue }
                 var run = 0
-                while canvas.color(x: x + run, y: y) == dark { run += 1 }
+                while x + run <= x1, canvas.color(x: x + run, y: y) == dark { run += 1 }
                 if run >= 7, run % 7 == 0 { found = (x, y, run / 7); break outer }
+                x += run
             }
         }
         let f = try #require(found)

@@ -437,16 +437,19 @@ def take_screenshots(args, kiosk, op, browser, tmp):
         e.evaluate("e => e.remove()")
     for tab, scene in (("score", "score"), ("paint", "paint"), ("clock", "clock")):
         kiosk.ctl("scene", scene)
+        # A fresh page, so its preview is taken after the scene changed.
         op.goto(kiosk.base + "#" + tab)
+        op.reload()
         expect(op.locator("#conn")).to_have_attribute("data-state", "live")
         if tab != "score":
-            op.wait_for_function("() => document.querySelector('#preview-img').complete && document.querySelector('#preview-img').naturalWidth > 0")
+            op.wait_for_function("() => document.querySelector('#preview-caption').textContent.startsWith('screen ·')")
         op.wait_for_timeout(300)
         op.screenshot(path=os.path.join(out, f"web-{tab}.png"))
         print(f"wrote {out}/web-{tab}.png")
     # The page on a phone beside the kiosk's screen, showing the same scoreboard.
     kiosk.ctl("scene", "score")
     op.goto(kiosk.base + "#score")
+    op.reload()
     expect(op.locator("#conn")).to_have_attribute("data-state", "live")
     op.wait_for_timeout(300)
     phone_png = os.path.join(tmp, "phone.png")
