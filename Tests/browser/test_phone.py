@@ -379,7 +379,7 @@ def run(args, res):
         # A page that still offers the button (it did not know its role) shows the refusal.
         vw.evaluate("document.body.classList.remove('viewer'); for (const b of document.querySelectorAll('[data-change]')) b.disabled = false;")
         vw.get_by_role("button", name="HOME +1", exact=True).click()
-        alert = vw.locator(".error").last
+        alert = vw.locator(".error span").last
         expect(alert).to_contain_text("403")
         res.check("viewer: the page shows the 403 and the kiosk's reason", "viewer" in alert.text_content(), alert.text_content())
         res.check("the viewer's refused tap changed nothing", kiosk.ctl_json("counter", "home", "get").get("value") == 3)
@@ -398,9 +398,19 @@ def run(args, res):
         expect(value(op, "home")).to_have_text("0")
         res.check("reset confirmed: HOME is 0", kiosk.ctl_json("counter", "home", "get").get("value") == 0)
         op.get_by_role("button", name=f"HOME {MINUS}1", exact=True).click()
-        alert = op.locator(".error").last
+        alert = op.locator(".error span").last
         expect(alert).to_contain_text("422")
         res.check("an API error is shown with its message", "HOME" in alert.text_content() and "0" in alert.text_content(), alert.text_content())
+
+        # --- The theme: the page takes the kiosk's colours, live.
+        kiosk.ctl("theme", "light")
+        expect(op.locator("body")).to_have_css("background-color", "rgb(250, 250, 250)", timeout=3000)
+        res.check("a theme switched on the kiosk repaints the page in its colours (light: #FAFAFA)", True)
+
+        # --- Revoking: the viewer's open page loses access at once and asks to pair again.
+        kiosk.ctl("devices", "revoke", "Lobby tablet")
+        expect(vw.get_by_label("Device name")).to_be_visible(timeout=5000)
+        res.check("a revoked device's open page shows the pairing form", not vw.locator(".counter").first.is_visible())
 
         # --- The connection: lost, shown, and back by itself.
         kiosk.stop()
