@@ -227,6 +227,23 @@ struct RunBench: ParsableCommand {
             res.notes.append("kioskd not built next to kioskd-bench: the daemon rows are missing (swift build -c release --product kioskd with the same --scratch-path)")
         }
 
+        if run("clock") && run("counter") {
+            log.say("phone page: tap → flip request, 100 live streams at \(main)")
+            attempt("web") {
+                let w = try WebBench.run(size: main, runs: quick ? 20 : 100, idleSeconds: idleS)
+                res.add(Row(section: "web", name: "phone tap → flip request (HTTP POST on loopback)", size: main, kioskd: .samples(w.tapToFlip),
+                            vsFloor: false, note: "target ≤ 5 ms median", key: "web.tap_to_flip"))
+                res.add(Row(section: "web", name: "clock frame p99, no live stream", size: main, kioskd: .value(w.clockP99.none, unit: "ms"),
+                            vsFloor: false, key: "web.clock_p99_none"))
+                res.add(Row(section: "web", name: "clock frame p99, \(w.streams) live streams", size: main, kioskd: .value(w.clockP99.streams, unit: "ms"),
+                            vsFloor: false, note: "target ≤ 1.1 × without", key: "web.clock_p99_streams"))
+                res.add(Row(section: "web", name: "idle CPU s/h, no live stream", size: main, kioskd: .value(w.idleCPUPerHour.none, unit: "CPU s/h"),
+                            vsFloor: false, key: "web.idle_cpu_none"))
+                res.add(Row(section: "web", name: "idle CPU s/h, \(w.streams) live streams", size: main, kioskd: .value(w.idleCPUPerHour.streams, unit: "CPU s/h"),
+                            vsFloor: false, note: "target ≤ +0.5 CPU s/h", key: "web.idle_cpu_streams"))
+            }
+        }
+
         let report = Report(results: res, main: main, quick: quick, runs: n)
         print(report.table())
         if let json { try report.writeJSON(to: json); log.say("wrote \(json)") }

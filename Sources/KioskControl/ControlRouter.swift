@@ -67,7 +67,7 @@ public enum ControlRouter {
             try r.exact(1); try r.requireMethod("POST")
             return .scene(name: try requiredString(try object(r.body), "name"))
         },
-        ControlRoute(segment: "theme", forms: ["GET /theme", "POST /theme"]) { r in
+        ControlRoute(segment: "theme", forms: ["POST /theme", "GET /theme"]) { r in
             try r.exact(1)
             if ["GET", "HEAD"].contains(r.method) { return .palette }
             try r.requireMethod("POST")

@@ -108,7 +108,7 @@ public final class Daemon {
             self.changes.noteChange()
         }
         if case .unavailable = state.durability { manager.stateWarning = "state not saved" }
-        manager.inputFilter = { [weak self] e in self?.blanking.input(e) ?? false }
+        manager.inputFilter = { [weak self] e in (self?.blanking.input(e) ?? false) || (self?.pairingKey(e) ?? false) }
         blanking.onUnblank = { [weak self] in self?.manager.setNeedsFrame(full: true) }
         themes.onChange = { [weak self] in
             self?.publishStatus()

@@ -20,6 +20,13 @@ extension Daemon {
         webLive = live
     }
 
+    /// `web.pair_key` pressed: an operator code on the screen (the key goes no further).
+    func pairingKey(_ e: InputEvent) -> Bool {
+        guard let pairing, let key = pairing.settings.pairKey, case .key(key, let state, _) = e else { return false }
+        if state == .pressed { _ = pairing.pair(role: .operator, show: true) }
+        return true
+    }
+
     /// The answer to the phone page's commands (pairing, devices, themes, paintings).
     func handleWebCommand(_ command: ControlCommand) -> ControlResponse {
         let noWeb = ControlResponse.error(404, "the web server is off: add [web] with listen = \"0.0.0.0:8080\" to the config (\(config.file))")

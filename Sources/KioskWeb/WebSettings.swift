@@ -9,6 +9,7 @@ import KioskCore
 /// pair_minutes = 5                   # how long a pairing code is valid
 /// url = "http://kiosk.local:8080/"   # the address phones use (shown as a QR code); default: http://<first LAN address>:<port>/
 /// hosts = ["kiosk.example.org"]      # further host names the page may be reached under (a reverse proxy's)
+/// pair_key = "KEY_F12"               # a key on the kiosk that shows an operator code
 /// ```
 public struct WebSettings: Sendable, Equatable {
     /// Address to bind ("0.0.0.0", "127.0.0.1", "::").
@@ -21,6 +22,8 @@ public struct WebSettings: Sendable, Equatable {
     /// Host names besides the URL's host, IP addresses and this machine's name under which the
     /// page may be reached (the `Host` and `Origin` checks).
     public var hosts: [String] = []
+    /// A key on the kiosk that opens an operator code on the screen (`pair_key = "KEY_F12"`); nil: none.
+    public var pairKey: UInt16?
 
     public init(host: String, port: Int) { self.host = host; self.port = port }
 
@@ -46,6 +49,12 @@ public struct WebSettings: Sendable, Equatable {
                 throw t.error("hosts", "entry \(i) \"\(ConfigTable.printable(h))\" is not a host name (no port, scheme or path)")
             }
             s.hosts = hs.map { $0.lowercased() }
+        }
+        if let k = try t.string("pair_key") {
+            guard let code = KeyCode.code(named: k) else {
+                throw t.error("pair_key", "unknown key name \"\(ConfigTable.printable(k))\"; expected an evdev name such as \"KEY_F12\"")
+            }
+            s.pairKey = code
         }
         try t.finish()
         return s

@@ -92,8 +92,10 @@ import Testing
         #expect(String(decoding: ControlCommand.counter(name: "HOME", op: .set, value: -5).request.body, as: UTF8.self) == #"{"value":-5}"#)
         #expect(String(decoding: ControlCommand.blank(on: true).request.body, as: UTF8.self) == #"{"on":true}"#)
         // The 404 answer lists the routes of the table, in order.
-        #expect(ControlRouter.routes == ["GET /status", "GET /outputs", "POST /scene", "POST /theme", "GET /counter/{name}",
+        #expect(ControlRouter.routes == ["GET /status", "GET /outputs", "POST /scene", "POST /theme", "GET /theme", "GET /counter/{name}",
                                          "POST /counter/{name}/{set|inc|dec|reset}", "POST /paint/{clear|undo|redo|save}",
-                                         "POST /screenshot", "POST /blank", "POST /reload"])
+                                         "POST /screenshot", "GET /screenshot", "POST /blank", "POST /reload",
+                                         "POST /pair", "GET /devices", "POST /devices/{name}/revoke", "GET /themes",
+                                         "GET /paintings", "GET /paintings/{name}"])
     }
 }

@@ -36,6 +36,7 @@ import Testing
         #expect(load("listen = \"0.0.0.0:8080\"\npair_minutes = 0")?.contains("k.toml:7: key 'web.pair_minutes': 0 is out of range, expected 1…60") == true)
         #expect(load("listen = \"0.0.0.0:8080\"\nurl = \"ftp://x/\"")?.contains("k.toml:7: key 'web.url': expected an http:// or https:// address") == true)
         #expect(load("listen = \"0.0.0.0:8080\"\nhosts = [\"a.example:80\"]")?.contains("key 'web.hosts': entry 0") == true)
+        #expect(load("listen = \"0.0.0.0:8080\"\npair_key = \"KEY_NOPE\"")?.contains("k.toml:7: key 'web.pair_key': unknown key name \"KEY_NOPE\"") == true)
         #expect(load("listen = \"0.0.0.0:8080\"\nlisten_port = 1")?.contains("key 'web.listen_port': unknown key") == true)
         let c = try DaemonConfig.load(path: { let p = "\(dir)/ok.toml"; try! "[display]\nbackend = \"headless\"\n[scene.clock]\nkind = \"clock\"\n[web]\nlisten = \"[::]:8081\"\npair_minutes = 2\n".write(toFile: p, atomically: false, encoding: .utf8); return p }(), environment: [:])
         #expect(c.web?.host == "::")

@@ -112,14 +112,15 @@ final class WebKiosk: @unchecked Sendable {
     }
 
     /// A command through the control socket, as kioskctl sends it.
-    func ctl(_ command: ControlCommand) throws -> ControlResponse {
-        try ControlClient(socketPath: "\(dir)/c.sock", timeout: 5).send(command)
+    func ctl(_ command: ControlCommand) async throws -> ControlResponse {
+        let path = "\(dir)/c.sock"
+        return try await offPool { try ControlClient(socketPath: path, timeout: 5).send(command) }
     }
 
     /// Opens a pairing code and redeems it; returns the cookie header value.
-    func pairedCookie(role: String = "operator", name: String = "phone") throws -> String {
-        let code = try ctl(.pair(role: role, show: true)).decode(PairAnswer.self).code
-        let r = try http(port, "POST", "/api/pair", body: #"{"code": "\#(code)", "name": "\#(name)"}"#)
+    func pairedCookie(role: String = "operator", name: String = "phone") async throws -> String {
+        let code = try await ctl(.pair(role: role, show: true)).decode(PairAnswer.self).code
+        let r = try await http(port, "POST", "/api/pair", body: #"{"code": "\#(code)", "name": "\#(name)"}"#)
         guard r.status == 200, let set = r.headers["set-cookie"] else { throw KioskError.control("pairing failed: \(r.status) \(r.text)") }
         return String(set.split(separator: ";")[0])
     }
@@ -127,7 +128,7 @@ final class WebKiosk: @unchecked Sendable {
     var frameCount: UInt64 { onLoop { $0.manager.frameCount } }
 }
 
-struct HTTPReply {
+struct HTTPReply: Sendable {
     var status: Int
     var headers: [String: String]
     var body: [UInt8]
@@ -135,8 +136,18 @@ struct HTTPReply {
     var error: String? { (try? JSONSerialization.jsonObject(with: Data(body)) as? [String: Any])?["error"] as? String }
 }
 
+/// Runs blocking work (sockets, the control client) on a thread of its own, never on Swift's
+/// cooperative pool: the web server's handlers run there, and a test blocking its few threads
+/// would starve them.
+func offPool<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> T {
+    try await withCheckedThrowingContinuation { c in
+        Thread { c.resume(with: Result { try body() }) }.start()
+    }
+}
+
 /// A blocking TCP connection to 127.0.0.1:port with a receive timeout.
-final class TCP {
+final class TCP: @unchecked Sendable {
+    // @unchecked: each connection is used by one test, one call at a time.
     let fd: Int32
     init(_ port: Int, timeoutSeconds: Int = 5) throws {
         fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
@@ -177,6 +188,11 @@ final class TCP {
         return out
     }
 
+    /// `read(until:)` off the cooperative pool.
+    func readAsync(until done: @escaping @Sendable ([UInt8]) -> Bool = { _ in false }) async -> [UInt8] {
+        (try? await offPool { self.read(until: done) }) ?? []
+    }
+
     /// Reads one HTTP answer with a Content-Length.
     func readReply() -> HTTPReply? {
         let raw = read { b in
@@ -210,7 +226,12 @@ final class TCP {
 
 /// One request on a new connection (Connection: close), the kiosk's host unless told otherwise.
 func http(_ port: Int, _ method: String, _ path: String, body: String? = nil, cookie: String? = nil,
-          host: String? = nil, origin: String? = nil, extraHeaders: [String] = []) throws -> HTTPReply {
+          host: String? = nil, origin: String? = nil, extraHeaders: [String] = []) async throws -> HTTPReply {
+    try await offPool { try httpBlocking(port, method, path, body: body, cookie: cookie, host: host, origin: origin, extraHeaders: extraHeaders) }
+}
+
+func httpBlocking(_ port: Int, _ method: String, _ path: String, body: String? = nil, cookie: String? = nil,
+                  host: String? = nil, origin: String? = nil, extraHeaders: [String] = []) throws -> HTTPReply {
     let c = try TCP(port)
     var req = "\(method) \(path) HTTP/1.1\r\nHost: \(host ?? "127.0.0.1:\(port)")\r\nConnection: close\r\n"
     if let cookie { req += "Cookie: \(cookie)\r\n" }
@@ -224,11 +245,11 @@ func http(_ port: Int, _ method: String, _ path: String, body: String? = nil, co
 }
 
 /// Polls `condition` every 10 ms for at most `seconds`.
-func eventually(_ seconds: Double = 5, _ condition: () -> Bool) -> Bool {
+func eventually(_ seconds: Double = 5, _ condition: () async -> Bool) async -> Bool {
     let end = Date().addingTimeInterval(seconds)
     while Date() < end {
-        if condition() { return true }
-        usleep(10_000)
+        if await condition() { return true }
+        try? await Task.sleep(nanoseconds: 10_000_000)
     }
-    return condition()
+    return await condition()
 }

@@ -1,0 +1,132 @@
+import Foundation
+import KioskControl
+import KioskCore
+@testable import KioskDaemon
+import KioskPosix
+@testable import KioskWeb
+import NIOCore
+import NIOEmbedded
+import Testing
+
+/// The built binaries next to the test bundle (or in $KIOSKD_BIN_DIR).
+enum WebBinaries {
+    static var dir: String {
+        if let d = ProcessInfo.processInfo.environment["KIOSKD_BIN_DIR"] { return d }
+        var p = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
+        if p.lastPathComponent.hasSuffix(".xctest") { p = p.deletingLastPathComponent() }
+        if !FileManager.default.isExecutableFile(atPath: p.appendingPathComponent("kioskd").path) {
+            p = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
+        }
+        return p.path
+    }
+}
+
+/// Runs a program; returns (exit status, stdout, stderr).
+func runProgram(_ path: String, _ args: [String]) async throws -> (Int32, String, String) {
+    try await offPool {
+        let p = Process()
+        p.executableURL = URL(fileURLWithPath: path)
+        p.arguments = args
+        let out = Pipe(), err = Pipe()
+        p.standardOutput = out
+        p.standardError = err
+        try p.run()
+        let o = out.fileHandleForReading.readDataToEndOfFile()
+        let e = err.fileHandleForReading.readDataToEndOfFile()
+        p.waitUntilExit()
+        return (p.terminationStatus, String(decoding: o, as: UTF8.self), String(decoding: e, as: UTF8.self))
+    }
+}
+
+/// A free loopback TCP port (bound and released).
+func freePort() -> Int {
+    let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+    defer { close(fd) }
+    var a = sockaddr_in()
+    a.sin_family = sa_family_t(AF_INET)
+    a.sin_addr.s_addr = inet_addr("127.0.0.1")
+    _ = withUnsafePointer(to: &a) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) } }
+    var len = socklen_t(MemoryLayout<sockaddr_in>.size)
+    _ = withUnsafeMutablePointer(to: &a) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &len) } }
+    return Int(UInt16(bigEndian: a.sin_port))
+}
+
+@Suite(.serialized) struct WebProcessTests {
+    /// kioskd as installed: `[web]` in the config, `kioskctl pair --print`, a phone pairing, and a
+    /// clean stop on SIGTERM with a live stream open.
+    @Test func kioskdServesThePageAndKioskctlPairsAndRevokes() async throws {
+        let kioskd = "\(WebBinaries.dir)/kioskd", ctl = "\(WebBinaries.dir)/kioskctl"
+        try #require(FileManager.default.isExecutableFile(atPath: kioskd), "build kioskd first (\(kioskd))")
+        let dir = shortDir()
+        let port = freePort()
+        let config = """
+        state_dir = "\(dir)/state"
+        [display]
+        backend = "headless"
+        headless_size = "320x180"
+        [scene.score]
+        kind = "counter"
+        [[scene.score.counter]]
+        name = "HOME"
+        [control]
+        socket = "\(dir)/c.sock"
+        [web]
+        listen = "127.0.0.1:\(port)"
+        """
+        try config.write(toFile: "\(dir)/k.toml", atomically: false, encoding: .utf8)
+        let p = Process()
+        p.executableURL = URL(fileURLWithPath: kioskd)
+        p.arguments = ["--config", "\(dir)/k.toml"]
+        p.standardError = FileHandle(forWritingAtPath: "/dev/null")
+        try p.run()
+        defer { if p.isRunning { kill(p.processIdentifier, SIGKILL) } }
+        #expect(await eventually(30) { (try? await http(port, "GET", "/")).map { $0.status == 200 } ?? false }, "the page is served")
+
+        let (code, out, err) = try await runProgram(ctl, ["pair", "--print", "--role", "viewer", "--socket", "\(dir)/c.sock"])
+        #expect(code == 0, "\(err)")
+        let lines = out.split(separator: "\n")
+        let pairCode = try #require(lines.first { $0.hasPrefix("code: ") }.map { String($0.dropFirst(6)) })
+        #expect(lines.contains { $0 == "url:  http://127.0.0.1:\(port)/#pair=\(pairCode)" }, "\(out)")
+        #expect(lines.contains("role: viewer"))
+        let r = try await http(port, "POST", "/api/pair", body: #"{"code": "\#(pairCode)", "name": "Anna's phone"}"#)
+        #expect(r.status == 200)
+        let cookie = String(try #require(r.headers["set-cookie"]).split(separator: ";")[0])
+        #expect(try await http(port, "GET", "/api/counter/HOME", cookie: cookie).status == 200)
+        #expect(try await http(port, "POST", "/api/counter/HOME/inc", cookie: cookie).status == 403)
+
+        let (_, list, _) = try await runProgram(ctl, ["devices", "--socket", "\(dir)/c.sock"])
+        #expect(list.hasPrefix("Anna's phone\tviewer\tpaired "), "\(list)")
+        // A live stream open while kioskd stops.
+        let stream = try TCP(port)
+        stream.send("GET /api/events HTTP/1.1\r\nHost: 127.0.0.1:\(port)\r\nCookie: \(cookie)\r\n\r\n")
+        _ = await stream.readAsync { String(decoding: $0, as: UTF8.self).contains("event: theme") }
+        let (rc, revoked, _) = try await runProgram(ctl, ["devices", "revoke", "Anna's phone", "--socket", "\(dir)/c.sock"])
+        #expect(rc == 0 && revoked == "revoked: Anna's phone\n")
+        #expect(try await http(port, "GET", "/api/counter/HOME", cookie: cookie).status == 401)
+        let (none, _, noneErr) = try await runProgram(ctl, ["devices", "revoke", "nobody", "--socket", "\(dir)/c.sock"])
+        #expect(none == 1 && noneErr.contains("no paired device named 'nobody'"))
+
+        kill(p.processIdentifier, SIGTERM)
+        #expect(await eventually(10) { !p.isRunning }, "kioskd stops on SIGTERM")
+        #expect(p.terminationStatus == 0)
+    }
+}
+
+@Suite struct WebStreamQueueTests {
+    @Test func aReaderThatFallsBehindIsDroppedAndStreamsAreCapped() async throws {
+        var limits = WebLimits()
+        limits.streamQueue = 2
+        limits.maxStreams = 1
+        let streams = WebStreams(limits: limits)
+        let ch = EmbeddedChannel()
+        try await ch.connect(to: SocketAddress(ipAddress: "127.0.0.1", port: 1)).get()
+        let (id, events) = try #require(streams.add(device: "d", channel: ch))
+        #expect(streams.add(device: "e", channel: ch) == nil, "at most maxStreams at once")
+        for _ in 0..<3 { streams.send(ByteBuffer(string: "event: state\ndata: {}\n\n"), to: id) }
+        #expect(streams.count == 0, "the third event overflowed the queue of 2: the reader is dropped")
+        #expect(!ch.isActive, "its connection is closed")
+        var got = 0
+        for await _ in events { got += 1 }
+        #expect(got == 2, "what was queued is still delivered, then the stream ends")
+    }
+}
