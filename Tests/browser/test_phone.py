@@ -402,6 +402,13 @@ def run(args, res):
         expect(alert).to_contain_text("422")
         res.check("an API error is shown with its message", "HOME" in alert.text_content() and "0" in alert.text_content(), alert.text_content())
 
+        op.get_by_role("button", name="HOME set to…", exact=True).click()
+        setto = op.locator("#setto")
+        setto.get_by_label("Value").fill("12")
+        setto.get_by_role("button", name="Set", exact=True).click()
+        expect(value(op, "home")).to_have_text("12")
+        res.check("set to… 12: the page and kioskctl say 12", kiosk.ctl_json("counter", "home", "get").get("value") == 12)
+
         # --- The theme: the page takes the kiosk's colours, live.
         kiosk.ctl("theme", "light")
         expect(op.locator("body")).to_have_css("background-color", "rgb(250, 250, 250)", timeout=3000)
