@@ -4,6 +4,7 @@ import KioskCore
 import KioskPosix
 import KioskWeb
 import Logging
+import NIOConcurrencyHelpers
 
 /// Pairing codes and paired devices, on the render loop's thread.
 ///
@@ -47,6 +48,9 @@ public final class PairingBook {
     /// The port the web server listens on (known once it does; the page's URL uses it).
     public var boundPort: Int?
 
+    /// The paired devices by token hash, readable from any thread: the web server checks a
+    /// request's cookie without waiting for the render loop.
+    let directory = DeviceDirectory()
     /// How long a code is valid (`pair_minutes`).
     var codeLifetimeNs: Int64
     /// Monotonic now in nanoseconds (tests move it).
@@ -72,6 +76,7 @@ public final class PairingBook {
                              metadata: ["state.key": "\(PairingBook.stateKey)", "error": "\(error)"])
             }
         }
+        directory.set(records)
     }
 
     // MARK: codes
@@ -172,6 +177,7 @@ public final class PairingBook {
         records.append(record)
         do { try persist() } catch {
             records.removeLast()
+            directory.set(records)
             logger.error("cannot save the paired device; not paired", metadata: ["error": "\(error)"])
             return .refused(.error(500, "cannot save the paired device: \(error); not paired (the code stays valid)"))
         }
@@ -183,8 +189,11 @@ public final class PairingBook {
     // MARK: devices
 
     /// The device holding `token`; notes its last use (saved at most once a minute).
-    func device(token: String) -> WebDevice? {
-        let hash = SHA256.hex(Array(token.utf8))
+    func device(token: String) -> WebDevice? { noteUse(hash: SHA256.hex(Array(token.utf8))) }
+
+    /// Notes the use of the device with this token hash; returns it (nil: none).
+    @discardableResult
+    func noteUse(hash: String) -> WebDevice? {
         guard let i = records.firstIndex(where: { $0.tokenHash == hash }) else { return nil }
         records[i].lastUse = wallNow()
         let now = monotonicNow()
@@ -209,6 +218,7 @@ public final class PairingBook {
         let removed = records.remove(at: i)
         do { try persist() } catch {
             records.insert(removed, at: i)
+            directory.set(records)
             return .error(500, "cannot save the revocation of '\(name)': \(error); the device stays paired")
         }
         onRevoke?(name)
@@ -217,6 +227,7 @@ public final class PairingBook {
     }
 
     private func persist() throws {
+        directory.set(records)
         let e = JSONEncoder()
         e.outputFormatting = [.sortedKeys]
         let text = String(decoding: try e.encode(records), as: UTF8.self)
@@ -244,4 +255,17 @@ public final class PairingBook {
         for i in x.indices { d |= x[i] ^ y[i] }
         return d == 0
     }
+}
+
+/// Token hash → device, behind a lock (written on the render loop, read by the web server).
+final class DeviceDirectory: Sendable {
+    private let devices = NIOLockedValueBox<[String: WebDevice]>([:])
+
+    func set(_ records: [PairingBook.Record]) {
+        var d: [String: WebDevice] = [:]
+        for r in records { d[r.tokenHash] = WebDevice(name: r.name, role: r.role) }
+        devices.withLockedValue { $0 = d }
+    }
+
+    func device(hash: String) -> WebDevice? { devices.withLockedValue { $0[hash] } }
 }

@@ -153,6 +153,7 @@ final class WebLive {
 struct DaemonWebBackend: WebBackend {
     let daemon: LoopBound<Daemon>
     let limits: ControlLimits
+    let directory: DeviceDirectory
 
     private func onLoop<T: Sendable>(_ body: @escaping @Sendable (Daemon) -> T) async -> T {
         await withCheckedContinuation { c in daemon.post { d in c.resume(returning: body(d)) } }
@@ -181,8 +182,13 @@ struct DaemonWebBackend: WebBackend {
         }
     }
 
+    /// Checked without the render loop (a busy loop must not hold the request past its
+    /// deadline); the last use is noted on the loop afterwards.
     func device(token: String) async -> WebDevice? {
-        await onLoop { d in d.pairing?.device(token: token) }
+        let hash = SHA256.hex(Array(token.utf8))
+        guard let device = directory.device(hash: hash) else { return nil }
+        daemon.post { d in d.pairing?.noteUse(hash: hash) }
+        return device
     }
 
     func redeem(code: String, name: String, client: String) async -> WebRedeemResult {
@@ -244,7 +250,8 @@ public enum WebService {
     public static func make(settings: WebSettings, limits: WebLimits = WebLimits(), daemon: Daemon, logger: Logger) -> WebServer {
         daemon.enableWeb(settings)
         let bound = LoopBound(daemon, loop: daemon.loop)
-        return WebServer(settings: settings, limits: limits, backend: DaemonWebBackend(daemon: bound, limits: limits.control), logger: logger,
+        let backend = DaemonWebBackend(daemon: bound, limits: limits.control, directory: daemon.pairing!.directory)
+        return WebServer(settings: settings, limits: limits, backend: backend, logger: logger,
                          onListening: { port in bound.post { $0.pairing?.boundPort = port } })
     }
 }

@@ -101,6 +101,32 @@ import Testing
         await k.stop()
     }
 
+    @Test func oversizedHeadersGet431() async throws {
+        let k = WebKiosk()
+        try await k.start()
+        let r = try await http(k.port, "GET", "/api/status", extraHeaders: ["X-Big: " + String(repeating: "a", count: 100 * 1024)])
+        #expect(r.status == 431)
+        #expect(r.error?.hasPrefix("malformed HTTP request") == true)
+        try await expectAlive(k, "after oversized headers")
+        await k.stop()
+    }
+
+    @Test func aRequestTheBusyLoopDoesNotStartInTimeIs503AndNeverCarriedOut() async throws {
+        let k = WebKiosk()
+        var limits = WebLimits()
+        limits.control.requestTimeout = .milliseconds(300)
+        try await k.start(limits: limits)
+        let cookie = try await k.pairedCookie()
+        k.daemon.post { _ in usleep(1_500_000) }  // the render loop is busy for 1.5 s
+        let t0 = Date()
+        let r = try await http(k.port, "POST", "/api/counter/HOME/inc", cookie: cookie)
+        #expect(r.status == 503)
+        #expect(r.error == "kioskd is busy: the render loop did not start the request within 300 ms; not carried out")
+        #expect(Date().timeIntervalSince(t0) < 1.4, "answered at the deadline, not when the loop is free")
+        #expect(try await k.ctl(.counter(name: "HOME", op: .get, value: nil)).decode(CounterAnswer.self).value == 0, "never carried out")
+        await k.stop()
+    }
+
     @Test func slowHeadersGet408AndAnIdleConnectionIsClosed() async throws {
         let k = WebKiosk()
         var limits = WebLimits()
