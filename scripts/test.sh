@@ -20,6 +20,8 @@ export KIOSK_SLOW_TESTS="${KIOSK_SLOW_TESTS:-1}"
 # (KIOSK_VM_TESTS=0 skips them). They wait on QEMU for tens of seconds at a time, which would
 # hold the test runner's threads away from the timing-sensitive daemon tests.
 swift test --skip-build --skip VMTests 2>&1 | tee .build/test-output.txt
+# The phone page in a real browser (headless chromium + Playwright); KIOSK_BROWSER_TESTS=0 skips it.
+if [ "${KIOSK_BROWSER_TESTS:-1}" = 1 ]; then bash scripts/browser-test.sh; fi
 # The kernel-test harness itself (no VM): its oracles and waits (scripts/vm/test_vmharness.py),
 # and every guest shell script it runs in the VM, through shellcheck.
 python3 -m unittest discover -s scripts/vm -p 'test_*.py'

@@ -87,6 +87,7 @@ public final class SceneManager {
     var orbit = OrbitComposer()
     /// A pairing code being offered to a phone (drawn over every scene while set); nil: none.
     public var pairingPrompt: PairingPrompt? { didSet { if started { setNeedsFrame() } } }
+    private var pairing = PairingOverlay()
 
     /// Called once, after the first frame was presented (systemd READY=1).
     public var onFirstFrame: (() -> Void)?
@@ -286,6 +287,7 @@ public final class SceneManager {
         if canvas?.size != size {
             cursor.resize(to: size)
             warning.resize()
+            pairing.resize()
             do { canvas = try Canvas(size: size) } catch {
                 logger.error("cannot create the frame canvas", metadata: ["size": "\(size)", "error": "\(error)"])
                 canvas = nil
@@ -313,12 +315,15 @@ public final class SceneManager {
         guard dirty, display.canPresent, let canvas else { return }
         let t0 = nowNanos(.monotonic)
         let uncovered = cursor.remove(from: canvas)
+        let unprompted = pairing.remove(from: canvas)
         let unmarked = warning.remove(from: canvas)
         var damage = drawScene(into: canvas, full: needsFull)
         if needsFull { damage = Damage.full(canvas.size) }
         if let r = uncovered { damage.add(r) }
         if let r = unmarked { damage.add(r) }
+        if let r = unprompted { damage.add(r) }
         if let text = stateWarning, let r = warning.draw(text, on: canvas, theme: theme) { damage.add(r) }
+        if let p = pairingPrompt, let r = pairing.draw(url: p.url, code: p.code, on: canvas, theme: theme) { damage.add(r) }
         if showsCursor, let r = cursor.draw(on: canvas, palette: theme.palette) { damage.add(r) }
         damage = damage.clipped(to: Rect(size: canvas.size))
         dirty = false

@@ -1,19 +1,20 @@
-/// The phone page's files, served by kioskd itself (no CDN, no build step).
+/// The phone page's files (`Assets/`: HTML, CSS, JavaScript, an icon), embedded in the binary at
+/// build time (SwiftPM `embedInCode`): kioskd serves them itself, with no CDN and no build step.
 public enum WebAssets {
-    /// The file at `path` ("/" is the page): its content type and bytes; nil: no such file.
+    /// The file at `path` ("/" is the page, "/app.js" …): its content type and bytes; nil: no such file.
     public static func file(_ path: String) -> (contentType: String, body: [UInt8])? {
-        switch path {
-        case "/", "/index.html":
-            return ("text/html; charset=utf-8", Array(page.utf8))
-        default:
-            return nil
+        var name = path
+        if let q = name.firstIndex(where: { $0 == "?" || $0 == "#" }) { name = String(name[..<q]) }
+        while name.hasPrefix("/") { name.removeFirst() }
+        switch name {
+        case "", "index.html": return ("text/html; charset=utf-8", PackageResources.index_html)
+        case "app.js": return ("text/javascript; charset=utf-8", PackageResources.app_js)
+        case "style.css": return ("text/css; charset=utf-8", PackageResources.style_css)
+        case "icon.svg": return ("image/svg+xml", PackageResources.icon_svg)
+        default: return nil
         }
     }
 
-    private static let page = """
-    <!doctype html>
-    <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
-    <title>kioskd</title></head>
-    <body><h1>kioskd</h1><p>Pair this device with the code shown on the kiosk's screen.</p></body></html>
-    """
+    /// Every file served, by path.
+    public static let paths = ["/", "/index.html", "/app.js", "/style.css", "/icon.svg"]
 }

@@ -1,0 +1,128 @@
+import CQRencode
+import KioskCore
+import KioskRender
+
+/// A QR code symbol: a square of dark and light modules (libqrencode's `QRcode`, copied out
+/// and freed at once).
+struct QRCode: Sendable, Equatable {
+    /// Modules per side (without the quiet zone).
+    let width: Int
+    /// Row by row, true for a dark module.
+    let modules: [Bool]
+
+    /// Encodes `text` as 8-bit data with error correction level M, in the smallest version that
+    /// holds it (QRcode_encodeString, mode QR_MODE_8).
+    init(encoding text: String) throws {
+        guard !text.isEmpty else { throw KioskError(.render, "cannot encode an empty text as a QR code") }
+        guard let code = QRcode_encodeString(text, 0, QR_ECLEVEL_M, QR_MODE_8, 1) else {
+            throw KioskError(.render, "QRcode_encodeString failed for a text of \(text.utf8.count) bytes (the limit is 2331 at level M)")
+        }
+        defer { QRcode_free(code) }
+        let n = Int(code.pointee.width)
+        width = n
+        // Bit 0 of each byte is the module's colour (1 = dark); the other bits are libqrencode's bookkeeping.
+        modules = (0..<(n * n)).map { code.pointee.data[$0] & 1 == 1 }
+    }
+
+    func isDark(x: Int, y: Int) -> Bool { modules[y * width + x] }
+}
+
+/// The pairing prompt drawn over the scene: a QR code of the page's URL (which carries the
+/// one-time code) and the code in large text, on a card in the theme's lightest colour with
+/// the modules in its darkest. The frame pixels it covers are put back before the scene draws
+/// again, so scenes never see it.
+struct PairingOverlay {
+    /// The quiet zone around the symbol, in modules (the QR specification's minimum).
+    static let quietZone = 4
+    /// Below this contrast between the card and the modules, black on white is used instead.
+    static let minimumContrast = 7.0
+
+    private var under: SavedPixels?
+    private var symbol: (text: String, code: QRCode)?
+
+    /// The screen changed size: the pixels kept are stale.
+    mutating func resize() { under = nil }
+
+    /// Puts back the pixels under the prompt; returns where.
+    mutating func remove(from canvas: Canvas) -> Rect? {
+        defer { under = nil }
+        return under?.restore(to: canvas)
+    }
+
+    /// The card and module colours for `palette`: its lightest and darkest colour (background and
+    /// text first), or white and black when no pair of its colours contrasts by `minimumContrast`.
+    static func colors(_ palette: Palette) -> (light: Color, dark: Color) {
+        func ordered(_ a: Color, _ b: Color) -> (light: Color, dark: Color) {
+            a.relativeLuminance >= b.relativeLuminance ? (a, b) : (b, a)
+        }
+        let plain = ordered(palette.background, palette.text)
+        if plain.light.contrastRatio(with: plain.dark) >= minimumContrast { return plain }
+        let all = [palette.background, palette.text, palette.primary, palette.secondary, palette.highlight, palette.neutral]
+        let light = all.max { $0.relativeLuminance < $1.relativeLuminance }!
+        let dark = all.min { $0.relativeLuminance < $1.relativeLuminance }!
+        if light.contrastRatio(with: dark) >= minimumContrast { return (light, dark) }
+        return (.white, .black)
+    }
+
+    /// Keeps the pixels under the prompt, then draws it centred on the canvas; returns where
+    /// (nil when the URL cannot be encoded).
+    mutating func draw(url: String, code: String, on canvas: Canvas, theme: Theme) -> Rect? {
+        let qr: QRCode
+        if let s = symbol, s.text == url { qr = s.code } else {
+            guard let made = try? QRCode(encoding: url) else { return nil }
+            symbol = (url, made)
+            qr = made
+        }
+        let (light, dark) = Self.colors(theme.palette)
+        let w = Double(canvas.size.width), h = Double(canvas.size.height)
+        let s = min(w, h)
+        let pad = (s * 0.03).rounded()
+        let titlePx = max(10, s * 0.04), codePx = max(16, s * 0.1), urlPx = max(8, s * 0.026)
+        let title = "Scan to pair a phone"
+        let titleH = canvas.measure(title, theme.fonts.body, px: titlePx).height
+        let codeH = canvas.measure(code, theme.fonts.heading, px: codePx).height
+        let urlH = canvas.measure(url, theme.fonts.caption, px: urlPx).height
+        let textH = titleH + codeH + urlH + 5 * pad
+        // The symbol with its quiet zone, in whole pixels a module, as large as fits.
+        let side = qr.width + 2 * Self.quietZone
+        let room = min(s * 0.62, h - textH - 2 * pad, w - 2 * pad)
+        let module = max(1, Int(room / Double(side)))
+        let qrSide = Double(module * side)
+        let cardW = min(w, max(qrSide, canvas.measure(code, theme.fonts.heading, px: codePx).width) + 2 * pad)
+        let cardH = min(h, qrSide + textH)
+        let x0 = ((w - cardW) / 2).rounded(.down), y0 = ((h - cardH) / 2).rounded(.down)
+        let r = Rect.covering(minX: x0, minY: y0, maxX: x0 + cardW, maxY: y0 + cardH).intersection(Rect(size: canvas.size))
+        guard !r.isEmpty else { return nil }
+        under = SavedPixels(r, of: canvas)
+        canvas.withClip(r) {
+            canvas.fill(r, light)
+            // An outline in the dark colour sets the card off from a light scene; a band of the
+            // theme's primary colour on top.
+            let edge = max(2, Int(pad / 8))
+            for side in [Rect(x: r.x, y: r.y, width: r.width, height: edge), Rect(x: r.x, y: r.maxY - edge, width: r.width, height: edge),
+                         Rect(x: r.x, y: r.y, width: edge, height: r.height), Rect(x: r.maxX - edge, y: r.y, width: edge, height: r.height)] {
+                canvas.fill(side, dark)
+            }
+            canvas.fill(Rect(x: r.x, y: r.y, width: r.width, height: max(2, Int(pad / 4))), theme.palette.primary)
+            var y = y0 + pad
+            canvas.drawText(title, theme.fonts.body, px: titlePx, color: dark, in: (x0, y, cardW, titleH))
+            y += titleH + pad
+            let qx = Int(x0 + (cardW - qrSide) / 2) + Self.quietZone * module, qy = Int(y) + Self.quietZone * module
+            for row in 0..<qr.width {
+                // One rectangle per run of dark modules in a row.
+                var col = 0
+                while col < qr.width {
+                    guard qr.isDark(x: col, y: row) else { col += 1; continue }
+                    let start = col
+                    while col < qr.width, qr.isDark(x: col, y: row) { col += 1 }
+                    canvas.fill(Rect(x: qx + start * module, y: qy + row * module, width: (col - start) * module, height: module), dark)
+                }
+            }
+            y += qrSide + pad
+            canvas.drawText(code, theme.fonts.heading, px: codePx, color: dark, in: (x0, y, cardW, codeH))
+            y += codeH + pad
+            canvas.drawText(url, theme.fonts.caption, px: urlPx, color: dark, in: (x0 + pad, y, cardW - 2 * pad, urlH))
+        }
+        return r
+    }
+}

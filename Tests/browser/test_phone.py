@@ -1,0 +1,507 @@
+#!/usr/bin/env python3
+"""The phone page in a real browser: Debian's chromium, driven headless by Playwright.
+
+Starts kioskd (headless backend; a scoreboard with counters HOME and AWAY, a paint and a clock
+scene; [web] on a free loopback port), pairs a phone-sized page (390 x 844) with a code from
+`kioskctl pair --print`, taps `HOME +1` three times and `AWAY +1` once, and checks what the page,
+`kioskctl` and the kiosk's screen say. A second browser context pairs as a viewer by scanning
+the QR code on the kiosk's screen (zbarimg reads it from `kioskctl screenshot`), sees the taps
+live and is refused changes.
+
+    test_phone.py [--bin DIR] [--chromium PATH] [--screenshots DIR]
+
+--screenshots also writes the page's scoreboard, paint and clock views (web-score.png,
+web-paint.png, web-clock.png) and the page beside the kiosk's screen (web-phone-and-kiosk.png).
+Prints one line per check and ends with "N passed, N failed"; exit status 1 when a check failed.
+"""
+import argparse
+import json
+import os
+import shutil
+import socket
+import struct
+import subprocess
+import sys
+import tempfile
+import time
+import zlib
+
+from playwright.sync_api import sync_playwright, expect
+
+PHONE = {"width": 390, "height": 844}
+SCREEN = (1280, 720)
+LIVE_MS = 200          # a change appears on every open page within this
+MINUS = "\u2212"
+
+
+# ---------------------------------------------------------------- results
+
+class Results:
+    def __init__(self):
+        self.passed = 0
+        self.failed = 0
+
+    def check(self, name, ok, detail=""):
+        if ok:
+            self.passed += 1
+            print(f"ok    {name}" + (f": {detail}" if detail else ""), flush=True)
+        else:
+            self.failed += 1
+            print(f"FAIL  {name}" + (f": {detail}" if detail else ""), flush=True)
+        return ok
+
+
+class Stop(Exception):
+    """A step the later checks depend on failed."""
+
+
+# ---------------------------------------------------------------- PNG (no imaging library needed)
+
+def read_png(path):
+    """Decodes an 8-bit, non-interlaced RGB or RGBA PNG (what cairo writes); returns (w, h, rows of (r, g, b))."""
+    data = open(path, "rb").read()
+    if data[:8] != b"\x89PNG\r\n\x1a\n":
+        raise ValueError(f"{path}: not a PNG")
+    pos, idat, w = 8, b"", None
+    while pos < len(data):
+        n, kind = struct.unpack(">I4s", data[pos:pos + 8])
+        body = data[pos + 8:pos + 8 + n]
+        pos += 12 + n
+        if kind == b"IHDR":
+            w, h, depth, color, _, _, interlace = struct.unpack(">IIBBBBB", body)
+            if depth != 8 or color not in (2, 6) or interlace:
+                raise ValueError(f"{path}: PNG depth {depth} colour type {color} interlace {interlace} not supported")
+            bpp = 3 if color == 2 else 4
+        elif kind == b"IDAT":
+            idat += body
+        elif kind == b"IEND":
+            break
+    raw = zlib.decompress(idat)
+    stride = w * bpp
+    rows, prev = [], bytearray(stride)
+    for y in range(h):
+        f = raw[y * (stride + 1)]
+        line = bytearray(raw[y * (stride + 1) + 1:(y + 1) * (stride + 1)])
+        for i in range(stride):
+            a = line[i - bpp] if i >= bpp else 0
+            b = prev[i]
+            c = prev[i - bpp] if i >= bpp else 0
+            if f == 1:
+                line[i] = (line[i] + a) & 255
+            elif f == 2:
+                line[i] = (line[i] + b) & 255
+            elif f == 3:
+                line[i] = (line[i] + (a + b) // 2) & 255
+            elif f == 4:
+                p = a + b - c
+                pa, pb, pc = abs(p - a), abs(p - b), abs(p - c)
+                line[i] = (line[i] + (a if pa <= pb and pa <= pc else b if pb <= pc else c)) & 255
+        rows.append(bytes(line) if bpp == 3 else bytes(line[i] for i in range(stride) if i % 4 < 3))
+        prev = line
+    return w, h, rows
+
+
+def differing(a, b, box):
+    """Pixels that differ between two decoded PNGs inside box (x0, y0, x1, y1)."""
+    x0, y0, x1, y1 = box
+    n = 0
+    for y in range(y0, y1):
+        ra, rb = a[2][y], b[2][y]
+        for x in range(x0, x1):
+            if ra[3 * x:3 * x + 3] != rb[3 * x:3 * x + 3]:
+                n += 1
+    return n
+
+
+# ---------------------------------------------------------------- kioskd
+
+def free_port():
+    s = socket.socket()
+    s.bind(("127.0.0.1", 0))
+    port = s.getsockname()[1]
+    s.close()
+    return port
+
+
+class Kiosk:
+    def __init__(self, bindir, tmp):
+        self.kioskd = os.path.join(bindir, "kioskd")
+        self.kioskctl_bin = os.path.join(bindir, "kioskctl")
+        for b in (self.kioskd, self.kioskctl_bin):
+            if not os.access(b, os.X_OK):
+                raise Stop(f"no {b}: build kioskd and kioskctl first (swift build), or pass --bin")
+        self.dir = tmp
+        self.sock = os.path.join(tmp, "c.sock")
+        self.port = free_port()
+        self.base = f"http://127.0.0.1:{self.port}/"
+        state = os.path.join(tmp, "state")
+        os.makedirs(os.path.join(state, "paintings"))
+        self.config = os.path.join(tmp, "kioskd.toml")
+        with open(self.config, "w") as f:
+            f.write(f"""state_dir = "{state}"
+theme = "default"
+[display]
+backend = "headless"
+headless_size = "{SCREEN[0]}x{SCREEN[1]}"
+[scenes]
+order = ["score", "paint", "clock"]
+[scene.score]
+kind = "counter"
+digits = 3
+roll_ms = 0
+[[scene.score.counter]]
+name = "home"
+label = "HOME"
+[[scene.score.counter]]
+name = "away"
+label = "AWAY"
+[scene.paint]
+kind = "paint"
+[scene.clock]
+kind = "clock"
+time_zone = "UTC"
+[control]
+socket = "{self.sock}"
+[web]
+listen = "127.0.0.1:{self.port}"
+url = "{self.base}"
+""")
+        self.log_path = os.path.join(tmp, "kioskd.log")
+        self.proc = None
+
+    def add_painting(self, png):
+        """A saved painting for the gallery (as the paint scene's idle save leaves them)."""
+        shutil.copy(png, os.path.join(self.dir, "state", "paintings", "painting-20261124-101500.png"))
+
+    def start(self):
+        self.log = open(self.log_path, "w")
+        self.proc = subprocess.Popen([self.kioskd, "--config", self.config, "--log-level", "info"],
+                                     stdout=self.log, stderr=subprocess.STDOUT)
+        deadline = time.monotonic() + 60
+        while True:
+            if self.proc.poll() is not None:
+                raise Stop(f"kioskd exited with {self.proc.returncode}:\n{self.log_text()}")
+            if time.monotonic() > deadline:
+                raise Stop(f"kioskd did not answer status and listen on port {self.port} within 60 s:\n{self.log_text()}")
+            if os.path.exists(self.sock) and self.ctl("status", check=False).returncode == 0:
+                try:
+                    socket.create_connection(("127.0.0.1", self.port), timeout=1).close()
+                    return
+                except OSError:
+                    pass
+            time.sleep(0.05)  # bounded polling of "kioskd answers and listens"
+
+    def log_text(self):
+        try:
+            return open(self.log_path).read()[-4000:]
+        except OSError:
+            return ""
+
+    def ctl(self, *args, check=True):
+        r = subprocess.run([self.kioskctl_bin, *args, "--socket", self.sock], capture_output=True, text=True, timeout=30)
+        if check and r.returncode != 0:
+            raise Stop(f"kioskctl {' '.join(args)} exited {r.returncode}: {r.stdout}{r.stderr}")
+        return r
+
+    def ctl_json(self, *args):
+        return json.loads(self.ctl(*args, "--json").stdout)
+
+    def screenshot(self, path):
+        self.ctl("screenshot", path)
+        return read_png(path)
+
+    def stop(self):
+        if self.proc and self.proc.poll() is None:
+            self.proc.terminate()
+            try:
+                self.proc.wait(10)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+
+
+def zbar(path):
+    """The QR codes zbarimg reads in a PNG (an empty list when none)."""
+    r = subprocess.run(["zbarimg", "--quiet", "--raw", "-Sdisable", "-Sqrcode.enable", path],
+                       capture_output=True, text=True, timeout=60)
+    return [line for line in r.stdout.splitlines() if line]
+
+
+# ---------------------------------------------------------------- the page
+
+# Records, in the page, when each counter's value changed (epoch ms) and when each button was
+# pressed, from the DOM itself.
+RECORDER = """
+(() => {
+  window.__changes = [];
+  window.__taps = [];
+  const now = () => performance.timeOrigin + performance.now();
+  document.addEventListener('click', e => {
+    const b = e.target.closest('button');
+    if (b) window.__taps.push({label: b.getAttribute('aria-label'), t: now()});
+  }, true);
+  new MutationObserver(() => {
+    for (const card of document.querySelectorAll('.counter')) {
+      const v = card.querySelector('.value').textContent;
+      const last = [...window.__changes].reverse().find(c => c.counter === card.dataset.counter);
+      if (!last || last.value !== v) window.__changes.push({counter: card.dataset.counter, value: v, t: now()});
+    }
+  }).observe(document.body, {subtree: true, childList: true, characterData: true});
+})();
+"""
+
+
+def value(page, counter):
+    return page.locator(f'[data-counter="{counter}"] .value')
+
+
+def pair_page(page, url, name):
+    page.goto(url)
+    expect(page.get_by_label("Device name")).to_be_visible()
+    page.get_by_label("Device name").fill(name)
+    page.get_by_role("button", name="Pair", exact=True).click()
+    expect(page.locator("#conn")).to_have_attribute("data-state", "live", timeout=10000)
+
+
+def run(args, res):
+    tmp = tempfile.mkdtemp(prefix="k-pw-", dir="/tmp")
+    kiosk = Kiosk(args.bin, tmp)
+    here = os.path.dirname(os.path.abspath(__file__))
+    repo = os.path.dirname(os.path.dirname(here))
+    if args.screenshots:
+        kiosk.add_painting(os.path.join(repo, "docs", "screenshots", "paint.png"))
+    kiosk.start()
+    pw = sync_playwright().start()
+    browser = pw.chromium.launch(executable_path=args.chromium, headless=True)
+    try:
+        phone = dict(viewport=PHONE, device_scale_factor=2 if args.screenshots else 1, is_mobile=True, has_touch=True)
+        operator_ctx = browser.new_context(**phone)
+        viewer_ctx = browser.new_context(**phone)
+        op = operator_ctx.new_page()
+        vw = viewer_ctx.new_page()
+        errors = []
+        for p in (op, vw):
+            p.on("pageerror", lambda e: errors.append(str(e)))
+
+        # --- Pairing: the operator types nothing but a name (the code comes in the URL).
+        paired = kiosk.ctl_json("pair", "--print")
+        res.check("kioskctl pair --print gives a code and the page's URL with it",
+                  paired.get("code") and paired.get("url", "").startswith(kiosk.base) and paired["code"] in paired["url"], json.dumps(paired))
+        pair_page(op, paired["url"], "Scorekeeper's phone")
+        res.check("operator paired: the scoreboard shows HOME and AWAY",
+                  op.get_by_role("button", name="HOME +1", exact=True).is_visible()
+                  and op.get_by_role("button", name="AWAY +1", exact=True).is_visible())
+        res.check("operator: the pairing code is gone from the address bar", paired["code"] not in op.url, op.url)
+        reused = op.request.post(kiosk.base + "api/pair", data={"code": paired["code"], "name": "again"})
+        res.check("a used code is refused", reused.status in (401, 403, 404, 410), f"HTTP {reused.status} {reused.text()}")
+
+        # --- The viewer scans the QR code on the kiosk's screen.
+        shown = kiosk.ctl_json("pair", "--role", "viewer")
+        qr_png = os.path.join(tmp, "qr.png")
+        kiosk.screenshot(qr_png)
+        if shutil.which("zbarimg"):
+            codes = zbar(qr_png)
+            res.check("the kiosk's screen shows a QR code of exactly the viewer's URL", codes == [shown["url"]], f"{codes} vs {shown['url']}")
+            if args.screenshots:
+                shutil.copy(qr_png, os.path.join(args.screenshots, "web-pairing-qr.png"))
+        else:
+            print("skip  QR code on the screen: zbarimg is not installed (apt-get install zbar-tools)")
+        pair_page(vw, shown["url"], "Lobby tablet")
+        res.check("viewer paired: its page knows it is a viewer",
+                  vw.locator("#viewer-note").is_visible() and not vw.get_by_role("button", name="HOME +1", exact=True).is_visible())
+        gone_png = os.path.join(tmp, "gone.png")
+        deadline = time.monotonic() + 5
+        while True:
+            kiosk.screenshot(gone_png)
+            left = zbar(gone_png) if shutil.which("zbarimg") else []
+            if not left or time.monotonic() > deadline:
+                break
+            time.sleep(0.05)  # bounded polling of "the overlay is gone"
+        res.check("the QR code is gone from the screen once used", left == [], f"{left}")
+
+        # --- Taps.
+        before_png = os.path.join(tmp, "before.png")
+        before = kiosk.screenshot(before_png)
+        for p in (op, vw):
+            p.evaluate(RECORDER)
+        home_inc = op.get_by_role("button", name="HOME +1", exact=True)
+        for _ in range(3):
+            home_inc.click()
+        op.get_by_role("button", name="AWAY +1", exact=True).click()
+        expect(value(op, "home")).to_have_text("3")
+        expect(value(op, "away")).to_have_text("1")
+        res.check("operator's page shows HOME 3 and AWAY 1", True,
+                  f"{value(op, 'home').text_content()} and {value(op, 'away').text_content()}")
+        expect(value(vw, "home")).to_have_text("3")
+        expect(value(vw, "away")).to_have_text("1")
+        res.check("viewer's page shows HOME 3 and AWAY 1", True)
+
+        got = kiosk.ctl_json("counter", "home", "get")
+        res.check("kioskctl counter home get says 3", got.get("value") == 3, json.dumps(got))
+        r = kiosk.ctl("counter", "home", "get")
+        res.check("kioskctl counter home get prints 3", r.stdout.strip().split()[-1] == "3", r.stdout.strip())
+
+        # Live: when the viewer's DOM showed each of HOME's values, against the operator's taps.
+        taps = [t for t in op.evaluate("window.__taps") if t["label"] == "HOME +1"]
+        seen = [c for c in vw.evaluate("window.__changes") if c["counter"] == "home"]
+        lat = []
+        for i, tap in enumerate(taps, start=1):
+            first = next((c for c in seen if c["value"] == str(i)), None)
+            lat.append(None if first is None else round(first["t"] - tap["t"], 1))
+        res.check(f"viewer sees each HOME +1 live within {LIVE_MS} ms of the operator's tap",
+                  len(taps) == 3 and all(x is not None and x <= LIVE_MS for x in lat), f"latencies ms: {lat}")
+
+        # The kiosk's screen: HOME's digits (left half, below the label) changed, and so did AWAY's.
+        after_png = os.path.join(tmp, "after.png")
+        deadline = time.monotonic() + 5
+        while True:
+            after = kiosk.screenshot(after_png)
+            w, h = after[0], after[1]
+            home_box = (0, h * 30 // 100, w // 2, h * 95 // 100)
+            away_box = (w // 2, h * 30 // 100, w, h * 95 // 100)
+            dh, da = differing(before, after, home_box), differing(before, after, away_box)
+            if (dh and da) or time.monotonic() > deadline:
+                break
+            time.sleep(0.05)  # bounded polling of "the frame shows the new values"
+        area = (home_box[2] - home_box[0]) * (home_box[3] - home_box[1])
+        res.check("kioskctl screenshot: HOME's digits changed", dh > area // 200, f"{dh} of {area} pixels differ")
+        res.check("kioskctl screenshot: AWAY's digits changed", da > area // 200, f"{da} pixels differ")
+        label_box = (0, 0, w, h * 25 // 100)
+        res.check("kioskctl screenshot: the labels did not change", differing(before, after, label_box) == 0)
+
+        # --- The viewer may not change anything.
+        status = vw.evaluate("""async () => {
+            const r = await fetch('api/counter/home/inc', {method: 'POST'});
+            return {status: r.status, body: await r.json()};
+        }""")
+        res.check("viewer: POST api/counter/home/inc is refused 403 with a JSON error",
+                  status["status"] == 403 and "viewer" in status["body"].get("error", ""), json.dumps(status))
+        # A page that still offers the button (it did not know its role) shows the refusal.
+        vw.evaluate("document.body.classList.remove('viewer'); for (const b of document.querySelectorAll('[data-change]')) b.disabled = false;")
+        vw.get_by_role("button", name="HOME +1", exact=True).click()
+        alert = vw.locator(".error span").last
+        expect(alert).to_contain_text("403")
+        res.check("viewer: the page shows the 403 and the kiosk's reason", "viewer" in alert.text_content(), alert.text_content())
+        res.check("the viewer's refused tap changed nothing", kiosk.ctl_json("counter", "home", "get").get("value") == 3)
+
+        # --- kioskctl changes reach the page live; reset asks first.
+        kiosk.ctl("counter", "away", "set", "7")
+        expect(value(op, "away")).to_have_text("7", timeout=2000)
+        res.check("a change by kioskctl appears on the page", True)
+        op.get_by_role("button", name="HOME reset", exact=True).click()
+        dialog = op.locator("#confirm")
+        expect(dialog).to_be_visible()
+        dialog.get_by_role("button", name="Cancel").click()
+        res.check("reset asks first; cancel keeps the value", kiosk.ctl_json("counter", "home", "get").get("value") == 3)
+        op.get_by_role("button", name="HOME reset", exact=True).click()
+        dialog.get_by_role("button", name="Reset").click()
+        expect(value(op, "home")).to_have_text("0")
+        res.check("reset confirmed: HOME is 0", kiosk.ctl_json("counter", "home", "get").get("value") == 0)
+        op.get_by_role("button", name=f"HOME {MINUS}1", exact=True).click()
+        alert = op.locator(".error span").last
+        expect(alert).to_contain_text("422")
+        res.check("an API error is shown with its message", "HOME" in alert.text_content() and "0" in alert.text_content(), alert.text_content())
+
+        op.get_by_role("button", name="HOME set to…", exact=True).click()
+        setto = op.locator("#setto")
+        setto.get_by_label("Value").fill("12")
+        setto.get_by_role("button", name="Set", exact=True).click()
+        expect(value(op, "home")).to_have_text("12")
+        res.check("set to… 12: the page and kioskctl say 12", kiosk.ctl_json("counter", "home", "get").get("value") == 12)
+
+        # --- The theme: the page takes the kiosk's colours, live.
+        kiosk.ctl("theme", "light")
+        expect(op.locator("body")).to_have_css("background-color", "rgb(250, 250, 250)", timeout=3000)
+        res.check("a theme switched on the kiosk repaints the page in its colours (light: #FAFAFA)", True)
+
+        # --- Revoking: the viewer's open page loses access at once and asks to pair again.
+        kiosk.ctl("devices", "revoke", "Lobby tablet")
+        expect(vw.get_by_label("Device name")).to_be_visible(timeout=5000)
+        res.check("a revoked device's open page shows the pairing form", not vw.locator(".counter").first.is_visible())
+
+        # --- The connection: lost, shown, and back by itself.
+        kiosk.stop()
+        expect(op.locator("#lost")).to_be_visible(timeout=5000)
+        res.check("kioskd stopped: the page says the connection is lost", "reconnecting" in op.locator("#lost").text_content())
+        kiosk.start()
+        expect(op.locator("#lost")).to_be_hidden(timeout=30000)
+        kiosk.ctl("counter", "home", "set", "5")
+        expect(value(op, "home")).to_have_text("5", timeout=2000)
+        res.check("kioskd back: the page reconnects by itself and is live again", True)
+
+        res.check("no script error on the pages", not errors, "; ".join(errors))
+
+        if args.screenshots:
+            take_screenshots(args, kiosk, op, browser, tmp)
+    finally:
+        browser.close()
+        pw.stop()
+        kiosk.stop()
+        if res.failed:
+            print(f"kioskd log ({kiosk.log_path}):\n{kiosk.log_text()}")
+        else:
+            shutil.rmtree(tmp, ignore_errors=True)
+
+
+def take_screenshots(args, kiosk, op, browser, tmp):
+    out = args.screenshots
+    os.makedirs(out, exist_ok=True)
+    kiosk.ctl("theme", "dark")
+    kiosk.ctl("counter", "home", "set", "3")
+    kiosk.ctl("counter", "away", "set", "1")
+    expect(value(op, "away")).to_have_text("1")
+    for e in op.locator(".error").all():
+        e.evaluate("e => e.remove()")
+    for tab, scene in (("score", "score"), ("paint", "paint"), ("clock", "clock")):
+        kiosk.ctl("scene", scene)
+        # A fresh page, so its preview is taken after the scene changed.
+        op.goto(kiosk.base + "#" + tab)
+        op.reload()
+        expect(op.locator("#conn")).to_have_attribute("data-state", "live")
+        if tab != "score":
+            op.wait_for_function("() => document.querySelector('#preview-caption').textContent.startsWith('screen ·')")
+        op.wait_for_timeout(300)
+        op.screenshot(path=os.path.join(out, f"web-{tab}.png"))
+        print(f"wrote {out}/web-{tab}.png")
+    # The page on a phone beside the kiosk's screen, showing the same scoreboard.
+    kiosk.ctl("scene", "score")
+    op.goto(kiosk.base + "#score")
+    op.reload()
+    expect(op.locator("#conn")).to_have_attribute("data-state", "live")
+    op.wait_for_timeout(300)
+    phone_png = os.path.join(tmp, "phone.png")
+    op.screenshot(path=phone_png)
+    screen_png = os.path.join(tmp, "screen.png")
+    kiosk.ctl("screenshot", screen_png)
+    side = browser.new_page(viewport={"width": 1600, "height": 760})
+    side.set_content(f"""<body style="margin:0;background:#e8eaed;display:flex;align-items:center;justify-content:center;gap:48px;height:760px;font-family:sans-serif">
+      <div style="border:14px solid #111;border-radius:44px;overflow:hidden;width:390px;height:703px;box-shadow:0 10px 30px #0005"><img src="phone.png" style="width:390px"></div>
+      <div style="text-align:center"><div style="border:18px solid #222;border-radius:10px;box-shadow:0 10px 30px #0005;line-height:0"><img src="screen.png" style="width:960px"></div>
+      <div style="width:160px;height:60px;margin:0 auto;background:linear-gradient(#333,#555)"></div></div></body>""")
+    for name, path in (("phone.png", phone_png), ("screen.png", screen_png)):
+        side.evaluate("([n, d]) => { for (const i of document.images) if (i.getAttribute('src') === n) i.src = d; }",
+                      [name, "data:image/png;base64," + __import__("base64").b64encode(open(path, "rb").read()).decode()])
+    side.wait_for_function("() => [...document.images].every(i => i.complete && i.naturalWidth > 0)")
+    side.screenshot(path=os.path.join(out, "web-phone-and-kiosk.png"))
+    print(f"wrote {out}/web-phone-and-kiosk.png")
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--bin", default=os.environ.get("KIOSKD_BIN_DIR", ".build/debug"), help="folder with kioskd and kioskctl")
+    ap.add_argument("--chromium", default=os.environ.get("CHROMIUM", "/usr/bin/chromium"), help="the browser to drive")
+    ap.add_argument("--screenshots", metavar="DIR", help="also write the page's screenshots into DIR")
+    args = ap.parse_args()
+    res = Results()
+    try:
+        run(args, res)
+    except Stop as e:
+        res.check("setup", False, str(e))
+    except Exception as e:  # a Playwright expectation or timeout: report it as a failed check
+        res.check("browser", False, f"{type(e).__name__}: {e}")
+    print(f"{res.passed} passed, {res.failed} failed")
+    sys.exit(1 if res.failed or not res.passed else 0)
+
+
+if __name__ == "__main__":
+    main()
