@@ -31,6 +31,8 @@ public final class Daemon {
     private let commands = ControlCommandHandler()
     /// Tells remote observers (web pages, MQTT) the kiosk's state after every change.
     public private(set) var changes: ChangeFeed!
+    /// The MQTT bridge (`[mqtt]` configured), made by `DaemonRunner`; nil: MQTT is off.
+    public var mqtt: MQTTBridge?
 
     /// After the first frame is on screen (systemd READY=1).
     public var onReady: (() -> Void)?
