@@ -37,6 +37,8 @@ public final class Daemon {
     /// Pairing codes and paired phones (nil: no web server); the phone page's live streams.
     public internal(set) var pairing: PairingBook?
     var webLive: WebLive?
+    /// The MQTT bridge (`[mqtt]` configured), made by `DaemonRunner`; nil: MQTT is off.
+    public var mqtt: MQTTBridge?
 
     /// After the first frame is on screen (systemd READY=1).
     public var onReady: (() -> Void)?

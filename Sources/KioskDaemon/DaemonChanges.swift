@@ -25,6 +25,8 @@ public struct KioskState: Sendable, Equatable, Codable {
     public var theme: String
     public var chosenTheme: String
     public var blanked: Bool
+    /// Whether the system clock is synchronised (docs/wall.md).
+    public var timeSynced: Bool
     public var counters: [Counter]
     public var paintings: [Painting]
 }
@@ -92,6 +94,7 @@ extension Daemon {
         }
         return KioskState(scene: manager.current.name, sceneKind: manager.current.kind, scenes: manager.scenes.map(\.name),
                           theme: activeThemeName, chosenTheme: themeName, blanked: display.isBlanked,
+                          timeSynced: manager.timeSynchronized,
                           counters: counters, paintings: paintings)
     }
 }

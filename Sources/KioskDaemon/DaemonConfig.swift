@@ -1,6 +1,7 @@
 import Foundation
 import KioskWeb
 import KioskCore
+import KioskMQTT
 import KioskPosix
 import KioskScenes
 
@@ -99,6 +100,8 @@ public struct DaemonConfig {
     public var stateDirectory: String
     /// Where the keys `checkSystem` looks at were written (the file alone for defaults).
     public var keyLocations: [String: SourceLocation] = [:]
+    /// `[mqtt]`: the broker and this kiosk's id; nil: MQTT is off.
+    public var mqtt: MQTTConfig?
 
     /// Longest path kioskd accepts (PATH_MAX without the terminating NUL).
     public static let maxPath = 4095
@@ -320,6 +323,22 @@ public struct DaemonConfig {
         }
         // [web]
         web = try WebSettings.parse(root.table("web"))
+        // [mqtt] (paths relative to the config file's folder)
+        if let t = try root.table("mqtt") {
+            var entries: [String: MQTTConfig.Entry] = [:]
+            for k in t.keys {
+                guard let n = t.node(k) else { continue }
+                let v: MQTTConfig.Entry.Value
+                switch n.value {
+                case .string(let s): v = .string(k.hasSuffix("_file") && !s.isEmpty ? resolve(s) : s)
+                case .int(let i): v = .integer(i)
+                default: v = .other(n.value.typeName)
+                }
+                entries[k] = MQTTConfig.Entry(v, at: "\(n.location)")
+            }
+            mqtt = try MQTTConfig.parse(entries)
+            try t.finish()
+        }
         try root.finish()
     }
 
