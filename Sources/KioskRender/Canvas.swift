@@ -79,6 +79,8 @@ public final class Canvas {
         return PixelBuffer(base: UnsafeMutableRawPointer(cairo_image_surface_get_data(surface)!), size: size,
                            stride: Int(cairo_image_surface_get_stride(surface)))
     }
+    /// Finishes pending drawing so the memory holds it (cairo_surface_flush).
+    public func flush() { cairo_surface_flush(surface) }
     /// Tells cairo that pixels were written directly (cairo_surface_mark_dirty_rectangle).
     public func markDirty(_ r: Rect) {
         cairo_surface_mark_dirty_rectangle(surface, Int32(r.x), Int32(r.y), Int32(r.width), Int32(r.height))

@@ -189,3 +189,9 @@ public final class ClockScene: Scene, ClockModelObserver {
         return damage.clipped(to: Rect(size: canvas.size))
     }
 }
+
+extension ClockScene: FullFrameDrawing {
+    /// With the time's colour as background every tick repaints the whole screen, so the
+    /// scene manager draws it straight into the display's buffer.
+    public var nextDrawRepaintsEverything: Bool { backgroundMode == .time && (needsFull || dirty) }
+}
