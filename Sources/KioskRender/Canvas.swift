@@ -382,6 +382,22 @@ public final class Canvas {
                            baseline: Double(pango_layout_get_baseline(l)) / s)
     }
 
+    /// The ink rectangle of `text` (already cut) relative to the top-left of its logical rectangle, in pixels.
+    func inkExtents(_ text: String, _ style: FontStyle, px: Double) -> (minX: Double, minY: Double, maxX: Double, maxY: Double) {
+        guard let px = Self.textPx(px) else { return (0, 0, 0, 0) }
+        let l = prepareLayout(text, style, px: px)
+        var ink = PangoRectangle(), logical = PangoRectangle()
+        pango_layout_get_extents(l, &ink, &logical)
+        let s = Double(PANGO_SCALE)
+        return (Double(ink.x - logical.x) / s, Double(ink.y - logical.y) / s,
+                Double(ink.x + ink.width - logical.x) / s, Double(ink.y + ink.height - logical.y) / s)
+    }
+
+    /// This canvas's layout set up for `text` (already cut) at `px` (already clamped), to render it elsewhere.
+    func prepareLayoutForStamp(_ text: String, _ style: FontStyle, px: Double) -> OpaquePointer {
+        prepareLayout(text, style, px: px)
+    }
+
     /// Draws `text` with the top-left of its logical rectangle at (x, y) (pango_cairo_show_layout).
     /// Returns the pixel rectangle it covers (ink and logical extents together). Any string and
     /// size is safe: sizes are clamped to `maxTextPx` (below `minTextPx`, NaN or a non-finite

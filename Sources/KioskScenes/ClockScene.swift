@@ -37,6 +37,8 @@ public final class ClockScene: Scene, ClockModelObserver {
     private var fontsFor: Size?
     private var timePx = 10.0
     private var labelPx = 10.0
+    /// The characters of the time and the label, rendered once per font, size and colour.
+    private let stamps = TextStamps(limit: 128)
 
     /// Where the time and the label were drawn last (pixels); empty before the first draw.
     public private(set) var timeRect = Rect(x: 0, y: 0, width: 0, height: 0)
@@ -107,12 +109,14 @@ public final class ClockScene: Scene, ClockModelObserver {
     public func layout(size: Size) {
         self.size = size
         fontsFor = nil
+        stamps.removeAll()
         needsFull = true
     }
 
     public func apply(theme: Theme) {
         self.theme = theme
         fontsFor = nil
+        stamps.removeAll()
         needsFull = true
     }
 
@@ -178,9 +182,10 @@ public final class ClockScene: Scene, ClockModelObserver {
         }
         if let r = model.reading {
             let fg = textColor
-            timeRect = canvas.drawText(r.text(hourFormat: hourFormat), theme.fonts.heading, px: timePx, color: fg, in: timeBox)
+            // Character by character from stamps: a new second costs no text layout.
+            timeRect = stamps.drawRun(r.text(hourFormat: hourFormat), theme.fonts.heading, px: timePx, color: fg, in: timeBox, on: canvas)
             labelRect = showLabel
-                ? canvas.drawText(colorMode.color(for: r).hexString, theme.fonts.body, px: labelPx, color: fg, in: labelBox)
+                ? stamps.drawRun(colorMode.color(for: r).hexString, theme.fonts.body, px: labelPx, color: fg, in: labelBox, on: canvas)
                 : Rect(x: 0, y: 0, width: 0, height: 0)
             if !full { damage.add(timeRect); damage.add(labelRect) }
         }

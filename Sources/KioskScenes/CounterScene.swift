@@ -77,6 +77,8 @@ public final class CounterScene: Scene, CounterControl {
     /// Keys held for a reset that needs holding: key code → monotonic due time.
     private var pendingHolds: [UInt16: Int64] = [:]
     private var digitPx = 10.0
+    /// The ten digits, rendered once per font, size and colour.
+    private let stamps = TextStamps(limit: 64)
     private var labelPx = 10.0
     private var fontsFor: Size?
 
@@ -271,6 +273,7 @@ public final class CounterScene: Scene, CounterControl {
 
     public func layout(size: Size) {
         self.size = size
+        stamps.removeAll()
         let n = counters.count
         let sideBySide = size.width >= size.height
         let hasLabels = counters.contains { !$0.spec.label.isEmpty }
@@ -307,6 +310,7 @@ public final class CounterScene: Scene, CounterControl {
     public func apply(theme: Theme) {
         self.theme = theme
         fontsFor = nil
+        stamps.removeAll()
         needsFull = true
     }
 
@@ -463,10 +467,11 @@ public final class CounterScene: Scene, CounterControl {
 
     /// A digit centred in the window, at whole-pixel positions so a moved glyph keeps its shape.
     private func glyph(_ canvas: Canvas, _ d: Int, _ r: Rect, dy: Double) {
-        let s = String(d)
-        let m = canvas.measure(s, theme.fonts.heading, px: digitPx)
+        // The digit's stamp: laid out and rendered once, then one image composite per frame.
+        guard let stamp = stamps.stamp(String(d), theme.fonts.heading, px: digitPx, color: digitColor) else { return }
+        let m = stamp.metrics
         let tx = (Double(r.x) + (Double(r.width) - m.width) / 2).rounded()
         let ty = (Double(r.y) + (Double(r.height) - m.height) / 2).rounded() + dy
-        canvas.drawText(s, theme.fonts.heading, px: digitPx, color: digitColor, x: tx, y: ty)
+        stamps.draw(stamp, x: Int(tx), y: Int(ty), on: canvas)
     }
 }
