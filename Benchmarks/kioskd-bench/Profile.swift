@@ -1,5 +1,6 @@
 import ArgumentParser
 import KioskCore
+import KioskRender
 import KioskScenes
 
 /// Hidden mode for `Benchmarks/profile.sh`: one scene through the scene manager on the headless
@@ -10,7 +11,7 @@ import KioskScenes
 struct ProfileChild: ParsableCommand {
     static let configuration = CommandConfiguration(commandName: "profile", shouldDisplay: false)
 
-    @Option(help: "What to run: clock (a tick), clock-theme (a tick, background = \"theme\"), counter (a 6-digit roll frame), paint (a stroke segment).")
+    @Option(help: "What to run: fill (the floor: one cairo_paint of the whole frame), clock (a tick), clock-theme (a tick, background = \"theme\"), counter (a 6-digit roll frame), paint (a stroke segment).")
     var work: String
     @Option(help: "Frame size, WIDTHxHEIGHT.") var size: String = "1920x1080"
     @Option(help: "Frames to run after the first.") var frames: Int = 10
@@ -19,6 +20,13 @@ struct ProfileChild: ParsableCommand {
 
     func run() throws {
         guard let sz = try parseSizes(size).first else { throw ValidationError("--size is empty") }
+        if work == "fill" {
+            // The floor the clock tick is compared with: a solid cairo_paint over a whole frame.
+            let canvas = try Canvas(size: sz)
+            for i in 0...frames { canvas.clear(Color(r8: i % 256, g8: 128, b8: (i * 7) % 256)); canvas.flush() }
+            print("frames \(frames)")
+            return
+        }
         let kind = work == "clock-theme" ? "clock" : work
         let extra: [(String, ConfigValue)] = work == "clock-theme" ? [("background", .string("theme"))] : []
         let rig = try Rig(kind: kind, size: sz, manualClock: true, extraConfig: extra, copyOnly: copyPath)
@@ -55,7 +63,7 @@ struct ProfileChild: ParsableCommand {
                 try rig.pump()
             }
         default:
-            throw ValidationError("--work: unknown '\(work)' (clock, clock-theme, counter, paint)")
+            throw ValidationError("--work: unknown '\(work)' (fill, clock, clock-theme, counter, paint)")
         }
         print("frames \(rig.display.presentCount - before)")
     }

@@ -39,6 +39,23 @@ public final class Canvas {
         setup()
     }
 
+    /// A canvas with an alpha channel (`CAIRO_FORMAT_ARGB32`), transparent at first: something
+    /// drawn once and then laid over other canvases many times with `composite`.
+    public init(transparentSize size: Size) throws {
+        guard size.width > 0, size.height > 0, size.width <= 16384, size.height <= 16384 else {
+            throw KioskError(.render, "canvas size \(size) is out of range (1…16384 per side)")
+        }
+        let s = cairo_image_surface_create(CAIRO_FORMAT_ARGB32, Int32(size.width), Int32(size.height))!
+        guard cairo_surface_status(s) == CAIRO_STATUS_SUCCESS else {
+            cairo_surface_destroy(s)
+            throw KioskError(.render, "cannot create a \(size) image (cairo: out of memory)")
+        }
+        self.size = size
+        self.surface = s
+        self.cr = cairo_create(s)
+        setup()
+    }
+
     /// A canvas drawing into memory owned by someone else (cairo_image_surface_create_for_data).
     public init(wrapping buffer: PixelBuffer) throws {
         let s = cairo_image_surface_create_for_data(buffer.base.assumingMemoryBound(to: UInt8.self), CAIRO_FORMAT_RGB24,
@@ -290,6 +307,14 @@ public final class Canvas {
         cairo_set_operator(cr, CAIRO_OPERATOR_SOURCE)
         cairo_paint(cr)
         cairo_restore(cr)
+    }
+
+    /// Lays another canvas (with its alpha) over this one with its top-left at (x, y) (OVER).
+    public func composite(_ other: Canvas, x: Double, y: Double) {
+        cairo_surface_flush(other.surface)
+        cairo_set_source_surface(cr, other.surface, x, y)
+        cairo_rectangle(cr, x, y, Double(other.size.width), Double(other.size.height))
+        cairo_fill(cr)
     }
 
     // MARK: text (pango)
