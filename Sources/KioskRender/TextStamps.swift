@@ -1,16 +1,17 @@
 import CCairo
 import KioskCore
 
-/// Text rendered once and drawn many times. The first time a (text, font, size, colour) is asked
-/// for, pango lays it out and renders it into a small ARGB image; after that, drawing it is one
-/// image composite with no layout. Text that changes every second from a small alphabet (the
+/// Text rendered once and drawn many times. The first time a (text, font, size) is asked for,
+/// pango lays it out and renders its coverage into a small alpha-only (A8) image; after that,
+/// drawing it in any colour is one masked fill with no layout. Text that changes every second from a small alphabet (the
 /// clock's digits, a counter's digits, `#RRGGBB`) is drawn character by character from the
 /// stamps of its characters (`drawRun`), so a new string costs no layout either.
 ///
 /// Stamps are drawn at whole-pixel positions: a string drawn twice looks the same wherever it goes.
+/// A masked fill reads one byte per pixel of the stamp and skips what the text does not cover.
 public final class TextStamps {
-    /// One rendered text: its image and where the image sits relative to the top-left of the
-    /// text's logical rectangle.
+    /// One rendered text: its coverage (A8) and where the image sits relative to the top-left
+    /// of the text's logical rectangle.
     public final class Stamp {
         let surface: OpaquePointer?
         /// The image's offset from the logical top-left and its size (pixels).
@@ -26,7 +27,7 @@ public final class TextStamps {
     }
 
     private struct Key: Hashable {
-        let text: String, family: String, weight: FontStyle.Weight, slant: FontStyle.Slant, px: Int, color: UInt32
+        let text: String, family: String, weight: FontStyle.Weight, slant: FontStyle.Slant, px: Int
     }
 
     /// At most this many stamps are kept; past it the cache starts again (text that never
@@ -45,16 +46,14 @@ public final class TextStamps {
     public func removeAll() { stamps.removeAll() }
 
     /// The stamp for `text`; nil when nothing would be drawn (a size below `Canvas.minTextPx`).
-    public func stamp(_ text: String, _ style: FontStyle, px: Double, color: Color) -> Stamp? {
+    public func stamp(_ text: String, _ style: FontStyle, px: Double) -> Stamp? {
         guard let px = Canvas.textPx(px) else { return nil }
-        let c8 = { (v: Double) in UInt32(max(0, min(255, (v * 255).rounded()))) }
-        let key = Key(text: text, family: style.family, weight: style.weight, slant: style.slant, px: Int((px * 4).rounded()),
-                      color: c8(color.alpha) << 24 | c8(color.red) << 16 | c8(color.green) << 8 | c8(color.blue))
+        let key = Key(text: text, family: style.family, weight: style.weight, slant: style.slant, px: Int((px * 4).rounded()))
         if let s = stamps[key] { return s }
         if scratch == nil { scratch = try? Canvas(size: Size(width: 1, height: 1)) }
         guard let scratch else { return nil }
         if stamps.count >= limit { stamps.removeAll() }
-        let s = scratch.renderStamp(Canvas.layoutText(text), style, px: Double(key.px) / 4, color: color)
+        let s = scratch.renderStamp(Canvas.layoutText(text), style, px: Double(key.px) / 4)
         rendered += 1
         stamps[key] = s
         return s
@@ -64,20 +63,22 @@ public final class TextStamps {
     /// pixels, from the stamp of the whole text; returns the pixels it covers.
     @discardableResult
     public func draw(_ text: String, _ style: FontStyle, px: Double, color: Color, x: Double, y: Double, on canvas: Canvas) -> Rect {
-        guard let s = stamp(text, style, px: px, color: color), x.isFinite, y.isFinite else { return Rect(x: 0, y: 0, width: 0, height: 0) }
-        return canvas.draw(s, x: Int(x.rounded()), y: Int(y.rounded()))
+        guard let s = stamp(text, style, px: px), x.isFinite, y.isFinite else { return Rect(x: 0, y: 0, width: 0, height: 0) }
+        return canvas.draw(s, x: Int(x.rounded()), y: Int(y.rounded()), color: color)
     }
 
     /// Draws a stamp with the top-left of its text's logical rectangle at (x, y); returns the pixels it covers.
     @discardableResult
-    public func draw(_ stamp: Stamp, x: Int, y: Int, on canvas: Canvas) -> Rect { canvas.draw(stamp, x: x, y: y) }
+    public func draw(_ stamp: Stamp, x: Int, y: Int, color: Color, on canvas: Canvas) -> Rect {
+        canvas.draw(stamp, x: x, y: y, color: color)
+    }
 
     /// The logical size of `text` drawn by `drawRun`: the characters' widths added up, the
     /// tallest height and baseline.
-    public func measureRun(_ text: String, _ style: FontStyle, px: Double, color: Color) -> TextMetrics {
+    public func measureRun(_ text: String, _ style: FontStyle, px: Double) -> TextMetrics {
         var m = TextMetrics(width: 0, height: 0, baseline: 0)
         for ch in text {
-            guard let s = stamp(String(ch), style, px: px, color: color) else { continue }
+            guard let s = stamp(String(ch), style, px: px) else { continue }
             m.width += s.metrics.width
             m.height = max(m.height, s.metrics.height)
             m.baseline = max(m.baseline, s.metrics.baseline)
@@ -91,15 +92,15 @@ public final class TextStamps {
     @discardableResult
     public func drawRun(_ text: String, _ style: FontStyle, px: Double, color: Color, x: Double, y: Double, on canvas: Canvas) -> Rect {
         guard x.isFinite, y.isFinite else { return Rect(x: 0, y: 0, width: 0, height: 0) }
-        let run = measureRun(text, style, px: px, color: color)
+        let run = measureRun(text, style, px: px)
         var pen = x
         // Like `Canvas.drawText`: the logical rectangle and the ink together, a pixel around.
         func bounded(_ v: Double) -> Double { min(max(v, -1e9), 1e9) }
         var covered = Rect.covering(minX: bounded(x - 1), minY: bounded(y - 1),
                                     maxX: bounded(x + run.width + 1), maxY: bounded(y + run.height + 1))
         for ch in text {
-            guard let s = stamp(String(ch), style, px: px, color: color) else { continue }
-            let r = canvas.draw(s, x: Int(pen.rounded()), y: Int((y + run.baseline - s.metrics.baseline).rounded()))
+            guard let s = stamp(String(ch), style, px: px) else { continue }
+            let r = canvas.draw(s, x: Int(pen.rounded()), y: Int((y + run.baseline - s.metrics.baseline).rounded()), color: color)
             if !r.isEmpty { covered = covered.union(r) }
             pen += s.metrics.width
         }
@@ -115,7 +116,7 @@ public final class TextStamps {
         let empty = Rect(x: 0, y: 0, width: 0, height: 0)
         guard box.x.isFinite, box.y.isFinite, box.width.isFinite, box.height.isFinite,
               box.width > 0, box.height > 0 else { return empty }
-        let m = measureRun(text, style, px: px, color: color)
+        let m = measureRun(text, style, px: px)
         let tx: Double
         switch alignment {
         case .leading: tx = box.x
@@ -132,9 +133,9 @@ public final class TextStamps {
 }
 
 extension Canvas {
-    /// Renders `text` (already cut) into a new ARGB image just large enough for its ink, with
-    /// this canvas's font settings.
-    func renderStamp(_ text: String, _ style: FontStyle, px: Double, color: Color) -> TextStamps.Stamp {
+    /// Renders the coverage of `text` (already cut) into a new A8 image just large enough for
+    /// its ink, with this canvas's font settings.
+    func renderStamp(_ text: String, _ style: FontStyle, px: Double) -> TextStamps.Stamp {
         let m = measure(text, style, px: px)
         let ink = inkExtents(text, style, px: px)
         let x0 = Int(ink.minX.rounded(.down)) - 1, y0 = Int(ink.minY.rounded(.down)) - 1
@@ -143,15 +144,14 @@ extension Canvas {
         guard w > 2, h > 2, w <= 16384, h <= 16384 else {
             return TextStamps.Stamp(surface: nil, originX: 0, originY: 0, width: 0, height: 0, metrics: m)
         }
-        let s = cairo_image_surface_create(CAIRO_FORMAT_ARGB32, Int32(w), Int32(h))!
+        let s = cairo_image_surface_create(CAIRO_FORMAT_A8, Int32(w), Int32(h))!
         let c = cairo_create(s)!
         let fo = cairo_font_options_create()
         cairo_get_font_options(cr, fo)
         cairo_set_font_options(c, fo)
         cairo_font_options_destroy(fo)
         let l = prepareLayoutForStamp(text, style, px: px)
-        if color.alpha >= 1 { cairo_set_source_rgb(c, color.red, color.green, color.blue) }
-        else { cairo_set_source_rgba(c, color.red, color.green, color.blue, color.alpha) }
+        cairo_set_source_rgb(c, 0, 0, 0)
         cairo_move_to(c, Double(-x0), Double(-y0))
         pango_cairo_update_layout(c, l)
         pango_cairo_show_layout(c, l)
@@ -162,14 +162,14 @@ extension Canvas {
         return TextStamps.Stamp(surface: s, originX: x0, originY: y0, width: w, height: h, metrics: m)
     }
 
-    /// Paints a stamp with the top-left of its text's logical rectangle at (x, y); returns the
-    /// pixels it covers.
-    func draw(_ stamp: TextStamps.Stamp, x: Int, y: Int) -> Rect {
+    /// Fills `color` through a stamp's coverage with the top-left of its text's logical
+    /// rectangle at (x, y) (cairo_mask_surface); returns the pixels it covers.
+    func draw(_ stamp: TextStamps.Stamp, x: Int, y: Int, color: Color) -> Rect {
         guard let s = stamp.surface else { return Rect(x: 0, y: 0, width: 0, height: 0) }
         let r = Rect(x: x + stamp.originX, y: y + stamp.originY, width: stamp.width, height: stamp.height)
-        cairo_set_source_surface(cr, s, Double(r.x), Double(r.y))
-        cairo_rectangle(cr, Double(r.x), Double(r.y), Double(r.width), Double(r.height))
-        cairo_fill(cr)
+        if color.alpha >= 1 { cairo_set_source_rgb(cr, color.red, color.green, color.blue) }
+        else { cairo_set_source_rgba(cr, color.red, color.green, color.blue, color.alpha) }
+        cairo_mask_surface(cr, s, Double(r.x), Double(r.y))
         return r.intersection(Rect(size: size))
     }
 }

@@ -37,7 +37,7 @@ public final class ClockScene: Scene, ClockModelObserver {
     private var fontsFor: Size?
     private var timePx = 10.0
     private var labelPx = 10.0
-    /// The characters of the time and the label, rendered once per font, size and colour.
+    /// The characters of the time and the label, rendered once per font and size.
     private let stamps = TextStamps(limit: 128)
 
     /// Where the time and the label were drawn last (pixels); empty before the first draw.

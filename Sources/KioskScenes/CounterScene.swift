@@ -77,7 +77,7 @@ public final class CounterScene: Scene, CounterControl {
     /// Keys held for a reset that needs holding: key code → monotonic due time.
     private var pendingHolds: [UInt16: Int64] = [:]
     private var digitPx = 10.0
-    /// The ten digits, rendered once per font, size and colour.
+    /// The ten digits, rendered once per font and size.
     private let stamps = TextStamps(limit: 64)
     private var labelPx = 10.0
     private var fontsFor: Size?
@@ -483,10 +483,10 @@ public final class CounterScene: Scene, CounterControl {
     /// A digit centred in the window, at whole-pixel positions so a moved glyph keeps its shape.
     private func glyph(_ canvas: Canvas, _ d: Int, _ r: Rect, dy: Double) {
         // The digit's stamp: laid out and rendered once, then one image composite per frame.
-        guard let stamp = stamps.stamp(String(d), theme.fonts.heading, px: digitPx, color: digitColor) else { return }
+        guard let stamp = stamps.stamp(String(d), theme.fonts.heading, px: digitPx) else { return }
         let m = stamp.metrics
         let tx = (Double(r.x) + (Double(r.width) - m.width) / 2).rounded()
         let ty = (Double(r.y) + (Double(r.height) - m.height) / 2).rounded() + dy
-        stamps.draw(stamp, x: Int(tx), y: Int(ty), on: canvas)
+        stamps.draw(stamp, x: Int(tx), y: Int(ty), color: digitColor, on: canvas)
     }
 }
