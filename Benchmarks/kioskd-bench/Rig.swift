@@ -38,7 +38,10 @@ final class Rig {
         return f
     }
 
-    init(kind: String, size: Size, manualClock: Bool, theme: Theme = .dark, extraConfig: [(String, ConfigValue)] = []) throws {
+    /// `copyOnly`: the manager sees a display that does not lend its buffer, so every frame is
+    /// drawn into the frame canvas and its damage copied (to measure what drawing in place saves).
+    init(kind: String, size: Size, manualClock: Bool, theme: Theme = .dark, extraConfig: [(String, ConfigValue)] = [],
+         copyOnly: Bool = false) throws {
         guard let factory = Rig.factories[kind] else {
             throw KioskError(.notFound, "scene kind \"\(kind)\" is not in this build (kinds: \(Rig.availableKinds.joined(separator: ", ")))")
         }
@@ -69,7 +72,8 @@ final class Rig {
             manualTime = nil
             time = SystemTimeSource()
         }
-        manager = SceneManager(scenes: [scene], theme: theme, display: display, loop: loop, time: time, logger: logger)
+        let output: DisplayOutput = copyOnly ? CopyingDisplay(display) : display
+        manager = SceneManager(scenes: [scene], theme: theme, display: output, loop: loop, time: time, logger: logger)
     }
 
     /// Shows the scene and draws the first frame.
@@ -98,4 +102,22 @@ func benchStroke(_ i: Int) -> [Point] {
     return (0..<8).map { j in
         Point(x: cx + 0.06 * Double(j) / 7 * cos(a), y: cy + 0.06 * Double(j) / 7 * sin(a))
     }
+}
+
+/// A display that only takes copies: `HeadlessDisplay` without `DirectFrameDisplay`.
+final class CopyingDisplay: DisplayOutput {
+    let inner: HeadlessDisplay
+    init(_ inner: HeadlessDisplay) { self.inner = inner }
+    var displayDescription: String { "copying " + inner.displayDescription }
+    var logicalSize: Size? { inner.logicalSize }
+    var rotation: Rotation { inner.rotation }
+    var canPresent: Bool { inner.canPresent }
+    var onEvent: ((DisplayEvent) -> Void)? {
+        get { inner.onEvent }
+        set { inner.onEvent = newValue }
+    }
+    func present(_ frame: PixelBuffer, damage: Damage) throws { try inner.present(frame, damage: damage) }
+    func setBlanked(_ blanked: Bool) throws { try inner.setBlanked(blanked) }
+    var isBlanked: Bool { inner.isBlanked }
+    func shutdown() { inner.shutdown() }
 }

@@ -72,14 +72,14 @@ struct RunBench: ParsableCommand {
                     if let peer { attempt("peer clock at \(size)") {
                         peerTick = Peer.samples(try peer.bench("clock", size: size, frames: n), "tick_ms").map { .samples($0) }
                     } }
-                    res.add(Row(section: "clock", name: "tick (update+draw+copy)", size: size, kioskd: .samples(c.tick), peer: peerTick,
+                    res.add(Row(section: "clock", name: "tick (update+draw+present)", size: size, kioskd: .samples(c.tick), peer: peerTick,
                                 note: "damage \(Int((c.damageFraction * 100).rounded())) % of the frame", key: "clock.tick"))
                     let themed = try SceneBenches.clockTick(size: size, runs: n, config: [("background", .string("theme"))])
                     res.add(Row(section: "clock", name: "tick, background = \"theme\"", size: size, kioskd: .samples(themed.tick),
                                 note: "damage \(fmt(themed.damageFraction * 100, 1)) % of the frame", key: "clock.tick_theme"))
                     let parts = try SceneBenches.clockParts(size: size, runs: n)
                     res.add(Row(section: "clock", name: "  of which scene.draw", size: size, kioskd: .samples(parts.draw), key: "clock.draw"))
-                    res.add(Row(section: "clock", name: "  of which the damage copy (present)", size: size, kioskd: .samples(parts.copy), key: "clock.copy"))
+                    res.add(Row(section: "clock", name: "  of which the damage copy (canvas path)", size: size, kioskd: .samples(parts.copy), key: "clock.copy"))
                 }
             }
             if run("counter") {

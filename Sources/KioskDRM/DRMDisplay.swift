@@ -14,7 +14,7 @@ import KioskPosix
 ///
 /// Buffers the kernel may still read — the one on screen and the one a queued flip goes to —
 /// are held until they leave the screen, even when a resize replaced the set they came from.
-public final class DRMDisplay: DisplayOutput {
+public final class DRMDisplay: DirectFrameDisplay {
     public var onEvent: ((DisplayEvent) -> Void)?
     public let rotation: Rotation
     public private(set) var isBlanked = false
@@ -130,12 +130,42 @@ public final class DRMDisplay: DisplayOutput {
             throw KioskError.display("\(device.path) \(output.connector.name): frame is \(frame.size) but the output lays out \(logical)")
         }
         guard canPresent, let job = flips.beginFrame(damage) else { flips.remember(damage); return }
-        let back = buffers[job.index]
-        let target = back.pixels
+        let target = buffers[job.index].pixels
         for r in job.copy.rects {
             blit(frame, into: target, rect: r, rotation: rotation)
         }
         lastCopiedPixels = job.copy.area
+        try submit(index: job.index, modeset: job.modeset)
+    }
+
+    /// The back buffer itself, for a frame drawn straight into it (no copy): only when the
+    /// output is not turned. The frame covers the whole screen, so the buffer's age does not
+    /// matter, and the other buffers will miss all of it.
+    public func beginFullFrame() -> PixelBuffer? {
+        guard rotation == .r0, output != nil, device != nil, canPresent,
+              let job = flips.beginFrame(Damage.full(flips.logicalSize)) else { return nil }
+        lent = (job.index, job.modeset)
+        lastCopiedPixels = 0
+        return buffers[job.index].pixels
+    }
+
+    public func presentFullFrame() throws {
+        guard let job = lent else { throw KioskError.display("presentFullFrame() without beginFullFrame()") }
+        lent = nil
+        guard output != nil, device != nil, job.index < buffers.count else {
+            throw KioskError.display("the output went away while a frame was drawn into its buffer")
+        }
+        try submit(index: job.index, modeset: job.modeset)
+    }
+
+    /// The buffer lent by `beginFullFrame()` and whether it goes out by mode set.
+    private var lent: (index: Int, modeset: Bool)?
+
+    /// Shows buffer `index`, filled with the frame: a mode set (first frame) or a page flip.
+    private func submit(index: Int, modeset: Bool) throws {
+        guard let output, let device else { return }
+        let back = buffers[index]
+        let job = (index: index, modeset: modeset)
         if job.modeset {
             do {
                 try device.modeset(output, buffer: back, active: !isBlanked)
@@ -440,6 +470,7 @@ public final class DRMDisplay: DisplayOutput {
     /// Frees everything tied to the open device and lets it go (drops master first).
     private func teardown() {
         cancelRetry()
+        lent = nil
         if let w = flipWatchdog { scheduler.cancel(w); flipWatchdog = nil }
         buffers.removeAll()
         queued = nil

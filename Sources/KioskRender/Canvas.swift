@@ -39,6 +39,23 @@ public final class Canvas {
         setup()
     }
 
+    /// A canvas with an alpha channel (`CAIRO_FORMAT_ARGB32`), transparent at first: something
+    /// drawn once and then laid over other canvases many times with `composite`.
+    public init(transparentSize size: Size) throws {
+        guard size.width > 0, size.height > 0, size.width <= 16384, size.height <= 16384 else {
+            throw KioskError(.render, "canvas size \(size) is out of range (1…16384 per side)")
+        }
+        let s = cairo_image_surface_create(CAIRO_FORMAT_ARGB32, Int32(size.width), Int32(size.height))!
+        guard cairo_surface_status(s) == CAIRO_STATUS_SUCCESS else {
+            cairo_surface_destroy(s)
+            throw KioskError(.render, "cannot create a \(size) image (cairo: out of memory)")
+        }
+        self.size = size
+        self.surface = s
+        self.cr = cairo_create(s)
+        setup()
+    }
+
     /// A canvas drawing into memory owned by someone else (cairo_image_surface_create_for_data).
     public init(wrapping buffer: PixelBuffer) throws {
         let s = cairo_image_surface_create_for_data(buffer.base.assumingMemoryBound(to: UInt8.self), CAIRO_FORMAT_RGB24,
@@ -79,6 +96,8 @@ public final class Canvas {
         return PixelBuffer(base: UnsafeMutableRawPointer(cairo_image_surface_get_data(surface)!), size: size,
                            stride: Int(cairo_image_surface_get_stride(surface)))
     }
+    /// Finishes pending drawing so the memory holds it (cairo_surface_flush).
+    public func flush() { cairo_surface_flush(surface) }
     /// Tells cairo that pixels were written directly (cairo_surface_mark_dirty_rectangle).
     public func markDirty(_ r: Rect) {
         cairo_surface_mark_dirty_rectangle(surface, Int32(r.x), Int32(r.y), Int32(r.width), Int32(r.height))
@@ -290,6 +309,14 @@ public final class Canvas {
         cairo_restore(cr)
     }
 
+    /// Lays another canvas (with its alpha) over this one with its top-left at (x, y) (OVER).
+    public func composite(_ other: Canvas, x: Double, y: Double) {
+        cairo_surface_flush(other.surface)
+        cairo_set_source_surface(cr, other.surface, x, y)
+        cairo_rectangle(cr, x, y, Double(other.size.width), Double(other.size.height))
+        cairo_fill(cr)
+    }
+
     // MARK: text (pango)
 
     /// Text is drawn at most this many pixels high (larger sizes are clamped). Together with
@@ -378,6 +405,22 @@ public final class Canvas {
         let s = Double(PANGO_SCALE)
         return TextMetrics(width: Double(logical.width) / s, height: Double(logical.height) / s,
                            baseline: Double(pango_layout_get_baseline(l)) / s)
+    }
+
+    /// The ink rectangle of `text` (already cut) relative to the top-left of its logical rectangle, in pixels.
+    func inkExtents(_ text: String, _ style: FontStyle, px: Double) -> (minX: Double, minY: Double, maxX: Double, maxY: Double) {
+        guard let px = Self.textPx(px) else { return (0, 0, 0, 0) }
+        let l = prepareLayout(text, style, px: px)
+        var ink = PangoRectangle(), logical = PangoRectangle()
+        pango_layout_get_extents(l, &ink, &logical)
+        let s = Double(PANGO_SCALE)
+        return (Double(ink.x - logical.x) / s, Double(ink.y - logical.y) / s,
+                Double(ink.x + ink.width - logical.x) / s, Double(ink.y + ink.height - logical.y) / s)
+    }
+
+    /// This canvas's layout set up for `text` (already cut) at `px` (already clamped), to render it elsewhere.
+    func prepareLayoutForStamp(_ text: String, _ style: FontStyle, px: Double) -> OpaquePointer {
+        prepareLayout(text, style, px: px)
     }
 
     /// Draws `text` with the top-left of its logical rectangle at (x, y) (pango_cairo_show_layout).

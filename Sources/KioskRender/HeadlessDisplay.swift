@@ -3,7 +3,7 @@ import KioskCore
 /// A display that keeps frames in memory: the physical framebuffer (rotated like a panel's),
 /// with every present recorded. `kioskd --backend headless` shows scenes with it, and tests
 /// assert on its pixels.
-public final class HeadlessDisplay: DisplayOutput {
+public final class HeadlessDisplay: DirectFrameDisplay {
     public let modeSize: Size
     public let rotation: Rotation
     /// The physical framebuffer as a panel would scan it out.
@@ -38,6 +38,26 @@ public final class HeadlessDisplay: DisplayOutput {
         }
         let fb = framebuffer.pixels
         for r in damage.rects { blit(frame, into: fb, rect: r, rotation: rotation) }
+        recordPresent(damage)
+    }
+
+    /// The framebuffer itself when it is not turned: the frame is drawn straight into it.
+    public func beginFullFrame() -> PixelBuffer? {
+        guard canPresent, rotation == .r0, logicalSize == modeSize else { return nil }
+        lent = true
+        return framebuffer.pixels
+    }
+
+    public func presentFullFrame() throws {
+        guard lent else { throw KioskError.display("headless output: presentFullFrame() without beginFullFrame()") }
+        lent = false
+        guard connected else { throw KioskError.display("headless output is disconnected") }
+        recordPresent(Damage.full(modeSize))
+    }
+
+    private var lent = false
+
+    private func recordPresent(_ damage: Damage) {
         framebuffer.markDirty(Rect(size: modeSize))
         presentCount += 1
         damageHistory.append(damage)

@@ -41,6 +41,8 @@ public final class ClockScene: Scene, ClockModelObserver {
     private var fontsFor: Size?
     private var timePx = 10.0
     private var labelPx = 10.0
+    /// The characters of the time and the label, rendered once per font and size.
+    private let stamps = TextStamps(limit: 128)
 
     /// Where the time and the label were drawn last (pixels); empty before the first draw.
     public private(set) var timeRect = Rect(x: 0, y: 0, width: 0, height: 0)
@@ -117,12 +119,14 @@ public final class ClockScene: Scene, ClockModelObserver {
     public func layout(size: Size) {
         self.size = size
         fontsFor = nil
+        stamps.removeAll()
         needsFull = true
     }
 
     public func apply(theme: Theme) {
         self.theme = theme
         fontsFor = nil
+        stamps.removeAll()
         needsFull = true
     }
 
@@ -205,10 +209,11 @@ public final class ClockScene: Scene, ClockModelObserver {
                     r.text(hourFormat: hourFormat), on: canvas, font: theme.fonts.heading, px: timePx, color: fg,
                     dim: UnsyncedClockDrawing.dimmed(fg, on: bg), in: timeBox)
             default:
-                timeRect = canvas.drawText(r.text(hourFormat: hourFormat), theme.fonts.heading, px: timePx, color: fg, in: timeBox)
+                // Character by character from stamps: a new second costs no text layout.
+                timeRect = stamps.drawRun(r.text(hourFormat: hourFormat), theme.fonts.heading, px: timePx, color: fg, in: timeBox, on: canvas)
             }
             labelRect = showLabel && shown != .hide
-                ? canvas.drawText(colorMode.color(for: r).hexString, theme.fonts.body, px: labelPx, color: fg, in: labelBox)
+                ? stamps.drawRun(colorMode.color(for: r).hexString, theme.fonts.body, px: labelPx, color: fg, in: labelBox, on: canvas)
                 : Rect(x: 0, y: 0, width: 0, height: 0)
             // The mark stays put between full draws (it changes only with synchronisation).
             if full {
@@ -239,4 +244,10 @@ extension ClockScene: PixelShiftable {
     /// The time, the label and the mark, where they were drawn last.
     public var shiftContentBoxes: [Rect] { [timeRect, labelRect, markRect].filter { !$0.isEmpty } }
     public var shiftBackground: Color { backgroundColor }
+}
+
+extension ClockScene: FullFrameDrawing {
+    /// With the time's colour as background every tick repaints the whole screen, so the
+    /// scene manager draws it straight into the display's buffer.
+    public var nextDrawRepaintsEverything: Bool { backgroundMode == .time && (needsFull || dirty) }
 }

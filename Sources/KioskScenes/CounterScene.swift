@@ -77,6 +77,8 @@ public final class CounterScene: Scene, CounterControl {
     /// Keys held for a reset that needs holding: key code → monotonic due time.
     private var pendingHolds: [UInt16: Int64] = [:]
     private var digitPx = 10.0
+    /// The ten digits, rendered once per font and size.
+    private let stamps = TextStamps(limit: 64)
     private var labelPx = 10.0
     private var fontsFor: Size?
 
@@ -271,6 +273,7 @@ public final class CounterScene: Scene, CounterControl {
 
     public func layout(size: Size) {
         self.size = size
+        stamps.removeAll()
         let n = counters.count
         let sideBySide = size.width >= size.height
         let hasLabels = counters.contains { !$0.spec.label.isEmpty }
@@ -307,6 +310,7 @@ public final class CounterScene: Scene, CounterControl {
     public func apply(theme: Theme) {
         self.theme = theme
         fontsFor = nil
+        stamps.removeAll()
         needsFull = true
     }
 
@@ -452,22 +456,38 @@ public final class CounterScene: Scene, CounterControl {
                 glyph(canvas, roll.from, r, dy: offset)
                 glyph(canvas, roll.to, r, dy: offset - h)
             }
-            if shading {
-                let band = (h * 0.18).rounded()
-                let shade = theme.palette.background
-                canvas.fillVerticalGradient(x: x, y: y, width: w, height: band, top: shade.withAlpha(0.55), bottom: shade.withAlpha(0))
-                canvas.fillVerticalGradient(x: x, y: y + h - band, width: w, height: band, top: shade.withAlpha(0), bottom: shade.withAlpha(0.55))
+            if shading, let s = shades(width: r.width, height: r.height) {
+                canvas.composite(s.top, x: x, y: y)
+                canvas.composite(s.bottom, x: x, y: y + h - Double(s.bottom.size.height))
             }
         }
     }
 
+    /// The shades at the top and bottom edge of a window (the background colour fading out),
+    /// rendered once per window size and theme and laid over each frame: a gradient costs more
+    /// to compute than to copy.
+    private func shades(width: Int, height: Int) -> (top: Canvas, bottom: Canvas)? {
+        let band = Int((Double(height) * 0.18).rounded())
+        let shade = theme.palette.background
+        if let c = shadeCache, c.width == width, c.band == band, c.color == shade { return (c.top, c.bottom) }
+        guard band > 0, let top = try? Canvas(transparentSize: Size(width: width, height: band)),
+              let bottom = try? Canvas(transparentSize: Size(width: width, height: band)) else { return nil }
+        let w = Double(width), b = Double(band)
+        top.fillVerticalGradient(x: 0, y: 0, width: w, height: b, top: shade.withAlpha(0.55), bottom: shade.withAlpha(0))
+        bottom.fillVerticalGradient(x: 0, y: 0, width: w, height: b, top: shade.withAlpha(0), bottom: shade.withAlpha(0.55))
+        shadeCache = (width, band, shade, top, bottom)
+        return (top, bottom)
+    }
+    private var shadeCache: (width: Int, band: Int, color: Color, top: Canvas, bottom: Canvas)?
+
     /// A digit centred in the window, at whole-pixel positions so a moved glyph keeps its shape.
     private func glyph(_ canvas: Canvas, _ d: Int, _ r: Rect, dy: Double) {
-        let s = String(d)
-        let m = canvas.measure(s, theme.fonts.heading, px: digitPx)
+        // The digit's stamp: laid out and rendered once, then one image composite per frame.
+        guard let stamp = stamps.stamp(String(d), theme.fonts.heading, px: digitPx) else { return }
+        let m = stamp.metrics
         let tx = (Double(r.x) + (Double(r.width) - m.width) / 2).rounded()
         let ty = (Double(r.y) + (Double(r.height) - m.height) / 2).rounded() + dy
-        canvas.drawText(s, theme.fonts.heading, px: digitPx, color: digitColor, x: tx, y: ty)
+        stamps.draw(stamp, x: Int(tx), y: Int(ty), color: digitColor, on: canvas)
     }
 }
 

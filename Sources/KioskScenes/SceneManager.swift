@@ -29,8 +29,20 @@ public final class SceneManager {
     public var switching: SceneSwitching
     let logger: Logger
 
-    /// The frame as the viewer sees it (logical size); nil until a display size is known.
-    public private(set) var canvas: Canvas?
+    /// The frame as the viewer sees it (logical size); nil while no display size is known.
+    /// Frames a scene repaints completely go straight into the display's buffer, and the canvas
+    /// is then made (or brought up to date) only when asked for or when a partial frame needs it.
+    public var canvas: Canvas? { currentCanvas() }
+    /// The logical size frames are drawn at; nil while nothing is connected.
+    public private(set) var frameSize: Size?
+    /// The canvas partial frames are drawn into and copied from (made on first use).
+    private var frameCanvas: Canvas?
+    /// The latest frame went straight into the display's buffer: the canvas does not hold it.
+    private var canvasStale = false
+    /// Canvases on the display's buffers, by address (two or three buffers).
+    private var directCanvases: [(base: UnsafeMutableRawPointer, canvas: Canvas)] = []
+    /// Frames drawn straight into the display's buffer so far.
+    public private(set) var directFrameCount: UInt64 = 0
     private var needsFull = true
     private var dirty = true
     private var renderQueued = false
@@ -152,7 +164,7 @@ public final class SceneManager {
         currentIndex = newScenes.firstIndex(where: { $0.name == name }) ?? 0
         for s in scenes { s.apply(theme: theme) }
         tellTimeTruth(scenes)
-        if let size = canvas?.size { for s in scenes { s.layout(size: size) } }
+        if let size = frameSize { for s in scenes { s.layout(size: size) } }
         current.didAppear(now: time.now())
         armRotation()
         onSceneChange?(current.name)
@@ -219,7 +231,7 @@ public final class SceneManager {
     }
 
     private func moveCursor(dx: Double, dy: Double, timeUsec: UInt64) {
-        guard showsCursor, let size = canvas?.size else { return }
+        guard showsCursor, let size = frameSize else { return }
         let p = cursor.move(dx: dx, dy: dy, on: size)
         setNeedsFrame()
         if cursor.isDown {
@@ -229,7 +241,7 @@ public final class SceneManager {
     }
 
     private func clickCursor(pressed: Bool, timeUsec: UInt64) {
-        guard showsCursor, let size = canvas?.size, let p = cursor.press(pressed, on: size) else { return }
+        guard showsCursor, let size = frameSize, let p = cursor.press(pressed, on: size) else { return }
         input(.touch(TouchEvent(pressed ? .down : .up, slot: Self.cursorSlot, x: p.x / Double(size.width), y: p.y / Double(size.height), timeUsec: timeUsec)))
         input(.touchFrame(timeUsec: timeUsec))
     }
@@ -283,19 +295,77 @@ public final class SceneManager {
     }
 
     private func relayout() {
-        guard let size = display.logicalSize else { canvas = nil; return }
-        if canvas?.size != size {
+        guard let size = display.logicalSize else {
+            frameSize = nil
+            frameCanvas = nil
+            directCanvases.removeAll()
+            return
+        }
+        if frameSize != size {
             cursor.resize(to: size)
             warning.resize()
             pairing.resize()
-            do { canvas = try Canvas(size: size) } catch {
-                logger.error("cannot create the frame canvas", metadata: ["size": "\(size)", "error": "\(error)"])
-                canvas = nil
-                return
-            }
+            frameCanvas = nil
+            directCanvases.removeAll()
+            frameSize = size
         }
         for s in scenes { s.layout(size: size) }
         needsFull = true
+        canvasStale = false
+    }
+
+    /// The frame canvas, made on first use; nil when it cannot be made (logged).
+    private func makeCanvas(_ size: Size) -> Canvas? {
+        if let c = frameCanvas, c.size == size { return c }
+        do {
+            let c = try Canvas(size: size)
+            frameCanvas = c
+            return c
+        } catch {
+            logger.error("cannot create the frame canvas", metadata: ["size": "\(size)", "error": "\(error)"])
+            frameCanvas = nil
+            return nil
+        }
+    }
+
+    /// The canvas holding what the viewer sees. After frames drawn straight into the display's
+    /// buffer it is repainted first (the scene lays out again and draws everything, the overlays
+    /// go on top), and the next present sends it whole.
+    private func currentCanvas() -> Canvas? {
+        guard let size = frameSize, let c = makeCanvas(size) else { return nil }
+        if canvasStale { repaint(c) }
+        return c
+    }
+
+    /// Makes `canvas` hold the whole picture again (it missed frames drawn elsewhere).
+    private func repaint(_ canvas: Canvas) {
+        cursor.resize(to: canvas.size)
+        warning.resize()
+        pairing.resize()
+        current.layout(size: canvas.size)
+        _ = current.draw(into: canvas)
+        if let text = stateWarning { _ = warning.draw(text, on: canvas, theme: theme) }
+        if let p = pairingPrompt { _ = pairing.draw(url: p.url, code: p.code, on: canvas, theme: theme) }
+        if showsCursor { _ = cursor.draw(on: canvas, palette: theme.palette) }
+        canvasStale = false
+        // What the scene had not shown yet is in the canvas now: send all of it.
+        needsFull = true
+        if started { setNeedsFrame() }
+    }
+
+    /// A canvas on the display buffer at `buffer` (kept: the display cycles through two or three).
+    private func directCanvas(_ buffer: PixelBuffer) -> Canvas? {
+        if let c = directCanvases.first(where: { $0.base == buffer.base }), c.canvas.size == buffer.size { return c.canvas }
+        do {
+            let c = try Canvas(wrapping: buffer)
+            directCanvases.removeAll { $0.base == buffer.base }
+            if directCanvases.count >= 3 { directCanvases.removeFirst() }
+            directCanvases.append((buffer.base, c))
+            return c
+        } catch {
+            logger.error("cannot draw into the display's buffer", metadata: ["size": "\(buffer.size)", "error": "\(error)"])
+            return nil
+        }
     }
 
     private func displayEvent(_ e: DisplayEvent) {
@@ -312,8 +382,23 @@ public final class SceneManager {
 
     /// Draws the scene on screen and presents it, if something changed and the display can take a frame.
     public func renderIfPossible() {
-        guard dirty, display.canPresent, let canvas else { return }
+        guard dirty, display.canPresent, let size = frameSize else { return }
         let t0 = nowNanos(.monotonic)
+        // Not while the pixel orbit composes the scene at an offset (it draws into its own canvas).
+        if orbitingScene == nil, let direct = display as? DirectFrameDisplay, let scene = current as? FullFrameDrawing,
+           scene.nextDrawRepaintsEverything, direct.logicalSize == size {
+            if let buffer = direct.beginFullFrame() { renderDirect(into: buffer, of: direct, since: t0); return }
+        }
+        guard let canvas = makeCanvas(size) else { return }
+        if canvasStale {
+            // The canvas missed the frames drawn straight into the display: the scene repaints it.
+            cursor.resize(to: size)
+            warning.resize()
+            pairing.resize()
+            current.layout(size: size)
+            canvasStale = false
+            needsFull = true
+        }
         let uncovered = cursor.remove(from: canvas)
         let unprompted = pairing.remove(from: canvas)
         let unmarked = warning.remove(from: canvas)
@@ -338,6 +423,42 @@ public final class SceneManager {
             needsFull = true
             return
         }
+        frameDone(damage, since: t0)
+    }
+
+    /// A frame the scene repaints completely, drawn straight into the display's next buffer
+    /// (`buffer`), with the overlays on top; the frame canvas then misses it.
+    private func renderDirect(into buffer: PixelBuffer, of display: DirectFrameDisplay, since t0: Int64) {
+        guard let target = directCanvas(buffer) else {
+            canvasStale = true
+            return
+        }
+        // The overlays' kept pixels belong to an older frame: this one is new everywhere.
+        cursor.resize(to: buffer.size)
+        warning.resize()
+        pairing.resize()
+        _ = current.draw(into: target)
+        if let text = stateWarning { _ = warning.draw(text, on: target, theme: theme) }
+        if let p = pairingPrompt { _ = pairing.draw(url: p.url, code: p.code, on: target, theme: theme) }
+        if showsCursor { _ = cursor.draw(on: target, palette: theme.palette) }
+        target.flush()
+        canvasStale = true
+        dirty = false
+        needsFull = false
+        do {
+            lastPresentNs = nowNanos(.monotonic)
+            try display.presentFullFrame()
+        } catch {
+            logger.error("present failed", metadata: ["display": "\(display.displayDescription)", "error": "\(error)"])
+            dirty = true
+            needsFull = true
+            return
+        }
+        directFrameCount += 1
+        frameDone(Damage.full(buffer.size), since: t0)
+    }
+
+    private func frameDone(_ damage: Damage, since t0: Int64) {
         // The cost is measured on the real clock (what drawing took); the frame is placed on
         // the loop's clock, which the frame rate is counted on.
         statistics.record(costNs: nowNanos(.monotonic) - t0, at: loop.now(.monotonic))

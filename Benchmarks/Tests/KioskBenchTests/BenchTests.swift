@@ -77,6 +77,27 @@ import Testing
         #expect(peer.met == nil)
     }
 
+    @Test func sideBySideRowsAndTheBigScreenAreJudged() throws {
+        let r = results(fill: 0.2, tick: 0.25, peerTick: 1.2)
+        let size = Size(width: 1920, height: 1080), big = Size(width: 3840, height: 2160)
+        r.add(Row(section: "paint", name: "touch", size: size, kioskd: .samples(Samples([0.02])), peer: .samples(Samples([0.005])),
+                  key: "paint.touch_to_flip"))
+        r.add(Row(section: "counter", name: "roll", size: size, kioskd: .samples(Samples([0.1])), peer: .samples(Samples([0.2])),
+                  key: "counter.roll1"))
+        let fl = Samples([1.0])
+        r.floors[big] = FloorResult(size: big, cairoFill: fl, memsetFill: fl, copy: fl)
+        r.add(Row(section: "clock", name: "tick", size: big, kioskd: .samples(Samples([2.5])), peer: .samples(Samples([4.0])), key: "clock.tick"))
+        let t = Report(results: r, main: size, quick: true, runs: 3).targets()
+        let rows = try #require(t.first { $0.target.hasPrefix("counter, paint and touch rows") })
+        #expect(rows.met == false)
+        #expect(rows.measured == "worst paint.touch_to_flip k/peer 4.00")
+        let floor4k = try #require(t.first { $0.target == "clock tick ≤ 2× fill floor at 3840x2160" })
+        #expect(floor4k.met == false)
+        #expect(floor4k.margin == "missed by 25 %")
+        let peer4k = try #require(t.first { $0.target == "clock tick ≥ 2× cheaper than pygame at 3840x2160" })
+        #expect(peer4k.met == false)
+    }
+
     @Test func tableShowsRatiosToTheFloorAndThePeer() {
         let report = Report(results: results(fill: 0.2, tick: 0.5, peerTick: 1.0), main: Size(width: 1920, height: 1080), quick: true, runs: 3)
         let line = report.table().split(separator: "\n").first { $0.hasPrefix("clock: tick") }.map(String.init) ?? ""
