@@ -63,7 +63,7 @@ let package = Package(
         .target(name: "KioskMQTT", dependencies: ["KioskCore", "KioskPosix", "CMosquitto", "CKioskShims", .product(name: "Logging", package: "swift-log")]),
         // The daemon: config, control, persistence, services; the only place hardware meets scenes.
         .target(name: "KioskDaemon", dependencies: [
-            "KioskCore", "KioskPosix", "KioskControl", "KioskRender", "KioskScenes", "KioskDRM", "KioskInput", "CSystemd",
+            "KioskCore", "KioskPosix", "KioskControl", "KioskRender", "KioskScenes", "KioskDRM", "KioskInput", "KioskMQTT", "CSystemd",
             .product(name: "Logging", package: "swift-log"),
             .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             .product(name: "UnixSignals", package: "swift-service-lifecycle"),
@@ -114,7 +114,7 @@ let package = Package(
         .testTarget(name: "KioskScenesTests", dependencies: ["KioskScenes", "KioskPosix", "KioskTesting"]),
         .testTarget(name: "KioskDRMTests", dependencies: ["KioskDRM", "KioskDRMTesting", "KioskPosix", "KioskTesting"]),
         .testTarget(name: "KioskInputTests", dependencies: ["KioskInput", "KioskPosix"]),
-        .testTarget(name: "KioskDaemonTests", dependencies: ["KioskDaemon", "KioskControl", "KioskPosix", "KioskTesting"]),
+        .testTarget(name: "KioskDaemonTests", dependencies: ["KioskDaemon", "KioskControl", "KioskPosix", "KioskTesting", "KioskMQTT"]),
         .testTarget(name: "KioskMQTTTests", dependencies: ["KioskMQTT", "KioskPosix", .product(name: "Logging", package: "swift-log")]),
         .testTarget(name: "VMTests", dependencies: ["KioskCore"]),
         .testTarget(name: "KioskBenchTests", dependencies: ["kioskd-bench"], path: "Benchmarks/Tests/KioskBenchTests"),

@@ -31,6 +31,8 @@ public final class Daemon {
     private let commands = ControlCommandHandler()
     /// Tells remote observers (web pages, MQTT) the kiosk's state after every change.
     public private(set) var changes: ChangeFeed!
+    /// Shared counters of a `[fleet]` group (`startFleet`); nil without one.
+    public internal(set) var fleet: FleetEngine?
 
     /// After the first frame is on screen (systemd READY=1).
     public var onReady: (() -> Void)?
@@ -122,6 +124,7 @@ public final class Daemon {
 
     /// Stops timers, then input, then the display (which restores the console).
     public func shutdown() {
+        fleet?.stop()
         manager.stop()
         blanking.stop()
         themes.stop()

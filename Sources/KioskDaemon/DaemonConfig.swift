@@ -92,6 +92,8 @@ public struct DaemonConfig {
     public var scenes: [SceneDefinition] = []
     public var control: ControlSettings
     public var stateDirectory: String
+    /// `[fleet]`: counters shared with other kiosks of a group (needs `[mqtt]`).
+    public var fleet: FleetSettings?
     /// Where the keys `checkSystem` looks at were written (the file alone for defaults).
     public var keyLocations: [String: SourceLocation] = [:]
 
@@ -312,6 +314,7 @@ public struct DaemonConfig {
             keyLocations["control.group"] = t.entries["group"]?.location ?? t.location
             try t.finish()
         }
+        if let t = try root.table("fleet") { fleet = try FleetSettings.read(t, hasMQTT: root.has("mqtt")) }
         try root.finish()
     }
 

@@ -1,0 +1,39 @@
+import KioskMQTT
+
+/// The fleet's transport over the daemon's `MQTTClient` (QoS 1, on the loop's thread).
+public final class MQTTFleetTransport: FleetTransport {
+    public let client: MQTTClient
+    private var handlers: [(Bool) -> Void] = []
+    private var wasConnected = false
+
+    /// Chains onto the client's state handler (whatever was set before keeps being called).
+    public init(client: MQTTClient) {
+        self.client = client
+        wasConnected = client.state == .connected
+        let earlier = client.onStateChange
+        client.onStateChange = { [weak self] state in
+            earlier?(state)
+            self?.stateChanged(state)
+        }
+    }
+
+    public var isConnected: Bool { client.state == .connected }
+
+    public func onConnectionChange(_ handler: @escaping (Bool) -> Void) { handlers.append(handler) }
+
+    private func stateChanged(_ state: MQTTClient.State) {
+        let up = state == .connected
+        guard up != wasConnected else { return }
+        wasConnected = up
+        for h in handlers { h(up) }
+    }
+
+    public func publish(_ topic: String, _ payload: [UInt8], retain: Bool) -> String? {
+        if case .refused(let reason) = client.publish(topic, payload, qos: 1, retain: retain) { return reason }
+        return nil
+    }
+
+    public func subscribe(_ filter: String, _ handler: @escaping (String, [UInt8]) -> Void) {
+        client.subscribe(filter, qos: 1) { message in handler(message.topic, message.payload) }
+    }
+}
