@@ -8,7 +8,7 @@ import Testing
 final class FleetBroker {
     let port: Int
     let dir: String
-    private var process: Process?
+    private var pid: pid_t = 0
 
     init(dir: String) throws {
         self.dir = dir
@@ -21,30 +21,68 @@ final class FleetBroker {
     /// (bounded) until it accepts connections.
     func start() throws {
         let conf = "\(dir)/mosquitto.conf"
-        try "listener \(port) 127.0.0.1\npersistence false\nallow_anonymous true\nlog_dest stderr\nmax_queued_messages 10000\n"
+        try "listener \(port) 127.0.0.1\npersistence false\nuser root\nallow_anonymous true\nlog_dest stderr\nmax_queued_messages 10000\n"
             .write(toFile: conf, atomically: true, encoding: .utf8)
-        let p = Process()
-        p.executableURL = URL(fileURLWithPath: "/usr/sbin/mosquitto")
-        p.arguments = ["-c", conf]
-        p.standardOutput = FileHandle(forWritingAtPath: "/dev/null")
-        if !FileManager.default.fileExists(atPath: "\(dir)/broker.log") { _ = FileManager.default.createFile(atPath: "\(dir)/broker.log", contents: nil) }
-        let log = try FileHandle(forWritingTo: URL(fileURLWithPath: "\(dir)/broker.log"))
-        log.seekToEndOfFile()
-        p.standardError = log
-        try p.run()
-        process = p
+        pid = try fleetSpawn("/usr/sbin/mosquitto", ["-c", conf], stderr: "\(dir)/broker.log")
         let deadline = Date().addingTimeInterval(10)
         while !fleetPortOpen(port) {
-            guard p.isRunning, Date() < deadline else { throw KioskError(.system, "mosquitto did not listen on \(port)") }
+            guard Date() < deadline else { throw KioskError(.system, "mosquitto did not listen on \(port)") }
             usleep(10_000) // bounded polling of the condition "port accepts"
         }
     }
 
     func stop() {
-        guard let p = process else { return }
-        process = nil
-        if p.isRunning { p.terminate(); p.waitUntilExit() }
+        guard pid > 0 else { return }
+        fleetStop(pid)
+        pid = 0
     }
+}
+
+/// Starts `path` (posix_spawn: Foundation's Process is not used from several threads at once);
+/// stdout and stderr appended to files (or /dev/null).
+func fleetSpawn(_ path: String, _ args: [String], stdout: String = "/dev/null", stderr: String = "/dev/null") throws -> pid_t {
+    var actions = posix_spawn_file_actions_t()
+    posix_spawn_file_actions_init(&actions)
+    defer { posix_spawn_file_actions_destroy(&actions) }
+    posix_spawn_file_actions_addopen(&actions, 1, stdout, O_WRONLY | O_CREAT | O_APPEND, 0o644)
+    posix_spawn_file_actions_addopen(&actions, 2, stderr, O_WRONLY | O_CREAT | O_APPEND, 0o644)
+    let argv: [UnsafeMutablePointer<CChar>?] = ([path] + args).map { strdup($0) } + [nil]
+    defer { for a in argv { free(a) } }
+    // Signals as a fresh process has them (the test runner may block or ignore some).
+    var attr = posix_spawnattr_t()
+    posix_spawnattr_init(&attr)
+    defer { posix_spawnattr_destroy(&attr) }
+    var none = sigset_t(), defaults = sigset_t()
+    sigemptyset(&none)
+    sigemptyset(&defaults)
+    for s in [SIGTERM, SIGINT, SIGPIPE, SIGHUP, SIGCHLD] { sigaddset(&defaults, s) }
+    posix_spawnattr_setsigmask(&attr, &none)
+    posix_spawnattr_setsigdefault(&attr, &defaults)
+    posix_spawnattr_setflags(&attr, Int16(POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF))
+    var pid: pid_t = 0
+    let rc = posix_spawn(&pid, path, &actions, &attr, argv, environ)
+    guard rc == 0 else { throw KioskError(.system, "posix_spawn \(path) failed: errno \(rc)") }
+    return pid
+}
+
+/// SIGTERM, then waits for the exit (SIGKILL after 5 s).
+func fleetStop(_ pid: pid_t) {
+    kill(pid, SIGTERM)
+    var status: Int32 = 0
+    let end = Date().addingTimeInterval(5)
+    while waitpid(pid, &status, WNOHANG) == 0 {
+        if Date() > end { kill(pid, SIGKILL) }
+        usleep(10_000) // bounded polling of the exit
+    }
+}
+
+/// Runs `path` to its end; returns the exit status.
+@discardableResult
+func fleetRun(_ path: String, _ args: [String]) -> Int32 {
+    guard let pid = try? fleetSpawn(path, args) else { return -1 }
+    var status: Int32 = 0
+    while waitpid(pid, &status, 0) < 0 && errno == EINTR {}
+    return status
 }
 
 func fleetFreePort() throws -> Int {
@@ -179,13 +217,9 @@ struct FleetFaultTests {
         // The group client's view of the state topic (mosquitto_sub reconnects by itself).
         let stateLog = "\(root)/state-topic.log"
         _ = FileManager.default.createFile(atPath: stateLog, contents: nil)
-        let sub = Process()
-        sub.executableURL = URL(fileURLWithPath: "/usr/bin/mosquitto_sub")
-        sub.arguments = ["-h", "127.0.0.1", "-p", "\(broker.port)", "-q", "1", "-i", "fleet-test-sub", "-t", "kioskd/group/\(Self.group)/counter/HOME"]
-        sub.standardOutput = try FileHandle(forWritingTo: URL(fileURLWithPath: stateLog))
-        sub.standardError = FileHandle(forWritingAtPath: "/dev/null")
-        try sub.run()
-        defer { sub.terminate(); sub.waitUntilExit() }
+        let sub = try fleetSpawn("/usr/bin/mosquitto_sub", ["-h", "127.0.0.1", "-p", "\(broker.port)", "-q", "1", "-i", "fleet-test-sub",
+                                                            "-t", "kioskd/group/\(Self.group)/counter/HOME"], stdout: stateLog)
+        defer { fleetStop(sub) }
 
         let total = Self.total
         let perClient = total / 5
@@ -337,13 +371,8 @@ struct FleetFaultTests {
     }
 
     static func publish(id: String, port: Int) {
-        let p = Process()
-        p.executableURL = URL(fileURLWithPath: "/usr/bin/mosquitto_pub")
-        p.arguments = ["-h", "127.0.0.1", "-p", "\(port)", "-q", "1", "-t", "kioskd/group/\(group)/counter/HOME/cmd",
-                       "-m", "{\"op\": \"inc\", \"id\": \"\(id)\"}"]
-        p.standardOutput = FileHandle(forWritingAtPath: "/dev/null")
-        p.standardError = FileHandle(forWritingAtPath: "/dev/null")
-        do { try p.run(); p.waitUntilExit() } catch {}
+        fleetRun("/usr/bin/mosquitto_pub", ["-h", "127.0.0.1", "-p", "\(port)", "-q", "1", "-t", "kioskd/group/\(group)/counter/HOME/cmd",
+                                             "-m", "{\"op\": \"inc\", \"id\": \"\(id)\"}"])
     }
 
     static func seen(_ id: String, _ log: String) -> Bool {
