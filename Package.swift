@@ -63,7 +63,8 @@ let package = Package(
         .target(name: "KioskMQTT", dependencies: ["KioskCore", "KioskPosix", "CMosquitto", "CKioskShims", .product(name: "Logging", package: "swift-log")]),
         // The daemon: config, control, persistence, services; the only place hardware meets scenes.
         .target(name: "KioskDaemon", dependencies: [
-            "KioskCore", "KioskPosix", "KioskControl", "KioskRender", "KioskScenes", "KioskDRM", "KioskInput", "KioskMQTT", "CSystemd",
+            "KioskCore", "KioskPosix", "KioskControl", "KioskRender", "KioskScenes", "KioskDRM", "KioskInput", "CSystemd",
+            "KioskMQTT",
             .product(name: "Logging", package: "swift-log"),
             .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             .product(name: "UnixSignals", package: "swift-service-lifecycle"),
@@ -95,6 +96,7 @@ let package = Package(
         ]),
         .executableTarget(name: "kioskd-bench", dependencies: [
             "KioskCore", "KioskPosix", "KioskRender", "KioskScenes", "KioskTesting", "KioskDaemon", "CCairo",
+            "KioskMQTT", .product(name: "Logging", package: "swift-log"),
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
         ], path: "Benchmarks/kioskd-bench"),
         // Runs inside the test VM: uinput devices, DRM probes.
@@ -115,7 +117,8 @@ let package = Package(
         .testTarget(name: "KioskDRMTests", dependencies: ["KioskDRM", "KioskDRMTesting", "KioskPosix", "KioskTesting"]),
         .testTarget(name: "KioskInputTests", dependencies: ["KioskInput", "KioskPosix"]),
         .testTarget(name: "KioskDaemonTests", dependencies: ["KioskDaemon", "KioskControl", "KioskPosix", "KioskTesting", "KioskMQTT"]),
-        .testTarget(name: "KioskMQTTTests", dependencies: ["KioskMQTT", "KioskPosix", .product(name: "Logging", package: "swift-log")]),
+        .testTarget(name: "KioskMQTTTests", dependencies: ["KioskMQTT", "KioskPosix", .product(name: "Logging", package: "swift-log")],
+                    exclude: ["golden"]),
         .testTarget(name: "VMTests", dependencies: ["KioskCore"]),
         .testTarget(name: "KioskBenchTests", dependencies: ["kioskd-bench"], path: "Benchmarks/Tests/KioskBenchTests"),
     ],

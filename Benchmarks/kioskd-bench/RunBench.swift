@@ -18,6 +18,7 @@ struct RunBench: ParsableCommand {
     @Option(help: "Python of the pygame peer's venv.") var peerPython: String = "Benchmarks/.venv/bin/python"
     @Option(help: "Folder of the peer scripts.") var peerDir: String = "Benchmarks/peer"
     @Flag(help: "Skip the pygame peer.") var noPeer = false
+    @Flag(help: "Skip the MQTT figures (they need mosquitto).") var noMqtt = false
     @Option(help: "Scene kinds to run (comma-separated).") var scenes: String = "clock,counter,paint"
     @Option(help: "Replace the block between '<!-- kioskd-bench:start -->' and '<!-- kioskd-bench:end -->' in this Markdown file with the table.")
     var updateDoc: String?
@@ -226,6 +227,8 @@ struct RunBench: ParsableCommand {
         } else {
             res.notes.append("kioskd not built next to kioskd-bench: the daemon rows are missing (swift build -c release --product kioskd with the same --scratch-path)")
         }
+
+        if !noMqtt { attempt("MQTT") { try MQTTBench.run(res: res, size: main, runs: n, idleSeconds: idleS, log: log) } }
 
         let report = Report(results: res, main: main, quick: quick, runs: n)
         print(report.table())

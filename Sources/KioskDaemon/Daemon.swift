@@ -31,6 +31,8 @@ public final class Daemon {
     private let commands = ControlCommandHandler()
     /// Tells remote observers (web pages, MQTT) the kiosk's state after every change.
     public private(set) var changes: ChangeFeed!
+    /// The MQTT bridge (`[mqtt]` configured), made by `DaemonRunner`; nil: MQTT is off.
+    public var mqtt: MQTTBridge?
     /// Shared counters of a `[fleet]` group (`startFleet`); nil without one.
     public internal(set) var fleet: FleetEngine?
 

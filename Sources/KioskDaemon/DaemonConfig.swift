@@ -1,5 +1,6 @@
 import Foundation
 import KioskCore
+import KioskMQTT
 import KioskPosix
 import KioskScenes
 
@@ -96,6 +97,8 @@ public struct DaemonConfig {
     public var fleet: FleetSettings?
     /// Where the keys `checkSystem` looks at were written (the file alone for defaults).
     public var keyLocations: [String: SourceLocation] = [:]
+    /// `[mqtt]`: the broker and this kiosk's id; nil: MQTT is off.
+    public var mqtt: MQTTConfig?
 
     /// Longest path kioskd accepts (PATH_MAX without the terminating NUL).
     public static let maxPath = 4095
@@ -312,6 +315,22 @@ public struct DaemonConfig {
             control.group = try word(t, "group", what: "a group name")
             keyLocations["control.socket"] = t.entries["socket"]?.location ?? t.location
             keyLocations["control.group"] = t.entries["group"]?.location ?? t.location
+            try t.finish()
+        }
+        // [mqtt] (paths relative to the config file's folder)
+        if let t = try root.table("mqtt") {
+            var entries: [String: MQTTConfig.Entry] = [:]
+            for k in t.keys {
+                guard let n = t.node(k) else { continue }
+                let v: MQTTConfig.Entry.Value
+                switch n.value {
+                case .string(let s): v = .string(k.hasSuffix("_file") && !s.isEmpty ? resolve(s) : s)
+                case .int(let i): v = .integer(i)
+                default: v = .other(n.value.typeName)
+                }
+                entries[k] = MQTTConfig.Entry(v, at: "\(n.location)")
+            }
+            mqtt = try MQTTConfig.parse(entries)
             try t.finish()
         }
         if let t = try root.table("fleet") { fleet = try FleetSettings.read(t, hasMQTT: root.has("mqtt")) }

@@ -44,6 +44,22 @@ extension Daemon {
         showFleetConnectivity(transport.isConnected)
     }
 
+    /// Fails (config error naming `fleet.counters`) when a listed shared counter is in no scene.
+    public func checkFleet() throws {
+        if let fleet = config.fleet { _ = try FleetEngine.sharedOwners(fleet, counters: manager.scene(as: CounterControl.self)) }
+    }
+
+    /// Joins the `[fleet]` group over the MQTT bridge's client, when both are configured (on the
+    /// loop, after the bridge started: its connect handler is kept and chained).
+    public func startFleetOverMQTT() {
+        guard config.fleet != nil, let bridge = mqtt else { return }
+        do {
+            try startFleet(transport: MQTTFleetTransport(client: bridge.client), kioskID: bridge.config.id)
+        } catch {
+            logger.critical("cannot join the fleet", metadata: ["error": "\(error)"])
+        }
+    }
+
     /// The corner mark: "offline" while the broker is out of reach, after "state not saved".
     func showFleetConnectivity(_ up: Bool) {
         var marks: [String] = []

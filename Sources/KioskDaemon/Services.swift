@@ -27,6 +27,8 @@ public final class RenderLoopService: Service {
         let thread = Thread {
             loop.post {
                 daemon.value.start()
+                daemon.value.mqtt?.start()
+                daemon.value.startFleetOverMQTT()
                 notifier.startWatchdog(on: loop)
             }
             do {
@@ -48,8 +50,12 @@ public final class RenderLoopService: Service {
             loop.post {
                 notifier.stopping()
                 notifier.stopWatchdog(on: loop)
-                daemon.value.shutdown()
-                loop.stop()
+                // MQTT first: `offline` published and the broker left (at most 2 s), then the rest.
+                let finish = {
+                    daemon.value.shutdown()
+                    loop.stop()
+                }
+                if let mqtt = daemon.value.mqtt { mqtt.stop(timeout: 2, completion: finish) } else { finish() }
             }
         }
         if let e = outcome {
@@ -164,6 +170,8 @@ public enum DaemonRunner {
         daemon.onStatus = { notifier.status($0) }
 
         let server = makeControlServer(settings: config.control, daemon: daemon, logger: logger)
+        if let mqtt = config.mqtt { daemon.mqtt = try MQTTBridge(daemon: daemon, config: mqtt, logger: logger) }
+        try daemon.checkFleet()
 
         // SIGHUP, SIGUSR1, SIGUSR2 (SIGTERM and SIGINT stop the group below).
         let handoff = DisplayHandoff(display: LoopBound(daemon.display, loop: loop), logger: logger)

@@ -104,10 +104,8 @@ public final class MQTTClient {
     private var logger: Logger
     private let handle: Handle
     private var random: any RandomNumberGenerator
-    /// epoll set holding only the broker socket (for read, and write while libmosquitto has
-    /// output); the loop watches this set's descriptor, which is readable when the socket is ready.
-    private let pollFD: Int32
-    private var pollWatch: EventLoop.WatchID?
+    /// The broker socket on the loop: read, and write while libmosquitto has output pending.
+    private var socketWatch: EventLoop.WatchID?
     private var socketFD: Int32 = -1
     private var wantsWrite = false
     private var retryTimer: TimerID?
@@ -146,10 +144,8 @@ public final class MQTTClient {
             throw Posix.error("mosquitto_new", errno: errno)
         }
         handle = Handle(mosq)
-        pollFD = try Posix.call("epoll_create1") { epoll_create1(Int32(EPOLL_CLOEXEC)) }
         func check(_ rc: Int32, _ what: String) throws {
             guard rc == MOSQ_ERR_SUCCESS.rawValue else {
-                close(pollFD)
                 throw KioskError(.config, "\(what) failed: \(Self.describe(rc, errno: errno))")
             }
         }
@@ -183,8 +179,7 @@ public final class MQTTClient {
         if let t = retryTimer { loop.cancel(t) }
         if let t = miscTimer { loop.cancel(t) }
         if let t = connectTimer { loop.cancel(t) }
-        if let w = pollWatch { loop.unwatch(w) }
-        close(pollFD)
+        if let w = socketWatch { loop.unwatch(w) }
         midSlot.deallocate()
         // A resolver thread still connecting keeps the handle alive (and destroys it when done);
         // its callbacks find no client (a weak reference) and only the log callback can run there.
@@ -287,7 +282,7 @@ public final class MQTTClient {
             // getaddrinfo may block for seconds: connect on a thread, the handle left to it.
             connectInFlight = true
             let handle = self.handle, cfg = config, loop = self.loop
-            let me = LoopBound(self)
+            let me = WeakLoopBound(self, loop: loop)
             Thread.detachNewThread {
                 let rc = mosquitto_connect_async(handle.mosq, cfg.host, Int32(cfg.port), Int32(cfg.keepalive))
                 let e = errno
@@ -312,15 +307,9 @@ public final class MQTTClient {
         socketFD = mosquitto_socket(handle.mosq)
         guard socketFD >= 0 else { connectionLost("libmosquitto returned no socket"); return }
         do {
-            if pollWatch == nil { pollWatch = try loop.watch(fd: pollFD) { [unowned self] in self.socketReady() } }
-            var ev = epoll_event()
-            ev.events = EPOLLIN.rawValue
-            ev.data.fd = socketFD
+            if let w = socketWatch { loop.unwatch(w); socketWatch = nil }
             wantsWrite = false
-            if epoll_ctl(pollFD, EPOLL_CTL_ADD, socketFD, &ev) != 0 {
-                let e = errno
-                if e != EEXIST { throw Posix.error("epoll_ctl(ADD, broker socket \(socketFD))", errno: e) }
-            }
+            socketWatch = try loop.watch(fd: socketFD, events: .read) { [unowned self] ready in self.socketReady(ready) }
             updateInterest()
             guard socketFD >= 0 else { return } // the first write failed: already reported
             if let t = connectTimer { loop.cancel(t) }
@@ -343,16 +332,13 @@ public final class MQTTClient {
     private var pendingReason: String?
 
     /// The broker socket is readable or writable (or failed).
-    private func socketReady() {
-        var events = [epoll_event](repeating: epoll_event(), count: 2)
-        let n = epoll_wait(pollFD, &events, 2, 0)
-        guard n > 0, socketFD >= 0 else { return }
-        let ev = events[0].events
-        if ev & (EPOLLIN.rawValue | EPOLLHUP.rawValue | EPOLLERR.rawValue) != 0 {
+    private func socketReady(_ ready: EventLoop.WatchEvents) {
+        guard socketFD >= 0 else { return }
+        if ready.contains(.read) {
             let rc = mosquitto_loop_read(handle.mosq, 1)
             if !ioResult(rc, errno: errno) { return }
         }
-        if socketFD >= 0, ev & EPOLLOUT.rawValue != 0 || mosquitto_want_write(handle.mosq) {
+        if socketFD >= 0, ready.contains(.write) || mosquitto_want_write(handle.mosq) {
             let rc = mosquitto_loop_write(handle.mosq, 1)
             if !ioResult(rc, errno: errno) { return }
         }
@@ -364,7 +350,7 @@ public final class MQTTClient {
         if rc == MOSQ_ERR_SUCCESS.rawValue {
             // A clean DISCONNECT written: libmosquitto closed the socket itself.
             if socketFD >= 0 && mosquitto_socket(handle.mosq) < 0 {
-                epoll_ctl(pollFD, EPOLL_CTL_DEL, socketFD, nil)
+                if let w = socketWatch { loop.unwatch(w); socketWatch = nil }
                 socketFD = -1
                 return false
             }
@@ -391,11 +377,8 @@ public final class MQTTClient {
             guard socketFD >= 0 else { return }
         }
         let want = mosquitto_want_write(handle.mosq)
-        guard want != wantsWrite else { return }
-        var ev = epoll_event()
-        ev.events = EPOLLIN.rawValue | (want ? EPOLLOUT.rawValue : 0)
-        ev.data.fd = socketFD
-        if epoll_ctl(pollFD, EPOLL_CTL_MOD, socketFD, &ev) == 0 { wantsWrite = want }
+        guard want != wantsWrite, let w = socketWatch else { return }
+        if (try? loop.setInterest(w, want ? [.read, .write] : .read)) != nil { wantsWrite = want }
     }
 
     private func scheduleMisc() {
@@ -419,10 +402,8 @@ public final class MQTTClient {
     private func closeSocket() {
         if let t = connectTimer { loop.cancel(t); connectTimer = nil }
         if let t = miscTimer { loop.cancel(t); miscTimer = nil }
-        if socketFD >= 0 {
-            epoll_ctl(pollFD, EPOLL_CTL_DEL, socketFD, nil)
-            socketFD = -1
-        }
+        if let w = socketWatch { loop.unwatch(w); socketWatch = nil }
+        socketFD = -1
         wantsWrite = false
         // Closes the socket if libmosquitto has not yet (no-op otherwise). The disconnect
         // callback this may run acts only on a clean stop, which finishes once.
@@ -639,14 +620,6 @@ final class Handle: @unchecked Sendable {
     let target = CallbackTarget()
     init(_ mosq: OpaquePointer) { self.mosq = mosq }
     deinit { mosquitto_destroy(mosq) }
-}
-
-/// A weak reference carried through `EventLoop.post` back to the loop's thread.
-struct LoopBound<T: AnyObject>: @unchecked Sendable {
-    // @unchecked: the reference is only dereferenced inside work posted to the loop, on the
-    // loop's thread that owns the object.
-    weak var value: T?
-    init(_ value: T) { self.value = value }
 }
 
 /// What libmosquitto's callbacks reach through their user data.

@@ -37,6 +37,8 @@ public struct MQTTConfig: Sendable, Equatable {
     public var backoffMax: Int64 = 30_000_000_000
     /// A TCP/TLS connect (up to CONNACK) that takes longer than this is abandoned and retried.
     public var connectTimeout: Int64 = 10_000_000_000
+    /// Home Assistant's discovery prefix (`PREFIX/device/kioskd_ID/config`, `PREFIX/status`).
+    public var discoveryPrefix = "homeassistant"
 
     public init(host: String, port: Int, tls: TLS? = nil, id: String, username: String? = nil, password: String? = nil) {
         self.host = host
@@ -72,6 +74,7 @@ public struct MQTTConfig: Sendable, Equatable {
 
     public static let knownKeys: Set<String> = [
         "broker", "id", "username", "password_file", "ca_file", "cert_file", "key_file", "keepalive", "queue_limit",
+        "discovery_prefix",
     ]
 
     /// Builds the config from the keys of the `[mqtt]` table. Errors are `KioskError.config`
@@ -147,6 +150,12 @@ public struct MQTTConfig: Sendable, Equatable {
         }
         if let k = try integer("keepalive", 5...65535) { config.keepalive = k }
         if let q = try integer("queue_limit", 0...100_000) { config.queueLimit = q }
+        if let p = try string("discovery_prefix") {
+            if p.isEmpty || p.hasPrefix("/") || p.hasSuffix("/") || p.contains("//") || p.contains("+") || p.contains("#") || p.utf8.count > 256 {
+                throw fail("discovery_prefix", entries["discovery_prefix"], "\"\(p)\" is not a topic prefix: expected levels separated by '/', none empty, no '+' or '#', at most 256 bytes, like \"homeassistant\"")
+            }
+            config.discoveryPrefix = p
+        }
         return config
     }
 

@@ -16,6 +16,15 @@ import KioskCore
 public final class EventLoop: Scheduler, @unchecked Sendable {
     public typealias Handler = () -> Void
     public struct WatchID: Hashable, Sendable { let fd: Int32 }
+    /// What a watched descriptor is waited for, and what it is ready for. An error or hang-up on
+    /// the descriptor is reported as both (the next read or write says which).
+    public struct WatchEvents: OptionSet, Sendable, Hashable {
+        public let rawValue: UInt8
+        public init(rawValue: UInt8) { self.rawValue = rawValue }
+        public static let read = WatchEvents(rawValue: 1)
+        public static let write = WatchEvents(rawValue: 2)
+        var epoll: UInt32 { (contains(.read) ? EPOLLIN.rawValue : 0) | (contains(.write) ? EPOLLOUT.rawValue : 0) }
+    }
     public typealias TimerID = KioskCore.TimerID
     public typealias TimerFire = KioskCore.TimerFire
 
@@ -45,7 +54,7 @@ public final class EventLoop: Scheduler, @unchecked Sendable {
     private let wakeFD: Int32
     private let monotonicFD: Int32
     private let realtimeFD: Int32
-    private var watchers: [Int32: Handler] = [:]
+    private var watchers: [Int32: (WatchEvents) -> Void] = [:]
     private var timers: [UInt64: Timer] = [:]
     private var monotonicQueue = Queue()
     private var realtimeQueue = Queue()
@@ -92,9 +101,9 @@ public final class EventLoop: Scheduler, @unchecked Sendable {
         close(epfd)
     }
 
-    private func add(fd: Int32) throws {
+    private func add(fd: Int32, events: WatchEvents = .read) throws {
         var ev = epoll_event()
-        ev.events = EPOLLIN.rawValue
+        ev.events = events.epoll
         ev.data.fd = fd
         try Posix.call("epoll_ctl(ADD, fd \(fd))") { epoll_ctl(epfd, EPOLL_CTL_ADD, fd, &ev) }
     }
@@ -102,9 +111,27 @@ public final class EventLoop: Scheduler, @unchecked Sendable {
     /// Calls `handler` on this loop whenever `fd` is readable. The caller keeps owning `fd`.
     @discardableResult
     public func watch(fd: Int32, _ handler: @escaping Handler) throws -> WatchID {
-        try add(fd: fd)
+        try watch(fd: fd, events: .read) { _ in handler() }
+    }
+
+    /// Calls `handler` on this loop with what `fd` is ready for, whenever it is ready for one of
+    /// `events` (change them with `setInterest`). The caller keeps owning `fd`; unwatch it before
+    /// closing it.
+    @discardableResult
+    public func watch(fd: Int32, events: WatchEvents, _ handler: @escaping (WatchEvents) -> Void) throws -> WatchID {
+        try add(fd: fd, events: events)
         watchers[fd] = handler
         return WatchID(fd: fd)
+    }
+
+    /// Changes what a watched descriptor is waited for (for example write interest while output
+    /// is pending).
+    public func setInterest(_ id: WatchID, _ events: WatchEvents) throws {
+        guard watchers[id.fd] != nil else { return }
+        var ev = epoll_event()
+        ev.events = events.epoll
+        ev.data.fd = id.fd
+        try Posix.call("epoll_ctl(MOD, fd \(id.fd))") { epoll_ctl(epfd, EPOLL_CTL_MOD, id.fd, &ev) }
     }
 
     public func unwatch(_ id: WatchID) {
@@ -278,7 +305,12 @@ public final class EventLoop: Scheduler, @unchecked Sendable {
                 if drain(fd) { clockChanged = true }
                 timerReady = true
             } else if let h = watchers[fd] {
-                h()
+                let e = events[i].events
+                var ready: WatchEvents = []
+                if e & (EPOLLERR.rawValue | EPOLLHUP.rawValue) != 0 { ready = [.read, .write] }
+                if e & EPOLLIN.rawValue != 0 { ready.insert(.read) }
+                if e & EPOLLOUT.rawValue != 0 { ready.insert(.write) }
+                h(ready)
             }
         }
         if timerReady && !timers.isEmpty { fireDueTimers(clockChanged: clockChanged) }

@@ -284,5 +284,12 @@ final class Answers {
         #expect(badRole?.contains("kioskd.toml:7: key 'fleet.role': expected one of \"primary\", \"follower\", got \"boss\"") == true, "\(badRole ?? "")")
         let noMQTT = configError { _ = try loadConfig(scene + "[fleet]\ngroup = \"hall\"\nrole = \"primary\"\n", dir: d) }
         #expect(noMQTT?.contains("kioskd.toml:5: table '[fleet]': a fleet shares its counters through an MQTT broker; add an [mqtt] table") == true, "\(noMQTT ?? "")")
+        // With [mqtt]: read; a shared counter no scene has is named with its line.
+        let config = try loadConfig(scene + "[mqtt]\nbroker = \"mqtt://127.0.0.1:1883\"\nid = \"p\"\n[fleet]\ngroup = \"hall\"\nrole = \"primary\"\ncounters = [\"GUEST\"]\nqueue_limit = 7\n", dir: d)
+        let fleet = try #require(config.fleet)
+        #expect(fleet.group == "hall" && fleet.role == .primary && fleet.queueLimit == 7 && fleet.ackTimeoutMs == 5000)
+        let counter = try CounterScene(name: "score", counters: [.init(name: "HOME", label: "")], state: MemoryStateStore())
+        let unknown = configError { _ = try FleetEngine.sharedOwners(fleet, counters: [counter]) }
+        #expect(unknown?.contains("kioskd.toml:11: key 'fleet.counters': no counter scene has a counter \"GUEST\" (counters: HOME)") == true, "\(unknown ?? "")")
     }
 }

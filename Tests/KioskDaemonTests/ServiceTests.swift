@@ -2,6 +2,7 @@ import Foundation
 import KioskControl
 import KioskCore
 @testable import KioskDaemon
+import KioskPosix
 import Logging
 import NIOConcurrencyHelpers
 import ServiceLifecycle

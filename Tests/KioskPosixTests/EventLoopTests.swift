@@ -63,6 +63,40 @@ import KioskCore
         #expect(got == 42)
     }
 
+    /// Write interest: a full non-blocking socket is not reported writable; once the peer
+    /// drains it, the handler hears `.write`; with the interest taken away it hears nothing more.
+    @Test func writeInterestReportsWritableOnlyWhileAsked() throws {
+        let loop = try EventLoop()
+        var sv: [Int32] = [0, 0]
+        #expect(socketpair(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0, &sv) == 0)
+        defer { close(sv[0]); close(sv[1]) }
+        #expect(fcntl(sv[0], F_SETFL, fcntl(sv[0], F_GETFL) | O_NONBLOCK) == 0)
+        // Fill the socket until a write would block.
+        var chunk = [UInt8](repeating: 7, count: 4096)
+        while write(sv[0], &chunk, chunk.count) > 0 {}
+        #expect(errno == EAGAIN)
+        var seen: [EventLoop.WatchEvents] = []
+        let w = try loop.watch(fd: sv[0], events: [.read, .write]) { ev in seen.append(ev) }
+        try loop.runOnce(timeoutMs: 50)
+        #expect(seen.isEmpty, "a full socket is neither readable nor writable: \(seen)")
+        // The peer reads everything: the socket becomes writable.
+        var sink = [UInt8](repeating: 0, count: 65536)
+        #expect(fcntl(sv[1], F_SETFL, fcntl(sv[1], F_GETFL) | O_NONBLOCK) == 0)
+        while read(sv[1], &sink, sink.count) > 0 {}
+        try loop.runOnce(timeoutMs: 1000)
+        #expect(seen == [.write])
+        // Read interest only: writable no longer reported; a byte from the peer is.
+        try loop.setInterest(w, .read)
+        seen.removeAll()
+        try loop.runOnce(timeoutMs: 50)
+        #expect(seen.isEmpty)
+        var one: UInt8 = 1
+        #expect(write(sv[1], &one, 1) == 1)
+        try loop.runOnce(timeoutMs: 1000)
+        #expect(seen == [.read])
+        loop.unwatch(w)
+    }
+
     @Test func postedWorkFromAnotherThreadRuns() async throws {
         let loop = try EventLoop()
         let box = Box()

@@ -1,5 +1,3 @@
-import KioskPosix
-
 /// A value that belongs to one event loop's thread, in a form that may travel to other threads
 /// (in a closure posted to the loop, a signal handler, a service): it can only be opened on the
 /// loop's thread, which `value` checks (`EventLoop.assertInLoop`, a trap otherwise). Before the
@@ -24,5 +22,26 @@ public struct LoopBound<Value>: @unchecked Sendable {
     /// Runs `body` with the value on the loop's thread.
     public func post(_ body: @escaping @Sendable (Value) -> Void) {
         loop.post { body(self.value) }
+    }
+}
+
+/// A weak reference to an object of one event loop's thread, that may travel to other threads
+/// (work handed to a helper thread that posts back to the loop). Like `LoopBound`, it can only be
+/// opened on the loop's thread; it does not keep the object alive (nil once it is gone).
+public struct WeakLoopBound<Value: AnyObject>: @unchecked Sendable {
+    // @unchecked: the reference is reachable only through `value`, which traps on any thread but
+    // the loop's, so the object is never touched by two threads.
+    public let loop: EventLoop
+    private weak var wrapped: Value?
+
+    public init(_ value: Value, loop: EventLoop) {
+        self.loop = loop
+        self.wrapped = value
+    }
+
+    /// The object, if it still exists; only on the loop's thread.
+    public var value: Value? {
+        loop.assertInLoop()
+        return wrapped
     }
 }

@@ -1,0 +1,150 @@
+import Foundation
+
+/// The kiosk's topics under `kioskd/ID/`.
+public struct KioskTopics: Sendable, Equatable {
+    public let id: String
+    public init(id: String) { self.id = id }
+
+    public var base: String { "kioskd/\(id)" }
+    public var availability: String { "\(base)/availability" }
+    public var scene: String { "\(base)/scene" }
+    public var theme: String { "\(base)/theme" }
+    public var blank: String { "\(base)/blank" }
+    public var status: String { "\(base)/status" }
+    public var error: String { "\(base)/error" }
+    public func counter(_ name: String) -> String { "\(base)/counter/\(name)" }
+    /// `kioskd/ID/+/set`: scene, theme and blank commands.
+    public var setFilter: String { "\(base)/+/set" }
+    /// `kioskd/ID/counter/+/+`: counter commands (set, inc, dec, reset).
+    public var counterFilter: String { "\(base)/counter/+/+" }
+
+    /// Why a counter name cannot be one topic level (nil when it can): MQTT reserves `+` and `#`
+    /// in topics (`/` is not allowed in counter names at all).
+    public static func counterNameProblem(_ name: String) -> String? {
+        if name.contains("+") || name.contains("#") { return "contains '+' or '#', which MQTT topics reserve" }
+        if name.isEmpty { return "is empty" }
+        return nil
+    }
+}
+
+/// Home Assistant's device-based MQTT discovery for one kiosk: one retained message on
+/// `PREFIX/device/kioskd_ID/config` naming the device, the origin, the availability topic and
+/// every entity (components): a `select` for the scene and one for the theme, per counter a
+/// `number` (a box from the counter's minimum to its maximum, 10^digits − 1) and three
+/// `button`s (+1, −1, reset), a `switch` for the blanked panel and diagnostic `sensor`s read from
+/// the status JSON. Pure: the same input gives the same bytes (keys sorted).
+public struct HADiscovery: Sendable, Equatable {
+    public struct Counter: Sendable, Equatable {
+        public var name: String
+        public var label: String
+        public var minimum: Int
+        public var maximum: Int
+        public init(name: String, label: String, minimum: Int, maximum: Int) {
+            self.name = name; self.label = label; self.minimum = minimum; self.maximum = maximum
+        }
+    }
+
+    public var id: String
+    public var prefix: String
+    public var scenes: [String]
+    public var themes: [String]
+    public var counters: [Counter]
+
+    public init(id: String, prefix: String, scenes: [String], themes: [String], counters: [Counter]) {
+        self.id = id; self.prefix = prefix; self.scenes = scenes; self.themes = themes; self.counters = counters
+    }
+
+    /// `kioskd_ID` with every character outside `[A-Za-z0-9_-]` replaced (Home Assistant's rule
+    /// for object ids).
+    public var objectID: String { "kioskd_" + Self.slug(id) }
+    /// `PREFIX/device/kioskd_ID/config`.
+    public var topic: String { "\(prefix)/device/\(objectID)/config" }
+    /// `PREFIX/status`: Home Assistant says `online` there when it (re)starts.
+    public var statusTopic: String { "\(prefix)/status" }
+
+    /// `s` as `[A-Za-z0-9_-]`: other characters become `_`, and then a hash of `s` is appended
+    /// so that two names differing only in such characters stay apart.
+    public static func slug(_ s: String) -> String {
+        var out = ""
+        var changed = false
+        for u in s.unicodeScalars {
+            if (u >= "a" && u <= "z") || (u >= "A" && u <= "Z") || (u >= "0" && u <= "9") || u == "_" || u == "-" {
+                out.unicodeScalars.append(u)
+            } else {
+                out += "_"
+                changed = true
+            }
+        }
+        guard changed else { return out }
+        var h: UInt32 = 2_166_136_261 // FNV-1a
+        for b in s.utf8 { h = (h ^ UInt32(b)) &* 16_777_619 }
+        return out + "_" + String(h, radix: 16)
+    }
+
+    /// The message as a JSON object.
+    public var object: [String: Any] {
+        let t = KioskTopics(id: id)
+        let uid = objectID
+        var components: [String: Any] = [:]
+        components["scene"] = [
+            "platform": "select", "unique_id": "\(uid)_scene", "name": "Scene", "icon": "mdi:monitor",
+            "state_topic": t.scene, "command_topic": "\(t.scene)/set", "options": scenes,
+        ] as [String: Any]
+        components["theme"] = [
+            "platform": "select", "unique_id": "\(uid)_theme", "name": "Theme", "icon": "mdi:palette",
+            "state_topic": t.theme, "command_topic": "\(t.theme)/set", "options": themes,
+        ] as [String: Any]
+        components["blank"] = [
+            "platform": "switch", "unique_id": "\(uid)_blank", "name": "Panel blanked", "icon": "mdi:monitor-off",
+            "state_topic": t.blank, "command_topic": "\(t.blank)/set", "payload_on": "ON", "payload_off": "OFF",
+        ] as [String: Any]
+        for c in counters {
+            let key = "counter_" + Self.slug(c.name)
+            let topic = t.counter(c.name)
+            let label = c.label.isEmpty ? c.name : c.label
+            components[key] = [
+                "platform": "number", "unique_id": "\(uid)_\(key)", "name": label, "icon": "mdi:counter",
+                "state_topic": topic, "command_topic": "\(topic)/set",
+                "min": c.minimum, "max": c.maximum, "step": 1, "mode": "box",
+            ] as [String: Any]
+            for (op, name, icon) in [("inc", "\(label) +1", "mdi:plus"), ("dec", "\(label) −1", "mdi:minus"), ("reset", "\(label) reset", "mdi:restore")] {
+                components["\(key)_\(op)"] = [
+                    "platform": "button", "unique_id": "\(uid)_\(key)_\(op)", "name": name, "icon": icon,
+                    "command_topic": "\(topic)/\(op)", "payload_press": "PRESS",
+                ] as [String: Any]
+            }
+        }
+        let sensors: [(String, String, String, [String: Any])] = [
+            ("fps", "Frames per second", "{{ value_json.fps }}", ["unit_of_measurement": "fps", "state_class": "measurement"]),
+            ("frame_ms_p99", "Frame time p99", "{{ value_json.frame_ms_p99 }}", ["unit_of_measurement": "ms", "state_class": "measurement"]),
+            ("uptime", "Uptime", "{{ value_json.uptime_s }}", ["unit_of_measurement": "s", "device_class": "duration", "state_class": "total_increasing"]),
+            ("output", "Output", "{{ value_json.output }}", [:]),
+        ]
+        for (key, name, template, extra) in sensors {
+            var s: [String: Any] = [
+                "platform": "sensor", "unique_id": "\(uid)_\(key)", "name": name, "entity_category": "diagnostic",
+                "state_topic": t.status, "value_template": template,
+            ]
+            for (k, v) in extra { s[k] = v }
+            components[key] = s
+        }
+        return [
+            "device": [
+                "identifiers": [uid], "name": "kioskd \(id)", "manufacturer": "kioskd", "model": "kiosk display",
+            ] as [String: Any],
+            "origin": ["name": "kioskd"],
+            "availability": [["topic": t.availability, "payload_available": "online", "payload_not_available": "offline"]],
+            "qos": 1,
+            "components": components,
+        ]
+    }
+
+    /// The payload: compact JSON, keys sorted (`pretty`: indented, for people and golden files).
+    public func json(pretty: Bool = false) -> [UInt8] {
+        var opts: JSONSerialization.WritingOptions = [.sortedKeys, .withoutEscapingSlashes]
+        if pretty { opts.insert(.prettyPrinted) }
+        // The object holds strings, integers, arrays and dictionaries only: it always serialises.
+        let data = (try? JSONSerialization.data(withJSONObject: object, options: opts)) ?? Data()
+        return Array(data)
+    }
+}

@@ -1,0 +1,285 @@
+import Foundation
+import KioskControl
+import KioskCore
+@testable import KioskDaemon
+import KioskMQTT
+import KioskPosix
+import KioskRender
+import KioskScenes
+import KioskTesting
+import Testing
+
+/// The daemon on a real mosquitto broker: Home Assistant's view (discovery, retained state) and
+/// its commands, each checked on the kiosk. The loop runs on the test's thread.
+@Suite(.serialized, .enabled(if: MQTTTestBroker.available, "mosquitto is not installed (scripts/apt-mqtt.txt)"))
+struct MQTTBridgeTests {
+    struct Rig {
+        let broker: MQTTTestBroker
+        let daemon: Daemon
+        let loop: EventLoop
+        let bridge: MQTTBridge
+        let log: CapturedLog
+
+        /// Runs the loop until every message the bridge published is acknowledged.
+        func settle() throws {
+            try pump(loop) { bridge.client.state == .connected && bridge.unacknowledged == 0 && bridge.client.queuedCount == 0 }
+            try loop.runOnce(timeoutMs: 0)
+            #expect(try pump(loop) { bridge.unacknowledged == 0 })
+        }
+
+        func counter() -> Int { daemon.kioskState().counters.first { $0.name == "HOME" }?.value ?? -1 }
+        func png() -> [UInt8] { daemon.handle(.screenshot).body }
+    }
+
+    func rig(port: Int? = nil, startBroker: Bool = true, broker given: MQTTTestBroker? = nil,
+             tune: (inout MQTTConfig) -> Void = { _ in }) throws -> Rig {
+        let broker = try given ?? MQTTTestBroker()
+        if startBroker && given == nil { try broker.start() }
+        let dir = tempDir()
+        let path = write("""
+        state = "volatile"
+        state_dir = "\(dir)/state"
+        [display]
+        backend = "headless"
+        headless_size = "160x90"
+        [scene.score]
+        kind = "counter"
+        digits = 2
+        [[scene.score.counter]]
+        name = "HOME"
+        label = "Home"
+        [scene.clock]
+        kind = "clock"
+        [mqtt]
+        broker = "mqtt://127.0.0.1:\(port ?? broker.port)"
+        id = "k1"
+        """, dir)
+        var config = try DaemonConfig.load(path: path, environment: [:])
+        var m = try #require(config.mqtt)
+        m.backoffInitial = 20_000_000
+        m.backoffMax = 200_000_000
+        tune(&m)
+        config.mqtt = m
+        let loop = try EventLoop()
+        let log = CapturedLog()
+        let d = try Daemon(config: config, display: try HeadlessDisplay(size: Size(width: 160, height: 90)), input: nil,
+                           state: MemoryStateStore(durability: .volatile), loop: loop, logger: quietLogger)
+        let bridge = try MQTTBridge(daemon: d, config: m, logger: log.logger)
+        d.mqtt = bridge
+        d.start()
+        bridge.start()
+        return Rig(broker: broker, daemon: d, loop: loop, bridge: bridge, log: log)
+    }
+
+    /// The screen once the digits have stopped rolling (bounded), decoded from the control API's
+    /// screenshot.
+    func settledPicture(_ r: Rig) throws -> Canvas {
+        let counter = r.daemon.manager.scenes.compactMap { $0 as? CounterScene }.first
+        #expect(try pump(r.loop, seconds: 3) { counter?.isRolling == false }, "the digits still roll after 3 s")
+        let path = "\(r.broker.dir)/shot.png"
+        _ = FileManager.default.createFile(atPath: path, contents: Data(r.png()))
+        return try Canvas.loadPNG(path: path)
+    }
+
+    @Test func configReadsTheMQTTTableWithLocations() throws {
+        let dir = tempDir()
+        try "pw\n".write(toFile: "\(dir)/secret", atomically: true, encoding: .utf8)
+        let c = try loadConfig("""
+        [scene.clock]
+        kind = "clock"
+        [mqtt]
+        broker = "mqtt://10.1.2.3"
+        id = "hall-east"
+        username = "kiosk"
+        password_file = "secret"
+        discovery_prefix = "ha"
+        """, dir: dir)
+        #expect(c.mqtt?.host == "10.1.2.3")
+        #expect(c.mqtt?.id == "hall-east")
+        #expect(c.mqtt?.password == "pw", "password_file is relative to the config file's folder")
+        #expect(c.mqtt?.discoveryPrefix == "ha")
+        #expect(try loadConfig("[scene.clock]\nkind = \"clock\"\n").mqtt == nil)
+        let e = configError { _ = try loadConfig("[scene.clock]\nkind = \"clock\"\n[mqtt]\nbroker = \"mqtt://h\"\nkeepalive = 1\n", dir: dir) }
+        #expect(e == "\(dir)/kioskd.toml:5: key 'mqtt.keepalive': 1 is out of range 5...65535")
+        let t = configError { _ = try loadConfig("[scene.clock]\nkind = \"clock\"\n[mqtt]\nbroker = \"mqtt://h\"\nqueue_limit = true\n", dir: dir) }
+        #expect(t == "\(dir)/kioskd.toml:5: key 'mqtt.queue_limit': expected an integer, saw a boolean")
+    }
+
+    @Test func commandTopicsBecomeControlCommands() throws {
+        func cmd(_ t: String, _ p: String) -> Result<ControlCommand?, MQTTBridge.CommandError> {
+            MQTTBridge.command(levels: t.split(separator: "/").map(String.init), payload: p)
+        }
+        #expect(try cmd("scene/set", "clock\n").get() == .scene(name: "clock"))
+        #expect(try cmd("blank/set", "on").get() == .blank(on: true))
+        #expect(try cmd("counter/HOME/set", "7.0").get() == .counter(name: "HOME", op: .set, value: 7))
+        #expect(try cmd("counter/HOME/inc", "PRESS").get() == .counter(name: "HOME", op: .inc, value: nil))
+        #expect(cmd("counter/HOME/set", "7.5") == .failure(.init(message: "counter/HOME/set: expected an integer, got \"7.5\"")))
+        #expect(cmd("blank/set", "maybe") == .failure(.init(message: "blank/set: expected ON or OFF, got \"maybe\"")))
+        #expect(try cmd("status/set", "x").get() == nil)
+    }
+
+    /// Home Assistant's flow: discovery and availability, then the number, the selects and the
+    /// switch, each checked on the kiosk and in the retained state; a refused value publishes the
+    /// control API's message on kioskd/k1/error and changes nothing.
+    @Test func homeAssistantSeesAndDrivesTheKiosk() throws {
+        let r = try rig()
+        #expect(try pump(r.loop) { r.bridge.client.state == .connected })
+        try r.settle()
+        #expect(try r.broker.retained("kioskd/k1/availability") == "online")
+        let discovery = try #require(try r.broker.retained("homeassistant/device/kioskd_k1/config"))
+        let object = try #require(try JSONSerialization.jsonObject(with: Data(discovery.utf8)) as? [String: Any])
+        let cmps = try #require(object["components"] as? [String: [String: Any]])
+        #expect(cmps["counter_HOME"]?["command_topic"] as? String == "kioskd/k1/counter/HOME/set")
+        #expect(cmps["counter_HOME"]?["max"] as? Int == 99)
+        #expect(cmps["scene"]?["options"] as? [String] == ["score", "clock"])
+        #expect((cmps["theme"]?["options"] as? [String])?.contains("dark") == true)
+        #expect(try r.broker.retained("kioskd/k1/counter/HOME") == "0")
+        #expect(try r.broker.retained("kioskd/k1/scene") == "score")
+        #expect(try r.broker.retained("kioskd/k1/blank") == "OFF")
+        let status = try #require(try r.broker.retained("kioskd/k1/status"))
+        #expect(status.contains("\"output\":\"headless 160x90"), "\(status)")
+        let zero = try settledPicture(r)
+
+        // The number: set 7.
+        try r.broker.publish(cmps["counter_HOME"]?["command_topic"] as? String ?? "", "7")
+        #expect(try pump(r.loop) { r.counter() == 7 })
+        try r.settle()
+        #expect(try r.broker.retained("kioskd/k1/counter/HOME") == "7")
+        #expect(r.daemon.handle(.counter(name: "HOME", op: .get, value: nil)).jsonObject?["value"] as? Int == 7)
+        // The screen shows it (once the digits stopped rolling), as the same value set through
+        // the control API does. The two may differ in a few edge pixels left by the roll's
+        // partial redraws; a changed digit changes hundreds.
+        let seven = try settledPicture(r)
+        #expect(Pixels.differingPixels(seven, zero) > 300, "the screen hardly changed after the counter was set to 7")
+        _ = r.daemon.handle(.counter(name: "HOME", op: .set, value: 0))
+        _ = try settledPicture(r)
+        _ = r.daemon.handle(.counter(name: "HOME", op: .set, value: 7))
+        let control = try settledPicture(r)
+        #expect(Pixels.differingPixels(seven, control) <= 30, "7 set through the control API looks different from 7 set through MQTT")
+
+        // The buttons.
+        try r.broker.publish("kioskd/k1/counter/HOME/inc", "PRESS")
+        #expect(try pump(r.loop) { r.counter() == 8 })
+        try r.broker.publish("kioskd/k1/counter/HOME/reset", "PRESS")
+        #expect(try pump(r.loop) { r.counter() == 0 })
+        try r.settle()
+        #expect(try r.broker.retained("kioskd/k1/counter/HOME") == "0")
+
+        // Out of range: the control API's message on kioskd/k1/error, nothing changes.
+        let errors = try MQTTClient(config: MQTTConfig(host: "127.0.0.1", port: r.broker.port, id: "ha"), loop: r.loop)
+        var seen: [String] = []
+        errors.subscribe("kioskd/k1/error") { seen.append($0.text) }
+        errors.start()
+        #expect(try pump(r.loop) { errors.state == .connected })
+        // The subscription is in place once a probe on the topic comes back.
+        for _ in 0..<50 where seen.isEmpty {
+            errors.publish("kioskd/k1/error", "probe", qos: 1)
+            try pump(r.loop, seconds: 0.1) { !seen.isEmpty }
+        }
+        #expect(try pump(r.loop) { seen.contains("probe") })
+        seen.removeAll()
+        try r.broker.publish("kioskd/k1/counter/HOME/set", "100")
+        #expect(try pump(r.loop) { !seen.isEmpty })
+        let expected = r.daemon.handle(.counter(name: "HOME", op: .set, value: 100)).errorMessage
+        #expect(expected != nil)
+        #expect(seen == [expected ?? ""])
+        #expect(r.counter() == 0)
+        try r.settle()
+        #expect(try r.broker.retained("kioskd/k1/counter/HOME") == "0")
+        // An unknown scene: the control API's 404 message.
+        seen.removeAll()
+        try r.broker.publish("kioskd/k1/scene/set", "nope")
+        #expect(try pump(r.loop) { !seen.isEmpty })
+        #expect(seen == [r.daemon.handle(.scene(name: "nope")).errorMessage ?? ""])
+        #expect(r.daemon.manager.current.name == "score")
+
+        // The scene and theme selects.
+        try r.broker.publish("kioskd/k1/scene/set", "clock")
+        #expect(try pump(r.loop) { r.daemon.manager.current.name == "clock" })
+        try r.broker.publish("kioskd/k1/theme/set", "dark")
+        #expect(try pump(r.loop) { r.daemon.activeThemeName == "dark" })
+        try r.settle()
+        #expect(try r.broker.retained("kioskd/k1/scene") == "clock")
+        #expect(try r.broker.retained("kioskd/k1/theme") == "dark")
+        #expect(r.daemon.status().scene == "clock")
+
+        // The switch: blank the panel.
+        try r.broker.publish("kioskd/k1/blank/set", "ON")
+        #expect(try pump(r.loop) { r.daemon.display.isBlanked })
+        try r.settle()
+        #expect(try r.broker.retained("kioskd/k1/blank") == "ON")
+        #expect(r.daemon.status().blanked)
+        try r.broker.publish("kioskd/k1/blank/set", "OFF")
+        #expect(try pump(r.loop) { !r.daemon.display.isBlanked })
+
+        errors.stop()
+    }
+
+    /// Home Assistant restarted (it says `online` on homeassistant/status): discovery and state
+    /// are published again, even when the broker lost them.
+    @Test func homeAssistantOnlineRepublishesDiscovery() throws {
+        let r = try rig()
+        #expect(try pump(r.loop) { r.bridge.client.state == .connected })
+        try r.settle()
+        try r.broker.publish("homeassistant/device/kioskd_k1/config", nil, retain: true)
+        try r.broker.publish("kioskd/k1/counter/HOME", nil, retain: true)
+        #expect(try r.broker.retained("homeassistant/device/kioskd_k1/config") == nil)
+        try r.broker.publish("homeassistant/status", "online")
+        #expect(try pump(r.loop) { r.log.count(containing: "Home Assistant is online") == 1 })
+        try r.settle()
+        #expect(try r.broker.retained("homeassistant/device/kioskd_k1/config")?.contains("\"counter_HOME\"") == true)
+        #expect(try r.broker.retained("kioskd/k1/counter/HOME") == "0")
+    }
+
+    /// A command left retained on the broker reaches a connecting kiosk marked retained: it is
+    /// not carried out (it would be again at every reconnect), and that is logged once.
+    @Test func aRetainedCommandIsNotCarriedOutOnConnect() throws {
+        let broker = try MQTTTestBroker()
+        try broker.start()
+        try broker.publish("kioskd/k1/counter/HOME/set", "5", retain: true)
+        let r = try rig(broker: broker)
+        #expect(try pump(r.loop) { r.log.count(containing: "ignored a retained command on kioskd/k1/counter/HOME/set") == 1 })
+        try r.settle()
+        #expect(r.counter() == 0)
+        #expect(try r.broker.retained("kioskd/k1/counter/HOME") == "0")
+        // A live command still works.
+        try r.broker.publish("kioskd/k1/counter/HOME/set", "6")
+        #expect(try pump(r.loop) { r.counter() == 6 })
+    }
+
+    /// A stop publishes `offline` and leaves the broker at once; the completion runs.
+    @Test func stopPublishesOfflineWithinTwoSeconds() throws {
+        let r = try rig()
+        #expect(try pump(r.loop) { r.bridge.client.state == .connected })
+        try r.settle()
+        var stopped = false
+        let t0 = nowNanos()
+        r.bridge.stop { stopped = true }
+        #expect(try pump(r.loop, seconds: 3) { stopped })
+        #expect(nowNanos() - t0 < 2_000_000_000)
+        #expect(try r.broker.retained("kioskd/k1/availability") == "offline")
+    }
+
+    /// No broker: the kiosk keeps drawing (the clock ticks), says why once, and hundreds of
+    /// reconnect attempts leak no descriptors.
+    @Test func brokerDownKeepsFramesComingAndLeaksNothing() throws {
+        let port = try mqttFreePort()
+        let r = try rig(port: port, startBroker: false) { m in
+            m.backoffInitial = 1_000_000
+            m.backoffMax = 2_000_000
+        }
+        _ = r.daemon.handle(.scene(name: "clock"))
+        #expect(try pump(r.loop) { r.bridge.client.counters.attempts >= 20 })
+        let fds = openFDs()
+        let frames = r.daemon.manager.frameCount
+        let t0 = nowNanos()
+        #expect(try pump(r.loop, seconds: 20) { r.bridge.client.counters.attempts >= 520 && nowNanos() - t0 > 2_100_000_000 })
+        #expect(r.daemon.manager.frameCount >= frames + 2, "the clock drew \(r.daemon.manager.frameCount - frames) frames in 2 s")
+        #expect(openFDs() == fds)
+        #expect(r.log.count(containing: "MQTT disconnected: Connection refused") == 1, "\(r.log.all.prefix(5))")
+        // A command through the control API meanwhile is answered at once.
+        let c0 = nowNanos()
+        #expect(r.daemon.handle(.counter(name: "HOME", op: .inc, value: nil)).status == 200)
+        #expect(nowNanos() - c0 < 100_000_000)
+    }
+}

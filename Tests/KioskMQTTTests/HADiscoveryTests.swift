@@ -1,0 +1,60 @@
+import Foundation
+import KioskMQTT
+import XCTest
+
+/// Home Assistant's device discovery message, pinned byte for byte by golden files
+/// (`golden/*.json`, indented with sorted keys; KIOSK_UPDATE_GOLDEN=1 rewrites them).
+final class HADiscoveryTests: XCTestCase {
+    static let goldenDir = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("golden")
+
+    func assertGolden(_ d: HADiscovery, _ name: String, file: StaticString = #filePath, line: UInt = #line) throws {
+        let path = Self.goldenDir.appendingPathComponent(name).path
+        let pretty = String(decoding: d.json(pretty: true), as: UTF8.self) + "\n"
+        if ProcessInfo.processInfo.environment["KIOSK_UPDATE_GOLDEN"] == "1" {
+            try pretty.write(toFile: path, atomically: true, encoding: .utf8)
+        }
+        let golden = try String(contentsOfFile: path, encoding: .utf8)
+        XCTAssertEqual(pretty, golden, "discovery differs from \(path)", file: file, line: line)
+        // The compact payload sent is the same object.
+        let compact = try JSONSerialization.jsonObject(with: Data(d.json())) as? NSDictionary
+        let pinned = try JSONSerialization.jsonObject(with: Data(golden.utf8)) as? NSDictionary
+        XCTAssertEqual(compact, pinned, file: file, line: line)
+        XCTAssertFalse(d.json().contains(0x0A), "the payload is one line", file: file, line: line)
+    }
+
+    func testScoreboardDevice() throws {
+        let d = HADiscovery(id: "hall-east", prefix: "homeassistant", scenes: ["clock", "score"],
+                            themes: ["default", "night", "scoreboard"],
+                            counters: [.init(name: "HOME", label: "Home", minimum: 0, maximum: 99),
+                                       .init(name: "GUEST", label: "", minimum: -9, maximum: 999)])
+        XCTAssertEqual(d.topic, "homeassistant/device/kioskd_hall-east/config")
+        XCTAssertEqual(d.statusTopic, "homeassistant/status")
+        try assertGolden(d, "scoreboard.json")
+        let o = d.object
+        let cmps = try XCTUnwrap(o["components"] as? [String: [String: Any]])
+        XCTAssertEqual(cmps["counter_HOME"]?["max"] as? Int, 99)
+        XCTAssertEqual(cmps["counter_GUEST"]?["min"] as? Int, -9)
+        XCTAssertEqual(cmps["counter_GUEST"]?["mode"] as? String, "box")
+        XCTAssertEqual(cmps["counter_HOME_inc"]?["command_topic"] as? String, "kioskd/hall-east/counter/HOME/inc")
+        XCTAssertEqual(cmps["blank"]?["platform"] as? String, "switch")
+        // Every entity has a unique id, as Home Assistant requires.
+        let ids = cmps.values.compactMap { $0["unique_id"] as? String }
+        XCTAssertEqual(ids.count, cmps.count)
+        XCTAssertEqual(Set(ids).count, ids.count)
+    }
+
+    func testClockOnlyDeviceWithOddIdAndPrefix() throws {
+        let d = HADiscovery(id: "lobby.1 ü", prefix: "ha/disc", scenes: ["clock"], themes: ["default"], counters: [])
+        // '.', ' ' and 'ü' replaced, then a hash of the id (FNV-1a) keeps it apart from "lobby_1__".
+        XCTAssertEqual(d.objectID, "kioskd_lobby_1___f8e386d9")
+        XCTAssertTrue(d.objectID.unicodeScalars.allSatisfy { CharacterSet(charactersIn: "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-").contains($0) })
+        XCTAssertEqual(d.topic, "ha/disc/device/\(d.objectID)/config")
+        try assertGolden(d, "clock.json")
+    }
+
+    func testSlugKeepsNamesApart() {
+        XCTAssertEqual(HADiscovery.slug("HOME"), "HOME")
+        XCTAssertNotEqual(HADiscovery.slug("a.b"), HADiscovery.slug("a:b"))
+        XCTAssertTrue(HADiscovery.slug("a.b").hasPrefix("a_b_"))
+    }
+}
