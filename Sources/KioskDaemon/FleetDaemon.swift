@@ -32,9 +32,13 @@ extension Daemon {
                 case .dec: fleetOp = .dec
                 case .reset, .get: fleetOp = .reset
                 }
-                engine.submit(name, op: fleetOp, value: value) { answer in
-                    reply(answer)
-                    self?.changes.noteChange()
+                // After this iteration: the command may come from inside an MQTT client's read,
+                // where the primary's publish must not happen.
+                self?.loop.deferToEndOfIteration {
+                    engine.submit(name, op: fleetOp, value: value) { answer in
+                        reply(answer)
+                        self?.changes.noteChange()
+                    }
                 }
                 return true
             }
@@ -54,7 +58,7 @@ extension Daemon {
     public func startFleetOverMQTT() {
         guard config.fleet != nil, let bridge = mqtt else { return }
         do {
-            try startFleet(transport: MQTTFleetTransport(client: bridge.client), kioskID: bridge.config.id)
+            try startFleet(transport: MQTTFleetTransport(client: bridge.client, scheduler: loop), kioskID: bridge.config.id)
         } catch {
             logger.critical("cannot join the fleet", metadata: ["error": "\(error)"])
         }

@@ -1,14 +1,20 @@
+import KioskCore
 import KioskMQTT
 
 /// The fleet's transport over the daemon's `MQTTClient` (QoS 1, on the loop's thread).
 public final class MQTTFleetTransport: FleetTransport {
     public let client: MQTTClient
+    private let scheduler: any Scheduler
     private var handlers: [(Bool) -> Void] = []
     private var wasConnected = false
 
     /// Chains onto the client's state handler (whatever was set before keeps being called).
-    public init(client: MQTTClient) {
+    /// `scheduler`: the client's loop; received messages are handled at the end of its
+    /// iteration, outside libmosquitto's read (a publish from inside it can block on
+    /// libmosquitto's own lock).
+    public init(client: MQTTClient, scheduler: any Scheduler) {
         self.client = client
+        self.scheduler = scheduler
         wasConnected = client.state == .connected
         let earlier = client.onStateChange
         client.onStateChange = { [weak self] state in
@@ -34,6 +40,9 @@ public final class MQTTFleetTransport: FleetTransport {
     }
 
     public func subscribe(_ filter: String, _ handler: @escaping (String, [UInt8]) -> Void) {
-        client.subscribe(filter, qos: 1) { message in handler(message.topic, message.payload) }
+        let scheduler = self.scheduler
+        client.subscribe(filter, qos: 1) { message in
+            scheduler.deferToEndOfIteration { handler(message.topic, message.payload) }
+        }
     }
 }

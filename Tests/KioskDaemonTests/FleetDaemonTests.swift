@@ -54,6 +54,7 @@ import Testing
         // kioskctl on the follower: answered only when the primary's state is back.
         var answers: [ControlResponse] = []
         f.handle(.counter(name: "HOME", op: .inc, value: nil)) { answers.append($0) }
+        try loop.runOnce(timeoutMs: 0) // taken at the end of the iteration
         #expect(answers.isEmpty && value(f, "HOME") == 1)
         broker.deliver()
         #expect(answers.map(\.status) == [200])
