@@ -54,7 +54,7 @@ enum MQTTBench {
     static func startBroker(dir: String) throws -> (pid: pid_t, port: Int) {
         let port = try freePort()
         let conf = "\(dir)/mosquitto.conf"
-        try "listener \(port) 127.0.0.1\npersistence false\nuser root\nallow_anonymous true\n".write(toFile: conf, atomically: true, encoding: .utf8)
+        try "listener \(port) 127.0.0.1\npersistence false\nuser root\nallow_anonymous true\nset_tcp_nodelay true\n".write(toFile: conf, atomically: true, encoding: .utf8)
         var actions = posix_spawn_file_actions_t()
         posix_spawn_file_actions_init(&actions)
         defer { posix_spawn_file_actions_destroy(&actions) }

@@ -20,6 +20,9 @@ public final class MQTTBridge {
     public let topics: KioskTopics
     /// Called on the loop after every connect, once this bridge has published its state.
     public var onConnected: [() -> Void] = []
+    /// Called on the loop after every change of the client's state (the client's own
+    /// `onStateChange` is the bridge's: add handlers here instead).
+    public var onStateChange: [(MQTTClient.State) -> Void] = []
     /// Messages published by the bridge that the broker has not acknowledged yet (QoS 1).
     public private(set) var unacknowledged = 0
     /// Seconds between status publications (besides the one after a change of scene, theme or panel).
@@ -57,8 +60,9 @@ public final class MQTTBridge {
         guard !started, let daemon else { return }
         started = true
         client.onStateChange = { [weak self] state in
-            guard let self, state == .connected else { return }
-            self.connected()
+            guard let self else { return }
+            if state == .connected { self.connected() }
+            for h in self.onStateChange { h(state) }
         }
         client.subscribe(topics.setFilter) { [weak self] m in self?.received(m) }
         client.subscribe(topics.counterFilter) { [weak self] m in self?.received(m) }

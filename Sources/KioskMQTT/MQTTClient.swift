@@ -150,6 +150,8 @@ public final class MQTTClient {
             }
         }
         try check(mosquitto_int_option(mosq, MOSQ_OPT_PROTOCOL_VERSION, Int32(MQTT_PROTOCOL_V311)), "mosquitto_int_option(protocol 3.1.1)")
+        // Small packets (a command's PUBACK, a state) go out at once, not after Nagle's delay.
+        try check(mosquitto_int_option(mosq, MOSQ_OPT_TCP_NODELAY, 1), "mosquitto_int_option(TCP_NODELAY)")
         let offline = Array("offline".utf8)
         try check(mosquitto_will_set(mosq, config.availabilityTopic, Int32(offline.count), offline, 1, true),
                   "mosquitto_will_set(\(config.availabilityTopic))")

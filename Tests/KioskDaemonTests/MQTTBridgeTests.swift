@@ -260,8 +260,10 @@ struct MQTTBridgeTests {
         #expect(try r.broker.retained("kioskd/k1/availability") == "offline")
     }
 
-    /// No broker: the kiosk keeps drawing (the clock ticks), says why once, and hundreds of
-    /// reconnect attempts leak no descriptors.
+    /// No broker: over 1 000 reconnect attempts the kiosk keeps drawing (the clock ticks), says
+    /// why once, and answers a control request at once. (That the attempts leak no descriptors
+    /// and no memory is MQTTClientTests' thousand-attempts test, in a process of its own where
+    /// the counts are not disturbed by other tests.)
     @Test func brokerDownKeepsFramesComingAndLeaksNothing() throws {
         let port = try mqttFreePort()
         let r = try rig(port: port, startBroker: false) { m in
@@ -270,12 +272,10 @@ struct MQTTBridgeTests {
         }
         _ = r.daemon.handle(.scene(name: "clock"))
         #expect(try pump(r.loop) { r.bridge.client.counters.attempts >= 20 })
-        let fds = openFDs()
         let frames = r.daemon.manager.frameCount
         let t0 = nowNanos()
-        #expect(try pump(r.loop, seconds: 20) { r.bridge.client.counters.attempts >= 520 && nowNanos() - t0 > 2_100_000_000 })
+        #expect(try pump(r.loop, seconds: 30) { r.bridge.client.counters.attempts >= 1020 && nowNanos() - t0 > 2_100_000_000 })
         #expect(r.daemon.manager.frameCount >= frames + 2, "the clock drew \(r.daemon.manager.frameCount - frames) frames in 2 s")
-        #expect(openFDs() == fds)
         #expect(r.log.count(containing: "MQTT disconnected: Connection refused") == 1, "\(r.log.all.prefix(5))")
         // A command through the control API meanwhile is answered at once.
         let c0 = nowNanos()

@@ -171,4 +171,3 @@ private struct CapturingHandler: LogHandler {
     func log(event: LogEvent) { sink.append("\(event.level): \(event.message)") }
 }
 
-func openFDs() -> Int { (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd").count) ?? -1 }
