@@ -191,6 +191,12 @@ struct FleetFaultTests {
             _ = child?.wait(seconds: 10)
             child = nil
         }
+        /// The screen as PNG (POST /screenshot); fails the test on any other answer.
+        func screenshot() throws -> [UInt8] {
+            let r = try ControlClient(socketPath: socket, timeout: 10).send(method: .POST, path: "/screenshot", body: [])
+            #expect(r.status == 200 && r.contentType == "image/png", "screenshot of \(name): HTTP \(r.status) \(String(decoding: r.body.prefix(200), as: UTF8.self))")
+            return r.status == 200 ? r.body : []
+        }
         func value() -> Int? {
             guard let r = try? ControlClient(socketPath: socket, timeout: 5).send(method: .GET, path: "/counter/HOME"), r.status == 200 else { return nil }
             return r.jsonObject?["value"] as? Int
@@ -298,10 +304,44 @@ struct FleetFaultTests {
         #expect(v >= t.acked && v <= t.acked + t.unconfirmed,
                 "value \(v) outside [acked \(t.acked), acked + unconfirmed \(t.acked + t.unconfirmed)]; \(t)")
         // Pixel-identical counter screens.
-        let shots = try kiosks.map { try ControlClient(socketPath: $0.socket, timeout: 10).send(method: .GET, path: "/screenshot").body }
-        #expect(shots[0] == shots[1] && shots[1] == shots[2], "the three screenshots differ")
+        let shots = try kiosks.map { try $0.screenshot() }
+        #expect(!shots[0].isEmpty && shots[0] == shots[1] && shots[1] == shots[2], "the three screenshots differ")
         FileHandle.standardError.write(Data("fleet under faults: \(total) sent, \(t.acked) acknowledged, \(t.unconfirmed) unconfirmed, \(t.refused) refused, final value \(v); statuses \(t.statuses)\n".utf8))
         if shown.count == 3 && Set(shown).count == 1 { try? FileManager.default.removeItem(atPath: root) }
+    }
+
+    /// A follower whose broker is unreachable: kioskctl gets the pending answer (exit 4) after
+    /// `ack_timeout_ms`, a full queue is refused with the limit (exit 1), the screen says
+    /// "offline" (its corner differs from a kiosk of the same value without the fleet).
+    @Test func followerWithoutBrokerAnswersPendingThenRefusesWhenFull() throws {
+        #expect(FileManager.default.isExecutableFile(atPath: Binaries.kioskd), "build kioskd first (\(Binaries.kioskd))")
+        let d = tempDir()
+        let port = try fleetFreePort() // nothing listens there
+        let text = config(d, id: "f9", role: "follower", port: port)
+            .replacingOccurrences(of: "ack_timeout_ms = 2000", with: "ack_timeout_ms = 300\nqueue_limit = 2")
+        write(text, d)
+        let k = Kiosk("f9", d)
+        try k.start()
+        defer { k.stop() }
+        let sock = ["--socket", "\(d)/c.sock"]
+        let (code, _, err) = try kioskctl(["counter", "HOME", "inc"] + sock)
+        #expect(code == 4, "\(err)")
+        #expect(err.contains("pending: the change of counter 'HOME' (inc) is queued: the primary of group 'hall' has not confirmed it within 300 ms (broker offline)"), "\(err)")
+        #expect(err.contains("(HTTP 202)"))
+        _ = try kioskctl(["counter", "HOME", "inc"] + sock)
+        let (fullCode, _, fullErr) = try kioskctl(["counter", "HOME", "inc"] + sock)
+        #expect(fullCode == 1, "\(fullErr)")
+        #expect(fullErr.contains("the fleet queue is full: 2 changes are waiting for the primary of group 'hall' to confirm them (fleet.queue_limit 2; broker offline); the change of counter 'HOME' (inc) was refused (HTTP 503)"), "\(fullErr)")
+        #expect(k.value() == 0, "nothing changes before the primary has it")
+        // The offline mark: the same screen without [fleet]/[mqtt] differs only by it.
+        let shot = try k.screenshot()
+        k.stop()
+        let plain = text.components(separatedBy: "[mqtt]")[0]
+        write(plain, d)
+        try k.start()
+        let plainShot = try k.screenshot()
+        #expect(!shot.isEmpty && !plainShot.isEmpty && shot != plainShot, "the offline mark is not on screen")
+
     }
 
     /// One increment through a kiosk's control socket.
