@@ -58,7 +58,9 @@ extension Daemon {
     public func startFleetOverMQTT() {
         guard config.fleet != nil, let bridge = mqtt else { return }
         do {
-            try startFleet(transport: MQTTFleetTransport(client: bridge.client, scheduler: loop), kioskID: bridge.config.id)
+            let transport = MQTTFleetTransport(client: bridge.client, scheduler: loop)
+            bridge.onStateChange.append { [weak transport] state in transport?.stateChanged(state) }
+            try startFleet(transport: transport, kioskID: bridge.config.id)
         } catch {
             logger.critical("cannot join the fleet", metadata: ["error": "\(error)"])
         }

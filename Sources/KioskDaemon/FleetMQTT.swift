@@ -8,26 +8,20 @@ public final class MQTTFleetTransport: FleetTransport {
     private var handlers: [(Bool) -> Void] = []
     private var wasConnected = false
 
-    /// Chains onto the client's state handler (whatever was set before keeps being called).
     /// `scheduler`: the client's loop; received messages are handled at the end of its
     /// iteration, outside libmosquitto's read (a publish from inside it can block on
-    /// libmosquitto's own lock).
+    /// libmosquitto's own lock). Call `stateChanged` with every state of the client.
     public init(client: MQTTClient, scheduler: any Scheduler) {
         self.client = client
         self.scheduler = scheduler
         wasConnected = client.state == .connected
-        let earlier = client.onStateChange
-        client.onStateChange = { [weak self] state in
-            earlier?(state)
-            self?.stateChanged(state)
-        }
     }
 
     public var isConnected: Bool { client.state == .connected }
 
     public func onConnectionChange(_ handler: @escaping (Bool) -> Void) { handlers.append(handler) }
 
-    private func stateChanged(_ state: MQTTClient.State) {
+    public func stateChanged(_ state: MQTTClient.State) {
         let up = state == .connected
         guard up != wasConnected else { return }
         wasConnected = up
