@@ -103,8 +103,6 @@ public final class MQTTBridge {
     // MARK: - Publishing
 
     private func connected() {
-        published.removeAll()
-        lastStatusKey = nil
         publishAll()
         for h in onConnected { h() }
     }
@@ -113,9 +111,9 @@ public final class MQTTBridge {
     private func publishAll() {
         guard let daemon else { return }
         published.removeAll()
+        lastStatusKey = nil // the status goes out with the states
         themes = ThemeLoader.available(in: daemon.config.themeDirectory)
         changed(daemon.kioskState())
-        publishStatus()
     }
 
     private func changed(_ state: KioskState) {
