@@ -39,6 +39,8 @@ public final class Daemon {
     var webLive: WebLive?
     /// The MQTT bridge (`[mqtt]` configured), made by `DaemonRunner`; nil: MQTT is off.
     public var mqtt: MQTTBridge?
+    /// Shared counters of a `[fleet]` group (`startFleet`); nil without one.
+    public internal(set) var fleet: FleetEngine?
 
     /// After the first frame is on screen (systemd READY=1).
     public var onReady: (() -> Void)?
@@ -134,6 +136,7 @@ public final class Daemon {
 
     /// Stops timers, then input, then the display (which restores the console).
     public func shutdown() {
+        fleet?.stop()
         manager.stop()
         blanking.stop()
         stopWall()

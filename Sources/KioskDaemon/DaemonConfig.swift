@@ -98,6 +98,8 @@ public struct DaemonConfig {
     /// `[web]`: the phone page's server (nil: none).
     public var web: WebSettings?
     public var stateDirectory: String
+    /// `[fleet]`: counters shared with other kiosks of a group (needs `[mqtt]`).
+    public var fleet: FleetSettings?
     /// Where the keys `checkSystem` looks at were written (the file alone for defaults).
     public var keyLocations: [String: SourceLocation] = [:]
     /// `[mqtt]`: the broker and this kiosk's id; nil: MQTT is off.
@@ -339,6 +341,7 @@ public struct DaemonConfig {
             mqtt = try MQTTConfig.parse(entries)
             try t.finish()
         }
+        if let t = try root.table("fleet") { fleet = try FleetSettings.read(t, hasMQTT: root.has("mqtt")) }
         try root.finish()
     }
 

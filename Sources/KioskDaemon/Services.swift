@@ -29,6 +29,7 @@ public final class RenderLoopService: Service {
             loop.post {
                 daemon.value.start()
                 daemon.value.mqtt?.start()
+                daemon.value.startFleetOverMQTT()
                 notifier.startWatchdog(on: loop)
             }
             do {
@@ -171,6 +172,7 @@ public enum DaemonRunner {
 
         let server = makeControlServer(settings: config.control, daemon: daemon, logger: logger)
         if let mqtt = config.mqtt { daemon.mqtt = try MQTTBridge(daemon: daemon, config: mqtt, logger: logger) }
+        try daemon.checkFleet()
 
         // SIGHUP, SIGUSR1, SIGUSR2 (SIGTERM and SIGINT stop the group below).
         let handoff = DisplayHandoff(display: LoopBound(daemon.display, loop: loop), logger: logger)

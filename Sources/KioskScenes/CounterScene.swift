@@ -65,6 +65,10 @@ public final class CounterScene: Scene, CounterControl {
     public let resetHoldNs: Int64
     /// The largest value shown (10^digits − 1).
     public var maxValue: Int { Odometer.maxValue(digits: digits) }
+    /// Takes a touch or key action on a counter instead of the scene (returns true when it took
+    /// it): a counter shared by a fleet is changed by the group's primary, not here. Nil: the
+    /// scene changes its counters itself.
+    public var changeRouter: ((_ counter: String, _ action: CounterAction) -> Bool)?
 
     private var counters: [Counter]
     private let state: StateStore
@@ -239,6 +243,7 @@ public final class CounterScene: Scene, CounterControl {
         }
         var changed = false
         for n in names {
+            if let route = changeRouter, route(n, action) { continue }
             let before = counters.firstIndex { $0.spec.name == n }.map { counters[$0].value }
             do {
                 switch action {

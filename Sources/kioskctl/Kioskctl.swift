@@ -58,6 +58,11 @@ struct Connection: ParsableArguments {
             Self.complain("kioskd answered HTTP \(r.status) with \(what)")
             throw ExitCode(2)
         }
+        if r.status == 202 { // a shared counter's change queued, not yet confirmed by the fleet's primary
+            if json { print(String(decoding: r.body, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)) }
+            Self.complain("pending: \((r.jsonObject?["message"] as? String) ?? Self.excerpt(r.body)) (HTTP 202)")
+            throw ExitCode(4)
+        }
         if json {
             print(String(decoding: r.body, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines))
             return
@@ -94,7 +99,8 @@ struct Kioskctl: ParsableCommand {
         abstract: "Controls a running kioskd through its control socket.",
         discussion: """
             Exit status: 0 done, 1 kioskd refused the request, 2 kioskd is not running or unreachable, or its \
-            answer was not understood (cut off, not JSON, larger than 64 MiB), 3 no answer in time, 64 usage error \
+            answer was not understood (cut off, not JSON, larger than 64 MiB), 3 no answer in time, 4 a fleet change \
+            is pending (queued, not yet confirmed by the group's primary), 64 usage error \
             (unknown subcommand or option, bad --timeout, missing value).
             """,
         subcommands: [Status.self, SceneCmd.self, ThemeCmd.self, CounterCmd.self, PaintCmd.self, Screenshot.self,

@@ -1,0 +1,76 @@
+import KioskControl
+import KioskCore
+import KioskScenes
+
+extension Daemon {
+    /// Joins the `[fleet]` group over `transport` (call on the loop, after `start()`): shared
+    /// counters' changes from touch, keys and every control transport become fleet commands,
+    /// values from the primary are shown, and "offline" is marked on screen while the broker is
+    /// out of reach. Throws a config error for a shared counter no scene has.
+    public func startFleet(transport: FleetTransport, kioskID: String) throws {
+        loop.assertInLoop()
+        guard let settings = config.fleet, fleet == nil else { return }
+        let manager = self.manager
+        let engine = try FleetEngine(settings: settings, kioskID: kioskID, transport: transport, scheduler: loop, state: state,
+                                     counters: manager.scene(as: CounterControl.self), now: { manager.time.now() }, logger: logger)
+        fleet = engine
+        engine.onChange = { [weak self] in
+            self?.manager.sceneDidChange()
+            self?.changes.noteChange()
+        }
+        engine.onConnectivity = { [weak self] up in self?.showFleetConnectivity(up) }
+        for scene in manager.scenes {
+            (scene as? CounterScene)?.changeRouter = { [weak engine] counter, action in engine?.route(counter, action) ?? false }
+        }
+        let earlier = asyncRoute
+        asyncRoute = { [weak self, weak engine] command, reply in
+            if let engine, case .counter(let name, let op, let value) = command, op != .get, engine.isShared(name) {
+                let fleetOp: FleetCommand.Op
+                switch op {
+                case .set: fleetOp = .set
+                case .inc: fleetOp = .inc
+                case .dec: fleetOp = .dec
+                case .reset, .get: fleetOp = .reset
+                }
+                // After this iteration: the command may come from inside an MQTT client's read,
+                // where the primary's publish must not happen.
+                self?.loop.deferToEndOfIteration {
+                    engine.submit(name, op: fleetOp, value: value) { answer in
+                        reply(answer)
+                        self?.changes.noteChange()
+                    }
+                }
+                return true
+            }
+            return earlier?(command, reply) ?? false
+        }
+        engine.start()
+        showFleetConnectivity(transport.isConnected)
+    }
+
+    /// Fails (config error naming `fleet.counters`) when a listed shared counter is in no scene.
+    public func checkFleet() throws {
+        if let fleet = config.fleet { _ = try FleetEngine.sharedOwners(fleet, counters: manager.scene(as: CounterControl.self)) }
+    }
+
+    /// Joins the `[fleet]` group over the MQTT bridge's client, when both are configured (on the
+    /// loop, after the bridge started: its connect handler is kept and chained).
+    public func startFleetOverMQTT() {
+        guard config.fleet != nil, let bridge = mqtt else { return }
+        do {
+            let transport = MQTTFleetTransport(client: bridge.client, scheduler: loop)
+            bridge.onStateChange.append { [weak transport] state in transport?.stateChanged(state) }
+            try startFleet(transport: transport, kioskID: bridge.config.id)
+        } catch {
+            logger.critical("cannot join the fleet", metadata: ["error": "\(error)"])
+        }
+    }
+
+    /// The corner mark: "offline" while the broker is out of reach, after "state not saved".
+    func showFleetConnectivity(_ up: Bool) {
+        var marks: [String] = []
+        if case .unavailable = state.durability { marks.append("state not saved") }
+        if !up { marks.append("offline") }
+        manager.stateWarning = marks.isEmpty ? nil : marks.joined(separator: " · ")
+    }
+}

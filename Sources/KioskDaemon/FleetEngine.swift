@@ -1,0 +1,442 @@
+import Foundation
+import KioskControl
+import KioskCore
+import KioskScenes
+import Logging
+
+/// One change of a shared counter, sent to the group's primary on
+/// `kioskd/group/GROUP/counter/NAME/cmd` (QoS 1).
+public struct FleetCommand: Codable, Sendable, Equatable {
+    public enum Op: String, Codable, Sendable, Equatable { case inc, dec, set, reset }
+    public var op: Op
+    public var value: Int?
+    /// Unique per change: the primary applies each id once.
+    public var id: String
+    public init(op: Op, value: Int? = nil, id: String) { self.op = op; self.value = value; self.id = id }
+}
+
+/// A shared counter's state, published by the primary on `kioskd/group/GROUP/counter/NAME`
+/// (retained, QoS 1) after every command it applied.
+public struct FleetCounterState: Codable, Sendable, Equatable {
+    public var value: Int
+    /// Grows by one with every applied command; followers show the highest.
+    public var seq: Int
+    /// Ids of commands this state contains: the latest applied ones and a redelivered one.
+    public var ids: [String]
+    /// Commands the primary refused (id → the reason); they changed nothing.
+    public var refused: [String: String]?
+    public init(value: Int, seq: Int, ids: [String], refused: [String: String]? = nil) {
+        self.value = value; self.seq = seq; self.ids = ids; self.refused = refused
+    }
+}
+
+/// The answer to a change made on a follower that the primary has not confirmed in time
+/// (HTTP 202): the change is queued and resent until the primary confirms it.
+public struct FleetPendingAnswer: Codable, Sendable, Equatable {
+    public var ok = false
+    public var pending = true
+    public var counter: String
+    public var id: String
+    public var message: String
+}
+
+/// What the fleet needs of MQTT: QoS 1 publish, subscribe, and the connection's ups and downs.
+/// `MQTTClient` in the daemon; a fake in tests.
+public protocol FleetTransport: AnyObject {
+    var isConnected: Bool { get }
+    /// `handler` is called with true on every connect and false on every loss.
+    func onConnectionChange(_ handler: @escaping (Bool) -> Void)
+    /// Publishes at QoS 1 (sent now, or queued while disconnected). Returns why it was refused, nil when taken.
+    func publish(_ topic: String, _ payload: [UInt8], retain: Bool) -> String?
+    func subscribe(_ filter: String, _ handler: @escaping (_ topic: String, _ payload: [UInt8]) -> Void)
+}
+
+/// Shares counters across the kiosks of a `[fleet]` group. Runs on the loop's thread.
+///
+/// Every change of a shared counter, wherever it was made, becomes a `FleetCommand` with a unique
+/// id. The primary applies a command id once: the counter's new value, its sequence number and
+/// the ids applied so far are saved as one durable record (one atomic state write) before the
+/// state is published, so a redelivered or resent command changes nothing, also after a restart
+/// or a SIGKILL. Followers show the state with the highest sequence number, keep it durably, send
+/// their changes to the primary and resend them (same id) until a state containing the id comes
+/// back: the caller is answered then, or told "pending" after `ackTimeoutMs`.
+public final class FleetEngine {
+    public let settings: FleetSettings
+    public let kioskID: String
+    private let transport: FleetTransport
+    private let scheduler: any Scheduler
+    private let state: StateStore
+    /// Shared counter name → the counter scenes holding a counter of that name.
+    private let owners: [String: [CounterControl]]
+    private let now: () -> WallTime
+    private let logger: Logger
+    /// A shared counter's value changed here (redraw, tell observers).
+    public var onChange: (() -> Void)?
+    /// The broker connection came or went (the on-screen mark).
+    public var onConnectivity: ((Bool) -> Void)?
+
+    /// What is kept durably per shared counter: the value, its sequence number and (primary) the
+    /// ids of the latest applied commands, oldest first.
+    struct Record: Codable, Equatable {
+        var value: Int
+        var seq: Int
+        var ids: [String]
+    }
+    private var records: [String: Record] = [:]
+    private var applied: [String: Set<String>] = [:]
+
+    private struct Pending {
+        var counter: String
+        var command: FleetCommand
+        var reply: ((ControlResponse) -> Void)?
+        var timer: TimerID?
+        var sentNs: Int64?
+    }
+    private var pending: [String: Pending] = [:]
+    /// Pending ids in the order they were made (resent in this order).
+    private var pendingOrder: [String] = []
+    private var retryTimer: TimerID?
+    private let boot: String
+    private var serial = 0
+    private var queueFullLogged = false
+    /// Ids the primary lists in each published state (besides a redelivered one).
+    static let idsPublished = 64
+
+    /// `counters`: every counter scene; the shared ones are `settings.counters` (all when nil).
+    /// Throws a config error naming `fleet.counters` for a name no scene has.
+    public init(settings: FleetSettings, kioskID: String, transport: FleetTransport, scheduler: any Scheduler,
+                state: StateStore, counters: [CounterControl], now: @escaping () -> WallTime, logger: Logger) throws {
+        self.settings = settings
+        self.kioskID = kioskID
+        self.transport = transport
+        self.scheduler = scheduler
+        self.state = state
+        self.now = now
+        var logger = logger
+        logger[metadataKey: "fleet"] = "\(settings.group)"
+        self.logger = logger
+        self.owners = try Self.sharedOwners(settings, counters: counters)
+        self.boot = String(UInt64.random(in: 0...UInt64(UInt32.max)), radix: 36)
+    }
+
+    /// The shared counters and the scenes holding them; a config error naming `fleet.counters`
+    /// for a listed name no scene has.
+    public static func sharedOwners(_ settings: FleetSettings, counters: [CounterControl]) throws -> [String: [CounterControl]] {
+        var owners: [String: [CounterControl]] = [:]
+        for c in counters { for n in c.counterNames { owners[n, default: []].append(c) } }
+        if let wanted = settings.counters {
+            for n in wanted where owners[n] == nil {
+                let all = owners.keys.sorted()
+                throw KioskError.config("\(settings.countersLocation ?? "[fleet]"): key 'fleet.counters': no counter scene has a counter \(ConfigTable.quoted(n)) ("
+                    + (all.isEmpty ? "no scene has counters" : "counters: \(all.joined(separator: ", "))") + ")")
+            }
+            owners = owners.filter { wanted.contains($0.key) }
+        }
+        return owners
+    }
+
+    public var isPrimary: Bool { settings.role == .primary }
+    public var sharedCounters: [String] { owners.keys.sorted() }
+    public func isShared(_ counter: String) -> Bool { owners[counter] != nil }
+    /// Changes not yet confirmed by the primary (followers).
+    public var pendingCount: Int { pending.count }
+    /// The sequence number of the state shown for `counter`.
+    public func seq(of counter: String) -> Int? { records[counter]?.seq }
+
+    var base: String { "kioskd/group/\(settings.group)/counter/" }
+    public func stateTopic(_ counter: String) -> String { base + counter }
+    public func commandTopic(_ counter: String) -> String { base + counter + "/cmd" }
+    static func recordKey(group: String, counter: String) -> String { StateKey.join(["fleet", group, counter]) }
+
+    // MARK: start
+
+    /// Loads the durable records (the shown values follow them), subscribes and, on the primary,
+    /// publishes the state of every shared counter (again on every connect: a broker restarted
+    /// without persistence has forgotten retained messages).
+    public func start() {
+        for name in sharedCounters {
+            let key = Self.recordKey(group: settings.group, counter: name)
+            if let raw = state.load(key) {
+                if let r = try? JSONDecoder().decode(Record.self, from: Data(raw.utf8)) {
+                    records[name] = r
+                    applied[name] = Set(r.ids)
+                    show(name, r.value)
+                    continue
+                }
+                logger.error("fleet record is not readable; starting from the counter's value with sequence 0",
+                             metadata: ["state.key": "\(key)", "stored": "\(raw.prefix(200))"])
+            }
+            records[name] = Record(value: currentValue(name) ?? 0, seq: 0, ids: [])
+            applied[name] = []
+        }
+        transport.onConnectionChange { [weak self] up in self?.connectionChanged(up) }
+        if isPrimary {
+            transport.subscribe(base + "+/cmd") { [weak self] topic, payload in self?.receivedCommand(topic, payload) }
+            for name in sharedCounters { publishState(name) }
+        } else {
+            transport.subscribe(base + "+") { [weak self] topic, payload in self?.receivedState(topic, payload) }
+        }
+        logger.info("fleet started", metadata: ["role": "\(settings.role.rawValue)", "counters": "\(sharedCounters.joined(separator: ","))"])
+    }
+
+    /// Answers the callers still waiting (their changes stay unconfirmed) and stops the timers.
+    public func stop() {
+        for id in pendingOrder { answerPending(id) }
+        for p in pending.values { if let t = p.timer { scheduler.cancel(t) } }
+        if let t = retryTimer { scheduler.cancel(t); retryTimer = nil }
+    }
+
+    private func connectionChanged(_ up: Bool) {
+        onConnectivity?(up)
+        guard up else { return }
+        if isPrimary {
+            for name in sharedCounters { publishState(name) }
+        } else {
+            for id in pendingOrder { send(id) }
+        }
+    }
+
+    // MARK: changes made here
+
+    /// A touch or key action on a counter: taken (true) when the counter is shared.
+    public func route(_ counter: String, _ action: CounterAction) -> Bool {
+        let op: FleetCommand.Op
+        switch action {
+        case .increment: op = .inc
+        case .decrement: op = .dec
+        case .reset: op = .reset
+        case .none: return false
+        }
+        guard isShared(counter) else { return false }
+        submit(counter, op: op, value: nil, reply: nil)
+        return true
+    }
+
+    /// A change of a shared counter made on this kiosk. The primary applies it at once; a
+    /// follower sends it to the primary and answers when the primary's state containing it has
+    /// come back (200), when the primary refused it (its error), or after `ackTimeoutMs` with a
+    /// pending answer (202). `reply` nil: nobody waits (touch, keys).
+    public func submit(_ counter: String, op: FleetCommand.Op, value: Int?, reply: ((ControlResponse) -> Void)?) {
+        let field = op == .set ? "value" : "name"
+        serial += 1
+        let command = FleetCommand(op: op, value: op == .set ? (value ?? 0) : nil, id: "\(kioskID)-\(boot)-\(serial)")
+        if isPrimary {
+            switch apply(command, to: counter) {
+            case .success(let v): reply?(.json(200, CounterAnswer(counter: counter, value: v)))
+            case .failure(let e):
+                if reply == nil { logger.warning("counter action refused", metadata: ["counter": "\(counter)", "error": "\(e.message)"]) }
+                reply?(.from(e, field: field))
+            }
+            return
+        }
+        if op == .set, let v = command.value, let info = info(counter), !(info.minimum...info.maximum).contains(v) {
+            let e = v > info.maximum
+                ? KioskError.outOfRange("counter '\(counter)': \(v) is above the largest value \(info.maximum) that the counter can show; the value stays \(info.value)")
+                : KioskError.outOfRange("counter '\(counter)': \(v) is below the minimum \(info.minimum); the value stays \(info.value)")
+            reply?(.from(e, field: field))
+            return
+        }
+        guard pending.count < settings.queueLimit else {
+            let message = "the fleet queue is full: \(pending.count) changes are waiting for the primary of group '\(settings.group)' to confirm them "
+                + "(fleet.queue_limit \(settings.queueLimit); broker \(transport.isConnected ? "connected" : "offline")); the change of counter '\(counter)' (\(op.rawValue)) was refused"
+            if !queueFullLogged { logger.warning("\(message)") }
+            queueFullLogged = true
+            reply?(.error(503, message, field: field))
+            return
+        }
+        queueFullLogged = false
+        var p = Pending(counter: counter, command: command, reply: reply)
+        if reply != nil {
+            p.timer = try? scheduler.schedule(after: Int64(settings.ackTimeoutMs) * 1_000_000) { [weak self] _ in
+                self?.answerPending(command.id)
+            }
+        }
+        pending[command.id] = p
+        pendingOrder.append(command.id)
+        send(command.id)
+        armRetry()
+    }
+
+    /// Tells a waiting caller that its change is queued but not yet confirmed (202).
+    private func answerPending(_ id: String) {
+        guard var p = pending[id], let reply = p.reply else { return }
+        p.reply = nil
+        p.timer = nil
+        pending[id] = p
+        let message = "the change of counter '\(p.counter)' (\(p.command.op.rawValue)) is queued: the primary of group '\(settings.group)' has not confirmed it within \(settings.ackTimeoutMs) ms "
+            + "(broker \(transport.isConnected ? "connected" : "offline")); it is resent until the primary confirms it, then every kiosk shows it"
+        reply(.json(202, FleetPendingAnswer(counter: p.counter, id: id, message: message)))
+    }
+
+    private func send(_ id: String) {
+        guard var p = pending[id], transport.isConnected else { return }
+        let payload = (try? JSONEncoder().encode(p.command)).map { Array($0) } ?? []
+        if let refusal = transport.publish(commandTopic(p.counter), payload, retain: false) {
+            logger.debug("fleet command not sent yet", metadata: ["id": "\(id)", "reason": "\(refusal)"])
+            return
+        }
+        p.sentNs = scheduler.now(.monotonic)
+        pending[id] = p
+    }
+
+    /// Resends, while connected, the changes whose confirmation is overdue: the primary may have
+    /// been down when they were sent (the broker keeps nothing for it), or the broker restarted.
+    private func armRetry() {
+        guard retryTimer == nil, !pending.isEmpty else { return }
+        let interval = Int64(max(settings.ackTimeoutMs, 1000)) * 1_000_000
+        retryTimer = try? scheduler.schedule(after: interval) { [weak self] _ in
+            guard let self else { return }
+            self.retryTimer = nil
+            let cutoff = self.scheduler.now(.monotonic) - interval
+            for id in self.pendingOrder where (self.pending[id]?.sentNs ?? Int64.min) <= cutoff { self.send(id) }
+            self.armRetry()
+        }
+    }
+
+    // MARK: primary
+
+    private func receivedCommand(_ topic: String, _ payload: [UInt8]) {
+        guard topic.hasPrefix(base), topic.hasSuffix("/cmd") else { return }
+        let name = String(topic.dropFirst(base.count).dropLast(4))
+        guard let command = try? JSONDecoder().decode(FleetCommand.self, from: Data(payload)), !command.id.isEmpty else {
+            logger.warning("fleet command ignored: expected {\"op\": \"inc\"|\"dec\"|\"set\"|\"reset\", \"value\": N, \"id\": \"…\"}",
+                           metadata: ["topic": "\(topic)", "payload": "\(String(decoding: payload.prefix(200), as: UTF8.self))"])
+            return
+        }
+        guard isShared(name) else {
+            logger.warning("fleet command for a counter that is not shared here ignored", metadata: ["topic": "\(topic)"])
+            return
+        }
+        if case .failure(let e) = apply(command, to: name) {
+            logger.info("fleet command refused", metadata: ["id": "\(command.id)", "error": "\(e.message)"])
+        }
+    }
+
+    /// Applies `command` once (primary). A known id changes nothing and publishes the state again
+    /// with that id, so that its sender learns it was applied. Returns the value after it.
+    @discardableResult
+    public func apply(_ command: FleetCommand, to name: String) -> Result<Int, KioskError> {
+        guard var record = records[name], let c = owners[name]?.first else {
+            return .failure(.notFound("counter '\(name)' is not shared by fleet group '\(settings.group)'"))
+        }
+        if applied[name]?.contains(command.id) == true {
+            publishState(name, extraID: command.id)
+            return .success(record.value)
+        }
+        let old = record.value
+        let at = now()
+        do {
+            switch command.op {
+            case .inc: try c.increment(name, now: at)
+            case .dec: try c.decrement(name, now: at)
+            case .reset: try c.reset(name, now: at)
+            case .set:
+                guard let v = command.value else { throw KioskError.control("counter '\(name)': \"set\" needs a \"value\"") }
+                try c.set(name, to: v, now: at)
+            }
+        } catch {
+            // Refused: nothing changed and the id is not kept (a resend is judged again).
+            let e = error as? KioskError ?? .state("\(error)")
+            publishState(name, refused: [command.id: e.message])
+            return .failure(e)
+        }
+        let new = (try? c.value(of: name)) ?? old
+        record.value = new
+        record.seq += 1
+        record.ids.append(command.id)
+        var set = applied[name] ?? []
+        set.insert(command.id)
+        if record.ids.count > settings.appliedIdLimit {
+            for gone in record.ids.prefix(record.ids.count - settings.appliedIdLimit) { set.remove(gone) }
+            record.ids.removeFirst(record.ids.count - settings.appliedIdLimit)
+        }
+        do {
+            try saveRecord(name, record)
+        } catch {
+            if new != old { try? c.set(name, to: old, now: at) }
+            let e = KioskError.state("counter '\(name)': cannot save the fleet record: \(error); the value stays \(old)")
+            logger.error("\(e.message)")
+            return .failure(e)
+        }
+        records[name] = record
+        applied[name] = set
+        for other in (owners[name] ?? []).dropFirst() { try? other.set(name, to: new, now: at) }
+        publishState(name)
+        onChange?()
+        return .success(new)
+    }
+
+    private func saveRecord(_ name: String, _ r: Record) throws {
+        let data = try JSONEncoder().encode(r)
+        try state.save(Self.recordKey(group: settings.group, counter: name), String(decoding: data, as: UTF8.self))
+    }
+
+    private func publishState(_ name: String, extraID: String? = nil, refused: [String: String]? = nil) {
+        guard let r = records[name] else { return }
+        var ids = Array(r.ids.suffix(Self.idsPublished))
+        if let x = extraID, !ids.contains(x) { ids.append(x) }
+        let s = FleetCounterState(value: r.value, seq: r.seq, ids: ids, refused: refused)
+        guard let data = try? JSONEncoder().encode(s) else { return }
+        if let refusal = transport.publish(stateTopic(name), Array(data), retain: true) {
+            logger.warning("fleet state not published", metadata: ["counter": "\(name)", "reason": "\(refusal)"])
+        }
+    }
+
+    // MARK: follower
+
+    private func receivedState(_ topic: String, _ payload: [UInt8]) {
+        guard topic.hasPrefix(base) else { return }
+        let name = String(topic.dropFirst(base.count))
+        guard isShared(name), let s = try? JSONDecoder().decode(FleetCounterState.self, from: Data(payload)) else { return }
+        receive(s, for: name)
+    }
+
+    /// A state from the primary: shown when its seq is newer than the one shown; the changes it
+    /// contains (or refused) are answered in any case.
+    public func receive(_ s: FleetCounterState, for name: String) {
+        if var record = records[name], s.seq > record.seq {
+            let at = now()
+            for c in owners[name] ?? [] {
+                do { try c.set(name, to: s.value, now: at) } catch {
+                    logger.error("cannot show the fleet's value", metadata: ["counter": "\(name)", "value": "\(s.value)", "error": "\(error)"])
+                }
+            }
+            record = Record(value: s.value, seq: s.seq, ids: [])
+            records[name] = record
+            do { try saveRecord(name, record) } catch {
+                logger.error("cannot save the fleet's value", metadata: ["counter": "\(name)", "error": "\(error)"])
+            }
+            onChange?()
+        }
+        for id in s.ids { confirm(id, .json(200, CounterAnswer(counter: name, value: s.value))) }
+        for (id, message) in s.refused ?? [:] {
+            let field = pending[id]?.command.op == .set ? "value" : "name"
+            confirm(id, .from(KioskError.outOfRange(message), field: field))
+        }
+    }
+
+    private func confirm(_ id: String, _ answer: ControlResponse) {
+        guard let p = pending.removeValue(forKey: id) else { return }
+        pendingOrder.removeAll { $0 == id }
+        if let t = p.timer { scheduler.cancel(t) }
+        p.reply?(answer)
+        if pending.isEmpty, let t = retryTimer { scheduler.cancel(t); retryTimer = nil }
+    }
+
+    // MARK: counters
+
+    private func info(_ name: String) -> CounterInfo? {
+        owners[name]?.first?.counterInfo.first { $0.name == name }
+    }
+
+    private func currentValue(_ name: String) -> Int? { try? owners[name]?.first?.value(of: name) }
+
+    private func show(_ name: String, _ value: Int) {
+        let at = now()
+        for c in owners[name] ?? [] where (try? c.value(of: name)) != value {
+            do { try c.set(name, to: value, now: at) } catch {
+                logger.error("cannot show the fleet's saved value", metadata: ["counter": "\(name)", "value": "\(value)", "error": "\(error)"])
+            }
+        }
+    }
+}

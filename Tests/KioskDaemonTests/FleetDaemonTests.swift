@@ -1,0 +1,92 @@
+import Foundation
+import KioskControl
+import KioskCore
+@testable import KioskDaemon
+import KioskPosix
+import KioskRender
+import KioskScenes
+import KioskTesting
+import Testing
+
+/// The fleet wired into daemons: a primary and a follower on one loop and a broker in memory.
+@Suite struct FleetDaemonTests {
+    func daemon(_ dir: String, role: FleetSettings.Role, loop: EventLoop) throws -> Daemon {
+        let path = write("""
+        state_dir = "\(dir)/state"
+        [display]
+        backend = "headless"
+        headless_size = "64x48"
+        [scene.score]
+        kind = "counter"
+        digits = 2
+        min = 1
+        roll_ms = 0
+        [[scene.score.counter]]
+        name = "HOME"
+        [[scene.score.counter]]
+        name = "AWAY"
+        """, dir)
+        var config = try DaemonConfig.load(path: path, environment: [:])
+        var fleet = FleetSettings(group: "hall", role: role)
+        fleet.counters = ["HOME"]
+        config.fleet = fleet
+        return try Daemon(config: config, display: try HeadlessDisplay(size: Size(width: 64, height: 48)), input: nil,
+                          state: MemoryStateStore(), loop: loop, time: ManualTimeSource(epochSeconds: 1_700_000_000), logger: quietLogger)
+    }
+
+    func value(_ d: Daemon, _ name: String) -> Int? { d.kioskState().counters.first { $0.name == name }?.value }
+
+    @Test func controlTouchAndTheOfflineMarkGoThroughTheFleet() throws {
+        let loop = try EventLoop()
+        let broker = FakeFleetBroker()
+        let p = try daemon(tempDir(), role: .primary, loop: loop)
+        let f = try daemon(tempDir(), role: .follower, loop: loop)
+        let pt = FakeFleetTransport(broker), ft = FakeFleetTransport(broker)
+        pt.connected = true
+        p.start(); f.start()
+        try p.startFleet(transport: pt, kioskID: "p")
+        try f.startFleet(transport: ft, kioskID: "f")
+        #expect(f.manager.stateWarning == "offline")
+        ft.setConnected(true)
+        #expect(f.manager.stateWarning == nil)
+        broker.deliver()
+
+        // kioskctl on the follower: answered only when the primary's state is back.
+        var answers: [ControlResponse] = []
+        f.handle(.counter(name: "HOME", op: .inc, value: nil)) { answers.append($0) }
+        try loop.runOnce(timeoutMs: 0) // taken at the end of the iteration
+        #expect(answers.isEmpty && value(f, "HOME") == 1)
+        broker.deliver()
+        #expect(answers.map(\.status) == [200])
+        #expect(try answers.first?.decode(CounterAnswer.self) == CounterAnswer(counter: "HOME", value: 2))
+        #expect(value(p, "HOME") == 2 && value(f, "HOME") == 2)
+
+        // A counter that is not shared changes locally at once.
+        f.handle(.counter(name: "AWAY", op: .inc, value: nil)) { answers.append($0) }
+        #expect(answers.map(\.status) == [200, 200] && value(f, "AWAY") == 2 && value(p, "AWAY") == 1)
+
+        // A tap on the follower's HOME goes to the primary; nothing changes before it answers.
+        let scene = try #require(f.manager.scenes.first as? CounterScene)
+        #expect(scene.handle(.gesture(.tap(x: 0.25, y: 0.5)), now: f.manager.time.now()) == false)
+        #expect(value(f, "HOME") == 2)
+        broker.deliver()
+        #expect(value(p, "HOME") == 3 && value(f, "HOME") == 3)
+
+        // Broker lost: the mark is shown, and the screen differs there until it is back.
+        try loop.runOnce(timeoutMs: 0)
+        p.manager.renderIfPossible(); f.manager.renderIfPossible()
+        let online = try f.manager.screenshotPNG()
+        ft.setConnected(false)
+        #expect(f.manager.stateWarning == "offline")
+        f.manager.renderIfPossible()
+        #expect(try f.manager.screenshotPNG() != online)
+        ft.setConnected(true)
+        #expect(f.manager.stateWarning == nil)
+        f.manager.renderIfPossible()
+        #expect(try f.manager.screenshotPNG() == online)
+        // Primary and follower show the same pixels for the same values.
+        _ = p.handle(.counter(name: "AWAY", op: .inc, value: nil))
+        p.manager.renderIfPossible()
+        #expect(try p.manager.screenshotPNG() == online)
+    }
+}
