@@ -164,17 +164,30 @@ public final class MQTTClient {
         }
         handle.target.client = self
         mosquitto_user_data_set(mosq, Unmanaged.passUnretained(handle.target).toOpaque())
-        mosquitto_connect_callback_set(mosq) { _, obj, rc in MQTTClient.from(obj)?.didConnect(rc) }
-        mosquitto_disconnect_callback_set(mosq) { _, obj, rc in MQTTClient.from(obj)?.didDisconnect(rc) }
-        mosquitto_publish_callback_set(mosq) { _, obj, mid in MQTTClient.from(obj)?.didPublish(mid) }
+        mosquitto_connect_callback_set(mosq) { _, obj, rc in MQTTClient.from(obj)?.inCallback { $0.didConnect(rc) } }
+        mosquitto_disconnect_callback_set(mosq) { _, obj, rc in MQTTClient.from(obj)?.inCallback { $0.didDisconnect(rc) } }
+        mosquitto_publish_callback_set(mosq) { _, obj, mid in MQTTClient.from(obj)?.inCallback { $0.didPublish(mid) } }
         mosquitto_log_callback_set(mosq) { _, obj, level, text in
             guard level & MOSQ_LOG_ERR != 0, let text, let obj else { return }
             Unmanaged<CallbackTarget>.fromOpaque(obj).takeUnretainedValue().setLastError(String(cString: text))
         }
         mosquitto_message_callback_set(mosq) { _, obj, msg in
             guard let msg else { return }
-            MQTTClient.from(obj)?.didReceive(msg.pointee)
+            MQTTClient.from(obj)?.inCallback { $0.didReceive(msg.pointee) }
         }
+    }
+
+    /// How deep the loop's thread is in libmosquitto's callbacks. libmosquitto holds its callback
+    /// lock while a callback runs, and writing to the socket from there (`mosquitto_loop_write`)
+    /// can call a callback again and wait for that lock for ever: a message handler that publishes
+    /// froze the loop. Inside a callback, output only registers write interest; it is written
+    /// when the callback has returned (after `mosquitto_loop_read`, or at the end of the iteration).
+    private var callbackDepth = 0
+
+    private func inCallback(_ body: (MQTTClient) -> Void) {
+        callbackDepth += 1
+        defer { callbackDepth -= 1 }
+        body(self)
     }
 
     deinit {
@@ -369,11 +382,23 @@ public final class MQTTClient {
         return false
     }
 
+    private var flushQueued = false
+
     /// Registers write interest while libmosquitto has output pending.
     private func updateInterest() {
         guard socketFD >= 0 else { return }
-        // Flush what can go now: most writes complete at once on a local socket.
-        if mosquitto_want_write(handle.mosq) {
+        // Flush what can go now (most writes complete at once on a local socket), unless inside a
+        // libmosquitto callback: then at the end of this iteration.
+        if callbackDepth > 0 {
+            if !flushQueued {
+                flushQueued = true
+                loop.deferToEndOfIteration { [weak self] in
+                    guard let self else { return }
+                    self.flushQueued = false
+                    self.updateInterest()
+                }
+            }
+        } else if mosquitto_want_write(handle.mosq) {
             let rc = mosquitto_loop_write(handle.mosq, 1)
             if !ioResult(rc, errno: errno) { return }
             guard socketFD >= 0 else { return }
