@@ -3,6 +3,7 @@ import KioskControl
 import KioskCore
 import KioskRender
 import KioskScenes
+import KioskWeb
 import Logging
 import KioskPosix
 
@@ -37,6 +38,9 @@ public final class Daemon {
     /// Pairing codes and paired phones (nil: no web server); the phone page's live streams.
     public internal(set) var pairing: PairingBook?
     var webLive: WebLive?
+    /// `web.pair_gesture`'s recogniser and the timer armed for its hold (nil: no gesture).
+    var pairGesture: PairGesture?
+    var pairGestureTimer: TimerID?
     /// The MQTT bridge (`[mqtt]` configured), made by `DaemonRunner`; nil: MQTT is off.
     public var mqtt: MQTTBridge?
     /// Shared counters of a `[fleet]` group (`startFleet`); nil without one.
@@ -136,7 +140,7 @@ public final class Daemon {
             self.changes.noteChange()
         }
         if case .unavailable = state.durability { manager.stateWarning = "state not saved" }
-        manager.inputFilter = { [weak self] e in (self?.blanking.input(e) ?? false) || (self?.pairingKey(e) ?? false) }
+        manager.inputFilter = { [weak self] e in (self?.blanking.input(e) ?? false) || (self?.pairingKey(e) ?? false) || (self?.pairingGesture(e) ?? false) }
         blanking.onUnblank = { [weak self] in self?.manager.setNeedsFrame(full: true) }
         themes.onChange = { [weak self] in
             self?.publishStatus()
