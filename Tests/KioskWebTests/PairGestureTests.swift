@@ -55,22 +55,28 @@ import Testing
 
     @Test func touchesHeldOnTheCornerThroughTheManagerShowAnOperatorCode() async throws {
         let k = WebKiosk()
-        try await k.start(extra: "pair_gesture = \"hold-top-right\"")
+        try await k.start(extra: "pair_gesture = \"hold-bottom-right\"")
+        // The loop thread starts the daemon (and its input filter) on its own: wait for its first frame.
+        #expect(await eventually(10) { k.frameCount > 0 })
         #expect(k.onLoop { $0.manager.current.name } == "score")
-        _ = try await k.ctl(.counter(name: "HOME", op: .set, value: 5))
+        _ = try await k.ctl(.counter(name: "AWAY", op: .set, value: 5))
         // Touch times three seconds apart (the touches' own clock): the hold completes at the motion.
         let shown = k.onLoop { d -> String? in
             let t0 = d.manager.time.now().monotonicUsec
-            d.manager.input(.touch(TouchEvent(.down, slot: 0, x: 0.97, y: 0.03, timeUsec: t0)))
+            // A quick tap on the corner: not the gesture, and not a point for AWAY either.
+            d.manager.input(.touch(TouchEvent(.down, slot: 0, x: 0.95, y: 0.95, timeUsec: t0)))
+            d.manager.input(.touch(TouchEvent(.up, slot: 0, x: 0.95, y: 0.95, timeUsec: t0 + 50_000)))
+            let t1 = t0 + Self.second
+            d.manager.input(.touch(TouchEvent(.down, slot: 0, x: 0.95, y: 0.95, timeUsec: t1)))
             let before = d.manager.pairingPrompt
-            d.manager.input(.touch(TouchEvent(.motion, slot: 0, x: 0.975, y: 0.03, timeUsec: t0 + 3 * Self.second)))
-            d.manager.input(.touch(TouchEvent(.up, slot: 0, x: 0.975, y: 0.03, timeUsec: t0 + 3 * Self.second + 1)))
+            d.manager.input(.touch(TouchEvent(.motion, slot: 0, x: 0.955, y: 0.95, timeUsec: t1 + 3 * Self.second)))
+            d.manager.input(.touch(TouchEvent(.up, slot: 0, x: 0.955, y: 0.95, timeUsec: t1 + 3 * Self.second + 1)))
             return before == nil ? d.manager.pairingPrompt?.code : "shown too early"
         }
         let code = try #require(shown)
         #expect(code.count == 6, "\(code)")
-        // The hold was the kiosk's: the counter scene saw no long press (which resets HOME).
-        #expect(try await k.ctl(.counter(name: "HOME", op: .get, value: nil)).decode(CounterAnswer.self).value == 5)
+        // The corner's touches were the kiosk's: the counter scene saw neither the tap (+1) nor the long press (reset).
+        #expect(try await k.ctl(.counter(name: "AWAY", op: .get, value: nil)).decode(CounterAnswer.self).value == 5)
         let r = try await http(k.port, "POST", "/api/pair", body: #"{"code": "\#(code)", "name": "held the corner"}"#)
         #expect(r.status == 200)
         #expect(r.text.contains(#""role":"operator""#))
@@ -80,6 +86,7 @@ import Testing
     @Test func aFingerHeldStillWithoutFurtherEventsOpensTheCodeByTheTimer() async throws {
         let k = WebKiosk()
         try await k.start(extra: "pair_gesture = \"hold-bottom-left\"\npair_gesture_seconds = 1")
+        #expect(await eventually(10) { k.frameCount > 0 })
         k.onLoop { d in
             d.manager.input(.touch(TouchEvent(.down, slot: 0, x: 0.02, y: 0.98, timeUsec: d.manager.time.now().monotonicUsec)))
         }
