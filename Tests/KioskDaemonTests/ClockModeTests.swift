@@ -78,6 +78,22 @@ import KioskPosix
         later.shutdown()
     }
 
+    @Test func theSceneRepaintsInTheNewModeWithinTheSameSecond() throws {
+        let scene = ClockScene(name: "c", colorMode: .scaled, timeZone: TimeZone(identifier: "UTC")!)
+        let canvas = try Canvas(size: Size(width: 64, height: 48))
+        scene.layout(size: canvas.size)
+        scene.apply(theme: .default)
+        scene.didAppear(now: WallTime(realtimeNs: Int64(Self.t133516) * 1_000_000_000, monotonicNs: 1_000_000_000))
+        _ = scene.draw(into: canvas)
+        #expect(canvas.color(x: 1, y: 1).hexString == "#8A9544")
+        #expect(scene.draw(into: canvas).isEmpty, "nothing pending")
+        #expect(scene.setColorMode(.literal))
+        #expect(!scene.setColorMode(.literal), "already literal")
+        #expect(scene.draw(into: canvas) == Damage.full(canvas.size))
+        #expect(canvas.color(x: 1, y: 1).hexString == "#133516")
+        #expect(scene.configuredColorMode == .scaled)
+    }
+
     @Test func unknownModeOrSceneIsRefusedNamingTheChoices() throws {
         let time = ManualTimeSource(epochSeconds: Self.t133516)
         let (d, display) = try daemon(tempDir(), time: time)
