@@ -132,6 +132,19 @@ public struct ChoiceAnswer: Codable, Sendable, Equatable {
     }
 }
 
+/// `POST /clock/mode`: the clock scenes changed and their mode. `saved` and `note` as for a
+/// scene choice (false and why when the choice lasts only until kioskd stops).
+public struct ClockModeAnswer: Codable, Sendable, Equatable {
+    public var ok: Bool?
+    public var mode: String
+    public var scenes: [String]
+    public var saved: Bool?
+    public var note: String?
+    public init(ok: Bool? = true, mode: String, scenes: [String], saved: Bool? = nil, note: String? = nil) {
+        self.ok = ok; self.mode = mode; self.scenes = scenes; self.saved = saved; self.note = note
+    }
+}
+
 /// `GET /counter/{name}` (no `ok`) and `POST /counter/{name}/…`.
 public struct CounterAnswer: Codable, Sendable, Equatable {
     public var ok: Bool?

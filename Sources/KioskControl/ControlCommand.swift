@@ -14,6 +14,8 @@ public enum ControlCommand: Sendable, Equatable {
     case reload
     /// The backlight in percent: nil reads it, a value 0…100 sets it.
     case brightness(percent: Double?)
+    /// A clock's colour mode (`color_mode`): of the clock scene `scene`, or of every clock scene when nil.
+    case clockMode(mode: String, scene: String?)
     // The phone page's access and the data it shows (docs/web.md).
     /// A one-time pairing code for a phone with `role` ("operator" or "viewer"), shown on the
     /// kiosk's screen when `show`.
@@ -53,6 +55,13 @@ public struct CounterSetRequest: Codable, Sendable, Equatable {
 public struct PaintSaveRequest: Codable, Sendable, Equatable {
     public var name: String
     public init(name: String) { self.name = name }
+}
+
+/// `POST /clock/mode`.
+public struct ClockModeRequest: Codable, Sendable, Equatable {
+    public var mode: String
+    public var scene: String?
+    public init(mode: String, scene: String? = nil) { self.mode = mode; self.scene = scene }
 }
 
 /// `POST /blank`.

@@ -146,6 +146,15 @@ public enum ControlRouter {
             }
             return .brightness(percent: n.doubleValue)
         },
+        ControlRoute(segment: "clock", forms: ["POST /clock/mode"]) { r in
+            try r.exact(2)
+            guard r.parts[1] == "mode" else { throw ControlRequestError(404, "expected /clock/mode, got \(r.path)") }
+            try r.requireMethod("POST")
+            let o = try object(r.body)
+            var scene: String?
+            if let v = o["scene"], !(v is NSNull) { scene = try requiredString(o, "scene") }
+            return .clockMode(mode: try requiredString(o, "mode"), scene: scene)
+        },
         ControlRoute(segment: "pair", forms: ["POST /pair"]) { r in
             try r.exact(1); try r.requireMethod("POST")
             let o = try object(r.body, allowEmpty: true)
@@ -301,6 +310,8 @@ extension ControlCommand {
         case .brightness(let p):
             guard let p else { return ControlRequest(method: "GET", path: "/brightness") }
             return ControlRequest(method: "POST", path: "/brightness", body: body(BrightnessRequest(percent: p)))
+        case .clockMode(let mode, let scene):
+            return ControlRequest(method: "POST", path: "/clock/mode", body: body(ClockModeRequest(mode: mode, scene: scene)))
         case .pair(let role, let show): return ControlRequest(method: "POST", path: "/pair", body: body(PairRequest(role: role, show: show)))
         case .devices: return ControlRequest(method: "GET", path: "/devices")
         case .revokeDevice(let name):

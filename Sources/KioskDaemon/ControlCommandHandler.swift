@@ -104,6 +104,8 @@ struct ControlCommandHandler {
                 case .success(let m): return .json(200, ReloadAnswer(message: m))
                 case .failure(let e): return .error(422, e.message)
                 }
+            case .clockMode(let modeName, let sceneName):
+                return clockMode(modeName, scene: sceneName, daemon: daemon)
             case .pair, .devices, .revokeDevice, .themes, .palette, .paintings, .painting:
                 return daemon.handleWebCommand(command)
             }
@@ -111,6 +113,36 @@ struct ControlCommandHandler {
             daemon.logger.error("control command failed", metadata: ["command": "\(command)", "error": "\(error)"])
             return .from(error)
         }
+    }
+
+    /// Switches the colour mode of one clock scene (or of all): saved first, like a scene choice,
+    /// so an acknowledged mode is the one shown after a restart.
+    private func clockMode(_ modeName: String, scene sceneName: String?, daemon: Daemon) -> ControlResponse {
+        let manager = daemon.manager
+        let clocks = manager.scenes.compactMap { $0 as? ClockScene }
+        guard !clocks.isEmpty else {
+            return .error(404, "no clock scene is configured (scenes: \(manager.scenes.map(\.name).joined(separator: ", ")))", field: "scene")
+        }
+        var targets = clocks
+        if let sceneName {
+            guard let c = clocks.first(where: { $0.name == sceneName }) else {
+                return .error(404, "unknown clock scene '\(sceneName)'; clock scenes: \(clocks.map(\.name).joined(separator: ", "))", field: "scene")
+            }
+            targets = [c]
+        }
+        guard let mode = ClockColorMode(rawValue: modeName) else {
+            return .error(422, "unknown clock mode '\(modeName)'; modes: \(ClockColorMode.allCases.map(\.rawValue).joined(separator: ", "))", field: "mode")
+        }
+        // The mode chosen applies at the next start while the config's color_mode is the one it was chosen under.
+        let saves = targets.flatMap { [(Daemon.clockModeKey($0.name), mode.rawValue), (Daemon.clockModeConfigKey($0.name), $0.configuredColorMode.rawValue)] }
+        var choice = ChoiceAnswer()
+        let was = targets.map { "'\($0.colorMode.rawValue)'" }.joined(separator: ", ")
+        if let refusal = keepChoice(saves, "clock mode '\(modeName)'", stays: "the clock mode stays \(was)", daemon: daemon, into: &choice) {
+            return refusal
+        }
+        for c in targets { c.setColorMode(mode) }
+        manager.sceneDidChange()
+        return .json(200, ClockModeAnswer(mode: mode.rawValue, scenes: targets.map(\.name), saved: choice.saved, note: choice.note))
     }
 
     /// Saves a scene or theme choice before it is applied. Returns the refusal when a durable

@@ -3,6 +3,7 @@ import KioskControl
 import KioskCore
 import KioskRender
 import KioskScenes
+import KioskWeb
 import Logging
 import KioskPosix
 
@@ -37,6 +38,9 @@ public final class Daemon {
     /// Pairing codes and paired phones (nil: no web server); the phone page's live streams.
     public internal(set) var pairing: PairingBook?
     var webLive: WebLive?
+    /// `web.pair_gesture`'s recogniser and the timer armed for its hold (nil: no gesture).
+    var pairGesture: PairGesture?
+    var pairGestureTimer: TimerID?
     /// The MQTT bridge (`[mqtt]` configured), made by `DaemonRunner`; nil: MQTT is off.
     public var mqtt: MQTTBridge?
     /// Shared counters of a `[fleet]` group (`startFleet`); nil without one.
@@ -52,6 +56,23 @@ public final class Daemon {
     static let sceneKey = "daemon.scene"
     static let themeKey = "daemon.theme"
     static let themeConfigKey = "daemon.theme.config"
+    /// A clock scene's colour mode chosen at run time, and the config's `color_mode` it was chosen under.
+    static func clockModeKey(_ scene: String) -> String { "clock.\(scene).mode" }
+    static func clockModeConfigKey(_ scene: String) -> String { "clock.\(scene).mode.config" }
+
+    /// Gives each clock scene the colour mode chosen at run time, while its config's `color_mode`
+    /// is still the one it was chosen under (editing the config wins).
+    static func restoreClockModes(_ scenes: [Scene], state: StateStore, logger: Logger) {
+        for case let c as ClockScene in scenes {
+            guard let saved = state.load(clockModeKey(c.name)),
+                  state.load(clockModeConfigKey(c.name)) == c.configuredColorMode.rawValue else { continue }
+            guard let mode = ClockColorMode(rawValue: saved) else {
+                logger.warning("the clock mode chosen at run time is unknown; using the config's", metadata: ["scene": "\(c.name)", "mode": "\(saved)"])
+                continue
+            }
+            c.setColorMode(mode)
+        }
+    }
 
     /// Makes the scenes of `config` and a scene manager over `display`. Call `start()` on the loop.
     public init(config: DaemonConfig, registry: SceneRegistry = .standard, display: DisplayOutput, input: InputSource?,
@@ -66,6 +87,7 @@ public final class Daemon {
         self.logger = logger
         self.reloader = ReloadCoordinator(environment: environment)
         let scenes = try registry.make(config.scenes, state: state, logger: logger, dataDirectory: Daemon.dataDirectory(config))
+        Daemon.restoreClockModes(scenes, state: state, logger: logger)
         // A theme chosen at run time stays until the config's theme changes.
         var theme = config.theme
         var themeName = config.themeName
@@ -118,7 +140,7 @@ public final class Daemon {
             self.changes.noteChange()
         }
         if case .unavailable = state.durability { manager.stateWarning = "state not saved" }
-        manager.inputFilter = { [weak self] e in (self?.blanking.input(e) ?? false) || (self?.pairingKey(e) ?? false) }
+        manager.inputFilter = { [weak self] e in (self?.blanking.input(e) ?? false) || (self?.pairingKey(e) ?? false) || (self?.pairingGesture(e) ?? false) }
         blanking.onUnblank = { [weak self] in self?.manager.setNeedsFrame(full: true) }
         themes.onChange = { [weak self] in
             self?.publishStatus()

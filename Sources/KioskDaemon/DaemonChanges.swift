@@ -18,6 +18,12 @@ public struct KioskState: Sendable, Equatable, Codable {
         public var scene: String
         public var strokes: Int
     }
+    /// A clock scene's colour mode and the modes it can be switched to.
+    public struct Clock: Sendable, Equatable, Codable {
+        public var scene: String
+        public var mode: String
+        public var modes: [String]
+    }
     public var scene: String
     public var sceneKind: String
     public var scenes: [String]
@@ -29,6 +35,7 @@ public struct KioskState: Sendable, Equatable, Codable {
     public var timeSynced: Bool
     public var counters: [Counter]
     public var paintings: [Painting]
+    public var clocks: [Clock]
 }
 
 /// Tells observers the kiosk's `KioskState` after it changed. Changes are gathered until the
@@ -84,7 +91,11 @@ extension Daemon {
     public func kioskState() -> KioskState {
         var counters: [KioskState.Counter] = []
         var paintings: [KioskState.Painting] = []
+        var clocks: [KioskState.Clock] = []
         for scene in manager.scenes {
+            if let c = scene as? ClockScene {
+                clocks.append(.init(scene: c.name, mode: c.colorMode.rawValue, modes: ClockColorMode.allCases.map(\.rawValue)))
+            }
             if let c = scene as? CounterControl {
                 counters += c.counterInfo.map {
                     .init(scene: scene.name, name: $0.name, label: $0.label, value: $0.value, minimum: $0.minimum, maximum: $0.maximum)
@@ -95,6 +106,6 @@ extension Daemon {
         return KioskState(scene: manager.current.name, sceneKind: manager.current.kind, scenes: manager.scenes.map(\.name),
                           theme: activeThemeName, chosenTheme: themeName, blanked: display.isBlanked,
                           timeSynced: manager.timeSynchronized,
-                          counters: counters, paintings: paintings)
+                          counters: counters, paintings: paintings, clocks: clocks)
     }
 }

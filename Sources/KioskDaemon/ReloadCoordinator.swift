@@ -21,6 +21,7 @@ struct ReloadCoordinator {
         do {
             let new = try DaemonConfig.load(path: config.file, environment: environment, kinds: daemon.registry.kinds)
             let scenes = try daemon.registry.make(new.scenes, state: state, logger: logger, dataDirectory: Daemon.dataDirectory(new))
+            Daemon.restoreClockModes(scenes, state: state, logger: logger)
             var notes: [String] = []
             if new.display != config.display { notes.append("[display] changes take effect at the next start") }
             if new.input != config.input { notes.append("[input] changes take effect at the next start") }

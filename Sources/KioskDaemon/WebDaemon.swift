@@ -18,6 +18,7 @@ extension Daemon {
         book.onRevoke = { [weak live] name in live?.revoked(name) }
         pairing = book
         webLive = live
+        pairGesture = settings.pairGesture.map(PairGesture.init)
     }
 
     /// `web.pair_key` pressed: an operator code on the screen (the key goes no further).
@@ -25,6 +26,37 @@ extension Daemon {
         guard let pairing, let key = pairing.settings.pairKey, case .key(key, let state, _) = e else { return false }
         if state == .pressed { _ = pairing.pair(role: .operator, show: true) }
         return true
+    }
+
+    /// `web.pair_gesture`: a touch that starts in the pairing corner goes no further; held there
+    /// long enough it opens an operator code on the screen (at the next touch event or the timer,
+    /// whichever comes first).
+    func pairingGesture(_ e: InputEvent) -> Bool {
+        guard pairing != nil, var g = pairGesture, case .touch(let t) = e else { return false }
+        let (swallow, open) = g.feed(t)
+        pairGesture = g
+        if open { openPairingFromGesture() }
+        armPairGestureTimer()
+        return swallow
+    }
+
+    private func openPairingFromGesture() {
+        logger.info("pairing gesture: an operator code is shown on the screen")
+        _ = pairing?.pair(role: .operator, show: true)
+    }
+
+    /// A timer for the hold's deadline (touches carry CLOCK_MONOTONIC µs, as the time source does).
+    private func armPairGestureTimer() {
+        if let id = pairGestureTimer { loop.cancel(id); pairGestureTimer = nil }
+        guard let deadline = pairGesture?.nextDeadline() else { return }
+        let nowUsec = manager.time.now().monotonicUsec
+        let delayNs = deadline > nowUsec ? Int64(deadline - nowUsec) * 1000 : 0
+        pairGestureTimer = try? loop.schedule(after: delayNs) { [weak self] _ in
+            guard let self else { return }
+            self.pairGestureTimer = nil
+            if self.pairGesture?.advance(toUsec: self.manager.time.now().monotonicUsec) == true { self.openPairingFromGesture() }
+            self.armPairGestureTimer()
+        }
     }
 
     /// The answer to the phone page's commands (pairing, devices, themes, paintings).

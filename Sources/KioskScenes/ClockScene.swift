@@ -21,7 +21,10 @@ public enum ClockBackground: String, Sendable, Equatable, CaseIterable {
 public final class ClockScene: Scene, ClockModelObserver {
     public let name: String
     public var kind: String { "clock" }
-    public let colorMode: ClockColorMode
+    /// How the time becomes a colour; changed at run time with `setColorMode` (`kioskctl clock mode`).
+    public private(set) var colorMode: ClockColorMode
+    /// The config's `color_mode` (what `colorMode` starts as).
+    public let configuredColorMode: ClockColorMode
     public let backgroundMode: ClockBackground
     public let hourFormat: ClockHourFormat
     public let showLabel: Bool
@@ -57,6 +60,7 @@ public final class ClockScene: Scene, ClockModelObserver {
         self.name = name
         self.unsynced = unsynced
         self.colorMode = colorMode
+        self.configuredColorMode = colorMode
         self.backgroundMode = background
         self.hourFormat = hourFormat
         self.showLabel = showLabel
@@ -87,6 +91,15 @@ public final class ClockScene: Scene, ClockModelObserver {
         logger[metadataKey: "scene"] = "\(context.name)"
         return ClockScene(name: context.name, colorMode: mode, background: background, hourFormat: hourFormat,
                           timeZone: tz, showLabel: showLabel, unsynced: unsynced, logger: logger)
+    }
+
+    /// Switches the colour mode; the next draw repaints everything. False when it already was.
+    @discardableResult
+    public func setColorMode(_ mode: ClockColorMode) -> Bool {
+        guard mode != colorMode else { return false }
+        colorMode = mode
+        needsFull = true
+        return true
     }
 
     // MARK: what is shown (pure)

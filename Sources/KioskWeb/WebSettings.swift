@@ -10,6 +10,8 @@ import KioskCore
 /// url = "http://kiosk.local:8080/"   # the address phones use (shown as a QR code); default: http://<first LAN address>:<port>/
 /// hosts = ["kiosk.example.org"]      # further host names the page may be reached under (a reverse proxy's)
 /// pair_key = "KEY_F12"               # a key on the kiosk that shows an operator code
+/// pair_gesture = "hold-top-right"    # a finger held on that corner shows an operator code
+/// pair_gesture_seconds = 3           # for this long
 /// ```
 public struct WebSettings: Sendable, Equatable {
     /// Address to bind ("0.0.0.0", "127.0.0.1", "::").
@@ -24,6 +26,8 @@ public struct WebSettings: Sendable, Equatable {
     public var hosts: [String] = []
     /// A key on the kiosk that opens an operator code on the screen (`pair_key = "KEY_F12"`); nil: none.
     public var pairKey: UInt16?
+    /// A finger held on a screen corner opens an operator code (`pair_gesture = "hold-top-right"`); nil: none.
+    public var pairGesture: PairGestureSettings?
 
     public init(host: String, port: Int) { self.host = host; self.port = port }
 
@@ -55,6 +59,16 @@ public struct WebSettings: Sendable, Equatable {
                 throw t.error("pair_key", "unknown key name \"\(ConfigTable.printable(k))\"; expected an evdev name such as \"KEY_F12\"")
             }
             s.pairKey = code
+        }
+        let holdSeconds = try t.int("pair_gesture_seconds", default: 3, range: 1...30)
+        if let g = try t.string("pair_gesture") {
+            let names = ScreenCorner.allCases.map { "\"hold-\($0.rawValue)\"" }.joined(separator: ", ")
+            guard g.hasPrefix("hold-"), let corner = ScreenCorner(rawValue: String(g.dropFirst(5))) else {
+                throw t.error("pair_gesture", "unknown gesture \"\(ConfigTable.printable(g))\"; expected one of \(names)")
+            }
+            s.pairGesture = PairGestureSettings(corner: corner, holdUsec: UInt64(holdSeconds) * 1_000_000)
+        } else if t.has("pair_gesture_seconds") {
+            throw t.error("pair_gesture_seconds", "set without pair_gesture (e.g. pair_gesture = \"hold-top-right\")")
         }
         try t.finish()
         return s

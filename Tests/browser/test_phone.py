@@ -16,6 +16,7 @@ Prints one line per check and ends with "N passed, N failed"; exit status 1 when
 """
 import argparse
 import json
+import re
 import os
 import shutil
 import socket
@@ -413,6 +414,25 @@ def run(args, res):
         kiosk.ctl("theme", "light")
         expect(op.locator("body")).to_have_css("background-color", "rgb(250, 250, 250)", timeout=3000)
         res.check("a theme switched on the kiosk repaints the page in its colours (light: #FAFAFA)", True)
+
+        # --- The clock's colour mode: the picker on the Clock page switches it on the kiosk.
+        kiosk.ctl("scene", "clock")
+        op.goto(kiosk.base + "#clock")
+        literal = op.get_by_role("button", name="Clock mode literal", exact=True)
+        scaled = op.get_by_role("button", name="Clock mode scaled", exact=True)
+        expect(scaled).to_have_attribute("aria-pressed", "true", timeout=3000)
+        expect(literal).to_have_attribute("aria-pressed", "false")
+        literal.click()
+        expect(literal).to_have_attribute("aria-pressed", "true", timeout=2000)
+        expect(scaled).to_have_attribute("aria-pressed", "false")
+        # In literal mode the colour is the time's digits read as hex: "13:35:16 #133516".
+        summary = kiosk.ctl_json("status").get("scene_summary", "")
+        m = re.fullmatch(r"(\d\d):(\d\d):(\d\d) #([0-9A-F]{6})", summary)
+        res.check("clock mode picker: the kiosk shows the literal colour (status summary)",
+                  bool(m) and m.group(4) == m.group(1) + m.group(2) + m.group(3), summary)
+        kiosk.ctl("clock", "mode", "scaled")
+        expect(scaled).to_have_attribute("aria-pressed", "true", timeout=2000)
+        res.check("kioskctl clock mode scaled: the page's picker follows live", True)
 
         # --- Revoking: the viewer's open page loses access at once and asks to pair again.
         kiosk.ctl("devices", "revoke", "Lobby tablet")

@@ -385,17 +385,17 @@ function renderClock() {
     card.append(h, showSceneButton(s));
     return card;
   }));
-  // A clock's mode, when the kiosk offers one in its state ({"clock": {"mode", "modes"}}).
-  const clock = page.kiosk && page.kiosk.clock;
+  // Each clock scene's colour mode ({"clocks": [{"scene", "mode", "modes"}]}): one pressed button per clock.
+  const clocks = ((page.kiosk && page.kiosk.clocks) || []).filter(c => Array.isArray(c.modes));
   const box = $('#clock-modes');
-  box.hidden = !(clock && Array.isArray(clock.modes));
-  if (!box.hidden) {
-    $('#clock-mode-choices').replaceChildren(...clock.modes.map(m => {
-      const b = button(m, `Clock mode ${m}`, () => act(`Clock mode ${m}`, 'POST', 'clock/mode', { mode: m }));
-      b.setAttribute('aria-pressed', String(m === clock.mode));
-      return b;
-    }));
-  }
+  box.hidden = clocks.length === 0;
+  $('#clock-mode-choices').replaceChildren(...clocks.flatMap(c => c.modes.map(m => {
+    const what = clocks.length === 1 ? `Clock mode ${m}` : `${c.scene} mode ${m}`;
+    const b = button(clocks.length === 1 ? m : `${c.scene}: ${m}`, what,
+                     () => act(what, 'POST', 'clock/mode', { mode: m, scene: c.scene }));
+    b.setAttribute('aria-pressed', String(m === c.mode));
+    return b;
+  })));
 }
 
 function renderScreen() {
