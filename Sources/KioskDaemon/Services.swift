@@ -28,8 +28,10 @@ public final class RenderLoopService: Service {
         let loop = daemon.loop
         let finished = OneShot<Error?>()
         let thread = Thread {
-            // Named from inside: a thread otherwise keeps the name of the one that started it.
-            Thread.current.name = "kioskd-render"
+            // Named from inside (what `top -H` shows): a thread otherwise keeps the name of the
+            // one that started it, and Foundation does not always pass `name` on.
+            let fd = open("/proc/thread-self/comm", O_WRONLY | O_CLOEXEC)
+            if fd >= 0 { _ = write(fd, "kioskd-render", 13); close(fd) }
             loop.post {
                 daemon.value.start()
                 daemon.value.mqtt?.start()
