@@ -4,6 +4,8 @@ import KioskCore
 import KioskRender
 import KioskWeb
 import Logging
+import enum NIOCore.NIOSingletons
+import class NIOPosix.MultiThreadedEventLoopGroup
 import ServiceLifecycle
 import KioskPosix
 
@@ -26,6 +28,10 @@ public final class RenderLoopService: Service {
         let loop = daemon.loop
         let finished = OneShot<Error?>()
         let thread = Thread {
+            // Named from inside (what `top -H` shows): a thread otherwise keeps the name of the
+            // one that started it, and Foundation does not always pass `name` on.
+            let fd = open("/proc/thread-self/comm", O_WRONLY | O_CLOEXEC)
+            if fd >= 0 { _ = write(fd, "kioskd-render", 13); close(fd) }
             loop.post {
                 daemon.value.start()
                 daemon.value.mqtt?.start()
@@ -157,6 +163,19 @@ public enum DaemonRunner {
         return ControlServer(settings: settings, limits: limits, logger: logger) { job in
             daemon.post { daemon in job.run { command, reply in daemon.handle(command, reply: reply) } }
         }
+    }
+
+    /// Runs Swift concurrency's jobs (the service group, the control server's start and stop) on
+    /// one SwiftNIO loop thread instead of libdispatch's worker pool. On Linux libdispatch starts
+    /// a timer on its manager thread as soon as its first pool worker starts, and never stops it:
+    /// every second it reads /proc to count runnable workers, so an idle daemon would wake twice
+    /// a second (that timer and the clock's tick). A loop thread sleeps until it has work.
+    /// Call first, on the main thread, before anything runs asynchronously; false when the
+    /// runtime does not allow it (then the daemon runs as before, with the extra wake-up).
+    @discardableResult
+    public static func runConcurrencyOnLoopThread() -> Bool {
+        NIOSingletons.groupLoopCountSuggestion = 1
+        return NIOSingletons.unsafeTryInstallSingletonPosixEventLoopGroupAsConcurrencyGlobalExecutor()
     }
 
     /// Runs until SIGTERM/SIGINT; stops in reverse order within `stopSeconds`.

@@ -34,9 +34,13 @@ final class DaemonSignals {
             (SIGUSR2, { handoff.loop.post { handoff.acquire() } }),
         ]
         var sources: [any DispatchSourceSignal] = []
+        let queue = DispatchQueue(label: "kioskd.signals")
         for (sig, action) in actions {
             signal(sig, SIG_IGN)
-            let source = DispatchSource.makeSignalSource(signal: sig, queue: .global())
+            // A serial queue of its own (libdispatch's overcommit pool): a handler on a global
+            // queue would start a pool worker, and with it libdispatch's once-a-second monitor
+            // timer for the rest of the process's life.
+            let source = DispatchSource.makeSignalSource(signal: sig, queue: queue)
             source.setEventHandler(handler: action)
             source.resume()
             sources.append(source)

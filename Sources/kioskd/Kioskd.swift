@@ -54,6 +54,13 @@ struct Kioskd: AsyncParsableCommand {
         }
     }
 
+    /// Entry point: moves Swift concurrency off libdispatch's worker pool before anything runs
+    /// asynchronously (see `DaemonRunner.runConcurrencyOnLoopThread`), then parses and runs.
+    static func main() async {
+        DaemonRunner.runConcurrencyOnLoopThread()
+        await main(nil)
+    }
+
     func run() async throws {
         let level = Logger.Level(rawValue: logLevel) ?? .info
         LoggingSystem.bootstrap { JournalLogHandler(label: $0, level: level) }
