@@ -151,23 +151,42 @@ struct ControlCommandHandler {
     /// says it is not kept ("saved": false and a note).
     private func keepChoice(_ saves: [(String, String)], _ what: String, stays: String, daemon: Daemon,
                             into answer: inout ChoiceAnswer) -> ControlResponse? {
-        switch daemon.state.durability {
+        switch ControlCommandHandler.keep(saves, "the choice of \(what)", state: daemon.state, logger: daemon.logger,
+                                          refusal: { "cannot save the choice of \(what): \($0); \(stays)" }) {
+        case .refused(let refusal): return refusal
+        case .kept(let saved, let note):
+            answer.saved = saved
+            answer.note = note
+            return nil
+        }
+    }
+
+    /// What became of a save before a change: refused (the answer), or kept.
+    enum Kept {
+        case refused(ControlResponse)
+        case kept(saved: Bool?, note: String?)
+    }
+
+    /// Saves `saves` before a change is applied (acknowledged = kept). A durable save that fails is
+    /// the refusal (500, or 507 when the disk is full), with `refusal`'s text; without durable
+    /// state the change goes ahead and `saved: false` with a note says that `subject` is not kept.
+    static func keep(_ saves: [(String, String)], _ subject: String, state: StateStore, logger: Logger,
+                     refusal: (Error) -> String) -> Kept {
+        switch state.durability {
         case .durable:
             do {
-                for (k, v) in saves { try daemon.state.save(k, v) }
+                for (k, v) in saves { try state.save(k, v) }
             } catch {
                 let errnum = (error as? KioskError)?.errno ?? 0
-                daemon.logger.error("cannot save the choice of \(what); refused", metadata: ["error": "\(error)"])
-                return .error(errnum == ENOSPC || errnum == EDQUOT ? 507 : 500, "cannot save the choice of \(what): \(error); \(stays)")
+                logger.error("cannot save \(subject); refused", metadata: ["error": "\(error)"])
+                return .refused(.error(errnum == ENOSPC || errnum == EDQUOT ? 507 : 500, refusal(error)))
             }
+            return .kept(saved: nil, note: nil)
         case .volatile:
-            answer.saved = false
-            answer.note = "state = \"volatile\": the choice of \(what) lasts until kioskd stops"
+            return .kept(saved: false, note: "state = \"volatile\": \(subject) lasts until kioskd stops")
         case .unavailable(let why):
-            answer.saved = false
-            answer.note = "state is not being saved (\(why)): the choice of \(what) lasts until kioskd stops"
+            return .kept(saved: false, note: "state is not being saved (\(why)): \(subject) lasts until kioskd stops")
         }
-        return nil
     }
 
     /// The `state` part of the status: "durable", "volatile" or "not saved" with the reason.

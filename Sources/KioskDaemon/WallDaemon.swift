@@ -190,19 +190,12 @@ extension Daemon {
             return .error(409, "no backlight to set: [display] backlight = \"\(config.wall.backlight)\" found none (see the log at start)")
         }
         var answer = BrightnessAnswer(percent: percent, method: b.method, device: b.device.name)
-        switch state.durability {
-        case .durable:
-            do { try state.save(Daemon.brightnessKey, "\(percent)") } catch {
-                let errnum = (error as? KioskError)?.errno ?? 0
-                return .error(errnum == ENOSPC || errnum == EDQUOT ? 507 : 500,
-                              "cannot save the brightness \(BlankController.text(percent)): \(error); the brightness is unchanged")
-            }
-        case .volatile:
-            answer.saved = false
-            answer.note = "state = \"volatile\": the brightness lasts until kioskd stops"
-        case .unavailable(let why):
-            answer.saved = false
-            answer.note = "state is not being saved (\(why)): the brightness lasts until kioskd stops"
+        switch ControlCommandHandler.keep([(Daemon.brightnessKey, "\(percent)")], "the brightness", state: state, logger: logger,
+                                          refusal: { "cannot save the brightness \(BlankController.text(percent)): \($0); the brightness is unchanged" }) {
+        case .refused(let refusal): return refusal
+        case .kept(let saved, let note):
+            answer.saved = saved
+            answer.note = note
         }
         do { try blanking.setBrightness(percent: percent) } catch {
             logger.error("cannot set the backlight", metadata: ["error": "\(error)"])

@@ -24,28 +24,21 @@ public final class Canvas {
     struct FontKey: Hashable { let family: String; let weight: FontStyle.Weight; let slant: FontStyle.Slant; let px: Int }
 
     /// A canvas that owns its pixels (cairo_image_surface_create).
-    public init(size: Size) throws {
-        guard size.width > 0, size.height > 0, size.width <= 16384, size.height <= 16384 else {
-            throw KioskError(.render, "canvas size \(size) is out of range (1…16384 per side)")
-        }
-        let s = cairo_image_surface_create(CAIRO_FORMAT_RGB24, Int32(size.width), Int32(size.height))!
-        guard cairo_surface_status(s) == CAIRO_STATUS_SUCCESS else {
-            cairo_surface_destroy(s)
-            throw KioskError(.render, "cannot create a \(size) image (cairo: out of memory)")
-        }
-        self.size = size
-        self.surface = s
-        self.cr = cairo_create(s)
-        setup()
+    public convenience init(size: Size) throws {
+        try self.init(size: size, format: CAIRO_FORMAT_RGB24)
     }
 
     /// A canvas with an alpha channel (`CAIRO_FORMAT_ARGB32`), transparent at first: something
     /// drawn once and then laid over other canvases many times with `composite`.
-    public init(transparentSize size: Size) throws {
+    public convenience init(transparentSize size: Size) throws {
+        try self.init(size: size, format: CAIRO_FORMAT_ARGB32)
+    }
+
+    private init(size: Size, format: cairo_format_t) throws {
         guard size.width > 0, size.height > 0, size.width <= 16384, size.height <= 16384 else {
             throw KioskError(.render, "canvas size \(size) is out of range (1…16384 per side)")
         }
-        let s = cairo_image_surface_create(CAIRO_FORMAT_ARGB32, Int32(size.width), Int32(size.height))!
+        let s = cairo_image_surface_create(format, Int32(size.width), Int32(size.height))!
         guard cairo_surface_status(s) == CAIRO_STATUS_SUCCESS else {
             cairo_surface_destroy(s)
             throw KioskError(.render, "cannot create a \(size) image (cairo: out of memory)")
