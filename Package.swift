@@ -143,7 +143,7 @@ let package = Package(
         .testTarget(name: "KioskDaemonTests", dependencies: ["KioskDaemon", "KioskControl", "KioskPosix", "KioskTesting", "KioskMQTT"]),
         .testTarget(name: "KioskWebTests", dependencies: ["KioskWeb", "KioskDaemon", "KioskControl", "KioskCore", "KioskPosix", "KioskTesting",
                                                     .product(name: "NIOEmbedded", package: "swift-nio")]),
-        .testTarget(name: "KioskMQTTTests", dependencies: ["KioskMQTT", "KioskPosix", .product(name: "Logging", package: "swift-log")],
+        .testTarget(name: "KioskMQTTTests", dependencies: ["KioskMQTT", "KioskPosix", "KioskTesting", .product(name: "Logging", package: "swift-log")],
                     exclude: ["golden"]),
         .testTarget(name: "VMTests", dependencies: ["KioskCore"]),
         .testTarget(name: "KioskBenchTests", dependencies: ["kioskd-bench"], path: "Benchmarks/Tests/KioskBenchTests"),

@@ -2,6 +2,7 @@
 import Glibc
 #endif
 import Foundation
+import KioskTesting
 import KioskCore
 import KioskDaemon
 import KioskMQTT
@@ -52,7 +53,7 @@ enum MQTTBench {
 
     /// mosquitto on a free loopback port; waits until it accepts connections.
     static func startBroker(dir: String) throws -> (pid: pid_t, port: Int) {
-        let port = try freePort()
+        let port = try Loopback.freePort()
         let conf = "\(dir)/mosquitto.conf"
         try "listener \(port) 127.0.0.1\npersistence false\nuser root\nallow_anonymous true\nset_tcp_nodelay true\n".write(toFile: conf, atomically: true, encoding: .utf8)
         var actions = posix_spawn_file_actions_t()
@@ -67,7 +68,7 @@ enum MQTTBench {
         let rc = posix_spawn(&pid, mosquitto, &actions, nil, &cArgs, environ)
         guard rc == 0 else { throw KioskError(.system, "cannot start \(mosquitto): \(String(cString: strerror(rc)))", errno: rc) }
         let deadline = nowNanos(.monotonic) + 5_000_000_000
-        while !portOpen(port) {
+        while !Loopback.accepts(port) {
             guard nowNanos(.monotonic) < deadline else {
                 kill(pid, SIGKILL)
                 throw KioskError(.system, "mosquitto did not listen on 127.0.0.1:\(port) within 5 s")
@@ -148,33 +149,4 @@ enum MQTTBench {
         return Samples(samples)
     }
 
-    static func freePort() throws -> Int {
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        guard fd >= 0 else { throw KioskError(.system, "socket failed", errno: errno) }
-        defer { close(fd) }
-        var addr = sockaddr_in()
-        addr.sin_family = sa_family_t(AF_INET)
-        addr.sin_addr.s_addr = inet_addr("127.0.0.1")
-        var len = socklen_t(MemoryLayout<sockaddr_in>.size)
-        try withUnsafeMutablePointer(to: &addr) { p in
-            try p.withMemoryRebound(to: sockaddr.self, capacity: 1) { sa in
-                try Posix.call("bind") { bind(fd, sa, len) }
-                try Posix.call("getsockname") { getsockname(fd, sa, &len) }
-            }
-        }
-        return Int(UInt16(bigEndian: addr.sin_port))
-    }
-
-    static func portOpen(_ port: Int) -> Bool {
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        guard fd >= 0 else { return false }
-        defer { close(fd) }
-        var addr = sockaddr_in()
-        addr.sin_family = sa_family_t(AF_INET)
-        addr.sin_addr.s_addr = inet_addr("127.0.0.1")
-        addr.sin_port = UInt16(port).bigEndian
-        return withUnsafePointer(to: &addr) { p in
-            p.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) == 0 }
-        }
-    }
 }

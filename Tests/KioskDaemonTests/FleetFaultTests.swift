@@ -1,4 +1,5 @@
 import Foundation
+import KioskTesting
 import KioskControl
 import KioskCore
 import NIOConcurrencyHelpers
@@ -12,7 +13,7 @@ final class FleetBroker {
 
     init(dir: String) throws {
         self.dir = dir
-        port = try fleetFreePort()
+        port = try Loopback.freePort()
     }
 
     deinit { stop() }
@@ -25,7 +26,7 @@ final class FleetBroker {
             .write(toFile: conf, atomically: true, encoding: .utf8)
         pid = try fleetSpawn("/usr/sbin/mosquitto", ["-c", conf], stderr: "\(dir)/broker.log")
         let deadline = Date().addingTimeInterval(10)
-        while !fleetPortOpen(port) {
+        while !Loopback.accepts(port) {
             guard Date() < deadline else { throw KioskError(.system, "mosquitto did not listen on \(port)") }
             usleep(10_000) // bounded polling of the condition "port accepts"
         }
@@ -83,34 +84,6 @@ func fleetRun(_ path: String, _ args: [String]) -> Int32 {
     var status: Int32 = 0
     while waitpid(pid, &status, 0) < 0 && errno == EINTR {}
     return status
-}
-
-func fleetFreePort() throws -> Int {
-    let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-    guard fd >= 0 else { throw KioskError(.system, "socket failed: errno \(errno)") }
-    defer { close(fd) }
-    var addr = sockaddr_in()
-    addr.sin_family = sa_family_t(AF_INET)
-    addr.sin_addr.s_addr = inet_addr("127.0.0.1")
-    var len = socklen_t(MemoryLayout<sockaddr_in>.size)
-    let ok = withUnsafeMutablePointer(to: &addr) { p in
-        p.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, len) == 0 && getsockname(fd, $0, &len) == 0 }
-    }
-    guard ok else { throw KioskError(.system, "bind failed: errno \(errno)") }
-    return Int(UInt16(bigEndian: addr.sin_port))
-}
-
-func fleetPortOpen(_ port: Int) -> Bool {
-    let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-    guard fd >= 0 else { return false }
-    defer { close(fd) }
-    var addr = sockaddr_in()
-    addr.sin_family = sa_family_t(AF_INET)
-    addr.sin_addr.s_addr = inet_addr("127.0.0.1")
-    addr.sin_port = UInt16(port).bigEndian
-    return withUnsafePointer(to: &addr) { p in
-        p.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) == 0 }
-    }
 }
 
 /// What the clients saw: increments confirmed (200), unconfirmed (202, no answer, a group
@@ -316,7 +289,7 @@ struct FleetFaultTests {
     @Test func followerWithoutBrokerAnswersPendingThenRefusesWhenFull() throws {
         #expect(FileManager.default.isExecutableFile(atPath: Binaries.kioskd), "build kioskd first (\(Binaries.kioskd))")
         let d = tempDir()
-        let port = try fleetFreePort() // nothing listens there
+        let port = try Loopback.freePort() // nothing listens there
         let text = config(d, id: "f9", role: "follower", port: port)
             .replacingOccurrences(of: "ack_timeout_ms = 2000", with: "ack_timeout_ms = 300\nqueue_limit = 2")
         write(text, d)

@@ -265,7 +265,7 @@ struct MQTTBridgeTests {
     /// and no memory is MQTTClientTests' thousand-attempts test, in a process of its own where
     /// the counts are not disturbed by other tests.)
     @Test func brokerDownKeepsFramesComingAndLeaksNothing() throws {
-        let port = try mqttFreePort()
+        let port = try Loopback.freePort()
         let r = try rig(port: port, startBroker: false) { m in
             m.backoffInitial = 1_000_000
             m.backoffMax = 2_000_000

@@ -1,4 +1,5 @@
 import Foundation
+import KioskTesting
 import KioskCore
 import KioskPosix
 import Logging
@@ -14,7 +15,7 @@ final class MQTTTestBroker {
     private var pid: pid_t = 0
 
     init() throws {
-        port = try mqttFreePort()
+        port = try Loopback.freePort()
         var template = Array("/tmp/k-mqttd-XXXXXX".utf8CString)
         guard mkdtemp(&template) != nil else { throw Posix.error("mkdtemp", errno: errno) }
         dir = String(decoding: template.prefix(while: { $0 != 0 }).map { UInt8(bitPattern: $0) }, as: UTF8.self)
@@ -34,7 +35,7 @@ final class MQTTTestBroker {
         try conf.write(toFile: path, atomically: true, encoding: .utf8)
         pid = try spawn("/usr/sbin/mosquitto", ["-c", path], output: "\(dir)/broker.log")
         let deadline = nowNanos() + 5_000_000_000
-        while !mqttPortOpen(port) {
+        while !Loopback.accepts(port) {
             guard nowNanos() < deadline else { throw KioskError(.system, "mosquitto did not listen on \(port)") }
             usleep(5_000) // bounded polling of the condition "port accepts"
         }
@@ -105,36 +106,6 @@ func runTool(_ path: String, _ args: [String], dir: String) throws -> (Int32, St
     defer { unlink(out) }
     let text = (try? String(contentsOfFile: out, encoding: .utf8)) ?? ""
     return ((st & 0x7f) == 0 ? (st >> 8) & 0xff : 128 + (st & 0x7f), text)
-}
-
-func mqttFreePort() throws -> Int {
-    let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-    guard fd >= 0 else { throw Posix.error("socket", errno: errno) }
-    defer { close(fd) }
-    var addr = sockaddr_in()
-    addr.sin_family = sa_family_t(AF_INET)
-    addr.sin_addr.s_addr = inet_addr("127.0.0.1")
-    var len = socklen_t(MemoryLayout<sockaddr_in>.size)
-    try withUnsafeMutablePointer(to: &addr) { p in
-        try p.withMemoryRebound(to: sockaddr.self, capacity: 1) { sa in
-            try Posix.call("bind") { bind(fd, sa, len) }
-            try Posix.call("getsockname") { getsockname(fd, sa, &len) }
-        }
-    }
-    return Int(UInt16(bigEndian: addr.sin_port))
-}
-
-func mqttPortOpen(_ port: Int) -> Bool {
-    let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-    guard fd >= 0 else { return false }
-    defer { close(fd) }
-    var addr = sockaddr_in()
-    addr.sin_family = sa_family_t(AF_INET)
-    addr.sin_addr.s_addr = inet_addr("127.0.0.1")
-    addr.sin_port = UInt16(port).bigEndian
-    return withUnsafePointer(to: &addr) { p in
-        p.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) == 0 }
-    }
 }
 
 /// Runs `loop` until `condition` holds or `seconds` pass; returns whether it held.

@@ -2,6 +2,7 @@
 import Glibc
 #endif
 import Foundation
+import KioskTesting
 import KioskCore
 import KioskMQTT
 import KioskPosix
@@ -100,7 +101,7 @@ final class MQTTClientTests: XCTestCase {
     }
 
     func testBrokerDownAtStartRetriesWithGrowingBoundedBackoffThenConnects() throws {
-        let port = try freePort()
+        let port = try Loopback.freePort()
         let loop = try EventLoop()
         let logs = LogLines()
         var config = testConfig(port: port, id: "late")
@@ -164,7 +165,7 @@ final class MQTTClientTests: XCTestCase {
     }
 
     func testQueueWhileDisconnectedIsBoundedAndFlushedOnConnect() throws {
-        let port = try freePort()
+        let port = try Loopback.freePort()
         let loop = try EventLoop()
         var config = testConfig(port: port, id: "q")
         config.queueLimit = 2
@@ -245,7 +246,7 @@ final class MQTTClientTests: XCTestCase {
     }
 
     func testThousandReconnectAttemptsLeakNoFdsAndLoopTimersStayOnTime() throws {
-        let port = try freePort()
+        let port = try Loopback.freePort()
         let loop = try EventLoop()
         var config = testConfig(port: port, id: "many")
         config.backoffInitial = 1_000_000

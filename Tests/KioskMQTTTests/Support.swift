@@ -2,6 +2,7 @@
 import Glibc
 #endif
 import Foundation
+import KioskTesting
 import KioskCore
 import KioskMQTT
 import KioskPosix
@@ -19,7 +20,7 @@ final class Broker {
 
     /// `users`: name → password; when given, anonymous logins are refused.
     init(port: Int? = nil, users: [String: String] = [:]) throws {
-        self.port = try port ?? freePort()
+        self.port = try port ?? Loopback.freePort()
         var template = Array("/tmp/k-mqtt-XXXXXX".utf8CString)
         guard mkdtemp(&template) != nil else { throw Posix.error("mkdtemp", errno: errno) }
         dir = String(decoding: template.prefix(while: { $0 != 0 }).map { UInt8(bitPattern: $0) }, as: UTF8.self)
@@ -61,7 +62,7 @@ final class Broker {
         try p.run()
         process = p
         let deadline = nowNanos() + 5_000_000_000
-        while !portOpen(port) {
+        while !Loopback.accepts(port) {
             guard p.isRunning else { throw KioskError(.system, "mosquitto exited: \(log)") }
             guard nowNanos() < deadline else { throw KioskError(.system, "mosquitto did not listen on \(port) within 5 s: \(log)") }
             usleep(5_000) // bounded polling of the condition "port accepts"
@@ -105,38 +106,6 @@ func runTool(_ path: String, _ args: [String]) throws -> String {
         throw KioskError(.system, "\(path) \(args.joined(separator: " ")) exited with \(p.terminationStatus): \(text)")
     }
     return text
-}
-
-/// A loopback TCP port nobody listens on right now.
-func freePort() throws -> Int {
-    let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-    guard fd >= 0 else { throw Posix.error("socket", errno: errno) }
-    defer { close(fd) }
-    var addr = sockaddr_in()
-    addr.sin_family = sa_family_t(AF_INET)
-    addr.sin_addr.s_addr = inet_addr("127.0.0.1")
-    addr.sin_port = 0
-    var len = socklen_t(MemoryLayout<sockaddr_in>.size)
-    try withUnsafeMutablePointer(to: &addr) { p in
-        try p.withMemoryRebound(to: sockaddr.self, capacity: 1) { sa in
-            try Posix.call("bind") { bind(fd, sa, len) }
-            try Posix.call("getsockname") { getsockname(fd, sa, &len) }
-        }
-    }
-    return Int(UInt16(bigEndian: addr.sin_port))
-}
-
-func portOpen(_ port: Int) -> Bool {
-    let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-    guard fd >= 0 else { return false }
-    defer { close(fd) }
-    var addr = sockaddr_in()
-    addr.sin_family = sa_family_t(AF_INET)
-    addr.sin_addr.s_addr = inet_addr("127.0.0.1")
-    addr.sin_port = UInt16(port).bigEndian
-    return withUnsafePointer(to: &addr) { p in
-        p.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) == 0 }
-    }
 }
 
 /// Runs the loop until `condition` holds or `seconds` pass; returns whether it held.

@@ -1,4 +1,5 @@
 import Foundation
+import KioskTesting
 import KioskControl
 import KioskCore
 @testable import KioskDaemon
@@ -38,19 +39,6 @@ func runProgram(_ path: String, _ args: [String]) async throws -> (Int32, String
     }
 }
 
-/// A free loopback TCP port (bound and released).
-func freePort() -> Int {
-    let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-    defer { close(fd) }
-    var a = sockaddr_in()
-    a.sin_family = sa_family_t(AF_INET)
-    a.sin_addr.s_addr = inet_addr("127.0.0.1")
-    _ = withUnsafePointer(to: &a) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) } }
-    var len = socklen_t(MemoryLayout<sockaddr_in>.size)
-    _ = withUnsafeMutablePointer(to: &a) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &len) } }
-    return Int(UInt16(bigEndian: a.sin_port))
-}
-
 @Suite(.serialized) struct WebProcessTests {
     /// kioskd as installed: `[web]` in the config, `kioskctl pair --print`, a phone pairing, and a
     /// clean stop on SIGTERM with a live stream open.
@@ -58,7 +46,7 @@ func freePort() -> Int {
         let kioskd = "\(WebBinaries.dir)/kioskd", ctl = "\(WebBinaries.dir)/kioskctl"
         try #require(FileManager.default.isExecutableFile(atPath: kioskd), "build kioskd first (\(kioskd))")
         let dir = shortDir()
-        let port = freePort()
+        let port = try Loopback.freePort()
         let config = """
         state_dir = "\(dir)/state"
         [display]
