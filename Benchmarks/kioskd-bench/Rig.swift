@@ -104,20 +104,3 @@ func benchStroke(_ i: Int) -> [Point] {
     }
 }
 
-/// A display that only takes copies: `HeadlessDisplay` without `DirectFrameDisplay`.
-final class CopyingDisplay: DisplayOutput {
-    let inner: HeadlessDisplay
-    init(_ inner: HeadlessDisplay) { self.inner = inner }
-    var displayDescription: String { "copying " + inner.displayDescription }
-    var logicalSize: Size? { inner.logicalSize }
-    var rotation: Rotation { inner.rotation }
-    var canPresent: Bool { inner.canPresent }
-    var onEvent: ((DisplayEvent) -> Void)? {
-        get { inner.onEvent }
-        set { inner.onEvent = newValue }
-    }
-    func present(_ frame: PixelBuffer, damage: Damage) throws { try inner.present(frame, damage: damage) }
-    func setBlanked(_ blanked: Bool) throws { try inner.setBlanked(blanked) }
-    var isBlanked: Bool { inner.isBlanked }
-    func shutdown() { inner.shutdown() }
-}

@@ -8,25 +8,6 @@ import KioskDRMTesting
 import KioskTesting
 @testable import KioskDRM
 
-/// A display that only takes copies (no `DirectFrameDisplay`): every frame is drawn into the
-/// scene manager's canvas and its damage copied, as before frames were drawn in place.
-private final class CopyingDisplay: DisplayOutput {
-    let inner: HeadlessDisplay
-    init(_ inner: HeadlessDisplay) { self.inner = inner }
-    var displayDescription: String { "copying " + inner.displayDescription }
-    var logicalSize: Size? { inner.logicalSize }
-    var rotation: Rotation { inner.rotation }
-    var canPresent: Bool { inner.canPresent }
-    var onEvent: ((DisplayEvent) -> Void)? {
-        get { inner.onEvent }
-        set { inner.onEvent = newValue }
-    }
-    func present(_ frame: PixelBuffer, damage: Damage) throws { try inner.present(frame, damage: damage) }
-    func setBlanked(_ blanked: Bool) throws { try inner.setBlanked(blanked) }
-    var isBlanked: Bool { inner.isBlanked }
-    func shutdown() { inner.shutdown() }
-}
-
 /// The same scene on three displays driven in lock step by one virtual-time loop: the headless
 /// display and a DRM display on FakeKMS (both drawn in place when a frame repaints everything)
 /// and a copy-only display (the canvas path). After every step the three pictures must be the
