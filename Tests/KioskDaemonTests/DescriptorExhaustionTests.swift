@@ -3,6 +3,7 @@ import KioskControl
 import KioskCore
 import KioskDaemon
 import Testing
+import KioskTesting
 
 /// The render loop keeps ticking when the process runs out of file descriptors (idle control
 /// connections eating them all), and kioskd raises its soft descriptor limit at start.

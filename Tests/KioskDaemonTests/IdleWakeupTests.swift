@@ -1,6 +1,7 @@
 import Foundation
 import KioskControl
 import Testing
+import KioskTesting
 
 /// An idle kioskd showing a clock wakes once a second, on the render loop, and nowhere else.
 /// Counts each thread's voluntary context switches (one per wake-up: the thread blocks again

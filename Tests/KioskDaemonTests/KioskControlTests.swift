@@ -1,6 +1,7 @@
 import Foundation
 import KioskControl
 import Testing
+import KioskTesting
 
 /// The control protocol module: what kioskctl links, the answers' bytes, and requests that the
 /// router turns back into the commands they were made from.

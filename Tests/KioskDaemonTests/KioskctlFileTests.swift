@@ -3,6 +3,7 @@ import KioskControl
 import KioskCore
 import KioskDaemon
 import Testing
+import KioskTesting
 
 /// `kioskctl paint save [NAME]` and `kioskctl screenshot FILE` against the real kioskd.
 @Suite(.serialized, .enabled(if: slowTests, "set KIOSK_SLOW_TESTS=1 to run the kioskd process tests"))

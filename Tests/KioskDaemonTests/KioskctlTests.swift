@@ -2,6 +2,7 @@ import Foundation
 import KioskControl
 import KioskDaemon
 import Testing
+import KioskTesting
 
 /// A stand-in for kioskd on a Unix socket: accepts connections one after the other on a thread,
 /// reads each request (head and Content-Length body, or up to EOF), records it and lets `answer`

@@ -4,6 +4,7 @@ import KioskCore
 import KioskDaemon
 import KioskPosix
 import Testing
+import KioskTesting
 
 /// The real `kioskd` (headless) on a real broker: commands over MQTT seen through the control
 /// socket, `offline` on SIGTERM, the last will on SIGKILL (KIOSK_SLOW_TESTS=1, see ProcessTests).

@@ -3,26 +3,12 @@ import KioskControl
 import KioskCore
 import KioskDaemon
 import Testing
+import KioskTesting
 
 /// Runs the real `kioskd` and `kioskctl` binaries (built next to the test bundle, or in
 /// $KIOSKD_BIN_DIR). Enabled by KIOSK_SLOW_TESTS=1; build first:
 /// `swift build --product kioskd && swift build --product kioskctl`.
 let slowTests = ProcessInfo.processInfo.environment["KIOSK_SLOW_TESTS"] == "1"
-
-enum Binaries {
-    static var dir: String {
-        if let d = ProcessInfo.processInfo.environment["KIOSKD_BIN_DIR"] { return d }
-        var p = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
-        // swift-testing runs inside "<bin>/kioskdPackageTests.xctest".
-        if p.lastPathComponent.hasSuffix(".xctest") { p = p.deletingLastPathComponent() }
-        if !FileManager.default.isExecutableFile(atPath: p.appendingPathComponent("kioskd").path) {
-            p = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
-        }
-        return p.path
-    }
-    static var kioskd: String { "\(dir)/kioskd" }
-    static var kioskctl: String { "\(dir)/kioskctl" }
-}
 
 /// A child process with its stderr collected in a file.
 final class Child {

@@ -3,6 +3,7 @@ import KioskControl
 import KioskCore
 import KioskDaemon
 import Testing
+import KioskTesting
 
 /// The state guarantees with the real `kioskd` binary (KIOSK_SLOW_TESTS=1, see ProcessTests).
 @Suite(.serialized, .enabled(if: slowTests, "set KIOSK_SLOW_TESTS=1 to run the kioskd process tests"))

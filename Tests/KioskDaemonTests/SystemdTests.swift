@@ -2,6 +2,7 @@ import Foundation
 import KioskCore
 import KioskDaemon
 import Testing
+import KioskTesting
 
 /// A datagram socket standing in for systemd's NOTIFY_SOCKET.
 final class NotifySocket {

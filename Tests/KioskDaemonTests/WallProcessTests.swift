@@ -2,6 +2,7 @@ import Foundation
 import KioskControl
 import KioskCore
 import Testing
+import KioskTesting
 
 /// The real kioskd and kioskctl with a sysfs-shaped tree (KIOSK_SYSFS_ROOT) and a zone file
 /// named by TZ (glibc's ":/path" form) in a test folder. Enabled by KIOSK_SLOW_TESTS=1.

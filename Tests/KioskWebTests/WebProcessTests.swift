@@ -9,19 +9,6 @@ import NIOCore
 import NIOEmbedded
 import Testing
 
-/// The built binaries next to the test bundle (or in $KIOSKD_BIN_DIR).
-enum WebBinaries {
-    static var dir: String {
-        if let d = ProcessInfo.processInfo.environment["KIOSKD_BIN_DIR"] { return d }
-        var p = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
-        if p.lastPathComponent.hasSuffix(".xctest") { p = p.deletingLastPathComponent() }
-        if !FileManager.default.isExecutableFile(atPath: p.appendingPathComponent("kioskd").path) {
-            p = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
-        }
-        return p.path
-    }
-}
-
 /// Runs a program; returns (exit status, stdout, stderr).
 func runProgram(_ path: String, _ args: [String]) async throws -> (Int32, String, String) {
     try await offPool {
@@ -43,7 +30,7 @@ func runProgram(_ path: String, _ args: [String]) async throws -> (Int32, String
     /// kioskd as installed: `[web]` in the config, `kioskctl pair --print`, a phone pairing, and a
     /// clean stop on SIGTERM with a live stream open.
     @Test func kioskdServesThePageAndKioskctlPairsAndRevokes() async throws {
-        let kioskd = "\(WebBinaries.dir)/kioskd", ctl = "\(WebBinaries.dir)/kioskctl"
+        let kioskd = "\(Binaries.dir)/kioskd", ctl = "\(Binaries.dir)/kioskctl"
         try #require(FileManager.default.isExecutableFile(atPath: kioskd), "build kioskd first (\(kioskd))")
         let dir = shortDir()
         let port = try Loopback.freePort()
