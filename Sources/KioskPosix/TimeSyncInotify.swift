@@ -24,12 +24,8 @@ public final class InotifyWatcher {
         self.loop = loop
         self.handler = handler
         fd = try Posix.call("inotify_init1") { inotify_init1(Int32(IN_CLOEXEC | IN_NONBLOCK)) }
-        do {
-            loopWatch = try loop.watch(fd: fd) { [weak self] in self?.readEvents() }
-        } catch {
-            Glibc.close(fd)
-            throw error
-        }
+        // If this throws, deinit still runs (every property is set) and closes `fd` once.
+        loopWatch = try loop.watch(fd: fd) { [weak self] in self?.readEvents() }
     }
 
     deinit {

@@ -159,7 +159,9 @@ final class TCP: @unchecked Sendable {
         a.sin_port = in_port_t(UInt16(port).bigEndian)
         a.sin_addr.s_addr = inet_addr("127.0.0.1")
         let r = withUnsafePointer(to: &a) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) } }
-        if r != 0 { let e = errno; Foundation.close(fd); throw Posix.error("connect", path: "127.0.0.1:\(port)", errno: e) }
+        // Not closed here: an initialiser that throws after every property is set still runs
+        // deinit, which closes it; closing twice could close another thread's new descriptor.
+        if r != 0 { let e = errno; throw Posix.error("connect", path: "127.0.0.1:\(port)", errno: e) }
     }
     deinit { Foundation.close(fd) }
 
