@@ -460,7 +460,7 @@ public final class CounterScene: Scene, CounterControl {
             return y >= offset ? (from, y - offset) : (to, y - offset + h)
         }
         canvas.markDirty(r)
-        if shading, let s = shades(width: r.width, height: r.height) {
+        if shading, !t.shaded, let s = shades(width: r.width, height: r.height) {
             let x = Double(r.x), y = Double(r.y)
             canvas.composite(s.top, x: x, y: y)
             canvas.composite(s.bottom, x: x, y: y + Double(h - s.bottom.size.height))
@@ -473,7 +473,8 @@ public final class CounterScene: Scene, CounterControl {
         let key = DigitTiles.Key(size: Size(width: r.width, height: r.height), window: windowColor,
                                  background: theme.palette.background, digit: digitColor, px: digitPx)
         if let t = digitTiles.first(where: { $0.key == key }) { return t }
-        guard let t = try? DigitTiles(key: key, radius: Double(r.width) * 0.12, drawDigit: { d, c in
+        guard let t = try? DigitTiles(key: key, radius: Double(r.width) * 0.12, shades: shading ? shades(width: r.width, height: r.height) : nil,
+                                      drawDigit: { d, c in
             glyph(c, d, Rect(x: 0, y: 0, width: r.width, height: r.height), dy: 0)
         }) else { return nil }
         digitTilesMade += 1

@@ -21,9 +21,17 @@ final class DigitTiles {
     /// are not the plain window colour (the rounded corners).
     private let rest: [UInt32]
     private var corners: [(left: Int, right: Int)] = []
+    /// Per window row: the shade laid over it (premultiplied ARGB pixels, nil: none), and the
+    /// plain window colour under that shade when the shade's row is one colour.
+    private var shadeRows: [[UInt32]?] = []
+    private var shadedPlain: [UInt32?] = []
+    /// Whether `draw` lays the shades itself.
+    let shaded: Bool
 
     /// `drawDigit(d, canvas)` draws digit d on a window-sized canvas at rest (offset 0).
-    init(key: Key, radius: Double, drawDigit: (Int, Canvas) -> Void) throws {
+    /// `shades` are the images laid at the top and bottom edge of the window (taken only when
+    /// they do not overlap).
+    init(key: Key, radius: Double, shades: (top: Canvas, bottom: Canvas)?, drawDigit: (Int, Canvas) -> Void) throws {
         self.key = key
         let w = key.size.width, h = key.size.height
         width = w
@@ -40,6 +48,21 @@ final class DigitTiles {
             while r < w - l, rest[y * w + w - 1 - r] & 0xFF_FFFF != windowPixel & 0xFF_FFFF { r += 1 }
             corners.append((l, r))
         }
+        shadeRows = Array(repeating: nil, count: h)
+        shadedPlain = Array(repeating: nil, count: h)
+        if let shades, shades.top.size.width == w, shades.bottom.size.width == w,
+           shades.top.size.height + shades.bottom.size.height <= h {
+            let top = Self.pixels(of: shades.top), bottom = Self.pixels(of: shades.bottom)
+            for y in 0..<shades.top.size.height { shadeRows[y] = Array(top[(y * w)..<(y * w + w)]) }
+            let b0 = h - shades.bottom.size.height
+            for y in 0..<shades.bottom.size.height { shadeRows[b0 + y] = Array(bottom[(y * w)..<(y * w + w)]) }
+            for y in 0..<h {
+                if let row = shadeRows[y], row.allSatisfy({ $0 == row[0] }) { shadedPlain[y] = Self.over(row[0], windowPixel) }
+            }
+            shaded = true
+        } else {
+            shaded = false
+        }
         for d in 0...9 {
             canvas.clear(key.window)
             drawDigit(d, canvas)
@@ -51,6 +74,16 @@ final class DigitTiles {
             glyphTop.append(top < bottom ? top : 0)
             glyphRows.append(top < bottom ? Array(px[(top * w)..<(bottom * w)]) : [])
         }
+    }
+
+    /// A premultiplied ARGB pixel laid over an opaque one (OVER), rounded as pixman does.
+    @inline(__always) static func over(_ s: UInt32, _ d: UInt32) -> UInt32 {
+        let ia = 255 &- (s >> 24)
+        var rb = (d & 0xFF00FF) &* ia &+ 0x80_0080
+        rb = ((rb &+ ((rb >> 8) & 0xFF00FF)) >> 8) & 0xFF00FF
+        var ag = ((d >> 8) & 0xFF00FF) &* ia &+ 0x80_0080
+        ag = (ag &+ ((ag >> 8) & 0xFF00FF)) & 0xFF00_FF00
+        return (rb | ag) &+ s
     }
 
     private static func pixels(of canvas: Canvas) -> [UInt32] {
@@ -86,7 +119,27 @@ final class DigitTiles {
                         }
                     }
                     if !copied { dst.copyMemory(from: plainRow.baseAddress! + cx * 4, byteCount: cw * 4) }
-                    let c = corners[y]
+                    var c = corners[y]
+                    if let shade = shaded ? shadeRows[y] : nil {
+                        // The corners first, then the shade over the whole row.
+                        c = (0, 0)
+                        let row = dst.assumingMemoryBound(to: UInt32.self)
+                        let rc = corners[y]
+                        if rc.left > cx { let n = min(rc.left, cx + cw) - cx; dst.copyMemory(from: restPx.baseAddress! + (y * w + cx) * 4, byteCount: n * 4) }
+                        if rc.right > 0 {
+                            let a = max(w - rc.right, cx), b = cx + cw
+                            if a < b { (dst + (a - cx) * 4).copyMemory(from: restPx.baseAddress! + (y * w + a) * 4, byteCount: (b - a) * 4) }
+                        }
+                        if shadedPlain[y] != nil {
+                            // One shade colour along the row (a vertical gradient).
+                            let sp = shade[0]
+                            for x in 0..<cw { row[x] = Self.over(sp, row[x]) }
+                        } else {
+                            shade.withUnsafeBufferPointer { sp in
+                                for x in 0..<cw { row[x] = Self.over(sp[cx + x], row[x]) }
+                            }
+                        }
+                    }
                     // The rounded corners, where they fall inside the box.
                     if c.left > cx {
                         let n = min(c.left, cx + cw) - cx
