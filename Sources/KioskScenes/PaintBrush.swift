@@ -3,7 +3,7 @@ import KioskRender
 
 /// Draws the strokes a finger is still drawing straight into a canvas's pixels, without cairo's
 /// stroker: the stroke is the round brush (an antialiased disc of the stroke's width) laid along
-/// the same smooth curve as the finished stroke, at most 1.5 px apart. The brush's coverage is
+/// the same smooth curve as the finished stroke, at most 2 px apart. The brush's coverage is
 /// collected (maximum, so the overlapping discs do not darken each other's edges) in a small
 /// coverage buffer, and the ink is blended through it once. The union of the discs is a stroke
 /// with round caps and joins; its edges differ from cairo's rasterisation by a few levels of
@@ -147,8 +147,9 @@ final class PaintBrush {
                     stamp(points[0].x, points[0].y)
                     return
                 }
-                // Discs at most `step` px apart: the union's edge then dips by under 1/30 px.
-                let step = min(1.5, max(0.25, d.radius / 6))
+                // Discs at most `step` px apart: between two of them the union's edge dips by
+                // r − √(r² − step²/4), at most 0.05 px (at the 20 px brush).
+                let step = min(2, max(0.25, d.radius / 5))
                 for i in segments where i >= 0 && i < points.count - 1 {
                     let s = SmoothCurve.segment(points, i)
                     let p0 = points[i]
