@@ -20,6 +20,13 @@ public final class Canvas {
     let cr: OpaquePointer
     private var layout: OpaquePointer?
     private var fontCache: [FontKey: OpaquePointer] = [:]
+    /// How many `withClip`/`translated` bodies are running: while one is, pixels are drawn
+    /// through cairo only (its clip and transformation apply).
+    var scopedStateDepth = 0
+    /// Cairo's pixel values of recent colours (`compose`), made when first needed.
+    var probe: PixelProbe?
+    /// What owns the pixels of a wrapping canvas, when the canvas keeps it.
+    private let owner: AnyObject?
 
     struct FontKey: Hashable { let family: String; let weight: FontStyle.Weight; let slant: FontStyle.Slant; let px: Int }
 
@@ -43,14 +50,16 @@ public final class Canvas {
             cairo_surface_destroy(s)
             throw KioskError(.render, "cannot create a \(size) image (cairo: out of memory)")
         }
+        self.owner = nil
         self.size = size
         self.surface = s
         self.cr = cairo_create(s)
         setup()
     }
 
-    /// A canvas drawing into memory owned by someone else (cairo_image_surface_create_for_data).
-    public init(wrapping buffer: PixelBuffer) throws {
+    /// A canvas drawing into memory owned by someone else (cairo_image_surface_create_for_data);
+    /// `owner`, when given, is kept alive as long as the canvas (it owns the memory).
+    public init(wrapping buffer: PixelBuffer, owner: AnyObject? = nil) throws {
         let s = cairo_image_surface_create_for_data(buffer.base.assumingMemoryBound(to: UInt8.self), CAIRO_FORMAT_RGB24,
                                                     Int32(buffer.size.width), Int32(buffer.size.height), Int32(buffer.stride))!
         guard cairo_surface_status(s) == CAIRO_STATUS_SUCCESS else {
@@ -60,6 +69,7 @@ public final class Canvas {
         self.size = buffer.size
         self.surface = s
         self.cr = cairo_create(s)
+        self.owner = owner
         setup()
     }
 
@@ -140,7 +150,8 @@ public final class Canvas {
     /// Runs `body` with drawing limited to `rect`.
     public func withClip(_ rect: Rect, _ body: () throws -> Void) rethrows {
         cairo_save(cr)
-        defer { cairo_restore(cr) }
+        scopedStateDepth += 1
+        defer { scopedStateDepth -= 1; cairo_restore(cr) }
         cairo_rectangle(cr, Double(rect.x), Double(rect.y), Double(rect.width), Double(rect.height))
         cairo_clip(cr)
         try body()
@@ -148,7 +159,8 @@ public final class Canvas {
     /// Runs `body` with drawing limited to each rectangle of `damage` (one clip path).
     public func withClip(_ damage: Damage, _ body: () throws -> Void) rethrows {
         cairo_save(cr)
-        defer { cairo_restore(cr) }
+        scopedStateDepth += 1
+        defer { scopedStateDepth -= 1; cairo_restore(cr) }
         for r in damage.rects { cairo_rectangle(cr, Double(r.x), Double(r.y), Double(r.width), Double(r.height)) }
         cairo_clip(cr)
         try body()
@@ -156,7 +168,8 @@ public final class Canvas {
     /// Moves the origin for the drawing in `body`.
     public func translated(x: Double, y: Double, _ body: () throws -> Void) rethrows {
         cairo_save(cr)
-        defer { cairo_restore(cr) }
+        scopedStateDepth += 1
+        defer { scopedStateDepth -= 1; cairo_restore(cr) }
         cairo_translate(cr, x, y)
         try body()
     }
@@ -476,9 +489,11 @@ public final class Canvas {
 
     private func withClip(x: Double, y: Double, width: Double, height: Double, _ body: () -> Void) {
         cairo_save(cr)
+        scopedStateDepth += 1
         cairo_rectangle(cr, x, y, width, height)
         cairo_clip(cr)
         body()
+        scopedStateDepth -= 1
         cairo_restore(cr)
     }
 

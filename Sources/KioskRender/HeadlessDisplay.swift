@@ -23,7 +23,9 @@ public final class HeadlessDisplay: DirectFrameDisplay {
     public init(size: Size, rotation: Rotation = .r0) throws {
         self.modeSize = size
         self.rotation = rotation
-        self.framebuffer = try Canvas(size: size)
+        // Its own memory, in huge pages where the kernel gives them (`FrameMemory`).
+        let memory = try FrameMemory(size: size)
+        self.framebuffer = try Canvas(wrapping: memory.buffer, owner: memory)
         framebuffer.clear(.black)
     }
 

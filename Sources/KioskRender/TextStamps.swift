@@ -18,6 +18,8 @@ public final class TextStamps {
         let originX: Int, originY: Int, width: Int, height: Int
         /// The logical size and baseline (pango's logical rectangle), as `Canvas.measure` gives.
         public let metrics: TextMetrics
+        /// The coverage as runs per row (`Canvas.compose`), made when first composed.
+        var runs: CoverageRuns?
 
         init(surface: OpaquePointer?, originX: Int, originY: Int, width: Int, height: Int, metrics: TextMetrics) {
             self.surface = surface; self.originX = originX; self.originY = originY
@@ -91,20 +93,36 @@ public final class TextStamps {
     /// run's logical rectangle is at (x, y). Returns the pixels it covers.
     @discardableResult
     public func drawRun(_ text: String, _ style: FontStyle, px: Double, color: Color, x: Double, y: Double, on canvas: Canvas) -> Rect {
-        guard x.isFinite, y.isFinite else { return Rect(x: 0, y: 0, width: 0, height: 0) }
+        let run = layoutRun(text, style, px: px, x: x, y: y, canvasSize: canvas.size)
+        for p in run.placed { _ = canvas.draw(p.stamp, x: p.x, y: p.y, color: color) }
+        return run.covered
+    }
+
+    /// Where `drawRun(_:_:px:color:x:y:on:)` puts each character's stamp on a canvas of
+    /// `canvasSize`, and the pixels the run covers there.
+    private func layoutRun(_ text: String, _ style: FontStyle, px: Double, x: Double, y: Double,
+                           canvasSize: Size) -> (placed: [(stamp: Stamp, x: Int, y: Int)], covered: Rect) {
+        guard x.isFinite, y.isFinite else { return ([], Rect(x: 0, y: 0, width: 0, height: 0)) }
         let run = measureRun(text, style, px: px)
         var pen = x
         // Like `Canvas.drawText`: the logical rectangle and the ink together, a pixel around.
         func bounded(_ v: Double) -> Double { min(max(v, -1e9), 1e9) }
         var covered = Rect.covering(minX: bounded(x - 1), minY: bounded(y - 1),
                                     maxX: bounded(x + run.width + 1), maxY: bounded(y + run.height + 1))
+        var placed: [(stamp: Stamp, x: Int, y: Int)] = []
+        placed.reserveCapacity(text.utf8.count)
+        let canvasRect = Rect(size: canvasSize)
         for ch in text {
             guard let s = stamp(String(ch), style, px: px) else { continue }
-            let r = canvas.draw(s, x: Int(pen.rounded()), y: Int((y + run.baseline - s.metrics.baseline).rounded()), color: color)
-            if !r.isEmpty { covered = covered.union(r) }
+            let sx = Int(pen.rounded()), sy = Int((y + run.baseline - s.metrics.baseline).rounded())
+            placed.append((s, sx, sy))
+            if s.surface != nil {
+                let r = Rect(x: sx + s.originX, y: sy + s.originY, width: s.width, height: s.height).intersection(canvasRect)
+                if !r.isEmpty { covered = covered.union(r) }
+            }
             pen += s.metrics.width
         }
-        return covered
+        return (placed, covered)
     }
 
     /// Draws `text` as `drawRun` centred (or aligned) in a box, vertically centred on its
@@ -113,9 +131,22 @@ public final class TextStamps {
     public func drawRun(_ text: String, _ style: FontStyle, px: Double, color: Color,
                         in box: (x: Double, y: Double, width: Double, height: Double),
                         alignment: TextAlignment = .center, on canvas: Canvas) -> Rect {
+        let run = placeRun(text, style, px: px, color: color, in: box, alignment: alignment, canvasSize: canvas.size)
+        guard let clip = run.placements.first?.clip else { return run.covered }
+        canvas.withClip(clip) {
+            for p in run.placements { _ = canvas.draw(p.stamp, x: p.x, y: p.y, color: color) }
+        }
+        return run.covered
+    }
+
+    /// What `drawRun(_:_:px:color:in:alignment:on:)` would draw on a canvas of `canvasSize`, as
+    /// stamps for `Canvas.compose` (each clipped to the box), and the pixels it would cover.
+    public func placeRun(_ text: String, _ style: FontStyle, px: Double, color: Color,
+                         in box: (x: Double, y: Double, width: Double, height: Double),
+                         alignment: TextAlignment = .center, canvasSize: Size) -> (placements: [StampPlacement], covered: Rect) {
         let empty = Rect(x: 0, y: 0, width: 0, height: 0)
         guard box.x.isFinite, box.y.isFinite, box.width.isFinite, box.height.isFinite,
-              box.width > 0, box.height > 0 else { return empty }
+              box.width > 0, box.height > 0 else { return ([], empty) }
         let m = measureRun(text, style, px: px)
         let tx: Double
         switch alignment {
@@ -124,11 +155,9 @@ public final class TextStamps {
         case .trailing: tx = box.x + box.width - m.width
         }
         let boxRect = Rect.covering(minX: box.x, minY: box.y, maxX: box.x + box.width, maxY: box.y + box.height)
-        var drawn = empty
-        canvas.withClip(boxRect) {
-            drawn = drawRun(text, style, px: px, color: color, x: tx, y: box.y + (box.height - m.height) / 2, on: canvas)
-        }
-        return drawn.intersection(boxRect)
+        let run = layoutRun(text, style, px: px, x: tx, y: box.y + (box.height - m.height) / 2, canvasSize: canvasSize)
+        let placements = run.placed.map { StampPlacement($0.stamp, x: $0.x, y: $0.y, color: color, clip: boxRect) }
+        return (placements, run.covered.intersection(boxRect))
     }
 }
 

@@ -200,6 +200,27 @@ public final class ClockScene: Scene, ClockModelObserver {
         let bg = backgroundColor
         let full = needsFull || backgroundMode == .time
         var damage = Damage()
+        let shown = unsyncedShown
+        if full, let r = model.reading, shown == nil || shown == .mark {
+            // The background and the text from stamps, each pixel written once (`compose`).
+            let fg = textColor
+            let time = stamps.placeRun(r.text(hourFormat: hourFormat), theme.fonts.heading, px: timePx, color: fg,
+                                       in: timeBox, canvasSize: canvas.size)
+            let label = showLabel
+                ? stamps.placeRun(colorMode.color(for: r).hexString, theme.fonts.body, px: labelPx, color: fg,
+                                  in: labelBox, canvasSize: canvas.size)
+                : (placements: [], covered: Rect(x: 0, y: 0, width: 0, height: 0))
+            canvas.compose(Rect(size: canvas.size), background: bg, stamps: time.placements + label.placements)
+            timeRect = time.covered
+            labelRect = label.covered
+            secondsRect = Rect(x: 0, y: 0, width: 0, height: 0)
+            markRect = shown == .mark
+                ? UnsyncedClockDrawing.drawMark(on: canvas, theme: theme, background: bg, timeTop: timeBox.y)
+                : Rect(x: 0, y: 0, width: 0, height: 0)
+            needsFull = false
+            dirty = false
+            return Damage.full(canvas.size)
+        }
         if full {
             canvas.clear(bg)
             damage = Damage.full(canvas.size)
@@ -211,7 +232,6 @@ public final class ClockScene: Scene, ClockModelObserver {
         }
         if let r = model.reading {
             let fg = textColor
-            let shown = unsyncedShown
             secondsRect = Rect(x: 0, y: 0, width: 0, height: 0)
             switch shown {
             case .hide:

@@ -20,5 +20,6 @@
 #include "kiosk_drm_shims.h"
 #include "kiosk_concurrency_hook.h"
 #include "kiosk_uinput_shims.h"
+#include "kiosk_fill.h"
 
 #endif
