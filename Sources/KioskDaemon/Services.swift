@@ -172,13 +172,10 @@ public enum DaemonRunner {
     /// a second (that timer and the clock's tick). A loop thread sleeps until it has work.
     /// Call first, on the main thread, before anything runs asynchronously; false when the
     /// runtime does not allow it (then the daemon runs as before, with the extra wake-up).
-    /// SwiftNIO's installer looks the runtime's hook up by name, which fails when the runtime is
-    /// linked statically (the release build); `LoopExecutorHook` then installs it by address.
     @discardableResult
     public static func runConcurrencyOnLoopThread() -> Bool {
         NIOSingletons.groupLoopCountSuggestion = 1
         return NIOSingletons.unsafeTryInstallSingletonPosixEventLoopGroupAsConcurrencyGlobalExecutor()
-            || LoopExecutorHook.install()
     }
 
     /// Runs until SIGTERM/SIGINT; stops in reverse order within `stopSeconds`.

@@ -19,6 +19,5 @@
 
 #include "kiosk_drm_shims.h"
 #include "kiosk_uinput_shims.h"
-#include "kiosk_runtime_shims.h"
 
 #endif
