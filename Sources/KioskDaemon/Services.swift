@@ -8,6 +8,7 @@ import enum NIOCore.NIOSingletons
 import class NIOPosix.MultiThreadedEventLoopGroup
 import ServiceLifecycle
 import KioskPosix
+import CKioskShims
 
 /// Runs the render/event loop on its own thread: the daemon starts on it, and a graceful
 /// shutdown stops the scenes, input and display there (the display restores the console).
@@ -172,16 +173,33 @@ public enum DaemonRunner {
     /// a second (that timer and the clock's tick). A loop thread sleeps until it has work.
     /// Call first, on the main thread, before anything runs asynchronously; false when the
     /// runtime does not allow it (then the daemon runs as before, with the extra wake-up).
+    ///
+    /// SwiftNIO finds the runtime's hook with `dlsym`, which fails in the release kioskd: it links
+    /// the Swift runtime statically, and the runtime's symbols are then not exported. The hook is
+    /// then set here through a C reference resolved at link time, to the same effect.
     @discardableResult
     public static func runConcurrencyOnLoopThread() -> Bool {
         NIOSingletons.groupLoopCountSuggestion = 1
-        return NIOSingletons.unsafeTryInstallSingletonPosixEventLoopGroupAsConcurrencyGlobalExecutor()
+        if NIOSingletons.unsafeTryInstallSingletonPosixEventLoopGroupAsConcurrencyGlobalExecutor() { return true }
+        return kiosk_install_swift_enqueue_global_hook(unsafeBitCast(enqueueOnLoopThread, to: UnsafeMutableRawPointer.self))
+    }
+
+    /// True when Swift concurrency's jobs run on the SwiftNIO loop thread (the hook is set).
+    public static var concurrencyRunsOnLoopThread: Bool { kiosk_swift_enqueue_global_hook() != nil }
+
+    /// The runtime's global-enqueue hook: `(job, the runtime's own enqueue)`, both thin function
+    /// pointers. Every job goes to the singleton SwiftNIO group (one loop thread).
+    private static let enqueueOnLoopThread: @convention(thin) (UnownedJob, @convention(thin) (UnownedJob) -> Void) -> Void = { job, _ in
+        MultiThreadedEventLoopGroup.singleton.any().enqueue(ExecutorJob(job))
     }
 
     /// Runs until SIGTERM/SIGINT; stops in reverse order within `stopSeconds`.
     public static func run(config: DaemonConfig, registry: SceneRegistry = .standard, logger: Logger,
                            stopSeconds: Int = 5) async throws {
         ResourceLimits.raiseOpenFileLimit(logger: logger)
+        if !concurrencyRunsOnLoopThread {
+            logger.notice("Swift concurrency runs on libdispatch's worker pool: the idle daemon wakes once more each second")
+        }
         let loop = try EventLoop()
         let state = try makeState(config, logger: logger)
         let daemon = try makeDaemon(config: config, state: state, registry: registry, loop: loop, logger: logger)

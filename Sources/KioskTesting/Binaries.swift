@@ -15,4 +15,11 @@ public enum Binaries {
     }
     public static var kioskd: String { "\(dir)/kioskd" }
     public static var kioskctl: String { "\(dir)/kioskctl" }
+    /// The release `kioskd` (the Swift runtime linked statically, as installed): `$KIOSKD_RELEASE_BIN`,
+    /// else `.build-bench/release/kioskd` under the current directory; nil when it is not built.
+    public static var releaseKioskd: String? {
+        let p = ProcessInfo.processInfo.environment["KIOSKD_RELEASE_BIN"]
+            ?? FileManager.default.currentDirectoryPath + "/.build-bench/release/kioskd"
+        return FileManager.default.isExecutableFile(atPath: p) ? p : nil
+    }
 }

@@ -29,6 +29,17 @@ struct IdleWakeupTests {
 
     @Test func idleClockWakesOnlyTheRenderLoopOncePerSecond() throws {
         #expect(FileManager.default.isExecutableFile(atPath: Binaries.kioskd), "build kioskd first (\(Binaries.kioskd))")
+        try idleClockWakesOnlyTheRenderLoop(Binaries.kioskd)
+    }
+
+    /// The release build links the Swift runtime statically; SwiftNIO's `dlsym` cannot find the
+    /// runtime's executor hook there, so kioskd sets it itself (`runConcurrencyOnLoopThread`).
+    @Test(.enabled(if: Binaries.releaseKioskd != nil, "build the release kioskd (swift build -c release --scratch-path .build-bench --product kioskd) or set KIOSKD_RELEASE_BIN"))
+    func releaseBuildToo() throws {
+        try idleClockWakesOnlyTheRenderLoop(try #require(Binaries.releaseKioskd))
+    }
+
+    func idleClockWakesOnlyTheRenderLoop(_ kioskd: String) throws {
         let d = tempDir()
         let path = write("""
             state_dir = "\(d)/state"
@@ -42,7 +53,7 @@ struct IdleWakeupTests {
             [control]
             socket = "\(d)/c.sock"
             """, d)
-        let child = try Child(Binaries.kioskd, ["--config", path], log: "\(d)/log")
+        let child = try Child(kioskd, ["--config", path], log: "\(d)/log")
         defer { child.signal(SIGTERM); _ = child.wait(seconds: 10) }
         try ProcessTests().waitForSocket(d, child)
         let pid = child.process.processIdentifier

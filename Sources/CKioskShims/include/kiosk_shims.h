@@ -18,6 +18,7 @@
 #endif
 
 #include "kiosk_drm_shims.h"
+#include "kiosk_concurrency_hook.h"
 #include "kiosk_uinput_shims.h"
 
 #endif
