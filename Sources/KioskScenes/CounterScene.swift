@@ -279,6 +279,7 @@ public final class CounterScene: Scene, CounterControl {
     public func layout(size: Size) {
         self.size = size
         stamps.removeAll()
+        digitTiles.removeAll()
         let n = counters.count
         let sideBySide = size.width >= size.height
         let hasLabels = counters.contains { !$0.spec.label.isEmpty }
@@ -316,6 +317,7 @@ public final class CounterScene: Scene, CounterControl {
         self.theme = theme
         fontsFor = nil
         stamps.removeAll()
+        digitTiles.removeAll()
         needsFull = true
     }
 
@@ -444,7 +446,51 @@ public final class CounterScene: Scene, CounterControl {
 
     /// One digit window: the old and new glyphs one window-height apart, moved by the eased
     /// progress, clipped to the window, with a shade at the top and bottom edges for depth.
+    /// Each row is copied from the digits' pictures (`DigitTiles`, rendered once per size,
+    /// colours and font size), the rounded corners go back over them, then the shades.
     private func drawWindow(_ canvas: Canvas, _ r: Rect, roll: DigitRoll, progress p: Double) {
+        guard usesDigitTiles, let t = tiles(for: r, on: canvas) else { return drawWindowWithCairo(canvas, r, roll: roll, progress: p) }
+        let h = r.height
+        let offset = Int((p * Double(h)).rounded())
+        let from = roll.from, to = roll.to
+        t.draw(at: Point(x: Double(r.x), y: Double(r.y)), into: canvas.pixels, clip: r) { y in
+            if p >= 1 || from == to { return (to, y) }
+            if p <= 0 { return (from, y) }
+            if roll.direction == .up { return y < h - offset ? (from, y + offset) : (to, y - h + offset) }
+            return y >= offset ? (from, y - offset) : (to, y - offset + h)
+        }
+        canvas.markDirty(r)
+        if shading, !t.shaded, let s = shades(width: r.width, height: r.height) {
+            let x = Double(r.x), y = Double(r.y)
+            canvas.composite(s.top, x: x, y: y)
+            canvas.composite(s.bottom, x: x, y: y + Double(h - s.bottom.size.height))
+        }
+    }
+
+    /// The digit pictures for windows of `r`'s size in the current colours and font size, made
+    /// when first needed.
+    private func tiles(for r: Rect, on canvas: Canvas) -> DigitTiles? {
+        let key = DigitTiles.Key(size: Size(width: r.width, height: r.height), window: windowColor,
+                                 background: theme.palette.background, digit: digitColor, px: digitPx)
+        if let t = digitTiles.first(where: { $0.key == key }) { return t }
+        guard let t = try? DigitTiles(key: key, radius: Double(r.width) * 0.12, shades: shading ? shades(width: r.width, height: r.height) : nil,
+                                      drawDigit: { d, c in
+            glyph(c, d, Rect(x: 0, y: 0, width: r.width, height: r.height), dy: 0)
+        }) else { return nil }
+        digitTilesMade += 1
+        if digitTiles.count >= 4 { digitTiles.removeFirst() }
+        digitTiles.append(t)
+        return t
+    }
+    private var digitTiles: [DigitTiles] = []
+    /// Whether windows are copied from `DigitTiles` (else drawn with cairo each frame, as the
+    /// tests' reference).
+    var usesDigitTiles = true
+    /// How many sets of digit pictures were rendered.
+    private(set) var digitTilesMade = 0
+
+    /// The same window drawn with cairo (when the digit pictures cannot be made).
+    private func drawWindowWithCairo(_ canvas: Canvas, _ r: Rect, roll: DigitRoll, progress p: Double) {
         canvas.withClip(r) {
             canvas.fill(r, theme.palette.background)
             let x = Double(r.x), y = Double(r.y), w = Double(r.width), h = Double(r.height)

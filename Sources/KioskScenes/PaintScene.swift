@@ -36,6 +36,10 @@ public final class PaintScene: Scene, PaintControl, PaintingObserver, ColorModel
 
     /// The cached layer of finished strokes.
     private let layer = PaintLayerCache()
+    /// Draws the unfinished strokes.
+    private let brush = PaintBrush()
+    /// Discs the brush laid and pixels it blended so far (the cost of drawing unfinished strokes).
+    var brushStats: (discs: Int, pixels: Int) { (brush.discsLaid, brush.pixelsBlended) }
     /// How many times the finished-stroke layer was rebuilt from the whole history.
     public var layerRebuilds: Int { layer.rebuilds }
     /// How many stroke paths were stroked (on screen or in the layer), to show drawing cost.
@@ -48,6 +52,11 @@ public final class PaintScene: Scene, PaintControl, PaintingObserver, ColorModel
     private var liveSegments: [Int: [Rect]] = [:]
     private var drawnTail: [Int: Rect] = [:]
     private var recomposite = Damage()
+    /// What the toolbar's buttons were last drawn for.
+    private var drawnToolbar: ToolbarState?
+    private struct ToolbarState: Equatable {
+        var color: Color, brushWidth: Double, canUndo: Bool, canRedo: Bool, isEmpty: Bool, pickerOpen: Bool
+    }
     private var changes = 0
 
     // Idle reset.
@@ -355,32 +364,39 @@ public final class PaintScene: Scene, PaintControl, PaintingObserver, ColorModel
         Damage(paintRects.map { $0.intersection(r) }.filter { !$0.isEmpty }, limit: 8)
     }
 
-    /// Repaints `region` as a full redraw would: the layer, then every unfinished stroke that
-    /// reaches the region, in the order they started. Of each stroke only the run of segments
-    /// that reaches the region is stroked, as one path, clipped to the region: the same shape as
-    /// the whole curve there. (cairo rasterises a clipped stroke with a few levels of difference
-    /// in anti-aliasing at the edge; the finished stroke is composited from the layer, which is
-    /// stroked unclipped, so once a finger lifts the pixels are exactly those of a full redraw.)
+    /// Repaints `region` as a full redraw would: the layer's pixels, then every unfinished
+    /// stroke that reaches the region, in the order they started. Of each stroke only the
+    /// segments that reach the region are drawn, by `PaintBrush` (the round brush laid along the
+    /// same curve; each segment's pixels do not depend on the region, so regions drawn in
+    /// different frames meet without seams). A finished stroke is composited from the layer,
+    /// where cairo stroked it whole, so once a finger lifts the pixels are exactly those of a full
+    /// redraw.
     private func recompose(_ region: Rect, layer: Canvas, on canvas: Canvas) {
         let c = clip(region)
         guard !c.isEmpty else { return }
-        canvas.draw(layer, clip: c)
-        canvas.withClip(c) {
-            for slot in painting.activeOrder {
-                guard let s = painting.active[slot] else { continue }
-                let pts = s.points
-                if pts.count == 1 {
-                    if SmoothCurve.bounds(pts, from: 0, to: 0, width: s.width).intersects(region) { stroke(s, on: canvas) }
-                    continue
+        let dst = canvas.pixels, src = layer.pixels
+        for r in c.rects { dst.copy(r, from: src) }
+        for slot in painting.activeOrder {
+            guard let s = painting.active[slot] else { continue }
+            let pts = s.points
+            if pts.count == 1 {
+                if SmoothCurve.bounds(pts, from: 0, to: 0, width: s.width).intersects(region) {
+                    for r in c.rects { brush.draw(pts, segments: [], width: s.width, color: s.color, clip: r, into: dst) }
+                    strokePathsDrawn += 1
                 }
-                let sb = segmentBounds(slot: slot, s)
-                guard let a = sb.firstIndex(where: { $0.intersects(region) }),
-                      let b = sb.lastIndex(where: { $0.intersects(region) }) else { continue }
-                let start = max(a - 1, 0), end = min(b + 2, pts.count - 1)
-                canvas.strokePathSegment(Array(pts[start...end]), from: a - start, to: b + 1 - start, width: s.width, s.color)
-                strokePathsDrawn += 1
+                continue
             }
+            let sb = segmentBounds(slot: slot, s)
+            var drawn = false
+            for r in c.rects {
+                let segments = sb.indices.filter { sb[$0].intersects(r) }
+                guard !segments.isEmpty else { continue }
+                brush.draw(pts, segments: segments, width: s.width, color: s.color, clip: r, into: dst)
+                drawn = true
+            }
+            if drawn { strokePathsDrawn += 1 }
         }
+        for r in c.rects { canvas.markDirty(r) }
     }
 
     /// Bounds of each segment of an unfinished stroke, kept up to date as points arrive: a new
@@ -431,7 +447,14 @@ public final class PaintScene: Scene, PaintControl, PaintingObserver, ColorModel
             recomposite = Damage()
             pendingFrom.removeAll()
         }
-        damage.formUnion(toolbar.draw(into: canvas, looks: looks))
+        // The buttons' looks follow from a few values: only when one of them changed (or the bar
+        // must be redrawn whole) are the looks worked out and compared button by button.
+        let key = ToolbarState(color: colors.color, brushWidth: brushWidth, canUndo: painting.canUndo, canRedo: painting.canRedo,
+                               isEmpty: painting.isEmpty, pickerOpen: pickerOpen)
+        if toolbar.needsFullDraw || key != drawnToolbar {
+            damage.formUnion(toolbar.draw(into: canvas, looks: looks))
+            drawnToolbar = key
+        }
         if pickerOpen { damage.formUnion(picker.draw(into: canvas)) }
         return damage
     }

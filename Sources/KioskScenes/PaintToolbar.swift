@@ -66,6 +66,8 @@ public final class PaintToolbar {
 
     public func apply(theme: Theme) { self.theme = theme; needsFull = true }
     public func invalidate() { needsFull = true }
+    /// Whether the next `draw` redraws the whole bar (after layout, theme or `invalidate`).
+    public var needsFullDraw: Bool { needsFull }
 
     /// The tool under a point (scene pixels); nil outside the toolbar. A point on the bar
     /// between buttons returns nil but is still on the bar (`frame.contains`).
