@@ -55,10 +55,20 @@ struct Kioskd: AsyncParsableCommand {
     }
 
     /// Entry point: moves Swift concurrency off libdispatch's worker pool before anything runs
-    /// asynchronously (see `DaemonRunner.runConcurrencyOnLoopThread`), then parses and runs.
-    static func main() async {
+    /// asynchronously (see `DaemonRunner.runConcurrencyOnLoopThread`), then parses and runs there
+    /// while the main thread waits. Not an async `main`: on Linux that one leaves the main thread
+    /// through `dispatch_main`, whose `pthread_exit` unwinds the thread's stack and so pages in
+    /// about 1 MB of the executable's unwind tables (.eh_frame) at every start, for nothing.
+    static func main() {
         DaemonRunner.runConcurrencyOnLoopThread()
-        await main(nil)
+        let finished = DispatchSemaphore(value: 0)
+        // Detached: a task made here would inherit the main actor, whose queue nothing drains
+        // while the main thread waits.
+        Task.detached {
+            await main(nil)
+            finished.signal()
+        }
+        finished.wait()
     }
 
     func run() async throws {
