@@ -4,20 +4,23 @@ import KioskTesting
 
 /// The release kioskd as Package.swift links it: packed relative relocations (DT_RELR), none of
 /// our Swift symbols in the dynamic symbol table, and the functions that run at start-up first
-/// in .text (scripts/kioskd-symbol-order.txt). Runs only against a release build, with
-/// `KIOSKD_BIN_DIR=.build-bench/release` (debug builds, which the other tests use, are linked as
-/// before); run IdleWakeupTests the same way to check that the release build keeps Swift
-/// concurrency off libdispatch's pool.
-@Suite(.enabled(if: ReleaseBinary.isStaticRelease, "set KIOSKD_BIN_DIR to a release build (swift build -c release --scratch-path .build-bench --product kioskd)"))
+/// in .text (scripts/kioskd-symbol-order.txt). Runs only against a release build:
+/// `Binaries.releaseKioskd` (`.build-bench/release/kioskd` or `$KIOSKD_RELEASE_BIN`, which
+/// scripts/test.sh builds), or `KIOSKD_BIN_DIR` pointing at one. Debug builds, which the other
+/// tests use, are linked as before.
+@Suite(.enabled(if: ReleaseBinary.isStaticRelease, "build the release kioskd (swift build -c release --scratch-path .build-bench --product kioskd) or set KIOSKD_RELEASE_BIN"))
 struct ReleaseLinkTests {
     static func run(_ tool: String, _ args: [String]) throws -> String { try ReleaseBinary.run(tool, args) }
 }
 
 enum ReleaseBinary {
+    /// The release kioskd: the one CI builds, else the one the other process tests start.
+    static var path: String { Binaries.releaseKioskd ?? Binaries.kioskd }
+
     /// The release build links the Swift runtime statically: it needs no libswiftCore.so.
     static var isStaticRelease: Bool {
-        guard FileManager.default.isExecutableFile(atPath: Binaries.kioskd),
-              let d = try? run("/usr/bin/readelf", ["-d", Binaries.kioskd]) else { return false }
+        guard FileManager.default.isExecutableFile(atPath: ReleaseBinary.path),
+              let d = try? run("/usr/bin/readelf", ["-d", ReleaseBinary.path]) else { return false }
         return d.contains("(NEEDED)") && !d.contains("libswiftCore.so")
     }
 
@@ -36,18 +39,18 @@ enum ReleaseBinary {
 
 extension ReleaseLinkTests {
     @Test func relativeRelocationsArePacked() throws {
-        let dynamic = try Self.run("/usr/bin/readelf", ["-d", Binaries.kioskd])
-        #expect(dynamic.contains("(RELR)"), "\(Binaries.kioskd) has no DT_RELR entry: linked without -z pack-relative-relocs")
+        let dynamic = try Self.run("/usr/bin/readelf", ["-d", ReleaseBinary.path])
+        #expect(dynamic.contains("(RELR)"), "\(ReleaseBinary.path) has no DT_RELR entry: linked without -z pack-relative-relocs")
         // What is left as RELA: the few relocations against symbols (a few hundred entries).
         let relasz = dynamic.split(separator: "\n").first { $0.contains("(RELASZ)") }
             .flatMap { $0.split(separator: " ").dropLast().last }.flatMap { Int($0) } ?? 0
-        #expect(relasz < 200_000, "RELASZ is \(relasz) bytes in \(Binaries.kioskd)")
+        #expect(relasz < 200_000, "RELASZ is \(relasz) bytes in \(ReleaseBinary.path)")
     }
 
     @Test func ourSwiftSymbolsAreNotExported() throws {
-        let exported = try Self.run("/usr/bin/nm", ["-D", "--defined-only", Binaries.kioskd])
+        let exported = try Self.run("/usr/bin/nm", ["-D", "--defined-only", ReleaseBinary.path])
             .split(separator: "\n").filter { $0.split(separator: " ").last?.hasPrefix("$s") ?? false }
-        #expect(exported.count < 10, "\(exported.count) Swift symbols in the dynamic symbol table of \(Binaries.kioskd), e.g. \(exported.prefix(3))")
+        #expect(exported.count < 10, "\(exported.count) Swift symbols in the dynamic symbol table of \(ReleaseBinary.path), e.g. \(exported.prefix(3))")
     }
 
     @Test func startUpFunctionsComeFirstInText() throws {
@@ -56,20 +59,20 @@ extension ReleaseLinkTests {
             .appendingPathComponent("scripts/kioskd-symbol-order.txt").path
         let order = try String(contentsOfFile: orderFile, encoding: .utf8).split(separator: "\n").map(String.init)
         var address: [String: UInt64] = [:]
-        for line in try Self.run("/usr/bin/nm", [Binaries.kioskd]).split(separator: "\n") {
+        for line in try Self.run("/usr/bin/nm", [ReleaseBinary.path]).split(separator: "\n") {
             let f = line.split(separator: " ")
             if f.count == 3, f[1] == "t" || f[1] == "T", let a = UInt64(f[0], radix: 16) { address[String(f[2])] = a }
         }
-        let text = try Self.run("/usr/bin/readelf", ["-S", "-W", Binaries.kioskd]).split(separator: "\n")
+        let text = try Self.run("/usr/bin/readelf", ["-S", "-W", ReleaseBinary.path]).split(separator: "\n")
             .first { $0.contains(" .text ") }.map { $0.split(separator: " ").map(String.init) }
-        let fields = try #require(text, "no .text section in \(Binaries.kioskd)")
+        let fields = try #require(text, "no .text section in \(ReleaseBinary.path)")
         let i = try #require(fields.firstIndex(of: ".text"))
         let start = try #require(UInt64(fields[i + 2], radix: 16)), size = try #require(UInt64(fields[i + 4], radix: 16))
         // The first 200 listed functions (that this build has) lie in the first quarter of .text;
         // in a build linked without the list they are spread over all of it.
         let listed = order.compactMap { address[$0] }.prefix(200)
         let early = listed.filter { $0 < start + size / 4 }
-        #expect(listed.count == 200, "only \(listed.count) of the listed functions are in \(Binaries.kioskd)")
-        #expect(early.count == listed.count, "\(listed.count - early.count) of the first \(listed.count) listed functions lie beyond the first quarter of .text in \(Binaries.kioskd)")
+        #expect(listed.count == 200, "only \(listed.count) of the listed functions are in \(ReleaseBinary.path)")
+        #expect(early.count == listed.count, "\(listed.count - early.count) of the first \(listed.count) listed functions lie beyond the first quarter of .text in \(ReleaseBinary.path)")
     }
 }
