@@ -16,6 +16,9 @@ public struct TextMetrics: Sendable, Equatable {
 /// strokes and pango text. It either owns its pixels or wraps memory it is given.
 public final class Canvas {
     public let size: Size
+    /// Texts laid out by pango on this canvas so far (measuring and drawing), to check that
+    /// frames which should draw text from stamps lay nothing out.
+    public private(set) var textLayouts = 0
     let surface: OpaquePointer
     let cr: OpaquePointer
     private var layout: OpaquePointer?
@@ -382,6 +385,7 @@ public final class Canvas {
     /// The layout for `text` (already cut by `layoutText`) at `px` (already clamped by `textPx`);
     /// with a box, lines wider or taller than it are ellipsized.
     private func prepareLayout(_ text: String, _ style: FontStyle, px: Double, box: (width: Double, height: Double)? = nil) -> OpaquePointer {
+        textLayouts &+= 1
         let l: OpaquePointer
         if let existing = layout { l = existing } else {
             l = pango_cairo_create_layout(cr)!

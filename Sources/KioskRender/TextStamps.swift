@@ -139,6 +139,31 @@ public final class TextStamps {
         return run.covered
     }
 
+    /// `text` from the stamp of the whole text (laid out once, with its kerning), aligned in a
+    /// box and vertically centred on its logical height at whole pixels, clipped to the box: the
+    /// placement for `Canvas.compose` and the pixels it covers. For text that never changes
+    /// (a notice), so that drawing it again costs no layout.
+    public func placeText(_ text: String, _ style: FontStyle, px: Double, color: Color,
+                          in box: (x: Double, y: Double, width: Double, height: Double),
+                          alignment: TextAlignment = .center, canvasSize: Size) -> (placements: [StampPlacement], covered: Rect) {
+        let empty = Rect(x: 0, y: 0, width: 0, height: 0)
+        guard box.x.isFinite, box.y.isFinite, box.width.isFinite, box.height.isFinite,
+              box.width > 0, box.height > 0, let s = stamp(text, style, px: px) else { return ([], empty) }
+        let m = s.metrics
+        let tx: Double
+        switch alignment {
+        case .leading: tx = box.x
+        case .center: tx = box.x + (box.width - m.width) / 2
+        case .trailing: tx = box.x + box.width - m.width
+        }
+        let ty = box.y + (box.height - m.height) / 2
+        guard abs(tx) < 1e9, abs(ty) < 1e9 else { return ([], empty) }
+        let boxRect = Rect.covering(minX: box.x, minY: box.y, maxX: box.x + box.width, maxY: box.y + box.height)
+        let placement = StampPlacement(s, x: Int(tx.rounded()), y: Int(ty.rounded()), color: color, clip: boxRect)
+        guard s.surface != nil else { return ([], empty) }
+        return ([placement], placement.imageRect.intersection(boxRect).intersection(Rect(size: canvasSize)))
+    }
+
     /// What `drawRun(_:_:px:color:in:alignment:on:)` would draw on a canvas of `canvasSize`, as
     /// stamps for `Canvas.compose` (each clipped to the box), and the pixels it would cover.
     public func placeRun(_ text: String, _ style: FontStyle, px: Double, color: Color,

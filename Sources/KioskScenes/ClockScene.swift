@@ -210,13 +210,14 @@ public final class ClockScene: Scene, ClockModelObserver {
                 ? stamps.placeRun(colorMode.color(for: r).hexString, theme.fonts.body, px: labelPx, color: fg,
                                   in: labelBox, canvasSize: canvas.size)
                 : (placements: [], covered: Rect(x: 0, y: 0, width: 0, height: 0))
-            canvas.compose(Rect(size: canvas.size), background: bg, stamps: time.placements + label.placements)
+            let mark = shown == .mark
+                ? UnsyncedClockDrawing.placeMark(stamps, canvasSize: canvas.size, theme: theme, background: bg, timeTop: timeBox.y)
+                : (placements: [], covered: Rect(x: 0, y: 0, width: 0, height: 0))
+            canvas.compose(Rect(size: canvas.size), background: bg, stamps: time.placements + label.placements + mark.placements)
             timeRect = time.covered
             labelRect = label.covered
             secondsRect = Rect(x: 0, y: 0, width: 0, height: 0)
-            markRect = shown == .mark
-                ? UnsyncedClockDrawing.drawMark(on: canvas, theme: theme, background: bg, timeTop: timeBox.y)
-                : Rect(x: 0, y: 0, width: 0, height: 0)
+            markRect = mark.covered
             needsFull = false
             dirty = false
             return Damage.full(canvas.size)

@@ -33,12 +33,27 @@ enum UnsyncedClockDrawing {
     /// Draws the mark small in the top-left corner, above `timeTop` (the time's box), so it
     /// never covers the time; returns where.
     static func drawMark(on canvas: Canvas, theme: Theme, background: Color, timeTop: Double) -> Rect {
-        let px = max(9, Double(min(canvas.size.width, canvas.size.height)) / 28)
+        guard let (px, box) = markBox(canvas.size, timeTop: timeTop) else { return Rect(x: 0, y: 0, width: 0, height: 0) }
+        return canvas.drawText(markText, theme.fonts.caption, px: px, color: markColor(theme, on: background),
+                               in: box, alignment: .leading)
+    }
+
+    /// The mark as a stamp for `Canvas.compose` (rendered once, so an unsynchronised clock's
+    /// tick costs no text layout), where `drawMark` would put it; and the pixels it covers.
+    static func placeMark(_ stamps: TextStamps, canvasSize: Size, theme: Theme, background: Color,
+                          timeTop: Double) -> (placements: [StampPlacement], covered: Rect) {
+        guard let (px, box) = markBox(canvasSize, timeTop: timeTop) else { return ([], Rect(x: 0, y: 0, width: 0, height: 0)) }
+        return stamps.placeText(markText, theme.fonts.caption, px: px, color: markColor(theme, on: background),
+                                in: box, alignment: .leading, canvasSize: canvasSize)
+    }
+
+    /// The mark's text size and box: small, in the top-left corner, above `timeTop`.
+    private static func markBox(_ size: Size, timeTop: Double) -> (px: Double, box: (x: Double, y: Double, width: Double, height: Double))? {
+        let px = max(9, Double(min(size.width, size.height)) / 28)
         let margin = (px * 0.6).rounded()
         let height = min(px * 1.5, timeTop - margin)
-        guard height > 0 else { return Rect(x: 0, y: 0, width: 0, height: 0) }
-        return canvas.drawText(markText, theme.fonts.caption, px: px, color: markColor(theme, on: background),
-                               in: (margin, margin, Double(canvas.size.width) - 2 * margin, height), alignment: .leading)
+        guard height > 0 else { return nil }
+        return (px, (margin, margin, Double(size.width) - 2 * margin, height))
     }
 
     /// Draws `text` (`HH:mm:ss`, maybe followed by " AM"/" PM") centred in `box` as the clock

@@ -46,4 +46,26 @@ import Testing
             }
         }
     }
+
+    /// After the first frame (fonts fitted, stamps rendered) a tick lays out no text with pango,
+    /// also while the "not synchronised" mark is shown: an idle wall clock then costs only the
+    /// writing of its pixels.
+    @Test(arguments: [true, false])
+    func ticksLayOutNoText(synced: Bool) throws {
+        let size = Size(width: 640, height: 360)
+        let clock = ClockScene(name: "c", background: .time, timeZone: Self.utc, showLabel: true, unsynced: .mark)
+        let canvas = try Canvas(size: size)
+        clock.layout(size: size)
+        clock.apply(theme: .dark)
+        _ = clock.setTimeSynchronized(synced)
+        var layouts: [Int] = []
+        for second in 0..<4 {
+            let now = WallTime(realtimeNs: (Self.start + Int64(second)) * 1_000_000_000, monotonicNs: Int64(second) * 1_000_000_000)
+            if second == 0 { clock.didAppear(now: now) } else { _ = clock.update(now: now) }
+            #expect(clock.draw(into: canvas) == Damage.full(size))
+            layouts.append(canvas.textLayouts)
+        }
+        #expect(synced || !clock.markRect.isEmpty, "the mark is shown while not synchronised")
+        #expect(layouts.dropFirst().allSatisfy { $0 == layouts[0] }, "pango layouts after each frame: \(layouts)")
+    }
 }
