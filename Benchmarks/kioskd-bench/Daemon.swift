@@ -61,8 +61,9 @@ enum Daemon {
         return path
     }
 
-    /// Starts `kioskd --config CONFIG`, waits for READY=1, holds `holdSeconds`, stops it with SIGTERM.
-    static func run(kioskd: String, config: String, dir: String, holdSeconds: Double) throws -> DaemonRun {
+    /// Starts `kioskd --config CONFIG`, waits for READY=1, waits `settleSeconds`, measures a hold of
+    /// `holdSeconds`, stops it with SIGTERM.
+    static func run(kioskd: String, config: String, dir: String, holdSeconds: Double, settleSeconds: Double = 1) throws -> DaemonRun {
         let sockPath = "\(dir)/notify.sock"
         unlink(sockPath)
         let fd = socket(AF_UNIX, Int32(SOCK_DGRAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
@@ -113,8 +114,8 @@ enum Daemon {
             let log = (try? String(contentsOfFile: "\(dir)/kioskd.log", encoding: .utf8)) ?? ""
             throw KioskError(.system, "kioskd sent no READY=1 within 15 s; its log: \(log.suffix(400))")
         }
-        // Let start-up work settle, then measure the idle hold.
-        usleep(1_000_000)
+        // Let start-up work settle (the first frames render each digit once), then measure the idle hold.
+        usleep(UInt32(settleSeconds * 1e6))
         let c0 = taskCounters(pid)
         let h0 = nowNanos(.monotonic)
         usleep(UInt32(holdSeconds * 1e6))

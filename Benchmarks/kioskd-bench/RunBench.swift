@@ -15,6 +15,7 @@ struct RunBench: ParsableCommand {
     @Option(help: "Draw frame-time distributions (kioskd vs peer) as a PNG to this file.") var plot: String?
     @Option(help: "Repetitions per timed figure (default 200, 30 with --quick).") var runs: Int?
     @Option(help: "Wall-clock seconds of the idle run on the clock (default 15, 3 with --quick).") var idleSeconds: Double?
+    @Option(help: "Seconds the idle clock runs before the idle run is measured, so that every digit has been drawn once (default 11, 1 with --quick).") var settleSeconds: Double?
     @Option(help: "Python of the pygame peer's venv.") var peerPython: String = "Benchmarks/.venv/bin/python"
     @Option(help: "Folder of the peer scripts.") var peerDir: String = "Benchmarks/peer"
     @Flag(help: "Skip the pygame peer.") var noPeer = false
@@ -27,12 +28,14 @@ struct RunBench: ParsableCommand {
         _ = try parseSizes(sizes)
         if let r = runs, r < 5 { throw ValidationError("--runs must be at least 5 (got \(r))") }
         if let s = idleSeconds, s < 1 { throw ValidationError("--idle-seconds must be at least 1 (got \(s))") }
+        if let s = settleSeconds, !(s >= 1 && s <= 600) { throw ValidationError("--settle-seconds must be 1 to 600 (got \(s))") }
     }
 
     func run() throws {
         let sizeList = try parseSizes(sizes)
         let n = runs ?? (quick ? 30 : 200)
         let idleS = idleSeconds ?? (quick ? 3 : 15)
+        let settleS = settleSeconds ?? (quick ? 1 : 11)
         let wanted = Set(scenes.split(separator: ",").map(String.init))
         let kinds = Set(Rig.availableKinds)
         let res = Results()
@@ -126,9 +129,9 @@ struct RunBench: ParsableCommand {
 
         let main = sizeList.first { $0 == Size(width: 1920, height: 1080) } ?? sizeList[0]
         if run("clock") {
-            log.say("idle on the clock, \(fmt(idleS, 0)) s at \(main)")
+            log.say("idle on the clock, \(fmt(idleS, 0)) s at \(main) after \(fmt(settleS, 0)) s")
             attempt("idle clock") {
-                let i = try SceneBenches.idle(kind: "clock", size: main, seconds: idleS)
+                let i = try SceneBenches.idle(kind: "clock", size: main, seconds: idleS, settle: settleS)
                 var peerCPU: Metric?, peerWake: Metric?
                 if let peer { attempt("peer idle clock") {
                     let r = try peer.idle("clock", size: main, seconds: idleS)
@@ -137,7 +140,7 @@ struct RunBench: ParsableCommand {
                 } }
                 res.add(Row(section: "idle", name: "CPU seconds per hour, idle clock", size: main,
                             kioskd: .value(i.cpuSecondsPerHour, unit: "CPU s/h"), peer: peerCPU, vsFloor: false,
-                            note: "over \(fmt(i.seconds, 1)) s wall", key: "idle.cpu_per_hour"))
+                            note: "over \(fmt(i.seconds, 1)) s wall after \(fmt(settleS, 0)) s", key: "idle.cpu_per_hour"))
                 res.add(Row(section: "idle", name: "event-loop wake-ups per second", size: main,
                             kioskd: .value(i.wakeupsPerSecond, unit: "/s"), vsFloor: false, key: "idle.wakeups"))
                 res.add(Row(section: "idle", name: "voluntary context switches /s", size: main,
@@ -145,7 +148,7 @@ struct RunBench: ParsableCommand {
                             key: "idle.nvcsw"))
                 res.add(Row(section: "idle", name: "frames presented per second", size: main,
                             kioskd: .value(i.framesPerSecond, unit: "/s"), vsFloor: false, key: "idle.fps"))
-                let t = try SceneBenches.idle(kind: "clock", size: main, seconds: idleS, config: [("background", .string("theme"))])
+                let t = try SceneBenches.idle(kind: "clock", size: main, seconds: idleS, settle: settleS, config: [("background", .string("theme"))])
                 res.add(Row(section: "idle", name: "CPU s per hour, clock background = \"theme\"", size: main,
                             kioskd: .value(t.cpuSecondsPerHour, unit: "CPU s/h"), vsFloor: false,
                             note: "\(fmt(t.wakeupsPerSecond, 2)) wake-ups/s", key: "idle.cpu_per_hour_theme"))
@@ -203,7 +206,8 @@ struct RunBench: ParsableCommand {
                     var idle: DaemonRun?
                     for k in 0..<(quick ? 2 : 5) {
                         let hold = (kind == "clock" && k == 0) ? idleS : 0.3
-                        let r = try Daemon.run(kioskd: kioskd, config: config, dir: dir, holdSeconds: hold)
+                        let settle = (kind == "clock" && k == 0) ? settleS : 1
+                        let r = try Daemon.run(kioskd: kioskd, config: config, dir: dir, holdSeconds: hold, settleSeconds: settle)
                         ready.append(r.readyMs); rss.append(Double(r.peakRSSKiB) / 1024)
                         if kind == "clock" && k == 0 { idle = r }
                         if !r.stoppedCleanly { res.notes.append("kioskd (\(kind)) did not exit 0 on SIGTERM") }
@@ -216,7 +220,7 @@ struct RunBench: ParsableCommand {
                     if let idle {
                         res.add(Row(section: "daemon", name: "kioskd clock idle: CPU s per hour", size: main,
                                     kioskd: .value(idle.idleCPUPerHour, unit: "CPU s/h"), peer: res.row("idle.cpu_per_hour", main)?.peer,
-                                    vsFloor: false, note: "all \(idle.threads) threads, \(fmt(idleS, 0)) s", key: "daemon.idle_cpu"))
+                                    vsFloor: false, note: "all \(idle.threads) threads, \(fmt(idleS, 0)) s after \(fmt(settleS, 0)) s", key: "daemon.idle_cpu"))
                         res.add(Row(section: "daemon", name: "kioskd clock idle: context switches /s", size: main,
                                     kioskd: .value(idle.wakeupsPerSecond, unit: "/s"), peer: res.row("idle.nvcsw", main)?.peer,
                                     vsFloor: false, note: "voluntary, all threads", key: "daemon.idle_switches"))

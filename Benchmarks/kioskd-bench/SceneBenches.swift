@@ -69,12 +69,13 @@ enum SceneBenches {
         var voluntarySwitchesPerSecond: Double; var seconds: Double }
 
     /// The real loop on the system clocks for `seconds` of wall time: CPU (getrusage) and the
-    /// loop's wake-ups (epoll_wait returns), after one second to settle.
-    static func idle(kind: String, size: Size, seconds: Double, config: [(String, ConfigValue)] = []) throws -> IdleFigures {
+    /// loop's wake-ups (epoll_wait returns), after `settle` seconds (at least one).
+    static func idle(kind: String, size: Size, seconds: Double, settle: Double = 1, config: [(String, ConfigValue)] = []) throws -> IdleFigures {
         let rig = try Rig(kind: kind, size: size, manualClock: false, extraConfig: config)
         try rig.start()
-        // Settle to a second boundary so the run holds whole ticks.
-        try rig.loop.schedule(after: 1_200_000_000) { [loop = rig.loop] _ in loop.stop() }
+        // Run `settle` seconds first (the first frames render each digit's stamp once), and end
+        // off a second boundary so the run holds whole ticks.
+        try rig.loop.schedule(after: Int64(settle * 1e9) + 200_000_000) { [loop = rig.loop] _ in loop.stop() }
         try rig.loop.run()
         var ru0 = rusage(); getrusage(Int32(RUSAGE_SELF.rawValue), &ru0)
         let w0 = rig.loop.wakeups, f0 = rig.display.presentCount
