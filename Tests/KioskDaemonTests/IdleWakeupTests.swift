@@ -39,8 +39,8 @@ struct IdleWakeupTests {
         try idleClockWakesOnlyTheRenderLoop(try #require(Binaries.releaseKioskd))
     }
 
-    func idleClockWakesOnlyTheRenderLoop(_ kioskd: String) throws {
-        let d = tempDir()
+    /// Starts `kioskd` showing a small headless clock with its state and control socket in `d`.
+    static func startClock(_ kioskd: String, in d: String) throws -> Child {
         let path = write("""
             state_dir = "\(d)/state"
             [display]
@@ -53,7 +53,12 @@ struct IdleWakeupTests {
             [control]
             socket = "\(d)/c.sock"
             """, d)
-        let child = try Child(kioskd, ["--config", path], log: "\(d)/log")
+        return try Child(kioskd, ["--config", path], log: "\(d)/log")
+    }
+
+    func idleClockWakesOnlyTheRenderLoop(_ kioskd: String) throws {
+        let d = tempDir()
+        let child = try Self.startClock(kioskd, in: d)
         defer { child.signal(SIGTERM); _ = child.wait(seconds: 10) }
         try ProcessTests().waitForSocket(d, child)
         let pid = child.process.processIdentifier

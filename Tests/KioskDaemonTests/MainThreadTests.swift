@@ -27,19 +27,7 @@ struct MainThreadTests {
     @Test func mainThreadStaysUntilTheDaemonStops() throws {
         #expect(FileManager.default.isExecutableFile(atPath: Binaries.kioskd), "build kioskd first (\(Binaries.kioskd))")
         let d = tempDir()
-        let path = write("""
-            state_dir = "\(d)/state"
-            [display]
-            backend = "headless"
-            headless_size = "320x180"
-            [scenes]
-            order = ["clock"]
-            [scene.clock]
-            kind = "clock"
-            [control]
-            socket = "\(d)/c.sock"
-            """, d)
-        let child = try Child(Binaries.kioskd, ["--config", path], log: "\(d)/log")
+        let child = try IdleWakeupTests.startClock(Binaries.kioskd, in: d)
         defer { child.signal(SIGTERM); _ = child.wait(seconds: 10) }
         try ProcessTests().waitForSocket(d, child)
         let pid = child.process.processIdentifier
