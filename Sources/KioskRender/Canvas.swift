@@ -2,7 +2,29 @@ import CCairo
 import KioskCore
 
 /// Horizontal placement of text inside a box.
-public enum TextAlignment: Sendable { case leading, center, trailing }
+public enum TextAlignment: Sendable {
+    case leading, center, trailing
+
+    /// Where text measuring `m` starts in `box` (the top-left of its logical rectangle): aligned
+    /// this way across, centred on its logical height down.
+    func origin(of m: TextMetrics, in box: TextBox) -> (x: Double, y: Double) {
+        let x: Double
+        switch self {
+        case .leading: x = box.x
+        case .center: x = box.x + (box.width - m.width) / 2
+        case .trailing: x = box.x + box.width - m.width
+        }
+        return (x, box.y + (box.height - m.height) / 2)
+    }
+}
+
+/// A box text is drawn in (pixels).
+typealias TextBox = (x: Double, y: Double, width: Double, height: Double)
+
+/// Whether text can be placed in `box`: finite, and not empty.
+func isUsable(_ box: TextBox) -> Bool {
+    box.x.isFinite && box.y.isFinite && box.width.isFinite && box.height.isFinite && box.width > 0 && box.height > 0
+}
 
 /// Measured text: logical size in pixels (pango's logical rectangle).
 public struct TextMetrics: Sendable, Equatable {
@@ -470,20 +492,13 @@ public final class Canvas {
                          in box: (x: Double, y: Double, width: Double, height: Double),
                          alignment: TextAlignment = .center) -> Rect {
         let empty = Rect(x: 0, y: 0, width: 0, height: 0)
-        guard box.x.isFinite, box.y.isFinite, box.width.isFinite, box.height.isFinite,
-              box.width > 0, box.height > 0 else { return empty }
+        guard isUsable(box) else { return empty }
         let t = Self.layoutText(text)
         let size = (width: box.width, height: box.height)
-        let m = measure(t, style, px: px, box: size)
-        let tx: Double
-        switch alignment {
-        case .leading: tx = box.x
-        case .center: tx = box.x + (box.width - m.width) / 2
-        case .trailing: tx = box.x + box.width - m.width
-        }
+        let at = alignment.origin(of: measure(t, style, px: px, box: size), in: box)
         var drawn = empty
         withClip(x: box.x, y: box.y, width: box.width, height: box.height) {
-            drawn = drawText(t, style, px: px, color: color, x: tx, y: box.y + (box.height - m.height) / 2, box: size)
+            drawn = drawText(t, style, px: px, color: color, x: at.x, y: at.y, box: size)
         }
         func bounded(_ v: Double) -> Double { min(max(v, -1e9), 1e9) }
         let boxRect = Rect.covering(minX: bounded(box.x), minY: bounded(box.y),

@@ -147,20 +147,11 @@ public final class TextStamps {
                           in box: (x: Double, y: Double, width: Double, height: Double),
                           alignment: TextAlignment = .center, canvasSize: Size) -> (placements: [StampPlacement], covered: Rect) {
         let empty = Rect(x: 0, y: 0, width: 0, height: 0)
-        guard box.x.isFinite, box.y.isFinite, box.width.isFinite, box.height.isFinite,
-              box.width > 0, box.height > 0, let s = stamp(text, style, px: px) else { return ([], empty) }
-        let m = s.metrics
-        let tx: Double
-        switch alignment {
-        case .leading: tx = box.x
-        case .center: tx = box.x + (box.width - m.width) / 2
-        case .trailing: tx = box.x + box.width - m.width
-        }
-        let ty = box.y + (box.height - m.height) / 2
-        guard abs(tx) < 1e9, abs(ty) < 1e9 else { return ([], empty) }
+        guard isUsable(box), let s = stamp(text, style, px: px), s.surface != nil else { return ([], empty) }
+        let at = alignment.origin(of: s.metrics, in: box)
+        guard abs(at.x) < 1e9, abs(at.y) < 1e9 else { return ([], empty) }
         let boxRect = Rect.covering(minX: box.x, minY: box.y, maxX: box.x + box.width, maxY: box.y + box.height)
-        let placement = StampPlacement(s, x: Int(tx.rounded()), y: Int(ty.rounded()), color: color, clip: boxRect)
-        guard s.surface != nil else { return ([], empty) }
+        let placement = StampPlacement(s, x: Int(at.x.rounded()), y: Int(at.y.rounded()), color: color, clip: boxRect)
         return ([placement], placement.imageRect.intersection(boxRect).intersection(Rect(size: canvasSize)))
     }
 
@@ -169,18 +160,10 @@ public final class TextStamps {
     public func placeRun(_ text: String, _ style: FontStyle, px: Double, color: Color,
                          in box: (x: Double, y: Double, width: Double, height: Double),
                          alignment: TextAlignment = .center, canvasSize: Size) -> (placements: [StampPlacement], covered: Rect) {
-        let empty = Rect(x: 0, y: 0, width: 0, height: 0)
-        guard box.x.isFinite, box.y.isFinite, box.width.isFinite, box.height.isFinite,
-              box.width > 0, box.height > 0 else { return ([], empty) }
-        let m = measureRun(text, style, px: px)
-        let tx: Double
-        switch alignment {
-        case .leading: tx = box.x
-        case .center: tx = box.x + (box.width - m.width) / 2
-        case .trailing: tx = box.x + box.width - m.width
-        }
+        guard isUsable(box) else { return ([], Rect(x: 0, y: 0, width: 0, height: 0)) }
+        let at = alignment.origin(of: measureRun(text, style, px: px), in: box)
         let boxRect = Rect.covering(minX: box.x, minY: box.y, maxX: box.x + box.width, maxY: box.y + box.height)
-        let run = layoutRun(text, style, px: px, x: tx, y: box.y + (box.height - m.height) / 2, canvasSize: canvasSize)
+        let run = layoutRun(text, style, px: px, x: at.x, y: at.y, canvasSize: canvasSize)
         let placements = run.placed.map { StampPlacement($0.stamp, x: $0.x, y: $0.y, color: color, clip: boxRect) }
         return (placements, run.covered.intersection(boxRect))
     }

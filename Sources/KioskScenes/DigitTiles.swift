@@ -119,17 +119,19 @@ final class DigitTiles {
                         }
                     }
                     if !copied { dst.copyMemory(from: plainRow.baseAddress! + cx * 4, byteCount: cw * 4) }
-                    var c = corners[y]
+                    // The rounded corners of the window at rest, where they fall inside the box.
+                    let c = corners[y]
+                    if c.left > cx {
+                        let n = min(c.left, cx + cw) - cx
+                        dst.copyMemory(from: restPx.baseAddress! + (y * w + cx) * 4, byteCount: n * 4)
+                    }
+                    if c.right > 0 {
+                        let a = max(w - c.right, cx), b = cx + cw
+                        if a < b { (dst + (a - cx) * 4).copyMemory(from: restPx.baseAddress! + (y * w + a) * 4, byteCount: (b - a) * 4) }
+                    }
+                    // Then the shade over the whole row.
                     if let shade = shaded ? shadeRows[y] : nil {
-                        // The corners first, then the shade over the whole row.
-                        c = (0, 0)
                         let row = dst.assumingMemoryBound(to: UInt32.self)
-                        let rc = corners[y]
-                        if rc.left > cx { let n = min(rc.left, cx + cw) - cx; dst.copyMemory(from: restPx.baseAddress! + (y * w + cx) * 4, byteCount: n * 4) }
-                        if rc.right > 0 {
-                            let a = max(w - rc.right, cx), b = cx + cw
-                            if a < b { (dst + (a - cx) * 4).copyMemory(from: restPx.baseAddress! + (y * w + a) * 4, byteCount: (b - a) * 4) }
-                        }
                         if shadedPlain[y] != nil {
                             // One shade colour along the row (a vertical gradient).
                             let sp = shade[0]
@@ -139,15 +141,6 @@ final class DigitTiles {
                                 for x in 0..<cw { row[x] = Self.over(sp[cx + x], row[x]) }
                             }
                         }
-                    }
-                    // The rounded corners, where they fall inside the box.
-                    if c.left > cx {
-                        let n = min(c.left, cx + cw) - cx
-                        dst.copyMemory(from: restPx.baseAddress! + (y * w + cx) * 4, byteCount: n * 4)
-                    }
-                    if c.right > 0 {
-                        let a = max(w - c.right, cx), b = cx + cw
-                        if a < b { (dst + (a - cx) * 4).copyMemory(from: restPx.baseAddress! + (y * w + a) * 4, byteCount: (b - a) * 4) }
                     }
                 }
             }

@@ -217,14 +217,3 @@ final class PaintBrush {
         }
     }
 }
-
-extension PixelBuffer {
-    /// Copies `rect` of `src` (same pixel format) into the same place of this buffer, row by row.
-    func copy(_ rect: Rect, from src: PixelBuffer) {
-        let r = rect.intersection(Rect(size: size)).intersection(Rect(size: src.size))
-        guard !r.isEmpty else { return }
-        for y in r.y..<r.maxY {
-            (base + y * stride + r.x * 4).copyMemory(from: src.base + y * src.stride + r.x * 4, byteCount: r.width * 4)
-        }
-    }
-}

@@ -375,7 +375,7 @@ public final class PaintScene: Scene, PaintControl, PaintingObserver, ColorModel
         let c = clip(region)
         guard !c.isEmpty else { return }
         let dst = canvas.pixels, src = layer.pixels
-        for r in c.rects { dst.copy(r, from: src) }
+        for r in c.rects { blit(src, into: dst, rect: r, rotation: .r0) }
         for slot in painting.activeOrder {
             guard let s = painting.active[slot] else { continue }
             let pts = s.points
