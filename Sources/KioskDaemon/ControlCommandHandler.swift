@@ -135,14 +135,16 @@ struct ControlCommandHandler {
         }
         // The mode chosen applies at the next start while the config's color_mode is the one it was chosen under.
         let saves = targets.flatMap { [(Daemon.clockModeKey($0.name), mode.rawValue), (Daemon.clockModeConfigKey($0.name), $0.configuredColorMode.rawValue)] }
-        var choice = ChoiceAnswer()
         let was = targets.map { "'\($0.colorMode.rawValue)'" }.joined(separator: ", ")
-        if let refusal = keepChoice(saves, "clock mode '\(modeName)'", stays: "the clock mode stays \(was)", daemon: daemon, into: &choice) {
-            return refusal
+        let what = "the choice of clock mode '\(modeName)'"
+        switch ControlCommandHandler.keep(saves, what, state: daemon.state, logger: daemon.logger,
+                                          refusal: { "cannot save \(what): \($0); the clock mode stays \(was)" }) {
+        case .refused(let refusal): return refusal
+        case .kept(let saved, let note):
+            for c in targets { c.setColorMode(mode) }
+            manager.sceneDidChange()
+            return .json(200, ClockModeAnswer(mode: mode.rawValue, scenes: targets.map(\.name), saved: saved, note: note))
         }
-        for c in targets { c.setColorMode(mode) }
-        manager.sceneDidChange()
-        return .json(200, ClockModeAnswer(mode: mode.rawValue, scenes: targets.map(\.name), saved: choice.saved, note: choice.note))
     }
 
     /// Saves a scene or theme choice before it is applied. Returns the refusal when a durable

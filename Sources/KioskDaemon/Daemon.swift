@@ -60,9 +60,11 @@ public final class Daemon {
     static func clockModeKey(_ scene: String) -> String { "clock.\(scene).mode" }
     static func clockModeConfigKey(_ scene: String) -> String { "clock.\(scene).mode.config" }
 
-    /// Gives each clock scene the colour mode chosen at run time, while its config's `color_mode`
-    /// is still the one it was chosen under (editing the config wins).
-    static func restoreClockModes(_ scenes: [Scene], state: StateStore, logger: Logger) {
+    /// The scenes of `config` (at start and on reload), each clock with the colour mode chosen at
+    /// run time while its config's `color_mode` is still the one it was chosen under (editing
+    /// the config wins).
+    static func makeScenes(_ config: DaemonConfig, registry: SceneRegistry, state: StateStore, logger: Logger) throws -> [Scene] {
+        let scenes = try registry.make(config.scenes, state: state, logger: logger, dataDirectory: Daemon.dataDirectory(config))
         for case let c as ClockScene in scenes {
             guard let saved = state.load(clockModeKey(c.name)),
                   state.load(clockModeConfigKey(c.name)) == c.configuredColorMode.rawValue else { continue }
@@ -72,6 +74,7 @@ public final class Daemon {
             }
             c.setColorMode(mode)
         }
+        return scenes
     }
 
     /// Makes the scenes of `config` and a scene manager over `display`. Call `start()` on the loop.
@@ -86,8 +89,7 @@ public final class Daemon {
         self.loop = loop
         self.logger = logger
         self.reloader = ReloadCoordinator(environment: environment)
-        let scenes = try registry.make(config.scenes, state: state, logger: logger, dataDirectory: Daemon.dataDirectory(config))
-        Daemon.restoreClockModes(scenes, state: state, logger: logger)
+        let scenes = try Daemon.makeScenes(config, registry: registry, state: state, logger: logger)
         // A theme chosen at run time stays until the config's theme changes.
         var theme = config.theme
         var themeName = config.themeName

@@ -20,8 +20,7 @@ struct ReloadCoordinator {
         let themes = daemon.themes
         do {
             let new = try DaemonConfig.load(path: config.file, environment: environment, kinds: daemon.registry.kinds)
-            let scenes = try daemon.registry.make(new.scenes, state: state, logger: logger, dataDirectory: Daemon.dataDirectory(new))
-            Daemon.restoreClockModes(scenes, state: state, logger: logger)
+            let scenes = try Daemon.makeScenes(new, registry: daemon.registry, state: state, logger: logger)
             var notes: [String] = []
             if new.display != config.display { notes.append("[display] changes take effect at the next start") }
             if new.input != config.input { notes.append("[input] changes take effect at the next start") }
