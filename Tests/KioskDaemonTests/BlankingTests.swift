@@ -22,11 +22,7 @@ import KioskPosix
         [[scene.score.counter]]
         name = "HOME"
         """, dir)
-        let config = try DaemonConfig.load(path: path, environment: [:])
-        let display = try HeadlessDisplay(size: Size(width: 64, height: 48))
-        let d = try Daemon(config: config, display: display, input: nil, state: MemoryStateStore(), loop: try EventLoop(),
-                           time: time, logger: quietLogger)
-        return (d, display)
+        return try headlessDaemon(path, time: time)
     }
 
     func hhmm(_ s: Int) -> String {

@@ -27,11 +27,8 @@ import KioskPosix
         [scene.clock]
         kind = "clock"
         """, dir)
-        let config = try DaemonConfig.load(path: path, environment: [:])
-        let loop = try EventLoop()
-        let d = try Daemon(config: config, display: try HeadlessDisplay(size: Size(width: 64, height: 48)), input: nil,
-                           state: MemoryStateStore(), loop: loop, time: ManualTimeSource(epochSeconds: 1_700_000_000), logger: quietLogger)
-        return (d, loop)
+        let (d, _) = try headlessDaemon(path, time: ManualTimeSource(epochSeconds: 1_700_000_000))
+        return (d, d.loop)
     }
 
     @Test func everyKindOfChangeIsToldOnceAndAnUnchangedStateIsNotToldAgain() throws {

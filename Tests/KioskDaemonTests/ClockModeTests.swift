@@ -28,12 +28,7 @@ import KioskPosix
         [[scene.score.counter]]
         name = "HOME"
         """, dir)
-        let config = try DaemonConfig.load(path: path, environment: [:])
-        let display = try HeadlessDisplay(size: Size(width: 64, height: 48))
-        let state = try FileStateStore(directory: config.stateDirectory, logger: quietLogger)
-        let d = try Daemon(config: config, display: display, input: nil, state: state, loop: try EventLoop(),
-                           time: time, logger: quietLogger)
-        return (d, display)
+        return try headlessDaemon(path, state: try FileStateStore(directory: "\(dir)/state", logger: quietLogger), time: time)
     }
 
     /// The background (the time's colour) after drawing what is pending.

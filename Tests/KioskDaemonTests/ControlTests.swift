@@ -45,6 +45,16 @@ import KioskPosix
     }
 }
 
+/// A daemon for the config file at `path` on a headless display of `size`, with its own loop,
+/// driven on the calling thread (not started).
+func headlessDaemon(_ path: String, size: Size = Size(width: 64, height: 48), state: StateStore = MemoryStateStore(),
+                    time: TimeSource = SystemTimeSource()) throws -> (Daemon, HeadlessDisplay) {
+    let config = try DaemonConfig.load(path: path, environment: [:])
+    let display = try HeadlessDisplay(size: size)
+    let d = try Daemon(config: config, display: display, input: nil, state: state, loop: try EventLoop(), time: time, logger: quietLogger)
+    return (d, display)
+}
+
 /// A daemon on the headless display with a scoreboard and a clock, driven on the calling thread.
 func makeDaemon(_ dir: String, extra: String = "", digits: Int = 2) throws -> Daemon {
     let text = """

@@ -9,9 +9,7 @@ import KioskTesting
 /// scripts/test.sh builds), or `KIOSKD_BIN_DIR` pointing at one. Debug builds, which the other
 /// tests use, are linked as before.
 @Suite(.enabled(if: ReleaseBinary.isStaticRelease, "build the release kioskd (swift build -c release --scratch-path .build-bench --product kioskd) or set KIOSKD_RELEASE_BIN"))
-struct ReleaseLinkTests {
-    static func run(_ tool: String, _ args: [String]) throws -> String { try ReleaseBinary.run(tool, args) }
-}
+struct ReleaseLinkTests {}
 
 enum ReleaseBinary {
     /// The release kioskd: the one CI builds, else the one the other process tests start.
@@ -24,22 +22,15 @@ enum ReleaseBinary {
         return d.contains("(NEEDED)") && !d.contains("libswiftCore.so")
     }
 
+    /// What `tool` prints (`runTool`).
     static func run(_ tool: String, _ args: [String]) throws -> String {
-        let p = Process()
-        p.executableURL = URL(fileURLWithPath: tool)
-        p.arguments = args
-        let pipe = Pipe()
-        p.standardOutput = pipe
-        try p.run()
-        let data = pipe.fileHandleForReading.readDataToEndOfFile()
-        p.waitUntilExit()
-        return String(decoding: data, as: UTF8.self)
+        try runTool(tool, args, dir: tempDir("release-link")).1
     }
 }
 
 extension ReleaseLinkTests {
     @Test func relativeRelocationsArePacked() throws {
-        let dynamic = try Self.run("/usr/bin/readelf", ["-d", ReleaseBinary.path])
+        let dynamic = try ReleaseBinary.run("/usr/bin/readelf", ["-d", ReleaseBinary.path])
         #expect(dynamic.contains("(RELR)"), "\(ReleaseBinary.path) has no DT_RELR entry: linked without -z pack-relative-relocs")
         // What is left as RELA: the few relocations against symbols (a few hundred entries).
         let relasz = dynamic.split(separator: "\n").first { $0.contains("(RELASZ)") }
@@ -48,7 +39,7 @@ extension ReleaseLinkTests {
     }
 
     @Test func ourSwiftSymbolsAreNotExported() throws {
-        let exported = try Self.run("/usr/bin/nm", ["-D", "--defined-only", ReleaseBinary.path])
+        let exported = try ReleaseBinary.run("/usr/bin/nm", ["-D", "--defined-only", ReleaseBinary.path])
             .split(separator: "\n").filter { $0.split(separator: " ").last?.hasPrefix("$s") ?? false }
         #expect(exported.count < 10, "\(exported.count) Swift symbols in the dynamic symbol table of \(ReleaseBinary.path), e.g. \(exported.prefix(3))")
     }
@@ -59,11 +50,11 @@ extension ReleaseLinkTests {
             .appendingPathComponent("scripts/kioskd-symbol-order.txt").path
         let order = try String(contentsOfFile: orderFile, encoding: .utf8).split(separator: "\n").map(String.init)
         var address: [String: UInt64] = [:]
-        for line in try Self.run("/usr/bin/nm", [ReleaseBinary.path]).split(separator: "\n") {
+        for line in try ReleaseBinary.run("/usr/bin/nm", [ReleaseBinary.path]).split(separator: "\n") {
             let f = line.split(separator: " ")
             if f.count == 3, f[1] == "t" || f[1] == "T", let a = UInt64(f[0], radix: 16) { address[String(f[2])] = a }
         }
-        let text = try Self.run("/usr/bin/readelf", ["-S", "-W", ReleaseBinary.path]).split(separator: "\n")
+        let text = try ReleaseBinary.run("/usr/bin/readelf", ["-S", "-W", ReleaseBinary.path]).split(separator: "\n")
             .first { $0.contains(" .text ") }.map { $0.split(separator: " ").map(String.init) }
         let fields = try #require(text, "no .text section in \(ReleaseBinary.path)")
         let i = try #require(fields.firstIndex(of: ".text"))

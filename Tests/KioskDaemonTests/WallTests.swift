@@ -43,9 +43,7 @@ private struct SysTree {
         \(extra)
         \(scenes ?? "[scene.score]\nkind = \"counter\"\n[[scene.score.counter]]\nname = \"HOME\"")
         """, dir)
-        let config = try DaemonConfig.load(path: path, environment: [:])
-        let display = try HeadlessDisplay(size: size)
-        let d = try Daemon(config: config, display: display, input: nil, state: state, loop: try EventLoop(), time: time, logger: quietLogger)
+        let (d, display) = try headlessDaemon(path, size: size, state: state, time: time)
         var h = WallHooks()
         h.timesyncDirectory = dir + "/timesync"
         h.kernelClock = { .synchronizedReading }
@@ -306,9 +304,7 @@ private struct SysTree {
             kind = "clock"
             """ }
         let path = write(text("pixel_shift = { pixels = 3, period_minutes = 2 }"), dir)
-        let config = try DaemonConfig.load(path: path, environment: [:])
-        let d = try Daemon(config: config, display: try HeadlessDisplay(size: Size(width: 64, height: 48)), input: nil,
-                           state: MemoryStateStore(), loop: try EventLoop(), logger: quietLogger)
+        let (d, _) = try headlessDaemon(path)
         var h = WallHooks()
         h.timesyncDirectory = dir + "/timesync"
         h.kernelClock = { .synchronizedReading }
@@ -344,8 +340,7 @@ private struct SysTree {
             kind = "clock"
             """ }
         let path = write(text(""), dir)
-        let d = try Daemon(config: try DaemonConfig.load(path: path, environment: [:]), display: try HeadlessDisplay(size: Size(width: 64, height: 48)),
-                           input: nil, state: MemoryStateStore(), loop: try EventLoop(), logger: quietLogger)
+        let (d, _) = try headlessDaemon(path)
         var h = WallHooks()
         h.timesyncDirectory = dir + "/timesync"
         h.kernelClock = { .synchronizedReading }
