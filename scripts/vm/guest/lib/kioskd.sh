@@ -23,6 +23,12 @@ kioskd_start() {
 kioskd_log() { sed 's/@@//g' /tmp/kioskd.log | tail -n "${1:-40}" > /dev/console; }
 # kioskd_status NAME: marks NAME with `kioskctl status --json`.
 kioskd_status() { mark "$1" "$("$KIOSKCTL" status --socket /tmp/k.sock --json 2>&1 | tr '\n' ' ' | sed 's/@@//g')"; }
+# kioskd_has_frames N: true once kioskctl status reports at least N frames presented.
+kioskd_has_frames() {
+  local n
+  n=$("$KIOSKCTL" status --socket /tmp/k.sock --json 2>/dev/null | grep -o '"frames":[0-9]*' | head -n 1 | cut -d: -f2)
+  [ -n "$n" ] && [ "$n" -ge "$1" ]
+}
 # kioskd_term: SIGTERM, bounded wait, marks kioskd-exit STATUS.
 kioskd_term() {
   kill -TERM "$KPID"; local i=0
