@@ -15,3 +15,17 @@ public protocol DirectFrameDisplay: DisplayOutput {
     /// whole screen).
     func presentFullFrame() throws
 }
+
+/// A display whose frame on screen sits in ordinary (cached) memory that is not turned, so the
+/// scene manager can draw every frame in place, partial ones included, and keeps no frame canvas
+/// of its own (a frame-sized buffer less). The headless display is one; DRM/KMS outputs are not:
+/// their scan-out buffers are slow to read on most boards (write-combined) and there are two of
+/// them, so partial frames are drawn into the canvas and their damage copied.
+/// All calls happen on the event loop's thread.
+public protocol InPlaceFrameDisplay: DisplayOutput {
+    /// The buffer holding exactly the frame on screen (logical size, XRGB8888); nil when there
+    /// is none that can be drawn into in place now (nothing connected, a turned output).
+    var shownFrame: PixelBuffer? { get }
+    /// Shows what was drawn into `shownFrame`: only `damage` changed since the previous present.
+    func presentInPlace(damage: Damage) throws
+}

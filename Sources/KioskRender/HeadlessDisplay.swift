@@ -3,7 +3,7 @@ import KioskCore
 /// A display that keeps frames in memory: the physical framebuffer (rotated like a panel's),
 /// with every present recorded. `kioskd --backend headless` shows scenes with it, and tests
 /// assert on its pixels.
-public final class HeadlessDisplay: DirectFrameDisplay {
+public final class HeadlessDisplay: DirectFrameDisplay, InPlaceFrameDisplay {
     public let modeSize: Size
     public let rotation: Rotation
     /// The physical framebuffer as a panel would scan it out.
@@ -58,6 +58,18 @@ public final class HeadlessDisplay: DirectFrameDisplay {
     }
 
     private var lent = false
+
+    /// The framebuffer itself when it is not turned: every frame can be drawn in place in it.
+    public var shownFrame: PixelBuffer? {
+        guard connected, rotation == .r0, logicalSize == modeSize else { return nil }
+        return framebuffer.pixels
+    }
+
+    public func presentInPlace(damage: Damage) throws {
+        guard connected else { throw KioskError.display("headless output is disconnected") }
+        guard shownFrame != nil else { throw KioskError.display("headless output: a turned output takes frames by copy, not in place") }
+        recordPresent(damage)
+    }
 
     private func recordPresent(_ damage: Damage) {
         framebuffer.markDirty(Rect(size: modeSize))

@@ -30,8 +30,10 @@ public final class SceneManager {
     let logger: Logger
 
     /// The frame as the viewer sees it (logical size); nil while no display size is known.
-    /// Frames a scene repaints completely go straight into the display's buffer, and the canvas
-    /// is then made (or brought up to date) only when asked for or when a partial frame needs it.
+    /// On a display that keeps its frame in ordinary memory (`InPlaceFrameDisplay`) this is the
+    /// display's own buffer, where every frame is drawn. Elsewhere frames a scene repaints
+    /// completely go straight into the display's buffer, and the canvas is then made (or brought
+    /// up to date) only when asked for or when a partial frame needs it.
     public var canvas: Canvas? { currentCanvas() }
     /// The logical size frames are drawn at; nil while nothing is connected.
     public private(set) var frameSize: Size?
@@ -43,6 +45,10 @@ public final class SceneManager {
     private var directCanvases: [(base: UnsafeMutableRawPointer, canvas: Canvas)] = []
     /// Frames drawn straight into the display's buffer so far.
     public private(set) var directFrameCount: UInt64 = 0
+    /// Partial frames drawn in place in the buffer on screen (`InPlaceFrameDisplay`) so far.
+    public private(set) var inPlaceFrameCount: UInt64 = 0
+    /// Whether the frame canvas exists (a frame-sized buffer; not made where frames are drawn in place).
+    public var hasFrameCanvas: Bool { frameCanvas != nil }
     private var needsFull = true
     private var dirty = true
     private var renderQueued = false
@@ -328,11 +334,14 @@ public final class SceneManager {
         }
     }
 
-    /// The canvas holding what the viewer sees. After frames drawn straight into the display's
-    /// buffer it is repainted first (the scene lays out again and draws everything, the overlays
-    /// go on top), and the next present sends it whole.
+    /// The canvas holding what the viewer sees: the display's own buffer where frames are drawn
+    /// in place, else the frame canvas. After frames drawn straight into the display's buffer
+    /// the frame canvas is repainted first (the scene lays out again and draws everything, the
+    /// overlays go on top), and the next present sends it whole.
     private func currentCanvas() -> Canvas? {
-        guard let size = frameSize, let c = makeCanvas(size) else { return nil }
+        guard let size = frameSize else { return nil }
+        if let shown = inPlaceBuffer(size) { return directCanvas(shown) }
+        guard let c = makeCanvas(size) else { return nil }
         if canvasStale { repaint(c) }
         return c
     }
@@ -351,6 +360,12 @@ public final class SceneManager {
         // What the scene had not shown yet is in the canvas now: send all of it.
         needsFull = true
         if started { setNeedsFrame() }
+    }
+
+    /// The display's buffer that frames of `size` can be drawn into in place, if it has one.
+    private func inPlaceBuffer(_ size: Size) -> PixelBuffer? {
+        guard let d = display as? InPlaceFrameDisplay, d.logicalSize == size, let b = d.shownFrame, b.size == size else { return nil }
+        return b
     }
 
     /// A canvas on the display buffer at `buffer` (kept: the display cycles through two or three).
@@ -389,6 +404,17 @@ public final class SceneManager {
            scene.nextDrawRepaintsEverything, direct.logicalSize == size {
             if let buffer = direct.beginFullFrame() { renderDirect(into: buffer, of: direct, since: t0); return }
         }
+        if let inPlace = display as? InPlaceFrameDisplay, let buffer = inPlaceBuffer(size), let target = directCanvas(buffer) {
+            // The buffer holds the frame on screen, as the canvas would: draw the changes there.
+            // The frame canvas (if one was made) misses this frame.
+            canvasStale = frameCanvas != nil
+            renderChanges(into: target, since: t0) {
+                target.flush()
+                try inPlace.presentInPlace(damage: $0)
+                inPlaceFrameCount += 1
+            }
+            return
+        }
         guard let canvas = makeCanvas(size) else { return }
         if canvasStale {
             // The canvas missed the frames drawn straight into the display: the scene repaints it.
@@ -399,6 +425,12 @@ public final class SceneManager {
             canvasStale = false
             needsFull = true
         }
+        renderChanges(into: canvas, since: t0) { [display] in try display.present(canvas.pixels, damage: $0) }
+    }
+
+    /// Draws what changed since the previous frame into `canvas`, which holds that frame (the
+    /// overlays are taken off first and put back on top), and presents the damage with `present`.
+    private func renderChanges(into canvas: Canvas, since t0: Int64, present: (Damage) throws -> Void) {
         let uncovered = cursor.remove(from: canvas)
         let unprompted = pairing.remove(from: canvas)
         let unmarked = warning.remove(from: canvas)
@@ -416,7 +448,7 @@ public final class SceneManager {
         guard !damage.isEmpty else { return }
         do {
             lastPresentNs = nowNanos(.monotonic)
-            try display.present(canvas.pixels, damage: damage)
+            try present(damage)
         } catch {
             logger.error("present failed", metadata: ["display": "\(display.displayDescription)", "error": "\(error)"])
             dirty = true

@@ -64,6 +64,15 @@ private final class ThreePaths {
         return n
     }
 
+    /// The headless display drew every frame in its own buffer, partial ones in place, and no
+    /// frame canvas was made for it; the DRM display drew partial frames into the canvas.
+    func expectInPlaceOnHeadlessOnly() {
+        let h = managers[0], d = managers[1]
+        #expect(!h.hasFrameCanvas)
+        #expect(h.inPlaceFrameCount > 10 && h.inPlaceFrameCount + h.directFrameCount == h.frameCount)
+        #expect(d.hasFrameCanvas && d.inPlaceFrameCount == 0)
+    }
+
     func each(_ body: (SceneManager, Scene) throws -> Void) rethrows {
         for (m, s) in zip(managers, scenes) { try body(m, s) }
     }
@@ -159,6 +168,7 @@ private final class ThreePaths {
                 p.settle(); step("roll under the overlays, frame \(f)")
             }
         }
+        p.expectInPlaceOnHeadlessOnly()
     }
 
     @Test func paintFramesAreTheSameOnEveryPath() throws {
@@ -179,5 +189,6 @@ private final class ThreePaths {
         p.each { _, s in (s as! PaintControl).undo() }
         p.each { m, _ in m.sceneDidChange() }
         p.settle(); step("undo")
+        p.expectInPlaceOnHeadlessOnly()
     }
 }
