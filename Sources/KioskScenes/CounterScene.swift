@@ -277,9 +277,13 @@ public final class CounterScene: Scene, CounterControl {
     public func digitWindows(of counter: String) throws -> [Rect] { counters[try index(counter)].windows }
 
     public func layout(size: Size) {
+        // A new layout at the same size (after unblanking, a hotplug, another VT) keeps the
+        // rendered digits: they are keyed by window size, colours and font size.
+        if size != self.size {
+            stamps.removeAll()
+            digitTiles.removeAll()
+        }
         self.size = size
-        stamps.removeAll()
-        digitTiles.removeAll()
         let n = counters.count
         let sideBySide = size.width >= size.height
         let hasLabels = counters.contains { !$0.spec.label.isEmpty }

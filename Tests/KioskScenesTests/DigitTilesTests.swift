@@ -54,4 +54,22 @@ import KioskTesting
         #expect(a.digitTilesMade == 1)                 // the pictures were rendered once
         #expect(b.digitTilesMade == 0)
     }
+
+    /// A full redraw at the same size (what a display asks for after unblanking or a hotplug)
+    /// copies the digits from the pictures already rendered; a new size renders new ones.
+    @Test func aNewLayoutAtTheSameSizeKeepsTheDigitPictures() throws {
+        let size = Size(width: 640, height: 360)
+        let (s, canvas) = try scene(123_456, tiles: true, size: size, theme: .default)
+        let before = try canvas.pngData()
+        #expect(s.digitTilesMade == 1)
+        canvas.clear(.black)
+        s.layout(size: size)
+        #expect(s.draw(into: canvas) == Damage.full(size))
+        #expect(s.digitTilesMade == 1)
+        #expect(try canvas.pngData() == before)
+        let bigger = try Canvas(size: Size(width: 800, height: 450))
+        s.layout(size: bigger.size)
+        _ = s.draw(into: bigger)
+        #expect(s.digitTilesMade == 2)
+    }
 }
