@@ -31,11 +31,13 @@ let package = Package(
         .systemLibrary(name: "CUdev", pkgConfig: "libudev", providers: [.apt(["libudev-dev"])]),
         .systemLibrary(name: "CLibInput", pkgConfig: "libinput", providers: [.apt(["libinput-dev"])]),
         .systemLibrary(name: "CSystemd", pkgConfig: "libsystemd", providers: [.apt(["libsystemd-dev"])]),
-        // OpenSSL's libcrypto: SHA-256 of the phone page's session tokens.
-        .systemLibrary(name: "CCrypto", pkgConfig: "libcrypto", providers: [.apt(["libssl-dev"])]),
-        .systemLibrary(name: "CMosquitto", pkgConfig: "libmosquitto", providers: [.apt(["libmosquitto-dev"])]),
-        .systemLibrary(name: "CQRencode", pkgConfig: "libqrencode", providers: [.apt(["libqrencode-dev"])]),
-        .target(name: "CKioskShims"),
+        // Headers only: these libraries are opened when a configuration first needs them
+        // (CKioskShims/lazy_libs.c), not linked. OpenSSL's libcrypto: SHA-256 of the phone
+        // page's session tokens; libmosquitto: [mqtt]; libqrencode: the pairing code's QR symbol.
+        .systemLibrary(name: "CCrypto", providers: [.apt(["libssl-dev"])]),
+        .systemLibrary(name: "CMosquitto", providers: [.apt(["libmosquitto-dev"])]),
+        .systemLibrary(name: "CQRencode", providers: [.apt(["libqrencode-dev"])]),
+        .target(name: "CKioskShims", linkerSettings: [.linkedLibrary("dl")]),
         // adjtimex and inotify headers (C library, nothing to link).
         .systemLibrary(name: "CTimex"),
         // sd-bus (libsystemd): the logind session's SetBrightness.
@@ -50,7 +52,7 @@ let package = Package(
         // Drawing on cairo + pango.
         .target(name: "KioskRender", dependencies: ["KioskCore", "CCairo"]),
         // Scenes and the scene manager: see only KioskCore values and KioskRender canvases.
-        .target(name: "KioskScenes", dependencies: ["KioskCore", "KioskRender", "CQRencode", .product(name: "Logging", package: "swift-log")]),
+        .target(name: "KioskScenes", dependencies: ["KioskCore", "KioskRender", "CQRencode", "CKioskShims", .product(name: "Logging", package: "swift-log")]),
         // Hardware.
         // libudev for DRM and input: enumeration, the hotplug monitor, reference ownership.
         .target(name: "KioskUdev", dependencies: ["KioskCore", "KioskPosix", "CUdev"]),
@@ -68,7 +70,7 @@ let package = Package(
         // The phone page's HTTP server (Hummingbird on SwiftNIO): the control routes under /api/,
         // pairing cookies, live events. Knows the daemon only through `WebBackend`.
         .target(name: "KioskWeb", dependencies: [
-            "KioskCore", "KioskControl", "CCrypto",
+            "KioskCore", "KioskControl", "CCrypto", "CKioskShims",
             .product(name: "Hummingbird", package: "hummingbird"),
             .product(name: "HummingbirdCore", package: "hummingbird"),
             .product(name: "HTTPTypes", package: "swift-http-types"),
@@ -151,7 +153,7 @@ let package = Package(
         .testTarget(name: "KioskScenesTests", dependencies: ["KioskScenes", "KioskPosix", "KioskTesting"]),
         .testTarget(name: "KioskDRMTests", dependencies: ["KioskDRM", "KioskDRMTesting", "KioskPosix", "KioskTesting", "KioskRender", "KioskScenes"]),
         .testTarget(name: "KioskInputTests", dependencies: ["KioskInput", "KioskPosix"]),
-        .testTarget(name: "KioskDaemonTests", dependencies: ["KioskDaemon", "KioskControl", "KioskPosix", "KioskTesting", "KioskMQTT"]),
+        .testTarget(name: "KioskDaemonTests", dependencies: ["KioskDaemon", "KioskControl", "KioskPosix", "KioskTesting", "KioskMQTT", "CKioskShims"]),
         .testTarget(name: "KioskWebTests", dependencies: ["KioskWeb", "KioskDaemon", "KioskControl", "KioskCore", "KioskPosix", "KioskTesting",
                                                     .product(name: "NIOEmbedded", package: "swift-nio")]),
         .testTarget(name: "KioskMQTTTests", dependencies: ["KioskMQTT", "KioskPosix", "KioskTesting", .product(name: "Logging", package: "swift-log")],

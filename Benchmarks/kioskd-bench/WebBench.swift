@@ -57,7 +57,7 @@ enum WebBench {
             let d = try DaemonRunner.makeDaemon(config: config, state: MemoryStateStore(durability: .volatile), loop: loop, logger: logger)
             var web = config.web!
             web.port = 0
-            server = WebService.make(settings: web, daemon: d, logger: logger)
+            server = try WebService.make(settings: web, daemon: d, logger: logger)
             let bound = LoopBound(d, loop: loop)
             daemon = bound
             let frames = self.frames, done = self.done

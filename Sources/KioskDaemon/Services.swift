@@ -224,9 +224,9 @@ public enum DaemonRunner {
                 .init(service: RenderLoopService(daemon: daemon, notifier: notifier, logger: logger)),
                 // A control server that cannot start stops the render loop gracefully (console restored).
                 .init(service: ControlServerService(server: server), failureTerminationBehavior: .gracefullyShutdownGroup),
-            ] + (config.web.map { web in
+            ] + (try config.web.map { web in
                 // Stopped first (listed last): live streams end before the control server and the render loop stop.
-                [.init(service: WebService.make(settings: web, daemon: daemon, logger: logger), failureTerminationBehavior: .gracefullyShutdownGroup)]
+                [.init(service: try WebService.make(settings: web, daemon: daemon, logger: logger), failureTerminationBehavior: .gracefullyShutdownGroup)]
             } ?? []),
             gracefulShutdownSignals: DaemonSignals.gracefulStop,
             logger: logger)

@@ -279,7 +279,8 @@ final class ResumeOnce: Sendable {
 /// (its live streams end, the listener closes), before the render loop stops.
 public enum WebService {
     /// The web server for `daemon` (pairing turned on).
-    public static func make(settings: WebSettings, limits: WebLimits = WebLimits(), daemon: Daemon, logger: Logger) -> WebServer {
+    public static func make(settings: WebSettings, limits: WebLimits = WebLimits(), daemon: Daemon, logger: Logger) throws -> WebServer {
+        try SHA256.requireLibrary()
         daemon.enableWeb(settings)
         let bound = LoopBound(daemon, loop: daemon.loop)
         let backend = DaemonWebBackend(daemon: bound, limits: limits.control, directory: daemon.pairing!.directory)

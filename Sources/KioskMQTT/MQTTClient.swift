@@ -130,11 +130,16 @@ public final class MQTTClient {
     private var inFlight: [Int32: (qos: Int, completion: (PublishResult) -> Void)] = [:]
     private var subscriptions: [(filter: String, qos: Int, handler: (Message) -> Void)] = []
 
-    private static let libraryReady: Bool = { mosquitto_lib_init() == MOSQ_ERR_SUCCESS.rawValue }()
+    /// libmosquitto is opened when the first client is made (it is not linked: kioskd without
+    /// `[mqtt]` does not load it, nor the libssl and libcrypto it needs).
+    private static let libraryReady: Result<Void, KioskError> = {
+        if let e = kiosk_lazy_load(Int32(KIOSK_LIB_MOSQUITTO)) { return .failure(KioskError(.system, String(cString: e))) }
+        return mosquitto_lib_init() == MOSQ_ERR_SUCCESS.rawValue ? .success(()) : .failure(KioskError(.system, "mosquitto_lib_init failed"))
+    }()
 
     public init(config: MQTTConfig, loop: EventLoop, logger: Logger = Logger(label: "kioskd.mqtt"),
                 random: any RandomNumberGenerator = SystemRandomNumberGenerator()) throws {
-        guard Self.libraryReady else { throw KioskError(.system, "mosquitto_lib_init failed") }
+        try Self.libraryReady.get()
         self.config = config
         self.loop = loop
         self.logger = logger

@@ -1,3 +1,4 @@
+import CKioskShims
 import CQRencode
 import KioskCore
 import KioskRender
@@ -14,6 +15,8 @@ struct QRCode: Sendable, Equatable {
     /// holds it (QRcode_encodeString, mode QR_MODE_8).
     init(encoding text: String) throws {
         guard !text.isEmpty else { throw KioskError(.render, "cannot encode an empty text as a QR code") }
+        // libqrencode is opened the first time a code is shown, not linked.
+        if let e = kiosk_lazy_load(Int32(KIOSK_LIB_QRENCODE)) { throw KioskError(.render, String(cString: e)) }
         guard let code = QRcode_encodeString(text, 0, QR_ECLEVEL_M, QR_MODE_8, 1) else {
             throw KioskError(.render, "QRcode_encodeString failed for a text of \(text.utf8.count) bytes (the limit is 2331 at level M)")
         }

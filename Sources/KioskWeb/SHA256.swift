@@ -1,7 +1,15 @@
 import CCrypto
+import CKioskShims
+import KioskCore
 
 /// SHA-256 through OpenSSL's libcrypto (`EVP_Digest`), for storing session tokens as hashes.
+/// libcrypto is opened when the web server is set up (`requireLibrary`), not linked.
 public enum SHA256 {
+    /// Opens libcrypto, or says what is missing and which package has it.
+    public static func requireLibrary() throws {
+        if let e = kiosk_lazy_load(Int32(KIOSK_LIB_CRYPTO)) { throw KioskError(.system, String(cString: e)) }
+    }
+
     public static func hash(_ message: [UInt8]) -> [UInt8] {
         var digest = [UInt8](repeating: 0, count: Int(EVP_MAX_MD_SIZE))
         var length: UInt32 = 0

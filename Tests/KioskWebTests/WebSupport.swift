@@ -74,7 +74,7 @@ final class WebKiosk: @unchecked Sendable {
         let d = try DaemonRunner.makeDaemon(config: config, state: state, loop: loop, logger: quietLogger)
         var web = config.web!
         web.port = 0
-        server = WebService.make(settings: web, limits: limits, daemon: d, logger: quietLogger)
+        server = try WebService.make(settings: web, limits: limits, daemon: d, logger: quietLogger)
         control = DaemonRunner.makeControlServer(settings: config.control, daemon: d, logger: quietLogger)
         let bound = LoopBound(d, loop: loop)
         daemon = bound

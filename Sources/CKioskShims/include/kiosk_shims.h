@@ -21,5 +21,6 @@
 #include "kiosk_concurrency_hook.h"
 #include "kiosk_uinput_shims.h"
 #include "kiosk_fill.h"
+#include "kiosk_lazy.h"
 
 #endif

@@ -1,0 +1,58 @@
+import CKioskShims
+import Foundation
+import Testing
+import KioskTesting
+
+/// libmosquitto (with libssl and libcrypto), libcrypto and libqrencode are opened when a
+/// configuration first needs them (CKioskShims/lazy_libs.c), not linked: a kioskd without
+/// `[mqtt]` or `[web]` neither loads nor maps them.
+@Suite struct LazyLibraryTests {
+    static let optional = ["libmosquitto", "libcrypto", "libssl", "libqrencode"]
+
+    @Test func kioskdDoesNotLinkTheOptionalLibraries() throws {
+        for binary in [Binaries.kioskd, Binaries.releaseKioskd].compactMap({ $0 }) where FileManager.default.isExecutableFile(atPath: binary) {
+            let needed = try runTool("/usr/bin/readelf", ["-d", binary], dir: tempDir("lazy")).1
+                .split(separator: "\n").filter { $0.contains("(NEEDED)") }
+            #expect(needed.count > 10, "readelf -d \(binary) lists no libraries")
+            for lib in Self.optional {
+                #expect(!needed.contains { $0.contains(lib) }, "\(binary) links \(lib): \(needed.filter { $0.contains(lib) })")
+            }
+        }
+    }
+
+    @Test func eachLibraryOpensWithEveryFunctionKioskdCalls() {
+        for lib in [KIOSK_LIB_MOSQUITTO, KIOSK_LIB_CRYPTO, KIOSK_LIB_QRENCODE] {
+            let soname = String(cString: kiosk_lazy_soname(Int32(lib)))
+            let error = kiosk_lazy_check(Int32(lib), soname).map { String(cString: $0) }
+            #expect(error == nil, "\(soname): \(error ?? "")")
+        }
+    }
+
+    @Test func aMissingLibraryIsNamedWithWhatNeedsItAndItsPackage() throws {
+        let missing = try #require(kiosk_lazy_check(Int32(KIOSK_LIB_MOSQUITTO), "libmosquitto.so.999").map { String(cString: $0) })
+        #expect(missing.hasPrefix("[mqtt] needs libmosquitto (Debian package libmosquitto1): "), "\(missing)")
+        #expect(missing.contains("libmosquitto.so.999: cannot open shared object file"), "\(missing)")
+        let qr = try #require(kiosk_lazy_check(Int32(KIOSK_LIB_QRENCODE), "libqrencode.so.999").map { String(cString: $0) })
+        #expect(qr.contains("QR symbol needs libqrencode (Debian package libqrencode4)"), "\(qr)")
+        // Another library under the expected name: the first function it lacks is named.
+        let wrong = try #require(kiosk_lazy_check(Int32(KIOSK_LIB_CRYPTO), "libc.so.6").map { String(cString: $0) })
+        #expect(wrong.contains("libc.so.6 has no function EVP_Digest"), "\(wrong)")
+        #expect(kiosk_lazy_check(99, "libc.so.6").map { String(cString: $0) } == "no such library")
+    }
+
+    /// A clock without [mqtt] or [web]: none of them is mapped into the running daemon.
+    @Test(.enabled(if: slowTests, "set KIOSK_SLOW_TESTS=1 to run the kioskd process tests"))
+    func aClockDaemonDoesNotMapThem() throws {
+        #expect(FileManager.default.isExecutableFile(atPath: Binaries.kioskd), "build kioskd first (\(Binaries.kioskd))")
+        let d = tempDir()
+        let child = try IdleWakeupTests.startClock(Binaries.kioskd, in: d)
+        defer { child.signal(SIGTERM); _ = child.wait(seconds: 10) }
+        try ProcessTests().waitForSocket(d, child)
+        // Through cat: a single read of a /proc file returns one page of it.
+        let maps = try runTool("/bin/cat", ["/proc/\(child.process.processIdentifier)/maps"], dir: d).1
+        #expect(maps.contains("libcairo"), "the maps were read from the daemon")
+        for lib in Self.optional {
+            #expect(!maps.contains(lib + "."), "the clock daemon mapped \(lib)")
+        }
+    }
+}
