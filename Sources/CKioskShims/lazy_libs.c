@@ -101,14 +101,6 @@ const char *kiosk_lazy_soname(int lib) {
     return lib >= 0 && lib < KIOSK_LAZY_COUNT ? sonames[lib] : "(unknown library)";
 }
 
-int kiosk_lazy_is_loaded(int lib) {
-    if (lib < 0 || lib >= KIOSK_LAZY_COUNT) return 0;
-    pthread_mutex_lock(&lock);
-    int open = handles[lib] != NULL;
-    pthread_mutex_unlock(&lock);
-    return open;
-}
-
 // Opens `soname` for `lib` and fills `slots` (one per entry of `lib`, in order); on failure
 // writes the reason into `error` and returns NULL.
 static void *open_library(int lib, const char *soname, void **slots, char *error, size_t size) {

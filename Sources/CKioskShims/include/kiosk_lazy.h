@@ -19,11 +19,9 @@ const char *kiosk_lazy_load(int lib);
 /// The file name opened for `lib` (e.g. "libmosquitto.so.1").
 const char *kiosk_lazy_soname(int lib);
 
-/// Whether `lib` is open (1) or not (0).
-int kiosk_lazy_is_loaded(int lib);
-
 /// Test seam: does what kiosk_lazy_load does for `lib` but opens `soname` instead and keeps
-/// nothing (the handle is closed again): NULL if it would work, else the same message.
+/// nothing (the handle is closed again): NULL if it would work, else the same message (in a
+/// buffer of its own, not thread-safe: for tests).
 const char *kiosk_lazy_check(int lib, const char *soname);
 
 #endif
