@@ -68,14 +68,19 @@ struct DescriptorExhaustionTests {
         return fd
     }
 
+    /// Whether kioskd has logged that the clock scene came on screen.
+    func clockShown(_ child: Child) -> Bool {
+        child.log.split(separator: "\n").contains { $0.contains("scene on screen") && $0.contains("scene=clock") }
+    }
+
     @Test func clockKeepsTickingWhileDescriptorsAreExhaustedAndAfter() throws {
         #expect(FileManager.default.isExecutableFile(atPath: Binaries.kioskd), "build kioskd first (\(Binaries.kioskd))")
         let d = tempDir()
         let limit = 64
         // The counter is on screen first; the rotation brings the clock (whose timer must then be
-        // armed) while the descriptors are exhausted, and keeps it for 8 s.
-        let spawned = Date()
-        let child = try start(d, nofile: "\(limit):\(limit)", rotateSeconds: 8)
+        // armed) while the descriptors are exhausted. The moments are taken from kioskd's log, not
+        // from a clock of the test's own, so a slow start on a busy machine cannot move them.
+        let child = try start(d, nofile: "\(limit):\(limit)", rotateSeconds: 10)
         defer { child.signal(SIGKILL) }
         let pid = child.process.processIdentifier
         let status0 = try ControlClient(socketPath: "\(d)/c.sock", timeout: 5).send(method: .GET, path: "/status").jsonObject ?? [:]
@@ -92,15 +97,19 @@ struct DescriptorExhaustionTests {
             exhausted = openDescriptors(pid) >= limit
         }
         #expect(exhausted, "kioskd holds \(openDescriptors(pid)) of \(limit) descriptors after \(held.count) connections")
-        #expect(Date().timeIntervalSince(spawned) < 7.5, "descriptors were exhausted only after the rotation")
-        // The rotation comes 8 s after the start (after `spawned`): hold until 3.5 s past it.
-        while Date().timeIntervalSince(spawned) < 11.5 { usleep(100_000) }
+        #expect(!clockShown(child), "descriptors were exhausted only after the rotation; log:\n\(child.log.suffix(3000))")
+        // Hold them until the rotation has brought the clock, and 3.5 s more.
+        let waitStart = Date()
+        while !clockShown(child) && Date().timeIntervalSince(waitStart) < 40 { usleep(50_000) }
+        #expect(clockShown(child), "the clock never came on screen; log:\n\(child.log.suffix(3000))")
+        let shown = Date()
+        while Date().timeIntervalSince(shown) < 3.5 { usleep(100_000) }
         #expect(openDescriptors(pid) >= limit - 2, "kioskd freed descriptors while the connections were held")
         for fd in held { close(fd) }
         held.removeAll()
         // kioskd closes the connections it had accepted.
-        for _ in 0..<200 where openDescriptors(pid) > limit / 2 { usleep(25_000) }
-        #expect(openDescriptors(pid) <= limit / 2, "kioskd still holds \(openDescriptors(pid)) descriptors 5 s after the clients closed")
+        for _ in 0..<400 where openDescriptors(pid) > limit / 2 { usleep(25_000) }
+        #expect(openDescriptors(pid) <= limit / 2, "kioskd still holds \(openDescriptors(pid)) descriptors 10 s after the clients closed")
         let status1 = try ControlClient(socketPath: "\(d)/c.sock", timeout: 5).send(method: .GET, path: "/status").jsonObject ?? [:]
         #expect(status1["scene"] as? String == "clock")
         let f1 = (status1["frames"] as? Int) ?? -1
@@ -108,9 +117,9 @@ struct DescriptorExhaustionTests {
         #expect(f1 - f0 >= 3, "frames before \(f0), after \(f1); log:\n\(child.log.suffix(3000))")
         // ... and after, with no request to wake the loop.
         let t1 = Date()
-        while Date().timeIntervalSince(t1) < 2.2 { usleep(100_000) }
+        while Date().timeIntervalSince(t1) < 3.2 { usleep(100_000) }
         let f2 = try frames(d)
-        #expect(f2 - f1 >= 2, "frames \(f1) then \(f2) 2.2 s later; log:\n\(child.log.suffix(3000))")
+        #expect(f2 - f1 >= 2, "frames \(f1) then \(f2) 3.2 s later; log:\n\(child.log.suffix(3000))")
         #expect(!child.log.contains("cannot arm"), "\(child.log.suffix(3000))")
     }
 
