@@ -100,6 +100,8 @@ let package = Package(
         ]),
         // Fakes shipped as a product: scripted input, manual clock, pixel helpers.
         .target(name: "KioskTesting", dependencies: ["KioskCore", "KioskRender", "KioskScenes"]),
+        // Test traits (imports Testing, so only test targets depend on it).
+        .target(name: "KioskTestTraits"),
         // A KMS device in memory (FakeKMS) for DRMDisplay tests; its own target so that
         // KioskTesting users do not link libdrm and libudev.
         .target(name: "KioskDRMTesting", dependencies: ["KioskCore", "KioskPosix", "KioskDRM", .product(name: "Logging", package: "swift-log")]),
@@ -147,16 +149,16 @@ let package = Package(
         ], path: "Fuzz/kiosk-fuzz"),
 
         .testTarget(name: "KioskCoreTests", dependencies: ["KioskCore"]),
-        .testTarget(name: "KioskPosixTests", dependencies: ["KioskPosix", "KioskTesting"]),
-        .testTarget(name: "KioskLogindTests", dependencies: ["KioskLogind", "KioskPosix", "CSdBus"]),
+        .testTarget(name: "KioskPosixTests", dependencies: ["KioskTestTraits", "KioskPosix", "KioskTesting"]),
+        .testTarget(name: "KioskLogindTests", dependencies: ["KioskTestTraits", "KioskLogind", "KioskPosix", "CSdBus"]),
         .testTarget(name: "KioskRenderTests", dependencies: ["KioskRender", "KioskTesting"]),
         .testTarget(name: "KioskScenesTests", dependencies: ["KioskScenes", "KioskPosix", "KioskTesting"]),
         .testTarget(name: "KioskDRMTests", dependencies: ["KioskDRM", "KioskDRMTesting", "KioskPosix", "KioskTesting", "KioskRender", "KioskScenes"]),
-        .testTarget(name: "KioskInputTests", dependencies: ["KioskInput", "KioskPosix"]),
-        .testTarget(name: "KioskDaemonTests", dependencies: ["KioskDaemon", "KioskControl", "KioskPosix", "KioskTesting", "KioskMQTT", "CKioskShims"]),
-        .testTarget(name: "KioskWebTests", dependencies: ["KioskWeb", "KioskDaemon", "KioskControl", "KioskCore", "KioskPosix", "KioskTesting",
+        .testTarget(name: "KioskInputTests", dependencies: ["KioskTestTraits", "KioskInput", "KioskPosix"]),
+        .testTarget(name: "KioskDaemonTests", dependencies: ["KioskTestTraits", "KioskDaemon", "KioskControl", "KioskPosix", "KioskTesting", "KioskMQTT", "CKioskShims"]),
+        .testTarget(name: "KioskWebTests", dependencies: ["KioskTestTraits", "KioskWeb", "KioskDaemon", "KioskControl", "KioskCore", "KioskPosix", "KioskTesting",
                                                     .product(name: "NIOEmbedded", package: "swift-nio")]),
-        .testTarget(name: "KioskMQTTTests", dependencies: ["KioskMQTT", "KioskPosix", "KioskTesting", .product(name: "Logging", package: "swift-log")],
+        .testTarget(name: "KioskMQTTTests", dependencies: ["KioskTestTraits", "KioskMQTT", "KioskPosix", "KioskTesting", .product(name: "Logging", package: "swift-log")],
                     exclude: ["golden"]),
         .testTarget(name: "VMTests", dependencies: ["KioskCore"]),
         .testTarget(name: "KioskBenchTests", dependencies: ["kioskd-bench"], path: "Benchmarks/Tests/KioskBenchTests"),

@@ -5,10 +5,11 @@ import KioskCore
 import KioskRender
 import KioskScenes
 import KioskTesting
+import KioskTestTraits
 import Testing
 import KioskPosix
 
-@Suite struct ChangeFeedTests {
+@Suite(.ownThreads) struct ChangeFeedTests {
     func daemon(_ dir: String) throws -> (Daemon, EventLoop) {
         let path = write("""
         state_dir = "\(dir)/state"

@@ -5,11 +5,12 @@ import KioskCore
 import KioskRender
 import KioskScenes
 import KioskTesting
+import KioskTestTraits
 import Testing
 import KioskPosix
 
 /// The clock's colour mode switched at run time (`POST /clock/mode`, `kioskctl clock mode`).
-@Suite struct ClockModeTests {
+@Suite(.ownThreads) struct ClockModeTests {
     /// 2023-11-14 13:35:16 UTC: literal #133516, scaled #8A9544.
     static let t133516 = 1_699_968_916.0
 

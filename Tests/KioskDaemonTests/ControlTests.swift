@@ -4,10 +4,11 @@ import KioskCore
 @testable import KioskDaemon
 import KioskRender
 import KioskTesting
+import KioskTestTraits
 import Testing
 import KioskPosix
 
-@Suite struct ControlRouterTests {
+@Suite(.ownThreads) struct ControlRouterTests {
     func refuse(_ method: String, _ uri: String, _ body: String = "") -> ControlRequestError? {
         do { _ = try ControlRouter.parse(method: method, uri: uri, body: Array(body.utf8)); return nil } catch {
             return error as? ControlRequestError
@@ -84,7 +85,7 @@ func makeDaemon(_ dir: String, extra: String = "", digits: Int = 2) throws -> Da
     return try DaemonRunner.makeDaemon(config: config, state: state, loop: loop, logger: quietLogger)
 }
 
-@Suite struct DaemonCommandTests {
+@Suite(.ownThreads) struct DaemonCommandTests {
     @Test func countersScenesThemesAndErrors() throws {
         let d = tempDir()
         let daemon = try makeDaemon(d)
@@ -156,7 +157,7 @@ func makeDaemon(_ dir: String, extra: String = "", digits: Int = 2) throws -> Da
     }
 }
 
-@Suite(.serialized) struct ControlServerTests {
+@Suite(.ownThreads, .serialized) struct ControlServerTests {
     /// Runs `daemon`'s loop on a thread with a control server in front of it.
     final class Harness: Sendable {
         let loop: LoopThread
@@ -287,7 +288,7 @@ func makeDaemon(_ dir: String, extra: String = "", digits: Int = 2) throws -> Da
     }
 }
 
-@Suite struct PaintCommandTests {
+@Suite(.ownThreads) struct PaintCommandTests {
     @Test func paintUndoRedoClearSave() throws {
         let d = tempDir()
         let path = write("""
@@ -324,7 +325,7 @@ func makeDaemon(_ dir: String, extra: String = "", digits: Int = 2) throws -> Da
     }
 }
 
-@Suite struct ReloadThemeTests {
+@Suite(.ownThreads) struct ReloadThemeTests {
     @Test func reloadRereadsThemeFilesAndKeepsRuntimeChoice() throws {
         let d = tempDir()
         try FileManager.default.createDirectory(atPath: "\(d)/themes", withIntermediateDirectories: true)

@@ -2,13 +2,14 @@ import Foundation
 import KioskControl
 import KioskCore
 import KioskDaemon
+import KioskTestTraits
 import Testing
 import KioskTesting
 
 /// The render loop keeps ticking when the process runs out of file descriptors (idle control
 /// connections eating them all), and kioskd raises its soft descriptor limit at start.
 /// Runs the real kioskd under `prlimit`; enabled by KIOSK_SLOW_TESTS=1 like `ProcessTests`.
-@Suite(.serialized, .enabled(if: slowTests, "set KIOSK_SLOW_TESTS=1 to run the kioskd process tests"))
+@Suite(.ownThreads, .serialized, .enabled(if: slowTests, "set KIOSK_SLOW_TESTS=1 to run the kioskd process tests"))
 struct DescriptorExhaustionTests {
     func config(_ dir: String, rotateSeconds: Int = 0) -> String {
         """
@@ -52,6 +53,29 @@ struct DescriptorExhaustionTests {
         ((try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(pid)/fd")) ?? []).count
     }
 
+    /// What kioskd's descriptors are, for failure messages: each target kind with its count, and
+    /// the state of its Unix sockets (from /proc/net/unix: "03" connected, "01" unconnected).
+    func describeDescriptors(_ pid: Int32) -> String {
+        let dir = "/proc/\(pid)/fd"
+        let targets = ((try? FileManager.default.contentsOfDirectory(atPath: dir)) ?? []).compactMap {
+            try? FileManager.default.destinationOfSymbolicLink(atPath: "\(dir)/\($0)")
+        }
+        var kinds: [String: Int] = [:]
+        var inodes = Set<String>()
+        for t in targets {
+            if t.hasPrefix("socket:[") { inodes.insert(String(t.dropFirst(8).dropLast())); kinds["socket", default: 0] += 1 } else { kinds[t, default: 0] += 1 }
+        }
+        let table = (try? String(contentsOfFile: "/proc/net/unix", encoding: .utf8)) ?? ""
+        var states: [String: Int] = [:]
+        for line in table.split(separator: "\n").dropFirst() {
+            let f = line.split(separator: " ", omittingEmptySubsequences: true)
+            guard f.count >= 7, inodes.contains(String(f[6])) else { continue }
+            states["flags \(f[3]) st \(f[5])\(f.count > 7 ? " " + f[7] : "")", default: 0] += 1
+        }
+        let list = { (d: [String: Int]) in d.sorted { $0.key < $1.key }.map { "\($0.key) ×\($0.value)" }.joined(separator: ", ") }
+        return "descriptors: \(list(kinds)); unix sockets: \(list(states))"
+    }
+
     /// A non-blocking connection to the socket (nil when the kernel refuses it).
     func connection(_ path: String) -> Int32? {
         let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_NONBLOCK.rawValue), 0)
@@ -78,9 +102,10 @@ struct DescriptorExhaustionTests {
         let d = tempDir()
         let limit = 64
         // The counter is on screen first; the rotation brings the clock (whose timer must then be
-        // armed) while the descriptors are exhausted. The moments are taken from kioskd's log, not
-        // from a clock of the test's own, so a slow start on a busy machine cannot move them.
-        let child = try start(d, nofile: "\(limit):\(limit)", rotateSeconds: 10)
+        // armed) while the descriptors are exhausted, and keeps it for 15 s. The moments are taken
+        // from kioskd's log, not from a clock of the test's own, so a slow start on a busy machine
+        // cannot move them.
+        let child = try start(d, nofile: "\(limit):\(limit)", rotateSeconds: 15)
         defer { child.signal(SIGKILL) }
         let pid = child.process.processIdentifier
         let status0 = try ControlClient(socketPath: "\(d)/c.sock", timeout: 5).send(method: .GET, path: "/status").jsonObject ?? [:]
@@ -109,7 +134,7 @@ struct DescriptorExhaustionTests {
         held.removeAll()
         // kioskd closes the connections it had accepted.
         for _ in 0..<400 where openDescriptors(pid) > limit / 2 { usleep(25_000) }
-        #expect(openDescriptors(pid) <= limit / 2, "kioskd still holds \(openDescriptors(pid)) descriptors 10 s after the clients closed")
+        #expect(openDescriptors(pid) <= limit / 2, "kioskd still holds \(openDescriptors(pid)) descriptors 10 s after the clients closed; \(describeDescriptors(pid)); log:\n\(child.log.suffix(3000))")
         let status1 = try ControlClient(socketPath: "\(d)/c.sock", timeout: 5).send(method: .GET, path: "/status").jsonObject ?? [:]
         #expect(status1["scene"] as? String == "clock")
         let f1 = (status1["frames"] as? Int) ?? -1

@@ -6,10 +6,11 @@ import KioskPosix
 import KioskRender
 import KioskScenes
 import KioskTesting
+import KioskTestTraits
 import Testing
 
 /// The fleet wired into daemons: a primary and a follower on one loop and a broker in memory.
-@Suite struct FleetDaemonTests {
+@Suite(.ownThreads) struct FleetDaemonTests {
     func daemon(_ dir: String, role: FleetSettings.Role, loop: EventLoop) throws -> Daemon {
         let path = write("""
         state_dir = "\(dir)/state"

@@ -3,6 +3,7 @@ import KioskTesting
 import KioskControl
 import KioskCore
 import NIOConcurrencyHelpers
+import KioskTestTraits
 import Testing
 
 /// A mosquitto of the fleet test's own on a fixed loopback port (restartable on the same port).
@@ -109,7 +110,7 @@ struct FleetTally: Sendable {
 /// else sent (202 "pending", no answer because the kiosk was killed, a group command never seen)
 /// is unconfirmed: it may or may not land. At the end every kiosk shows the same value V with
 /// acked ≤ V ≤ acked + unconfirmed (nothing acknowledged lost, nothing applied twice).
-@Suite(.serialized, .enabled(if: slowTests, "set KIOSK_SLOW_TESTS=1 to run the kioskd process tests"))
+@Suite(.ownThreads, .serialized, .enabled(if: slowTests, "set KIOSK_SLOW_TESTS=1 to run the kioskd process tests"))
 struct FleetFaultTests {
     static let group = "hall"
     static var total: Int { Int(ProcessInfo.processInfo.environment["KIOSK_FLEET_INCREMENTS"] ?? "") ?? 200 }

@@ -1,5 +1,6 @@
 import Foundation
 import KioskControl
+import KioskTestTraits
 import Testing
 import KioskTesting
 
@@ -7,7 +8,7 @@ import KioskTesting
 /// Counts each thread's voluntary context switches (one per wake-up: the thread blocks again
 /// after it) from /proc over a few seconds: counts, not times, so a loaded machine does not
 /// change the verdict.
-@Suite(.serialized, .enabled(if: slowTests, "set KIOSK_SLOW_TESTS=1 to run the kioskd process tests"))
+@Suite(.ownThreads, .serialized, .enabled(if: slowTests, "set KIOSK_SLOW_TESTS=1 to run the kioskd process tests"))
 struct IdleWakeupTests {
     /// Voluntary context switches per thread id, with the thread's name.
     static func switches(_ pid: Int32) -> [Int: (name: String, count: Int)] {

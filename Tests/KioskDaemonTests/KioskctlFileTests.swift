@@ -2,11 +2,12 @@ import Foundation
 import KioskControl
 import KioskCore
 import KioskDaemon
+import KioskTestTraits
 import Testing
 import KioskTesting
 
 /// `kioskctl paint save [NAME]` and `kioskctl screenshot FILE` against the real kioskd.
-@Suite(.serialized, .enabled(if: slowTests, "set KIOSK_SLOW_TESTS=1 to run the kioskd process tests"))
+@Suite(.ownThreads, .serialized, .enabled(if: slowTests, "set KIOSK_SLOW_TESTS=1 to run the kioskd process tests"))
 struct KioskctlFileTests {
     @Test func paintSaveTakesANameAndScreenshotIsWrittenByKioskctl() throws {
         let d = tempDir()

@@ -1,6 +1,7 @@
 import Foundation
 import KioskControl
 import KioskDaemon
+import KioskTestTraits
 import Testing
 import KioskTesting
 
@@ -99,7 +100,7 @@ final class FakeControlServer: @unchecked Sendable {
 
 /// Runs the built `kioskctl` against a fake kioskd: usage errors, answers that are not what a
 /// kioskd sends, and negative counter values.
-@Suite(.serialized)
+@Suite(.ownThreads, .serialized)
 struct KioskctlTests {
     init() {
         signal(SIGPIPE, SIG_IGN)

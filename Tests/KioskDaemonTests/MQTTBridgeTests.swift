@@ -7,11 +7,12 @@ import KioskPosix
 import KioskRender
 import KioskScenes
 import KioskTesting
+import KioskTestTraits
 import Testing
 
 /// The daemon on a real mosquitto broker: Home Assistant's view (discovery, retained state) and
 /// its commands, each checked on the kiosk. The loop runs on the test's thread.
-@Suite(.serialized, .enabled(if: MQTTTestBroker.available, "mosquitto is not installed (scripts/apt-mqtt.txt)"))
+@Suite(.ownThreads, .serialized, .enabled(if: MQTTTestBroker.available, "mosquitto is not installed (scripts/apt-mqtt.txt)"))
 struct MQTTBridgeTests {
     struct Rig {
         let broker: MQTTTestBroker

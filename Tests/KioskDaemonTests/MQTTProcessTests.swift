@@ -3,12 +3,13 @@ import KioskControl
 import KioskCore
 import KioskDaemon
 import KioskPosix
+import KioskTestTraits
 import Testing
 import KioskTesting
 
 /// The real `kioskd` (headless) on a real broker: commands over MQTT seen through the control
 /// socket, `offline` on SIGTERM, the last will on SIGKILL (KIOSK_SLOW_TESTS=1, see ProcessTests).
-@Suite(.serialized, .enabled(if: slowTests && MQTTTestBroker.available, "set KIOSK_SLOW_TESTS=1 (and install mosquitto) to run the kioskd MQTT process tests"))
+@Suite(.ownThreads, .serialized, .enabled(if: slowTests && MQTTTestBroker.available, "set KIOSK_SLOW_TESTS=1 (and install mosquitto) to run the kioskd MQTT process tests"))
 struct MQTTProcessTests {
     func start(_ d: String, _ broker: MQTTTestBroker, round: Int) throws -> Child? {
         let path = write("""

@@ -2,6 +2,7 @@ import Foundation
 import KioskControl
 import KioskCore
 import KioskDaemon
+import KioskTestTraits
 import Testing
 import KioskTesting
 
@@ -49,7 +50,7 @@ func kioskctl(_ args: [String]) throws -> (Int32, String, String) {
     return (p.terminationStatus, String(decoding: o, as: UTF8.self), String(decoding: e, as: UTF8.self))
 }
 
-@Suite(.serialized, .enabled(if: slowTests, "set KIOSK_SLOW_TESTS=1 to run the kioskd process tests"))
+@Suite(.ownThreads, .serialized, .enabled(if: slowTests, "set KIOSK_SLOW_TESTS=1 to run the kioskd process tests"))
 struct ProcessTests {
     func config(_ dir: String, scenes: String) -> String {
         """

@@ -6,9 +6,10 @@ import KioskPosix
 import Logging
 import NIOConcurrencyHelpers
 import ServiceLifecycle
+import KioskTestTraits
 import Testing
 
-@Suite struct ServiceShutdownTests {
+@Suite(.ownThreads) struct ServiceShutdownTests {
     /// Runs the render loop and control server as a ServiceGroup; once the first frame is on
     /// screen and the socket is in place runs `body`, then stops the group and returns how long
     /// the stop took.

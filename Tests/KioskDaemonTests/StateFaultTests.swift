@@ -6,6 +6,7 @@ import KioskRender
 import KioskScenes
 import KioskTesting
 import Logging
+import KioskTestTraits
 import Testing
 import KioskPosix
 
@@ -70,7 +71,7 @@ final class StateLogLines: @unchecked Sendable {
     }
 }
 
-@Suite struct StateFaultTests {
+@Suite(.ownThreads) struct StateFaultTests {
     /// The trace of one save (over a previous value, or the first one).
     private func stepsOfASave(previous: Bool) throws -> [String] {
         let d = tempDir()

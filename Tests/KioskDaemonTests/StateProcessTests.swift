@@ -2,11 +2,12 @@ import Foundation
 import KioskControl
 import KioskCore
 import KioskDaemon
+import KioskTestTraits
 import Testing
 import KioskTesting
 
 /// The state guarantees with the real `kioskd` binary (KIOSK_SLOW_TESTS=1, see ProcessTests).
-@Suite(.serialized, .enabled(if: slowTests, "set KIOSK_SLOW_TESTS=1 to run the kioskd process tests"))
+@Suite(.ownThreads, .serialized, .enabled(if: slowTests, "set KIOSK_SLOW_TESTS=1 to run the kioskd process tests"))
 struct StateProcessTests {
     func config(state: String, socket: String) -> String {
         """

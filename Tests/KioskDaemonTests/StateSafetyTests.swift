@@ -4,6 +4,7 @@ import KioskCore
 @testable import KioskDaemon
 import KioskScenes
 import Logging
+import KioskTestTraits
 import Testing
 import KioskPosix
 
@@ -37,7 +38,7 @@ func dottedCounters(_ state: StateStore, both: Bool = true) throws -> [CounterSc
 
 let someTime = WallTime(realtimeNs: 1_704_067_200_000_000_000, monotonicNs: 10_000_000_000)
 
-@Suite struct StateSafetyTests {
+@Suite(.ownThreads) struct StateSafetyTests {
     // MARK: distinct counters never share a file
 
     @Test func countersWhoseNamesJoinToTheSameTextKeepTheirOwnValues() throws {

@@ -1,12 +1,13 @@
 import Foundation
 import KioskControl
 import KioskCore
+import KioskTestTraits
 import Testing
 import KioskTesting
 
 /// The real kioskd and kioskctl with a sysfs-shaped tree (KIOSK_SYSFS_ROOT) and a zone file
 /// named by TZ (glibc's ":/path" form) in a test folder. Enabled by KIOSK_SLOW_TESTS=1.
-@Suite(.serialized, .enabled(if: slowTests, "set KIOSK_SLOW_TESTS=1 to run the kioskd process tests"))
+@Suite(.ownThreads, .serialized, .enabled(if: slowTests, "set KIOSK_SLOW_TESTS=1 to run the kioskd process tests"))
 struct WallProcessTests {
     func config(_ dir: String, display: String = "", scenes: String = "[scene.clock]\nkind = \"clock\"") -> String {
         """

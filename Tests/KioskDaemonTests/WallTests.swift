@@ -5,6 +5,7 @@ import KioskCore
 import KioskRender
 import KioskScenes
 import KioskTesting
+import KioskTestTraits
 import Testing
 import KioskPosix
 
@@ -31,7 +32,7 @@ private struct SysTree {
 
 /// The wall panel wired into the daemon: time sync, the brightness schedule and commands, the
 /// backlight writer, against temporary folders standing for /run/systemd/timesync and /sys.
-@Suite struct WallDaemonTests {
+@Suite(.ownThreads) struct WallDaemonTests {
     func daemon(_ dir: String, display extra: String = "", scenes: String? = nil, state: StateStore = MemoryStateStore(),
                 time: TimeSource = SystemTimeSource(), size: Size = Size(width: 320, height: 180),
                 hooks: (inout WallHooks) -> Void = { _ in }) throws -> (Daemon, HeadlessDisplay) {
@@ -290,7 +291,7 @@ private struct SysTree {
     }
 }
 
-@Suite struct WallOrbitWiringTests {
+@Suite(.ownThreads) struct WallOrbitWiringTests {
     /// `[display] pixel_shift` reaches the scene manager at start and on reload.
     @Test func pixelShiftReachesTheManagerAndFollowsAReload() throws {
         let dir = tempDir()
@@ -319,7 +320,7 @@ private struct SysTree {
     }
 }
 
-@Suite struct WallReloadTests {
+@Suite(.ownThreads) struct WallReloadTests {
     /// A reload applies a new brightness schedule at once (one period: all day at that level).
     @Test func reloadAppliesTheBrightnessSchedule() throws {
         let dir = tempDir()

@@ -1,10 +1,11 @@
+import KioskTestTraits
 import Testing
 import KioskCore
 import Logging
 import KioskPosix
 @testable import KioskInput
 
-@Suite struct InputMapperTests {
+@Suite(.ownThreads) struct InputMapperTests {
     func mapper(_ rotation: Rotation = .r0, calibration: [Double] = InputTransform.identity, pointerAsTouch: Bool = true) throws -> InputMapper {
         InputMapper(transform: try InputTransform(calibration: calibration, rotation: rotation), pointerAsTouch: pointerAsTouch)
     }
@@ -158,7 +159,7 @@ import KioskPosix
     }
 }
 
-@Suite struct LibInputSourceTests {
+@Suite(.ownThreads) struct LibInputSourceTests {
     @Test func badCalibrationIsAConfigError() throws {
         let loop = try EventLoop()
         #expect(throws: KioskError.config("calibration matrix needs 6 numbers (a b c d e f, as in LIBINPUT_CALIBRATION_MATRIX), got 3")) {

@@ -1,3 +1,4 @@
+import KioskTestTraits
 import Testing
 import Glibc
 import Foundation
@@ -88,7 +89,9 @@ private final class FakeLogind {
               sd_bus_message_read_basic(m, CChar(UInt8(ascii: "u")), &value) >= 0 else { return -EINVAL }
         calls.append("\(iface).\(member)(\(String(cString: subsystem!)), \(String(cString: name!)), \(value))")
         if refuse {
-            sd_bus_error_set_const(retError, "org.freedesktop.DBus.Error.AccessDenied", "Not in control of the session")
+            // sd_bus_error_set copies both strings: Swift's C strings for the call live only
+            // during the call, and `_set_const` would keep pointers to them.
+            sd_bus_error_set(retError, "org.freedesktop.DBus.Error.AccessDenied", "Not in control of the session")
             return -EACCES
         }
         var reply: OpaquePointer?
@@ -98,7 +101,7 @@ private final class FakeLogind {
     }
 }
 
-@Suite struct LogindBacklightTests {
+@Suite(.ownThreads) struct LogindBacklightTests {
     private func runUntil(_ loop: EventLoop, _ done: () -> Bool) throws {
         let start = nowNanos(.monotonic)
         while !done() && nowNanos(.monotonic) - start < 10_000_000_000 { try loop.runOnce(timeoutMs: 1000) }
@@ -149,7 +152,7 @@ private final class FakeLogind {
 
 }
 
-@Suite struct BacklightSetupTests {
+@Suite(.ownThreads) struct BacklightSetupTests {
     /// root/sys/class/backlight/panel with max_brightness 255.
     private func fakeTree() throws -> String {
         var template = Array("/tmp/k-wall-XXXXXX".utf8CString)

@@ -1,10 +1,11 @@
+import KioskTestTraits
 import Testing
 import Glibc
 
 @testable import KioskPosix
 import KioskCore
 
-@Suite struct EventLoopTests {
+@Suite(.ownThreads) struct EventLoopTests {
     @Test func timersFireInDeadlineOrderAndStopRuns() throws {
         let loop = try EventLoop()
         var fired: [Int] = []

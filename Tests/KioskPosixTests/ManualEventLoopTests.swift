@@ -1,3 +1,4 @@
+import KioskTestTraits
 import Testing
 import KioskCore
 import KioskTesting
@@ -6,7 +7,7 @@ import KioskPosix
 /// The virtual-time loop that scene and controller tests run on must keep the real loop's rules:
 /// due timers fire in deadline order across both clocks, each with the clocks at its deadline;
 /// a cancelled timer never fires; setting the wall clock fires realtime timers as changed.
-@Suite struct ManualEventLoopTests {
+@Suite(.ownThreads) struct ManualEventLoopTests {
     @Test func timersFireInDeadlineOrderAtTheirOwnTime() throws {
         let loop = ManualEventLoop(monotonic: 0, realtime: 1_000)
         var log: [String] = []

@@ -1,3 +1,4 @@
+import KioskTestTraits
 import Testing
 import Glibc
 import Foundation
@@ -27,7 +28,7 @@ private final class FakeKernel {
     var reading = KernelClockReading.unsynchronized
 }
 
-@Suite struct TimeSyncTests {
+@Suite(.ownThreads) struct TimeSyncTests {
     @Test(arguments: [
         (KernelClockReading(result: TIME_OK, status: STA_PLL), true),
         (KernelClockReading(result: TIME_OK, status: 0), true),
@@ -205,7 +206,7 @@ private let localOffsetIsZero: Bool = {
 /// Changes the process's TZ: one test at a time, and only between zones at UTC+0 (UTC and GMT
 /// differ in their abbreviation alone), so other tests reading the local zone meanwhile see the
 /// same offset. On a machine whose zone is not at UTC+0 they would not: the suite is skipped there.
-@Suite(.serialized, .enabled(if: localOffsetIsZero, "changes TZ between UTC+0 zones only")) struct TimeZoneReloadTests {
+@Suite(.ownThreads, .serialized, .enabled(if: localOffsetIsZero, "changes TZ between UTC+0 zones only")) struct TimeZoneReloadTests {
     private func abbreviation() -> String {
         var t = time(nil)
         var tmv = tm()

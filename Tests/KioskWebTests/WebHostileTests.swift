@@ -4,11 +4,12 @@ import KioskCore
 @testable import KioskDaemon
 import KioskPosix
 @testable import KioskWeb
+import KioskTestTraits
 import Testing
 
 /// Nothing the web server receives stops the render loop: after each attack the daemon still
 /// answers `status` on the control socket and frames keep coming.
-@Suite(.serialized) struct WebHostileTests {
+@Suite(.ownThreads, .serialized) struct WebHostileTests {
     func expectAlive(_ k: WebKiosk, _ what: String, sourceLocation: Testing.SourceLocation = #_sourceLocation) async throws {
         let status = try await k.ctl(.status)
         #expect(status.status == 200, "\(what): status", sourceLocation: sourceLocation)
