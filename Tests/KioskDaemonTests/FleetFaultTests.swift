@@ -48,6 +48,7 @@ func fleetSpawn(_ path: String, _ args: [String], stdout: String = "/dev/null", 
     defer { posix_spawn_file_actions_destroy(&actions) }
     posix_spawn_file_actions_addopen(&actions, 1, stdout, O_WRONLY | O_CREAT | O_APPEND, 0o644)
     posix_spawn_file_actions_addopen(&actions, 2, stderr, O_WRONLY | O_CREAT | O_APPEND, 0o644)
+    closeInheritedDescriptors(&actions)
     let argv: [UnsafeMutablePointer<CChar>?] = ([path] + args).map { strdup($0) } + [nil]
     defer { for a in argv { free(a) } }
     // Signals as a fresh process has them (the test runner may block or ignore some).
