@@ -56,10 +56,7 @@ struct DescriptorExhaustionTests {
     /// What kioskd's descriptors are, for failure messages: each target kind with its count, and
     /// the state of its Unix sockets (from /proc/net/unix: "03" connected, "01" unconnected).
     func describeDescriptors(_ pid: Int32) -> String {
-        let dir = "/proc/\(pid)/fd"
-        let targets = ((try? FileManager.default.contentsOfDirectory(atPath: dir)) ?? []).compactMap {
-            try? FileManager.default.destinationOfSymbolicLink(atPath: "\(dir)/\($0)")
-        }
+        let targets = descriptorTargets(pid).map(\.target)
         var kinds: [String: Int] = [:]
         var inodes = Set<String>()
         for t in targets {

@@ -103,3 +103,14 @@ func closeInheritedDescriptors(_ actions: inout posix_spawn_file_actions_t) {
     let rc = glibcAddCloseFrom(&actions, 3)
     precondition(rc == 0, "posix_spawn_file_actions_addclosefrom_np failed: errno \(rc)")
 }
+
+/// The descriptors a process holds, by number, each with what it refers to (the link in
+/// /proc/PID/fd, e.g. "socket:[1234]" or a path).
+func descriptorTargets(_ pid: pid_t) -> [(fd: Int32, target: String)] {
+    let dir = "/proc/\(pid)/fd"
+    let names = (try? FileManager.default.contentsOfDirectory(atPath: dir)) ?? []
+    return names.compactMap { name in
+        guard let fd = Int32(name), let target = try? FileManager.default.destinationOfSymbolicLink(atPath: "\(dir)/\(name)") else { return nil }
+        return (fd, target)
+    }.sorted { $0.fd < $1.fd }
+}
