@@ -38,6 +38,8 @@ let package = Package(
         .systemLibrary(name: "CMosquitto", providers: [.apt(["libmosquitto-dev"])]),
         .systemLibrary(name: "CQRencode", providers: [.apt(["libqrencode-dev"])]),
         .target(name: "CKioskShims", linkerSettings: [.linkedLibrary("dl")]),
+        // libinput's va_list log handler, formatted in C (KioskInput links libinput anyway).
+        .target(name: "CKioskInputShims", dependencies: ["CLibInput"]),
         // adjtimex and inotify headers (C library, nothing to link).
         .systemLibrary(name: "CTimex"),
         // sd-bus (libsystemd): the logind session's SetBrightness.
@@ -57,7 +59,7 @@ let package = Package(
         // libudev for DRM and input: enumeration, the hotplug monitor, reference ownership.
         .target(name: "KioskUdev", dependencies: ["KioskCore", "KioskPosix", "CUdev"]),
         .target(name: "KioskDRM", dependencies: ["KioskCore", "KioskPosix", "KioskUdev", "CDRM", "CKioskShims", .product(name: "Logging", package: "swift-log")]),
-        .target(name: "KioskInput", dependencies: ["KioskCore", "KioskPosix", "KioskUdev", "CLibInput", .product(name: "Logging", package: "swift-log")]),
+        .target(name: "KioskInput", dependencies: ["KioskCore", "KioskPosix", "KioskUdev", "CLibInput", "CKioskInputShims", .product(name: "Logging", package: "swift-log")]),
         // The control protocol: commands, routes, JSON answers and the client. No hardware, no
         // drawing: kioskctl links only this.
         .target(name: "KioskControl", dependencies: [
@@ -154,7 +156,7 @@ let package = Package(
         .testTarget(name: "KioskRenderTests", dependencies: ["KioskRender", "KioskTesting"]),
         .testTarget(name: "KioskScenesTests", dependencies: ["KioskScenes", "KioskPosix", "KioskTesting"]),
         .testTarget(name: "KioskDRMTests", dependencies: ["KioskDRM", "KioskDRMTesting", "KioskPosix", "KioskTesting", "KioskRender", "KioskScenes"]),
-        .testTarget(name: "KioskInputTests", dependencies: ["KioskTestTraits", "KioskInput", "KioskPosix"]),
+        .testTarget(name: "KioskInputTests", dependencies: ["KioskTestTraits", "KioskInput", "KioskPosix", "CKioskInputShims"]),
         .testTarget(name: "KioskDaemonTests", dependencies: ["KioskTestTraits", "KioskDaemon", "KioskControl", "KioskPosix", "KioskTesting", "KioskMQTT", "CKioskShims"]),
         .testTarget(name: "KioskWebTests", dependencies: ["KioskTestTraits", "KioskWeb", "KioskDaemon", "KioskControl", "KioskCore", "KioskPosix", "KioskTesting",
                                                     .product(name: "NIOEmbedded", package: "swift-nio")]),

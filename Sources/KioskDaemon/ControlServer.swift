@@ -169,10 +169,13 @@ public final class ControlServer: Sendable {
             throw KioskError.control("another kioskd is already listening on \(path)")
         }
         var template = Array("\(dir)/.kioskd-XXXXXX".utf8CString)
-        guard let made = template.withUnsafeMutableBufferPointer({ mkdtemp($0.baseAddress!) }) else {
+        // The name is read inside the closure: the array's storage is only valid there (read
+        // after it, the optimizer may already have freed it — an aarch64 release build did).
+        guard let tmpDir = template.withUnsafeMutableBufferPointer({ buf -> String? in
+            mkdtemp(buf.baseAddress!).map { String(cString: $0) }
+        }) else {
             throw Posix.error("mkdtemp", path: "\(dir)/.kioskd-XXXXXX", errno: errno)
         }
-        let tmpDir = String(cString: made)
         // mkdtemp gives 0700 & ~umask; make sure it is exactly 0700.
         chmod(tmpDir, 0o700)
         let tmpPath = "\(tmpDir)/s"

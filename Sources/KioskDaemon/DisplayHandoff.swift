@@ -61,7 +61,7 @@ final class DisplayHandoff: Sendable {
     private static func takeVT(logger: Logger) -> Int32? {
         var mode = vt_mode()
         guard isatty(0) == 1, ioctl(0, UInt(VT_GETMODE), &mode) == 0 else { return nil }
-        mode.mode = CChar(VT_PROCESS)
+        mode.mode = .init(VT_PROCESS)
         mode.relsig = Int16(SIGUSR1)
         mode.acqsig = Int16(SIGUSR2)
         guard ioctl(0, UInt(VT_SETMODE), &mode) == 0 else {
@@ -78,7 +78,7 @@ final class DisplayHandoff: Sendable {
     func restore() {
         guard let vt = vtFD.withLockedValue({ $0 }) else { return }
         var mode = vt_mode()
-        mode.mode = CChar(VT_AUTO)
+        mode.mode = .init(VT_AUTO)
         _ = ioctl(vt, UInt(VT_SETMODE), &mode)
         _ = ioctl(vt, UInt(KDSETMODE), Int32(KD_TEXT))
     }

@@ -2,6 +2,7 @@
 import Glibc
 #endif
 import CLibInput
+import CKioskInputShims
 import KioskCore
 import KioskUdev
 import Logging
@@ -114,12 +115,9 @@ public final class LibInputSource: InputSource {
             throw KioskError.input("libinput_udev_create_context failed")
         }
         self.li = li
-        libinput_log_set_handler(li, { li, priority, format, args in
-            guard let li, let format, let args, let user = libinput_get_user_data(li) else { return }
-            var buf = [CChar](repeating: 0, count: 512)
-            _ = vsnprintf(&buf, buf.count, format, args)
-            var msg = String(decoding: buf.prefix(while: { $0 != 0 }).map { UInt8(bitPattern: $0) }, as: UTF8.self)
-            while msg.last == "\n" { msg.removeLast() }
+        kiosk_libinput_set_log_sink(li, { user, priority, message in
+            guard let user, let message else { return }
+            let msg = String(cString: message)
             let me = Unmanaged<LibInputSource>.fromOpaque(user).takeUnretainedValue()
             switch priority {
             case LIBINPUT_LOG_PRIORITY_ERROR: me.logger.error("libinput: \(msg)")
