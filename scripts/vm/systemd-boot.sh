@@ -25,6 +25,10 @@ ksb_repo=$(sed -n 's/.*kiosk\.repo=\([^ ]*\).*/\1/p' /proc/cmdline)
 mount -t tmpfs -o mode=1777 tmpfs "$R/tmp"
 mount -t tmpfs -o mode=1777 tmpfs "$R/var/tmp"
 case "$ksb_repo" in /tmp/*|/var/tmp/*) mkdir -p "$R$ksb_repo"; mount -o bind "/host$ksb_repo" "$R$ksb_repo" ;; esac
+# The checkout as a share of its own (aarch64 root): the overlay shows only the lower root.
+case "$ksb_repo" in /tmp/*|/var/tmp/*) ;; *)
+  if mountpoint -q "/host$ksb_repo"; then mount -o bind "/host$ksb_repo" "$R$ksb_repo"; fi ;;
+esac
 # Container markers in the host root would make systemd run in container mode (no udev, no
 # systemd.unit=, …): this is a VM.
 rm -f "$R/.dockerenv" "$R/run/.containerenv"
@@ -46,7 +50,7 @@ for u in systemd-remount-fs.service systemd-timesyncd.service systemd-firstboot.
     systemd-machine-id-commit.service systemd-binfmt.service systemd-update-utmp.service \
     systemd-pstore.service systemd-hwdb-update.service ldconfig.service timers.target \
     remote-fs.target swap.target cryptsetup.target getty.target console-getty.service \
-    serial-getty@ttyS0.service serial-getty@ttyS1.service e2scrub_reap.service \
+    serial-getty@ttyS0.service serial-getty@ttyS1.service serial-getty@ttyAMA0.service e2scrub_reap.service \
     apt-daily.timer apt-daily-upgrade.timer fstrim.timer; do
     ln -sf /dev/null "$S/$u"
 done

@@ -3,6 +3,10 @@ shared read-only over 9p, runs a guest shell script, and lets a host-side check 
 it (console markers guest -> host, a second serial port host -> guest, QMP for screendumps,
 input events and device hotplug).
 
+Two guest architectures: x86_64 (default: q35, the host's own root) and aarch64 (`virt`, a
+Debian 13 arm64 root built by arm64-root.sh and cached, with the checkout exported as a second
+9p share at its own path; the host's answers go over a virtio-serial port).
+
 A scenario is a guest script (bash, runs chrooted into the host root inside the VM) plus a
 host-side check function. Register scenarios with the `scenario` decorator from any
 `scripts/vm/scenarios*.py` file; `vmtest.py` imports them all. See README.md.
@@ -69,6 +73,43 @@ def _run(cmd: list[str], **kw) -> subprocess.CompletedProcess:
     if r.returncode != 0:
         raise VMError(f"{' '.join(cmd)} failed ({r.returncode}): {r.stderr.strip()[-800:]}")
     return r
+
+
+@dataclass(frozen=True)
+class Arch:
+    """What differs between the guest architectures."""
+    name: str
+    qemu: list[str]          # QEMU binary and machine
+    console: str             # the kernel console (serial port logged to console.log)
+    kernel_args: str         # always on the kernel command line
+    ctl_serial: bool         # host answers on a second serial port (else a virtio-serial port)
+
+
+ARCHES = {
+    # no_timer_check: on a loaded host the emulated guest can miss the IO-APIC timer check.
+    "x86_64": Arch("x86_64", ["qemu-system-x86_64", "-machine", "q35"], "ttyS0", "no_timer_check", True),
+    # `virt` has one PL011 UART; cortex-a72 is quicker under TCG than `max` (no pointer
+    # authentication to emulate). KIOSK_VM_CPU overrides it.
+    "aarch64": Arch("aarch64", ["qemu-system-aarch64", "-machine", "virt",
+                                "-cpu", os.environ.get("KIOSK_VM_CPU", "cortex-a72")], "ttyAMA0", "", False),
+}
+# The virtio-serial port the aarch64 guest reads the host's answers from (guest/lib/common.sh).
+CTL_PORT = "kiosk.ctl"
+ARM64_ROOT_SCRIPT = os.path.join(REPO, "scripts", "vm", "arm64-root.sh")
+
+
+def arch_of(name: str) -> Arch:
+    if name not in ARCHES:
+        raise VMError(f"unknown arch {name!r} (known: {', '.join(ARCHES)})")
+    return ARCHES[name]
+
+
+def arm64_root() -> str:
+    """The cached Debian 13 arm64 root (built by arm64-root.sh when missing)."""
+    r = subprocess.run([ARM64_ROOT_SCRIPT], stdout=subprocess.PIPE, text=True)
+    if r.returncode != 0 or not r.stdout.strip():
+        raise VMError(f"{ARM64_ROOT_SCRIPT} failed ({r.returncode})")
+    return r.stdout.strip().splitlines()[-1]
 
 
 def kernel_package_name() -> str:
@@ -154,29 +195,42 @@ INIT_SCRIPT = guest_file("init.sh")  # the initramfs /init (busybox sh)
 @dataclass
 class Artifacts:
     kernel_version: str
-    vmlinux: str
+    vmlinux: str                 # the kernel QEMU boots (x86: the extracted ELF; aarch64: the Image)
     initramfs: str
+    arch: str = "x86_64"
+    root: str = "/"              # the root file system exported to the guest over 9p
 
 
-def prepare(work: str = WORK) -> Artifacts:
+def prepare(work: str = WORK, arch: str = "x86_64") -> Artifacts:
     """Fetches and unpacks the kernel, builds vmlinux and the initramfs; cached in `work`.
+    aarch64: the arm64 root first (arm64-root.sh, cached), whose /kernel/ holds the kernel package
+    and whose busybox goes into the initramfs.
 
     Safe to call from several processes at once (a lock file serialises the build)."""
+    arch_of(arch)
     os.makedirs(work, exist_ok=True)
+    root = arm64_root() if arch == "aarch64" else "/"
     with open(os.path.join(work, ".lock"), "w") as lockf:
         fcntl.flock(lockf, fcntl.LOCK_EX)
-        pkg = kernel_package_name()
+        if arch == "aarch64":
+            pkg = open(os.path.join(root, "kernel", "package")).read().strip()
+            debdir = os.path.join(root, "kernel")
+        else:
+            pkg = kernel_package_name()
+            debdir = work
         kver = pkg[len("linux-image-"):]
         kdir = os.path.join(work, "kernel-" + kver)
         vmlinux = os.path.join(work, f"vmlinux-{kver}")
+        if arch == "aarch64":
+            vmlinux = os.path.join(kdir, "boot", f"vmlinuz-{kver}")  # a raw arm64 Image
         if not os.path.exists(os.path.join(kdir, "lib", "modules", kver, "modules.dep")):
-            debs = glob.glob(os.path.join(work, f"{pkg}_*.deb"))
-            if not debs:
+            debs = glob.glob(os.path.join(debdir, f"{pkg}_*.deb"))
+            if not debs and arch == "x86_64":
                 log(f"apt-get download {pkg}")
                 _run(["apt-get", "download", pkg], cwd=work)
                 debs = glob.glob(os.path.join(work, f"{pkg}_*.deb"))
             if not debs:
-                raise VMError(f"apt-get download {pkg} produced no .deb in {work}")
+                raise VMError(f"no {pkg}_*.deb in {debdir}")
             tmp = kdir + ".tmp"
             shutil.rmtree(tmp, ignore_errors=True)
             _run(["dpkg-deb", "-x", debs[0], tmp])
@@ -184,39 +238,53 @@ def prepare(work: str = WORK) -> Artifacts:
             shutil.rmtree(kdir, ignore_errors=True)
             os.replace(tmp, kdir)
         if not os.path.exists(vmlinux):
+            if arch == "aarch64":
+                raise VMError(f"{vmlinux} missing from the kernel package")
             log("extracting vmlinux")
             extract_vmlinux(os.path.join(kdir, "boot", f"vmlinuz-{kver}"), vmlinux)
 
         moddir = os.path.join(kdir, "lib", "modules", kver)
         mods = _module_closure(moddir, GUEST_MODULES)
         busybox = shutil.which("busybox") or "/bin/busybox"
+        list_cmd = [busybox, "--list"]
+        if arch == "aarch64":
+            busybox = os.path.join(root, "usr", "bin", "busybox")
+            list_cmd = ["qemu-aarch64-static", busybox, "--list"]
         key = hashlib.sha256(("\n".join(mods) + INIT_SCRIPT + kver + str(os.path.getsize(busybox))).encode()).hexdigest()[:12]
         initramfs = os.path.join(work, f"initramfs-{kver}-{key}.cpio.gz")
         if not os.path.exists(initramfs):
             log("building initramfs")
-            root = tempfile.mkdtemp(prefix="initramfs-", dir=work)
+            iroot = tempfile.mkdtemp(prefix="initramfs-", dir=work)
             try:
                 for d in ["bin", "sbin", "proc", "sys", "dev", "host", "lib/modules", "etc"]:
-                    os.makedirs(os.path.join(root, d), exist_ok=True)
-                shutil.copy2(busybox, os.path.join(root, "bin", "busybox"))
-                applets = _run([busybox, "--list"]).stdout.split()
+                    os.makedirs(os.path.join(iroot, d), exist_ok=True)
+                shutil.copy2(busybox, os.path.join(iroot, "bin", "busybox"))
+                applets = _run(list_cmd).stdout.split()
                 for a in applets:
-                    p = os.path.join(root, "bin", a)
+                    p = os.path.join(iroot, "bin", a)
                     if not os.path.exists(p):
                         os.symlink("busybox", p)
+                loaded = []
                 for m in mods:
-                    dst = os.path.join(root, "lib", "modules", m)
+                    # busybox insmod takes plain .ko files (trixie's modules are .ko.xz).
+                    plain = m[:-3] if m.endswith(".xz") else m
+                    dst = os.path.join(iroot, "lib", "modules", plain)
                     os.makedirs(os.path.dirname(dst), exist_ok=True)
-                    shutil.copy2(os.path.join(moddir, m), dst)
-                with open(os.path.join(root, "modules.order"), "w") as f:
-                    f.write("\n".join(mods) + "\n")
-                with open(os.path.join(root, "init"), "w") as f:
+                    if plain != m:
+                        with lzma.open(os.path.join(moddir, m)) as src, open(dst, "wb") as out_f:
+                            shutil.copyfileobj(src, out_f)
+                    else:
+                        shutil.copy2(os.path.join(moddir, m), dst)
+                    loaded.append(plain)
+                with open(os.path.join(iroot, "modules.order"), "w") as f:
+                    f.write("\n".join(loaded) + "\n")
+                with open(os.path.join(iroot, "init"), "w") as f:
                     f.write(INIT_SCRIPT)
-                os.chmod(os.path.join(root, "init"), 0o755)
+                os.chmod(os.path.join(iroot, "init"), 0o755)
                 tmp = initramfs + ".tmp"
                 with open(tmp, "wb") as out:
-                    find = subprocess.Popen(["find", "."], cwd=root, stdout=subprocess.PIPE)
-                    cpio = subprocess.Popen(["cpio", "-o", "-H", "newc", "--quiet"], cwd=root,
+                    find = subprocess.Popen(["find", "."], cwd=iroot, stdout=subprocess.PIPE)
+                    cpio = subprocess.Popen(["cpio", "-o", "-H", "newc", "--quiet"], cwd=iroot,
                                             stdin=find.stdout, stdout=subprocess.PIPE)
                     gz = subprocess.Popen(["gzip", "-1"], stdin=cpio.stdout, stdout=out)
                     find.stdout.close()
@@ -225,8 +293,8 @@ def prepare(work: str = WORK) -> Artifacts:
                         raise VMError("building the initramfs cpio failed")
                 os.replace(tmp, initramfs)
             finally:
-                shutil.rmtree(root, ignore_errors=True)
-        return Artifacts(kver, vmlinux, initramfs)
+                shutil.rmtree(iroot, ignore_errors=True)
+        return Artifacts(kver, vmlinux, initramfs, arch, root)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -608,24 +676,37 @@ class Session:
             f.write("mark scenario-done\n")
         for suffix in (".in", ".out"):
             os.mkfifo(self.ctl_path + suffix)
-        append = f"console=ttyS0 loglevel=4 panic=-1 no_timer_check kiosk.script={script} kiosk.repo={REPO}"
+        arch = arch_of(self.arts.arch)
+        append = f"console={arch.console} loglevel=4 panic=-1 {arch.kernel_args} kiosk.script={script} kiosk.repo={REPO}"
         if self.sc.boot:
             append += f" kiosk.boot={self.sc.boot}"
-        args = ["qemu-system-x86_64", "-accel", "tcg", "-machine", "q35", "-m", "1024", "-smp", "2",
-                "-nodefaults", "-no-user-config", "-display", "none",
-                "-kernel", self.arts.vmlinux, "-initrd", self.arts.initramfs,
-                "-append", append,
-                "-virtfs", "local,path=/,mount_tag=hostroot,security_model=none,readonly=on,multidevs=remap",
-                "-serial", f"file:{self.console_path}",
-                "-chardev", f"pipe,id=ctl,path={self.ctl_path}", "-serial", "chardev:ctl",
-                "-qmp", f"unix:{self.qmp_path},server=on,wait=off", "-no-reboot"]
+        args = arch.qemu + ["-accel", "tcg", "-m", "1024", "-smp", "2",
+                            "-nodefaults", "-no-user-config", "-display", "none",
+                            "-kernel", self.arts.vmlinux, "-initrd", self.arts.initramfs,
+                            "-append", append,
+                            "-virtfs", f"local,path={self.arts.root},mount_tag=hostroot,security_model=none,readonly=on,multidevs=remap",
+                            "-serial", f"file:{self.console_path}",
+                            "-chardev", f"pipe,id=ctl,path={self.ctl_path}"]
+        if arch.ctl_serial:
+            args += ["-serial", "chardev:ctl"]
+        else:
+            args += ["-device", "virtio-serial-pci,id=kctl",
+                     "-device", f"virtserialport,bus=kctl.0,chardev=ctl,name={CTL_PORT}"]
+        if self.arts.root != "/":
+            # The checkout at its own path in the guest (init.sh mounts this share there).
+            args[args.index("-append") + 1] += " kiosk.reposhare=1"
+            args += ["-virtfs", f"local,path={REPO},mount_tag=repo,security_model=none,readonly=on,multidevs=remap"]
+        args += ["-qmp", f"unix:{self.qmp_path},server=on,wait=off", "-no-reboot"]
         if self.sc.display != "none":
             args += ["-device", self.sc.display]
         args += self.sc.qemu_args
         args += self.extra_qemu_args
-        if self.sc.kernel_args:
-            args[args.index("-append") + 1] += " " + self.sc.kernel_args
-        log(f"{self.sc.name}: starting QEMU ({self.sc.display})")
+        kargs = self.sc.kernel_args
+        if arch.name != "x86_64":
+            kargs = " ".join(a for a in kargs.split() if a != NO_TIMER_CHECK)  # an x86 option
+        if kargs:
+            args[args.index("-append") + 1] += " " + kargs
+        log(f"{self.sc.name}: starting QEMU ({self.arts.arch}, {self.sc.display})")
         self.t_start = time.monotonic()
         self.proc = subprocess.Popen(args, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
                                      stderr=subprocess.STDOUT)
@@ -849,12 +930,17 @@ def _q(s: str) -> str:
     return "'" + s.replace("'", "'\\''") + "'"
 
 
-def run_scenario(sc: Scenario, kioskd: str, vmtool: str, keep: bool = False) -> dict:
+def run_scenario(sc: Scenario, kioskd: str, vmtool: str, keep: bool = False, arch: str = "x86_64") -> dict:
     """Boots a VM for `sc`, runs its check, always kills QEMU; returns a result dict."""
     for name, path in (("kioskd", kioskd), ("kiosk-vmtool", vmtool)):
         if (path.startswith("/tmp/") or path == "/tmp") and not os.path.realpath(path).startswith(REPO + "/"):
             raise VMError(f"{name} at {path}: the guest mounts a tmpfs on /tmp; use a path in the checkout ({REPO})")
-    arts = prepare()
+        if arch != "x86_64" and not os.path.realpath(path).startswith(REPO + "/"):
+            raise VMError(f"{name} at {path}: the {arch} guest sees only its root and the checkout ({REPO})")
+    arts = prepare(arch=arch)
+    if arts.root != "/":
+        # The mount point of the checkout's share (init.sh); the root is otherwise left as built.
+        os.makedirs(arts.root + REPO, exist_ok=True)
     # One VM at a time on this machine (TCG wants both cores; parallel test suites would
     # otherwise boot several at once). KIOSK_VM_PARALLEL=1 turns this off.
     lockf = None

@@ -3,6 +3,7 @@
 
   python3 scripts/vm/vmtest.py --list
   python3 scripts/vm/vmtest.py --scenario boot-smoke [--scenario …] [--kioskd .build/debug/kioskd]
+  python3 scripts/vm/vmtest.py --arch aarch64 --kioskd PATH --vmtool PATH --scenario …
 
 Exit status 0 when every scenario passed, 1 otherwise, 2 for usage errors.
 """
@@ -25,7 +26,12 @@ def main() -> int:
     p.add_argument("--vmtool", default=None, help="kiosk-vmtool binary (default: next to --kioskd)")
     p.add_argument("--keep", action="store_true", help="keep vm/work/run-* directories (console, screendumps)")
     p.add_argument("--prepare", action="store_true", help="only fetch the kernel and build the initramfs")
+    p.add_argument("--arch", default=os.environ.get("KIOSK_VM_ARCH", "x86_64"), choices=sorted(vmharness.ARCHES),
+                   help="guest architecture (aarch64: the cached Debian 13 arm64 root, scripts/vm/arm64-root.sh)")
+    p.add_argument("--deb", default=None, help="kioskd .deb for the package scenarios (sets KIOSK_DEB)")
     a = p.parse_args()
+    if a.deb:
+        os.environ["KIOSK_DEB"] = os.path.realpath(a.deb)
 
     scenarios = vmharness.load_scenarios()
     if a.list:
@@ -33,8 +39,11 @@ def main() -> int:
             print(f"{name:28} {sc.display:16} {sc.description}")
         return 0
     if a.prepare:
-        arts = vmharness.prepare()
-        print(json.dumps({"kernel": arts.kernel_version, "vmlinux": arts.vmlinux, "initramfs": arts.initramfs}))
+        t0 = time.monotonic()
+        arts = vmharness.prepare(arch=a.arch)
+        print(json.dumps({"arch": arts.arch, "kernel": arts.kernel_version, "vmlinux": arts.vmlinux,
+                          "initramfs": arts.initramfs, "root": arts.root,
+                          "prepare_s": round(time.monotonic() - t0, 2)}))
         return 0
     names = a.scenario
     if names == ["all"]:
@@ -51,9 +60,10 @@ def main() -> int:
     t0 = time.monotonic()
     for n in names:
         try:
-            res = vmharness.run_scenario(scenarios[n], kioskd, vmtool, keep=a.keep)
+            res = vmharness.run_scenario(scenarios[n], kioskd, vmtool, keep=a.keep, arch=a.arch)
         except vmharness.VMError as e:
             res = {"scenario": n, "ok": False, "failures": [str(e)], "results": {}}
+        res["arch"] = a.arch
         ok = ok and res["ok"]
         tail = res.pop("console_tail", None)
         if not res["ok"] and tail:

@@ -10,6 +10,13 @@ mkdir -p /host
 if ! mount -t 9p -o trans=virtio,version=9p2000.L,ro,cache=loose hostroot /host; then
   echo "@@KIOSK:harness-error:9p mount failed@@"; poweroff -f
 fi
+# aarch64: the guest root is not the host's, so the checkout comes as a second share, mounted at
+# its own path (the harness made the mount point in the root).
+repo=$(sed -n 's/.*kiosk\.repo=\([^ ]*\).*/\1/p' /proc/cmdline)
+if grep -q 'kiosk\.reposhare=1' /proc/cmdline \
+    && ! mount -t 9p -o trans=virtio,version=9p2000.L,ro,cache=loose repo "/host$repo"; then
+  echo "@@KIOSK:harness-error:9p mount of the checkout failed@@"; poweroff -f
+fi
 # A scenario's boot hook (busybox sh, sourced with the host root on /host) may take over here,
 # e.g. exec switch_root into an overlay of the host root with systemd as init.
 boot=$(sed -n 's/.*kiosk\.boot=\([^ ]*\).*/\1/p' /proc/cmdline)
@@ -20,7 +27,6 @@ mount -t proc proc /host/proc
 mount -t sysfs sys /host/sys
 mount -t tmpfs tmpfs /host/run
 # The guest gets a scratch /tmp; a checkout that lives under the host's /tmp stays visible at its path.
-repo=$(sed -n 's/.*kiosk\.repo=\([^ ]*\).*/\1/p' /proc/cmdline)
 case "$repo" in /tmp/*) mkdir -p /keep; mount -o bind "/host$repo" /keep ;; esac
 mount -t tmpfs tmpfs /host/tmp
 case "$repo" in /tmp/*) mkdir -p "/host$repo"; mount -o bind /keep "/host$repo" ;; esac

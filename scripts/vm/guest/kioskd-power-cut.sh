@@ -7,7 +7,9 @@ read -r -a reply <<< "$HOST_REPLY"
 set -- "${reply[@]}"
 MODE=${1:-} PRELOAD=""
 # Checking the check: with "eatmydata" every fsync of kioskd is a no-op, and cuts must lose values.
-[ "${2:-}" = eatmydata ] && PRELOAD=/usr/lib/x86_64-linux-gnu/libeatmydata.so
+if [ "${2:-}" = eatmydata ]; then
+  for lib in /usr/lib/*-linux-gnu/libeatmydata.so*; do [ -e "$lib" ] && PRELOAD=$lib && break; done
+fi
 wait_for_file /dev/vda 30 || { mark pc-error "no /dev/vda"; exit 1; }
 mkdir -p /tmp/pc
 if ! mount -t ext4 /dev/vda /tmp/pc; then mark pc-error "mount failed: $(dmesg | tail -n 5 | tr '\n@' ' _')"; exit 1; fi

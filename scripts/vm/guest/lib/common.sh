@@ -40,12 +40,22 @@ console_banner() {
   printf '0123456789 ABCDEFGHIJKLMNOPQRSTUVWXYZ abcdefghijklmnopqrstuvwxyz\n' > /dev/tty1
 }
 
-# The host answers on the second serial port, kept open (fd 5) for the whole script: the 8250
-# driver clears its receive FIFO whenever the port is opened, so a line the host sent while it
-# was closed would be lost. Both preludes call this once.
+# The host answers on the second serial port (x86) or on the virtio-serial port kiosk.ctl
+# (aarch64: `virt` has one UART), kept open (fd 5) for the whole script: the 8250 driver clears
+# its receive FIFO whenever the port is opened, so a line the host sent while it was closed would
+# be lost. Both preludes call this once.
+host_port() {
+  local d
+  for d in /sys/class/virtio-ports/vport*; do
+    if [ "$(cat "$d/name" 2>/dev/null)" = kiosk.ctl ]; then echo "/dev/${d##*/}"; return; fi
+  done
+  echo /dev/ttyS1
+}
 open_host_port() {
-  stty -F /dev/ttyS1 raw -echo 2>/dev/null
-  exec 5</dev/ttyS1
+  local port
+  port=$(host_port)
+  if [ "$port" = /dev/ttyS1 ]; then stty -F /dev/ttyS1 raw -echo 2>/dev/null; fi
+  exec 5<"$port"
 }
 # wait_host [TIMEOUT]: waits for one line from the host into $HOST_REPLY.
 wait_host() {
