@@ -27,10 +27,3 @@ void kiosk_libinput_set_log_sink(struct libinput *li, kiosk_libinput_log_sink si
     current_sink = sink;
     libinput_log_set_handler(li, handler);
 }
-
-void kiosk_libinput_format_log(char *out, unsigned long size, const char *format, ...) {
-    va_list args;
-    va_start(args, format);
-    format_message(out, size, format, args);
-    va_end(args);
-}

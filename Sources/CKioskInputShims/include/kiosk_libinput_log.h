@@ -12,7 +12,4 @@ typedef void (*kiosk_libinput_log_sink)(void *user, enum libinput_log_priority p
 /* Installs the formatting handler on `li`; every context shares the one sink. */
 void kiosk_libinput_set_log_sink(struct libinput *li, kiosk_libinput_log_sink sink);
 
-/* Formats like the handler does (for tests): writes at most `size` bytes into `out`. */
-void kiosk_libinput_format_log(char *out, unsigned long size, const char *format, ...);
-
 #endif
