@@ -7,9 +7,10 @@
 #
 # The root: mmdebstrap trixie arm64 (maintainer scripts run under qemu-user through binfmt_misc)
 # with systemd, udev, apt and kioskd's runtime libraries (not kioskd), plus the arm64 kernel
-# package for the VM in /kernel/ (downloaded, not installed). Cached in
-# $KIOSK_CI_CACHE/arm64-root-KEY (default /var/cache/kioskd-ci), KEY = a hash of this file: built
-# in a temporary directory next to it and renamed into place, so it appears complete or not at all.
+# package for the VM in /kernel/ (downloaded, not installed; the file `package` names it).
+# Cached in $KIOSK_CI_CACHE/arm64-root-KEY (default /var/cache/kioskd-ci), KEY = a hash of FORMAT,
+# the suite and the package list below: built in a temporary directory next to it and renamed
+# into place, so it appears complete or not at all.
 # Needs root, mmdebstrap, qemu-user-static, binfmt-support (scripts/apt-vm-arm64.txt).
 set -euo pipefail
 
@@ -25,23 +26,11 @@ PACKAGES=(
   libdrm2 libudev1 libsystemd0 libssl3t64 libmosquitto1 libqrencode4 libstdc++6 libgcc-s1
 )
 
-key() { sha256sum "$0" | cut -c1-12; }
+# Bump FORMAT when the way the root is made changes; the suite and the package list count too.
+FORMAT=1
+key() { echo "$FORMAT $SUITE ${PACKAGES[*]}" | sha256sum | cut -c1-12; }
 
 if [ "${1:-}" = --key ]; then key; exit 0; fi
-
-# mmdebstrap's customize hook: the kernel package for the VM (apt-get runs on the host with
-# mmdebstrap's APT_CONFIG, which points at the arm64 root's lists).
-if [ "${1:-}" = --hook ]; then
-  root=$2
-  pkg=$(apt-cache depends linux-image-arm64 | sed -n 's/^ *Depends: \(linux-image-[0-9][^ ]*-arm64\)$/\1/p' | head -n 1)
-  [ -n "$pkg" ] || { echo "arm64-root: apt-cache depends linux-image-arm64 named no kernel" >&2; exit 1; }
-  mkdir -p "$root/kernel"
-  (cd "$root/kernel" && apt-get download "$pkg")
-  echo "$pkg" > "$root/kernel/package"
-  # No apt cache in the root.
-  rm -f "$root/var/cache/apt/archives"/*.deb
-  exit 0
-fi
 
 dest="$CACHE/arm64-root-$(key)"
 if [ -f "$dest/kernel/package" ]; then echo "$dest"; exit 0; fi
@@ -66,12 +55,23 @@ tmp=$(mktemp -d "$CACHE/.arm64-root-build.XXXXXX")
 trap 'rm -rf "$tmp"' EXIT
 t0=$SECONDS
 echo "arm64-root: building $dest (mmdebstrap $SUITE arm64, emulated maintainer scripts)" >&2
+# The kernel package for the VM, with arm64 package lists of its own (the host's apt is amd64).
+apt_opts=(-o "Dir::Etc::SourceList=$tmp/apt/sources.list" -o Dir::Etc::SourceParts=/dev/null
+  -o "Dir::State::Lists=$tmp/apt/lists" -o "Dir::Cache=$tmp/apt/cache" -o Dir::State::status=/dev/null
+  -o APT::Architecture=arm64 -o APT::Architectures::=arm64 -o Debug::NoLocking=1)
+mkdir -p "$tmp/apt/lists/partial" "$tmp/apt/cache/archives/partial" "$tmp/kernel"
+echo "deb [arch=arm64] $MIRROR $SUITE main" > "$tmp/apt/sources.list"
+apt-get "${apt_opts[@]}" -qq update >&2
+pkg=$(apt-cache "${apt_opts[@]}" depends linux-image-arm64 | sed -n 's/^ *Depends: \(linux-image-[0-9][^ ]*-arm64\)$/\1/p' | head -n 1)
+[ -n "$pkg" ] || { echo "arm64-root: apt-cache depends linux-image-arm64 named no kernel package" >&2; exit 1; }
+(cd "$tmp/kernel" && apt-get "${apt_opts[@]}" -qq download "$pkg") >&2
+echo "$pkg" > "$tmp/kernel/package"
 include=$(IFS=,; echo "${PACKAGES[*]}")
 mmdebstrap --arch=arm64 --variant=minbase --include="$include" \
   --dpkgopt='path-exclude=/usr/share/doc/*' --dpkgopt='path-exclude=/usr/share/man/*' \
   --dpkgopt='path-exclude=/usr/share/locale/*' --dpkgopt='path-include=/usr/share/doc/*/copyright' \
-  --customize-hook="\"$(realpath "$0")\" --hook \"\$1\"" \
   "$SUITE" "$tmp/root" "$MIRROR" >&2
+mv "$tmp/kernel" "$tmp/root/kernel"
 rm -rf "$dest"
 mv "$tmp/root" "$dest"
 echo "arm64-root: built in $((SECONDS - t0)) s" >&2
