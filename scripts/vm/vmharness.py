@@ -223,7 +223,10 @@ def prepare(work: str = WORK, arch: str = "x86_64") -> Artifacts:
         vmlinux = os.path.join(work, f"vmlinux-{kver}")
         if arch == "aarch64":
             vmlinux = os.path.join(kdir, "boot", f"vmlinuz-{kver}")  # a raw arm64 Image
-        if not os.path.exists(os.path.join(kdir, "lib", "modules", kver, "modules.dep")):
+        # Debian 13's kernel package keeps its modules in /usr/lib/modules (bookworm's: /lib/modules).
+        def modbase(d: str) -> str:
+            return os.path.join(d, "usr") if os.path.isdir(os.path.join(d, "usr", "lib", "modules")) else d
+        if not os.path.exists(os.path.join(modbase(kdir), "lib", "modules", kver, "modules.dep")):
             debs = glob.glob(os.path.join(debdir, f"{pkg}_*.deb"))
             if not debs and arch == "x86_64":
                 log(f"apt-get download {pkg}")
@@ -234,7 +237,7 @@ def prepare(work: str = WORK, arch: str = "x86_64") -> Artifacts:
             tmp = kdir + ".tmp"
             shutil.rmtree(tmp, ignore_errors=True)
             _run(["dpkg-deb", "-x", debs[0], tmp])
-            _run(["depmod", "-b", tmp, kver])
+            _run(["depmod", "-b", modbase(tmp), kver])
             shutil.rmtree(kdir, ignore_errors=True)
             os.replace(tmp, kdir)
         if not os.path.exists(vmlinux):
@@ -243,7 +246,7 @@ def prepare(work: str = WORK, arch: str = "x86_64") -> Artifacts:
             log("extracting vmlinux")
             extract_vmlinux(os.path.join(kdir, "boot", f"vmlinuz-{kver}"), vmlinux)
 
-        moddir = os.path.join(kdir, "lib", "modules", kver)
+        moddir = os.path.join(modbase(kdir), "lib", "modules", kver)
         mods = _module_closure(moddir, GUEST_MODULES)
         busybox = shutil.which("busybox") or "/bin/busybox"
         list_cmd = [busybox, "--list"]
