@@ -1,5 +1,6 @@
 /// What the kiosk's screen shows while a pairing code is open: the page's address with the
-/// one-time code (for a QR code), the code in large text, and when it stops being valid.
+/// one-time code (for a QR code), the code in large text, and when it stops being valid; or,
+/// with a `notice`, only that text (a code was withdrawn).
 public struct PairingPrompt: Sendable, Equatable {
     /// The page's address with the code, e.g. "http://kiosk.local:8080/#pair=4F7K2Q".
     public var url: String
@@ -7,8 +8,10 @@ public struct PairingPrompt: Sendable, Equatable {
     public var code: String
     /// When the code expires (CLOCK_MONOTONIC, nanoseconds).
     public var expiresAtMonotonicNs: Int64
+    /// Shown instead of a code, such as "Pairing code withdrawn after 10 wrong guesses…"; nil: a code.
+    public var notice: String?
 
-    public init(url: String, code: String, expiresAtMonotonicNs: Int64) {
-        self.url = url; self.code = code; self.expiresAtMonotonicNs = expiresAtMonotonicNs
+    public init(url: String, code: String, expiresAtMonotonicNs: Int64, notice: String? = nil) {
+        self.url = url; self.code = code; self.expiresAtMonotonicNs = expiresAtMonotonicNs; self.notice = notice
     }
 }

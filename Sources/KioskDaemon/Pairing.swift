@@ -13,7 +13,9 @@ import NIOConcurrencyHelpers
 /// random 256-bit token; only its SHA-256 is kept, with the device's name, role, when it was
 /// paired and last used, in the state directory (key `web.devices`, written like every state
 /// file: new file, fsync, rename). Wrong codes are limited per client address
-/// (`maxWrongCodes` a minute, then 429).
+/// (`maxWrongCodes` a minute, then 429) and, whatever the addresses, per open code: after
+/// `maxWrongGuessesPerCode` wrong guesses the code is withdrawn (the screen says so) and a new
+/// one must be opened on the kiosk. With 31⁶ codes that bounds a guess at 10 / 31⁶ ≈ 1.1 × 10⁻⁸.
 public final class PairingBook {
     struct Record: Codable, Equatable {
         var name: String
@@ -28,11 +30,21 @@ public final class PairingBook {
         var role: WebRole
         var expiresNs: Int64
         var timer: TimerID?
+        /// Wrong guesses at this code, from any address.
+        var wrongGuesses = 0
+        /// Whether it is on the screen.
+        var shown = false
     }
 
     static let stateKey = "web.devices"
     static let maxWrongCodes = 5
     static let wrongCodeWindowNs: Int64 = 60_000_000_000
+    /// Wrong guesses an open code takes from all addresses together before it is withdrawn.
+    static let maxWrongGuessesPerCode = 10
+    /// Addresses whose recent wrong codes are remembered (the oldest is forgotten beyond it).
+    static let maxTrackedClients = 1024
+    /// How long the screen says that a code was withdrawn.
+    static let withdrawnNoticeNs: Int64 = 60_000_000_000
     /// Letters and digits that cannot be mistaken for one another (no 0/O, 1/I/L).
     static let alphabet = Array("ABCDEFGHJKMNPQRSTUVWXYZ23456789")
     static let codeLength = 6
@@ -45,6 +57,7 @@ public final class PairingBook {
     private(set) var open: OpenCode?
     private var wrongCodes: [String: [Int64]] = [:]
     private var lastUseSavedNs: Int64?
+    private var noticeTimer: TimerID?
     /// The port the web server listens on (known once it does; the page's URL uses it).
     public var boundPort: Int?
 
@@ -119,7 +132,7 @@ public final class PairingBook {
         let code = String((0..<PairingBook.codeLength).map { _ in PairingBook.alphabet.randomElement(using: &rng)! })
         let lifetimeNs = codeLifetimeNs
         let expires = monotonicNow() + lifetimeNs
-        var c = OpenCode(code: code, role: role, expiresNs: expires)
+        var c = OpenCode(code: code, role: role, expiresNs: expires, shown: show)
         c.timer = try? scheduler.schedule(after: lifetimeNs) { [weak self] _ in
             guard let self, self.open?.code == code else { return }
             self.logger.info("pairing code expired unused")
@@ -136,9 +149,42 @@ public final class PairingBook {
 
     private func closeCode() {
         if let t = open?.timer { scheduler.cancel(t) }
+        if let t = noticeTimer { scheduler.cancel(t); noticeTimer = nil; onPrompt?(nil) }
         if open != nil { onPrompt?(nil) }
         open = nil
     }
+
+    /// Withdraws the open code after too many wrong guesses; a code that was on the screen
+    /// leaves a notice there for a minute.
+    private func withdrawCode() {
+        guard let c = open else { return }
+        closeCode()
+        logger.error("pairing code withdrawn: \(c.wrongGuesses) wrong guesses; open a new one on the kiosk (kioskctl pair)",
+                     metadata: ["web.limit": "\(PairingBook.maxWrongGuessesPerCode)"])
+        guard c.shown else { return }
+        onPrompt?(PairingPrompt(url: "", code: "", expiresAtMonotonicNs: monotonicNow() + PairingBook.withdrawnNoticeNs,
+                                notice: "Pairing code withdrawn after \(c.wrongGuesses) wrong guesses. Open a new one on the kiosk."))
+        noticeTimer = try? scheduler.schedule(after: PairingBook.withdrawnNoticeNs) { [weak self] _ in
+            guard let self, self.noticeTimer != nil else { return }
+            self.noticeTimer = nil
+            self.onPrompt?(nil)
+        }
+    }
+
+    /// Notes a wrong code from `client` at `now`, keeping at most `maxTrackedClients` addresses.
+    private func noteWrongCode(client: String, recent: [Int64], now: Int64) {
+        if wrongCodes[client] == nil, wrongCodes.count >= PairingBook.maxTrackedClients {
+            wrongCodes = wrongCodes.filter { $0.value.contains { now - $0 < PairingBook.wrongCodeWindowNs } }
+            if wrongCodes.count >= PairingBook.maxTrackedClients,
+               let oldest = wrongCodes.min(by: { ($0.value.last ?? 0) < ($1.value.last ?? 0) })?.key {
+                wrongCodes[oldest] = nil
+            }
+        }
+        wrongCodes[client] = recent + [now]
+    }
+
+    /// How many addresses have recent wrong codes remembered (tests).
+    var trackedClients: Int { wrongCodes.count }
 
     /// Redeems `code` for a device named `name`; `client` is the caller's address.
     func redeem(code: String, name: String, client: String) -> WebRedeemResult {
@@ -150,8 +196,7 @@ public final class PairingBook {
             return .refused(.error(429, "too many wrong pairing codes from \(client): at most \(PairingBook.maxWrongCodes) a minute; try again in \(wait) s"))
         }
         func wrong(_ message: String) -> WebRedeemResult {
-            recent.append(now)
-            wrongCodes[client] = recent
+            noteWrongCode(client: client, recent: recent, now: now)
             logger.notice("pairing refused", metadata: ["web.client": "\(client)", "web.reason": "\(message)"])
             return .refused(.error(403, message, field: "code"))
         }
@@ -161,7 +206,14 @@ public final class PairingBook {
             closeCode()
             return wrong("the pairing code has expired (codes last \(settings.pairSeconds / 60) min); run kioskctl pair for a new one")
         }
-        guard PairingBook.constantTimeEqual(given, c.code) else { return wrong("wrong pairing code") }
+        guard PairingBook.constantTimeEqual(given, c.code) else {
+            open?.wrongGuesses += 1
+            if c.wrongGuesses + 1 >= PairingBook.maxWrongGuessesPerCode {
+                withdrawCode()
+                return wrong("wrong pairing code; the code was withdrawn after \(PairingBook.maxWrongGuessesPerCode) wrong guesses: open a new one on the kiosk (kioskctl pair)")
+            }
+            return wrong("wrong pairing code")
+        }
         let trimmed = name.trimmingCharacters(in: .whitespacesAndNewlines)
         guard (1...64).contains(trimmed.count), !trimmed.unicodeScalars.contains(where: { $0.properties.generalCategory == .control }) else {
             return .refused(.error(400, "field 'name' must be 1 to 64 characters without control characters, such as \"Anna's phone\"", field: "name"))

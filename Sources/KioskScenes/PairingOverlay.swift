@@ -67,8 +67,67 @@ struct PairingOverlay {
         return (.white, .black)
     }
 
-    /// Keeps the pixels under the prompt, then draws it centred on the canvas; returns where
-    /// (nil when the URL cannot be encoded).
+    /// Keeps the pixels under the prompt, then draws it centred on the canvas: the code, or the
+    /// prompt's notice; returns where (nil when the URL cannot be encoded).
+    mutating func draw(_ prompt: PairingPrompt, on canvas: Canvas, theme: Theme) -> Rect? {
+        if let notice = prompt.notice { return draw(notice: notice, on: canvas, theme: theme) }
+        return draw(url: prompt.url, code: prompt.code, on: canvas, theme: theme)
+    }
+
+    /// A card like the code's, with a title and `notice` wrapped in it instead of the code.
+    private mutating func draw(notice: String, on canvas: Canvas, theme: Theme) -> Rect? {
+        let (light, dark) = Self.colors(theme.palette)
+        let w = Double(canvas.size.width), h = Double(canvas.size.height)
+        let s = min(w, h)
+        let pad = (s * 0.03).rounded()
+        let titlePx = max(10, s * 0.05), bodyPx = max(9, s * 0.035)
+        let title = "Pairing"
+        let cardW = min(w, s * 0.8)
+        let titleH = canvas.measure(title, theme.fonts.heading, px: titlePx).height
+        let lines = Self.wrap(notice, width: cardW - 2 * pad) { canvas.measure($0, theme.fonts.body, px: bodyPx).width }
+        let lineH = canvas.measure("Ag", theme.fonts.body, px: bodyPx).height
+        let cardH = min(h, titleH + Double(lines.count) * lineH + 3 * pad)
+        let x0 = ((w - cardW) / 2).rounded(.down), y0 = ((h - cardH) / 2).rounded(.down)
+        let r = Rect.covering(minX: x0, minY: y0, maxX: x0 + cardW, maxY: y0 + cardH).intersection(Rect(size: canvas.size))
+        guard !r.isEmpty else { return nil }
+        under = SavedPixels(r, of: canvas)
+        canvas.withClip(r) {
+            fillCard(r, pad: pad, light: light, dark: dark, theme: theme, on: canvas)
+            var y = y0 + pad
+            canvas.drawText(title, theme.fonts.heading, px: titlePx, color: dark, in: (x0, y, cardW, titleH))
+            y += titleH + pad
+            for line in lines {
+                canvas.drawText(line, theme.fonts.body, px: bodyPx, color: dark, in: (x0 + pad, y, cardW - 2 * pad, lineH))
+                y += lineH
+            }
+        }
+        return r
+    }
+
+    /// `text` in lines no wider than `width` (words kept whole; a longer word gets a line of its own).
+    static func wrap(_ text: String, width: Double, measure: (String) -> Double) -> [String] {
+        var lines: [String] = []
+        var line = ""
+        for word in text.split(separator: " ") {
+            let candidate = line.isEmpty ? String(word) : line + " " + word
+            if line.isEmpty || measure(candidate) <= width { line = candidate } else { lines.append(line); line = String(word) }
+        }
+        if !line.isEmpty { lines.append(line) }
+        return lines
+    }
+
+    /// The card: the light colour with an outline in the dark one and a band of the theme's
+    /// primary colour on top (sets it off from a light scene).
+    private func fillCard(_ r: Rect, pad: Double, light: Color, dark: Color, theme: Theme, on canvas: Canvas) {
+        canvas.fill(r, light)
+        let edge = max(2, Int(pad / 8))
+        for side in [Rect(x: r.x, y: r.y, width: r.width, height: edge), Rect(x: r.x, y: r.maxY - edge, width: r.width, height: edge),
+                     Rect(x: r.x, y: r.y, width: edge, height: r.height), Rect(x: r.maxX - edge, y: r.y, width: edge, height: r.height)] {
+            canvas.fill(side, dark)
+        }
+        canvas.fill(Rect(x: r.x, y: r.y, width: r.width, height: max(2, Int(pad / 4))), theme.palette.primary)
+    }
+
     mutating func draw(url: String, code: String, on canvas: Canvas, theme: Theme) -> Rect? {
         let qr: QRCode
         if let s = symbol, s.text == url { qr = s.code } else {
@@ -98,15 +157,7 @@ struct PairingOverlay {
         guard !r.isEmpty else { return nil }
         under = SavedPixels(r, of: canvas)
         canvas.withClip(r) {
-            canvas.fill(r, light)
-            // An outline in the dark colour sets the card off from a light scene; a band of the
-            // theme's primary colour on top.
-            let edge = max(2, Int(pad / 8))
-            for side in [Rect(x: r.x, y: r.y, width: r.width, height: edge), Rect(x: r.x, y: r.maxY - edge, width: r.width, height: edge),
-                         Rect(x: r.x, y: r.y, width: edge, height: r.height), Rect(x: r.maxX - edge, y: r.y, width: edge, height: r.height)] {
-                canvas.fill(side, dark)
-            }
-            canvas.fill(Rect(x: r.x, y: r.y, width: r.width, height: max(2, Int(pad / 4))), theme.palette.primary)
+            fillCard(r, pad: pad, light: light, dark: dark, theme: theme, on: canvas)
             var y = y0 + pad
             canvas.drawText(title, theme.fonts.body, px: titlePx, color: dark, in: (x0, y, cardW, titleH))
             y += titleH + pad

@@ -354,7 +354,7 @@ public final class SceneManager {
         current.layout(size: canvas.size)
         _ = current.draw(into: canvas)
         if let text = stateWarning { _ = warning.draw(text, on: canvas, theme: theme) }
-        if let p = pairingPrompt { _ = pairing.draw(url: p.url, code: p.code, on: canvas, theme: theme) }
+        if let p = pairingPrompt { _ = pairing.draw(p, on: canvas, theme: theme) }
         if showsCursor { _ = cursor.draw(on: canvas, palette: theme.palette) }
         canvasStale = false
         // What the scene had not shown yet is in the canvas now: send all of it.
@@ -440,7 +440,7 @@ public final class SceneManager {
         if let r = unmarked { damage.add(r) }
         if let r = unprompted { damage.add(r) }
         if let text = stateWarning, let r = warning.draw(text, on: canvas, theme: theme) { damage.add(r) }
-        if let p = pairingPrompt, let r = pairing.draw(url: p.url, code: p.code, on: canvas, theme: theme) { damage.add(r) }
+        if let p = pairingPrompt, let r = pairing.draw(p, on: canvas, theme: theme) { damage.add(r) }
         if showsCursor, let r = cursor.draw(on: canvas, palette: theme.palette) { damage.add(r) }
         damage = damage.clipped(to: Rect(size: canvas.size))
         dirty = false
@@ -471,7 +471,7 @@ public final class SceneManager {
         pairing.resize()
         _ = current.draw(into: target)
         if let text = stateWarning { _ = warning.draw(text, on: target, theme: theme) }
-        if let p = pairingPrompt { _ = pairing.draw(url: p.url, code: p.code, on: target, theme: theme) }
+        if let p = pairingPrompt { _ = pairing.draw(p, on: target, theme: theme) }
         if showsCursor { _ = cursor.draw(on: target, palette: theme.palette) }
         target.flush()
         canvasStale = true

@@ -4,21 +4,42 @@ import KioskControl
 /// Who may reach the page under which name: the `Host` a request names must be the kiosk's
 /// (an IP address, `localhost`, this machine's name, the configured URL's host or a name in
 /// `hosts`), so a page on another site cannot reach the kiosk through DNS rebinding; an
-/// `Origin`, when sent, must be this same host (no cross-site requests, no CORS).
+/// `Origin`, when sent, must be one the page is served under, scheme, host and port alike (no
+/// cross-site requests, no CORS; a page on another port of the kiosk's host is another site).
 public struct WebAccess: Sendable {
     public let names: Set<String>
     /// The session cookie's name.
     public static let cookieName = "kioskd_session"
 
+    /// The page's own origin when it is reached through `web.url` (scheme, host, port), and
+    /// the names of `web.hosts` (a reverse proxy's, on the scheme's default port).
+    let urlOrigin: Origin?
+    let proxyHosts: Set<String>
+
+    /// An origin's parts, the port made explicit.
+    struct Origin: Equatable, Hashable {
+        var scheme: String
+        var host: String
+        var port: Int
+
+        static func defaultPort(_ scheme: String) -> Int { scheme == "https" ? 443 : 80 }
+    }
+
     public init(settings: WebSettings, machineName: String = WebAccess.machineName()) {
         var n: Set<String> = ["localhost"]
         n.formUnion(settings.hosts)
-        if let u = settings.url, let h = URLComponents(string: u)?.host { n.insert(h.lowercased()) }
+        var u: Origin?
+        if let url = settings.url, let c = URLComponents(string: url), let h = c.host, let scheme = c.scheme?.lowercased() {
+            n.insert(h.lowercased())
+            u = Origin(scheme: scheme, host: h.lowercased(), port: c.port ?? Origin.defaultPort(scheme))
+        }
         if !machineName.isEmpty {
             n.insert(machineName.lowercased())
             n.insert(machineName.lowercased() + ".local")
         }
         names = n
+        urlOrigin = u
+        proxyHosts = Set(settings.hosts)
     }
 
     public static func machineName() -> String {
@@ -58,19 +79,39 @@ public struct WebAccess: Sendable {
             return .error(403, "host '\(host)' is not this kiosk's address (allowed: IP addresses, \(names.sorted().joined(separator: ", ")); add a name to web.hosts in the config)")
         }
         if let origin {
-            guard let c = URLComponents(string: origin), c.scheme == "http" || c.scheme == "https", let oh = c.host else {
-                return .error(403, "origin '\(origin)' is not this kiosk's page; cross-site requests are refused")
+            guard let o = WebAccess.parseOrigin(origin) else {
+                return .error(403, "origin '\(origin)' is not this kiosk's page (an origin is scheme://host[:port], nothing more); cross-site requests are refused")
             }
-            // Same host; same port when both name one (behind a reverse proxy on the default
-            // port the origin names none).
-            let sameHost = oh.lowercased().trimmingCharacters(in: CharacterSet(charactersIn: "[]")) == WebAccess.hostPart(host)
-            let hostPort = WebAccess.port(host).flatMap { Int($0) }
-            let samePort = c.port == nil || hostPort == nil || c.port == hostPort
-            guard sameHost, samePort else {
+            guard allowedOrigins(host: host).contains(o) else {
                 return .error(403, "origin '\(origin)' is not this kiosk's page (\(host)); cross-site requests are refused")
             }
         }
         return nil
+    }
+
+    /// The origins a page reached under the `Host` authority `host` may send: the same host and
+    /// port over http (the port 80 when the authority names none), `web.url`'s, and a name of
+    /// `web.hosts` over http or https on the scheme's default port. Scheme, host and port must
+    /// all match: a page on another port or scheme of the same host is another site.
+    func allowedOrigins(host: String) -> Set<Origin> {
+        let h = WebAccess.hostPart(host)
+        var allowed: Set<Origin> = [Origin(scheme: "http", host: h, port: WebAccess.port(host).flatMap { Int($0) } ?? 80)]
+        if let urlOrigin { allowed.insert(urlOrigin) }
+        if proxyHosts.contains(h) {
+            allowed.insert(Origin(scheme: "http", host: h, port: 80))
+            allowed.insert(Origin(scheme: "https", host: h, port: 443))
+        }
+        return allowed
+    }
+
+    /// An `Origin` header's scheme, host and port; nil unless it is exactly http(s)://host[:port]
+    /// (no user information, path, query or fragment; "null" is nil).
+    static func parseOrigin(_ origin: String) -> Origin? {
+        guard let c = URLComponents(string: origin), let scheme = c.scheme?.lowercased(), scheme == "http" || scheme == "https",
+              let h = c.host, !h.isEmpty, c.user == nil, c.password == nil, c.path.isEmpty, c.query == nil, c.fragment == nil
+        else { return nil }
+        let host = h.lowercased().trimmingCharacters(in: CharacterSet(charactersIn: "[]"))
+        return Origin(scheme: scheme, host: host, port: c.port ?? Origin.defaultPort(scheme))
     }
 
     static func port(_ authority: String) -> String? {

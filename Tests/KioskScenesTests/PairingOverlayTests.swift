@@ -183,3 +183,39 @@ func scratchPNG(_ tag: String) -> String {
         #expect(try zbarDecode(path) == [])
     }
 }
+
+/// A withdrawn code's notice: a card in the middle with the text in the dark colour and no QR
+/// symbol, taken off again pixel for pixel.
+@Suite struct PairingNoticeTests {
+    @Test func noticeIsACardWithTextAndNoSymbolAndIsTakenOff() throws {
+        let size = Size(width: 1280, height: 800)
+        let canvas = try Canvas(size: size)
+        canvas.clear(.red)
+        let before = try Canvas(size: size)
+        before.clear(.red)
+        var overlay = PairingOverlay()
+        let prompt = PairingPrompt(url: "", code: "", expiresAtMonotonicNs: 0,
+                                   notice: "Pairing code withdrawn after 10 wrong guesses. Open a new one on the kiosk.")
+        let drawn = overlay.draw(prompt, on: canvas, theme: .default)
+        let r = try #require(drawn)
+        // Centred, narrower than the screen, inside it.
+        #expect(abs((r.x + r.width / 2) - size.width / 2) <= 1)
+        #expect(r.width < size.width && r.height < size.height / 2)
+        let (light, dark) = PairingOverlay.colors(Theme.default.palette)
+        let area = r.width * r.height
+        let lightCount = Pixels.count(light, in: canvas, rect: r, tolerance: 8)
+        let darkCount = Pixels.count(dark, in: canvas, rect: r, tolerance: 40)
+        #expect(lightCount > area / 2, "the card is the light colour")
+        #expect(darkCount > 500, "text in the dark colour: \(darkCount) pixels")
+        #expect(darkCount < area / 4, "no QR symbol (a symbol is about half dark): \(darkCount) of \(area)")
+        #expect(Pixels.count(.red, in: canvas, rect: r) == 0)
+        #expect(Pixels.differingPixels(canvas, before) > 0)
+        _ = overlay.remove(from: canvas)
+        #expect(Pixels.differingPixels(canvas, before) == 0)
+    }
+
+    @Test func wrapKeepsWordsAndWidth() {
+        let lines = PairingOverlay.wrap("aaa bbb cc dddddddddd e", width: 7) { Double($0.count) }
+        #expect(lines == ["aaa bbb", "cc", "dddddddddd", "e"])
+    }
+}

@@ -62,6 +62,56 @@ import Testing
         #expect(a.check(host: "192.168.1.20:8080", origin: "null")?.status == 403)
     }
 
+    /// An Origin is accepted only when scheme, host and port (the scheme's default when absent)
+    /// equal one the page is served under; user information, paths and the like are refused.
+    @Test func originsMustMatchSchemeHostAndPort() {
+        var s = WebSettings(host: "0.0.0.0", port: 8080)
+        s.hosts = ["kiosk.example.org"]
+        let a = WebAccess(settings: s, machineName: "pi")
+        let host = "127.0.0.1:8080"
+        let refused = [
+            "http://127.0.0.1",              // port 80: another site on the same host
+            "http://127.0.0.1:80",
+            "https://127.0.0.1",
+            "https://127.0.0.1:8080",        // same port, other scheme
+            "http://127.0.0.1:8081",
+            "http://user@127.0.0.1:8080",
+            "http://user:pw@127.0.0.1:8080",
+            "http://127.0.0.1:8080/",
+            "http://127.0.0.1:8080/page",
+            "http://127.0.0.1:8080?x=1",
+            "http://127.0.0.1:8080#f",
+            "ws://127.0.0.1:8080",
+            "http://localhost:8080",         // another host name is another origin
+            "null",
+            "",
+        ]
+        for o in refused {
+            #expect(a.check(host: host, origin: o)?.status == 403, "\(o) was accepted under \(host)")
+        }
+        #expect(a.check(host: host, origin: "http://127.0.0.1:8080") == nil)
+        #expect(a.check(host: host, origin: "HTTP://127.0.0.1:8080") == nil)
+        // An authority without a port means port 80; the origin's default port matches it.
+        #expect(a.check(host: "pi.local", origin: "http://pi.local") == nil)
+        #expect(a.check(host: "pi.local", origin: "http://pi.local:80") == nil)
+        #expect(a.check(host: "pi.local", origin: "https://pi.local")?.status == 403)
+        #expect(a.check(host: "[::1]:8080", origin: "http://[::1]:8080") == nil)
+        #expect(a.check(host: "[::1]:8080", origin: "http://[::1]")?.status == 403)
+        // A reverse proxy's name (web.hosts): http or https on the scheme's default port.
+        #expect(a.check(host: "kiosk.example.org", origin: "https://kiosk.example.org") == nil)
+        #expect(a.check(host: "kiosk.example.org", origin: "https://kiosk.example.org:8443")?.status == 403)
+        // web.url's origin, under whichever address the request reached.
+        var su = WebSettings(host: "0.0.0.0", port: 8080)
+        su.url = "https://scores.example.net/"
+        let b = WebAccess(settings: su, machineName: "pi")
+        #expect(b.check(host: "scores.example.net", origin: "https://scores.example.net") == nil)
+        #expect(b.check(host: "scores.example.net", origin: "https://scores.example.net:443") == nil)
+        #expect(b.check(host: "127.0.0.1:8080", origin: "https://scores.example.net") == nil)
+        #expect(b.check(host: "127.0.0.1:8080", origin: "http://scores.example.net")?.status == 403)
+        #expect(b.check(host: "scores.example.net", origin: "https://scores.example.net:8443")?.status == 403)
+        #expect(b.check(host: host, origin: "http://127.0.0.1:8080/x")?.errorMessage?.contains("scheme://host[:port], nothing more") == true)
+    }
+
     @Test func pairRouteChecksRoleAndShow() throws {
         #expect(try ControlRouter.parse(method: "POST", uri: "/pair", body: []) == .pair(role: "operator", show: true))
         #expect(try ControlRouter.parse(method: "POST", uri: "/pair", body: Array(#"{"role":"viewer","show":false}"#.utf8)) == .pair(role: "viewer", show: false))

@@ -138,6 +138,49 @@ let apiRoutes: [(method: String, path: String, body: String?, change: Bool)] = [
         await k.stop()
     }
 
+    /// Guesses from many addresses (each under its own per-address limit) share one budget per
+    /// code: the tenth wrong guess withdraws the code, the screen says so, and the right code
+    /// is refused afterwards from a fresh address.
+    @Test func wrongGuessesFromManyAddressesWithdrawTheCode() async throws {
+        let k = WebKiosk()
+        try await k.start()
+        let code = try await k.ctl(.pair(role: "operator", show: true)).decode(PairAnswer.self).code
+        let wrong = code == "AAAAAA" ? "BBBBBB" : "AAAAAA"
+        var statuses: [Int] = []
+        for i in 0..<64 {
+            let r = try await http(k.port, "POST", "/api/pair", body: #"{"code": "\#(wrong)", "name": "x"}"#, from: "127.0.\(1 + i / 200).\(1 + i % 200)")
+            statuses.append(r.status)
+            if i == 9 { #expect(r.error?.contains("the code was withdrawn after 10 wrong guesses") == true, "\(r.text)") }
+        }
+        #expect(statuses.allSatisfy { $0 == 403 }, "\(statuses)")
+        let prompt = k.onLoop { $0.manager.pairingPrompt }
+        #expect(prompt?.notice?.contains("withdrawn after 10 wrong guesses") == true, "\(String(describing: prompt))")
+        #expect(prompt?.code == "")
+        let right = try await http(k.port, "POST", "/api/pair", body: #"{"code": "\#(code)", "name": "x"}"#, from: "127.0.9.9")
+        #expect(right.status == 403, "the withdrawn code still paired: \(right.text)")
+        #expect(right.error?.contains("no code is open") == true)
+        #expect(try await k.ctl(.devices).decode(DevicesAnswer.self).devices.isEmpty)
+        // A new code opened on the kiosk replaces the notice and pairs.
+        let fresh = try await k.ctl(.pair(role: "operator", show: true)).decode(PairAnswer.self).code
+        #expect(k.onLoop { $0.manager.pairingPrompt?.notice } == nil)
+        let ok = try await http(k.port, "POST", "/api/pair", body: #"{"code": "\#(fresh)", "name": "x"}"#, from: "127.0.9.9")
+        #expect(ok.status == 200, "\(ok.text)")
+        await k.stop()
+    }
+
+    /// The per-address table of wrong codes stays bounded however many addresses guess.
+    @Test func theWrongCodeTableIsBounded() async throws {
+        let k = WebKiosk()
+        try await k.start()
+        let n = k.onLoop { d -> Int in
+            for i in 0..<3000 { _ = d.pairing!.redeem(code: "AAAAAA", name: "x", client: "10.\(i / 65536).\(i / 256 % 256).\(i % 256)") }
+            return d.pairing!.trackedClients
+        }
+        #expect(n <= 1024, "\(n) addresses remembered")
+        #expect(n > 0)
+        await k.stop()
+    }
+
     @Test func anExpiredCodeIsRefusedAndLeavesTheScreen() async throws {
         let k = WebKiosk()
         try await k.start()

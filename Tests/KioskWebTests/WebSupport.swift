@@ -149,11 +149,19 @@ func offPool<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async thro
 final class TCP: @unchecked Sendable {
     // @unchecked: each connection is used by one test, one call at a time.
     let fd: Int32
-    init(_ port: Int, timeoutSeconds: Int = 5) throws {
+    /// `from`: the loopback address to connect from (any 127.x.y.z), nil for the system's choice.
+    init(_ port: Int, timeoutSeconds: Int = 5, from: String? = nil) throws {
         fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         guard fd >= 0 else { throw Posix.error("socket", path: "127.0.0.1:\(port)", errno: errno) }
         var tv = timeval(tv_sec: timeoutSeconds, tv_usec: 0)
         setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, socklen_t(MemoryLayout<timeval>.size))
+        if let from {
+            var src = sockaddr_in()
+            src.sin_family = sa_family_t(AF_INET)
+            src.sin_addr.s_addr = inet_addr(from)
+            let b = withUnsafePointer(to: &src) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) } }
+            if b != 0 { let e = errno; throw Posix.error("bind", path: from, errno: e) }
+        }
         var a = sockaddr_in()
         a.sin_family = sa_family_t(AF_INET)
         a.sin_port = in_port_t(UInt16(port).bigEndian)
@@ -228,13 +236,13 @@ final class TCP: @unchecked Sendable {
 
 /// One request on a new connection (Connection: close), the kiosk's host unless told otherwise.
 func http(_ port: Int, _ method: String, _ path: String, body: String? = nil, cookie: String? = nil,
-          host: String? = nil, origin: String? = nil, extraHeaders: [String] = []) async throws -> HTTPReply {
-    try await offPool { try httpBlocking(port, method, path, body: body, cookie: cookie, host: host, origin: origin, extraHeaders: extraHeaders) }
+          host: String? = nil, origin: String? = nil, extraHeaders: [String] = [], from: String? = nil) async throws -> HTTPReply {
+    try await offPool { try httpBlocking(port, method, path, body: body, cookie: cookie, host: host, origin: origin, extraHeaders: extraHeaders, from: from) }
 }
 
 func httpBlocking(_ port: Int, _ method: String, _ path: String, body: String? = nil, cookie: String? = nil,
-                  host: String? = nil, origin: String? = nil, extraHeaders: [String] = []) throws -> HTTPReply {
-    let c = try TCP(port)
+                  host: String? = nil, origin: String? = nil, extraHeaders: [String] = [], from: String? = nil) throws -> HTTPReply {
+    let c = try TCP(port, from: from)
     var req = "\(method) \(path) HTTP/1.1\r\nHost: \(host ?? "127.0.0.1:\(port)")\r\nConnection: close\r\n"
     if let cookie { req += "Cookie: \(cookie)\r\n" }
     if let origin { req += "Origin: \(origin)\r\n" }
