@@ -27,7 +27,7 @@ mount -t tmpfs -o mode=1777 tmpfs "$R/var/tmp"
 case "$ksb_repo" in /tmp/*|/var/tmp/*) mkdir -p "$R$ksb_repo"; mount -o bind "/host$ksb_repo" "$R$ksb_repo" ;; esac
 # The checkout as a share of its own (aarch64 root): the overlay shows only the lower root.
 case "$ksb_repo" in /tmp/*|/var/tmp/*) ;; *)
-  if mountpoint -q "/host$ksb_repo"; then mount -o bind "/host$ksb_repo" "$R$ksb_repo"; fi ;;
+  if grep -q " /host$ksb_repo " /proc/mounts; then mount -o bind "/host$ksb_repo" "$R$ksb_repo"; fi ;;
 esac
 # Container markers in the host root would make systemd run in container mode (no udev, no
 # systemd.unit=, …): this is a VM.
