@@ -64,17 +64,16 @@ struct WebResponder: HTTPResponder {
         return answer(r, request)
     }
 
-    /// Viewers read; operators change; pairing and devices only through the control socket.
+    /// Viewers read (every command a GET carries, such as the brightness or a counter);
+    /// operators change; pairing and devices only through the control socket.
     static func permission(_ command: ControlCommand, _ device: WebDevice) -> ControlResponse? {
         switch command {
         case .pair, .devices, .revokeDevice:
             return .error(403, "pairing and paired devices are managed only on the kiosk (kioskctl pair, kioskctl devices)")
-        case .status, .outputs, .screenshot, .themes, .palette, .paintings, .painting:
-            return nil
-        case .counter(_, let op, _) where op == .get:
+        case .screenshot:
             return nil
         default:
-            guard device.role == .operator else {
+            guard device.role == .operator || command.request.method == "GET" else {
                 return .error(403, "device '\(device.name)' is a viewer: it may read but not change anything (pair it as operator to change)")
             }
             return nil
