@@ -215,8 +215,8 @@ public final class PairingBook {
             return wrong("wrong pairing code")
         }
         let trimmed = name.trimmingCharacters(in: .whitespacesAndNewlines)
-        guard (1...64).contains(trimmed.count), !trimmed.unicodeScalars.contains(where: { $0.properties.generalCategory == .control }) else {
-            return .refused(.error(400, "field 'name' must be 1 to 64 characters without control characters, such as \"Anna's phone\"", field: "name"))
+        if let problem = PairingBook.nameProblem(trimmed) {
+            return .refused(.error(400, "field 'name' \(problem), such as \"Anna's phone\"", field: "name"))
         }
         var unique = trimmed
         var n = 2
@@ -236,6 +236,21 @@ public final class PairingBook {
         closeCode()
         logger.notice("device paired", metadata: ["web.device": "\(unique)", "web.role": "\(c.role.rawValue)", "web.client": "\(client)"])
         return .paired(token: token, device: WebDevice(name: unique, role: c.role))
+    }
+
+    /// Why `name` cannot name a device (nil: it can): 1 to 64 characters and at most 128 UTF-8
+    /// bytes (a character can hold any number of combining marks), without control or format
+    /// characters (bidirectional overrides and isolates would reorder what `kioskctl devices` and
+    /// the page show). The zero-width joiner of emoji sequences is allowed.
+    static func nameProblem(_ name: String) -> String? {
+        guard (1...64).contains(name.count) else { return "must be 1 to 64 characters (it has \(name.count))" }
+        guard name.utf8.count <= 128 else { return "must be at most 128 bytes in UTF-8 (it has \(name.utf8.count))" }
+        if let bad = name.unicodeScalars.first(where: {
+            $0.value != 0x200D && [.control, .format].contains($0.properties.generalCategory)
+        }) {
+            return "must not contain control or format characters (such as bidirectional overrides); found U+\(String(format: "%04X", bad.value))"
+        }
+        return nil
     }
 
     // MARK: devices

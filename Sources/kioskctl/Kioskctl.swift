@@ -283,18 +283,33 @@ struct BrightnessCmd: ParsableCommand {
         commandName: "brightness", abstract: "Show the backlight's brightness, or set it in percent (0…100; kept across restarts).",
         discussion: "With a brightness schedule the level holds until the schedule's next period.")
     @OptionGroup var c: Connection
-    @Argument(help: "Percent, 0…100 (0: backlight off). Without it: show the brightness.") var percent: String?
+    /// Captures `-1` too (the parser would take it for an option) so it gets the range error.
+    @Argument(parsing: .allUnrecognized, help: ArgumentHelp("Percent, 0…100 (0: backlight off). Without it: show the brightness.", valueName: "percent"))
+    var values: [String] = []
+
+    /// The words given, without a `--` that ends the options.
+    var words: [String] { values.first == "--" ? Array(values.dropFirst()) : values }
+
+    /// A percentage as people write it: decimal digits, at most two decimals, an optional `%`
+    /// (no hexadecimal, exponents, signs or spaces); nil for anything else.
+    static func decimalPercent(_ text: String) -> Double? {
+        let t = text.hasSuffix("%") ? String(text.dropLast()) : text
+        let parts = t.split(separator: ".", omittingEmptySubsequences: false)
+        guard (1...2).contains(parts.count), !parts[0].isEmpty, parts[0].count <= 3,
+              parts.allSatisfy({ $0.allSatisfy { ("0"..."9").contains($0) } }),
+              parts.count == 1 || (1...2).contains(parts[1].count) else { return nil }
+        return Double(t)
+    }
+
     func validate() throws {
-        if let p = percent {
-            var t = p
-            if t.hasSuffix("%") { t.removeLast() }
-            guard let v = Double(t), v.isFinite, (0...100).contains(v) else {
-                throw ValidationError("expected a percentage 0…100 (like 40), got '\(p)'")
-            }
+        guard words.count <= 1 else { throw ValidationError("brightness takes one percentage; got \(words.joined(separator: " "))") }
+        guard let p = words.first else { return }
+        guard let v = Self.decimalPercent(p), (0...100).contains(v) else {
+            throw ValidationError("expected a percentage 0…100 with at most two decimals (like 40 or 12.5), got '\(p)'")
         }
     }
     func run() throws {
-        let value = percent.flatMap { p in Double(p.hasSuffix("%") ? String(p.dropLast()) : p) }
+        let value = words.first.flatMap(Self.decimalPercent)
         try c.call(.brightness(percent: value), as: BrightnessAnswer.self) { o in
             var s = "brightness: \(Connection.number(o.percent)) % (\(o.device) via \(o.method)\(o.raw.map { ", raw \($0)" } ?? ""))"
             if o.blanked == true { s += ", screen blanked" }

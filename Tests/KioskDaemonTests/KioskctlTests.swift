@@ -170,6 +170,30 @@ struct KioskctlTests {
         #expect(s.received.count == 2)
     }
 
+    /// Brightness takes decimal percentages only; anything else, negative numbers included, gets
+    /// the range error and never reaches the daemon.
+    @Test func brightnessTakesDecimalPercentagesOnly() throws {
+        try requireBinary()
+        let d = tempDir()
+        let s = try server(d) { fd, _ in Self.okJSON(fd, #"{"percent": 40, "device": "bl", "method": "sysfs"}"#) }
+        defer { s.stop() }
+        for bad in ["0x20", "-1", "1e-9", "1e2", "101", "100.01", "12.345", "+5", " 5", "5 ", "nan", "inf", ".5", "5.", "abc", "0x1p4", "1_0"] {
+            let (code, out, err) = try kioskctl(["brightness", bad, "--socket", s.path])
+            #expect(code == 64, "brightness \(bad): exit \(code), stderr: \(err)")
+            #expect(err.contains("expected a percentage 0…100 with at most two decimals (like 40 or 12.5), got '\(bad)'"), "brightness \(bad): \(err)")
+            #expect(out.isEmpty)
+        }
+        #expect(s.received.isEmpty, "\(s.received)")
+        for (good, json) in [("40", "40"), ("12.5%", "12.5"), ("0", "0"), ("100", "100"), ("7.25", "7.25")] {
+            let (code, out, err) = try kioskctl(["brightness", good, "--socket", s.path])
+            #expect(code == 0, "brightness \(good): \(err)")
+            #expect(out.hasPrefix("brightness: 40 %"), "\(out)")
+            #expect(s.received.last?.hasSuffix("{\"percent\":\(json)}") == true, "\(good): \(s.received.last ?? "")")
+        }
+        let (code, _, err) = try kioskctl(["brightness", "--socket", s.path, "--", "-1"])
+        #expect(code == 64 && err.contains("got '-1'"), "\(err)")
+    }
+
     /// A JSON answer without the fields of the command's answer type is not understood (exit 2,
     /// naming the missing key); with --json it is printed as it came.
     @Test func jsonOfTheWrongShapeIsNotUnderstood() throws {

@@ -313,3 +313,34 @@ let apiRoutes: [(method: String, path: String, body: String?, change: Bool)] = [
         await k.stop()
     }
 }
+
+/// Device names are limited in characters and bytes and cannot reorder what is shown.
+@Suite struct DeviceNameTests {
+    @Test func namesAreLimitedInBytesAndRefuseControlAndFormatCharacters() {
+        #expect(PairingBook.nameProblem("Anna's phone") == nil)
+        #expect(PairingBook.nameProblem("Ünïcödé 📱 phone") == nil)
+        #expect(PairingBook.nameProblem("👩‍💻 laptop") == nil, "an emoji sequence joined by U+200D")
+        #expect(PairingBook.nameProblem(String(repeating: "x", count: 64)) == nil)
+        #expect(PairingBook.nameProblem(String(repeating: "x", count: 65))?.contains("1 to 64 characters") == true)
+        #expect(PairingBook.nameProblem("")?.contains("1 to 64 characters") == true)
+        // One character holding 3 000 combining marks: 6 001 bytes.
+        let heavy = "a" + String(repeating: "\u{301}", count: 3000)
+        #expect(heavy.count == 1)
+        #expect(PairingBook.nameProblem(heavy) == "must be at most 128 bytes in UTF-8 (it has 6001)")
+        #expect(PairingBook.nameProblem("evil\u{202E}enohp") == "must not contain control or format characters (such as bidirectional overrides); found U+202E")
+        #expect(PairingBook.nameProblem("a\u{2066}b")?.contains("U+2066") == true)
+        #expect(PairingBook.nameProblem("a\u{200F}b")?.contains("U+200F") == true)
+        #expect(PairingBook.nameProblem("a\u{7}b")?.contains("U+0007") == true)
+    }
+
+    @Test func aSpoofingNameIsRefusedWhenPairing() async throws {
+        let k = WebKiosk()
+        try await k.start()
+        let code = try await k.ctl(.pair(role: "operator", show: true)).decode(PairAnswer.self).code
+        let r = try await http(k.port, "POST", "/api/pair", body: #"{"code": "\#(code)", "name": "Anna\u202E's phone"}"#)
+        #expect(r.status == 400, "\(r.text)")
+        #expect(r.error?.contains("found U+202E") == true, "\(r.text)")
+        #expect(try await k.ctl(.devices).decode(DevicesAnswer.self).devices.isEmpty)
+        await k.stop()
+    }
+}
