@@ -51,7 +51,8 @@ for u in systemd-remount-fs.service systemd-timesyncd.service systemd-firstboot.
     systemd-pstore.service systemd-hwdb-update.service ldconfig.service timers.target \
     remote-fs.target swap.target cryptsetup.target getty.target console-getty.service \
     serial-getty@ttyS0.service serial-getty@ttyS1.service serial-getty@ttyAMA0.service e2scrub_reap.service \
-    apt-daily.timer apt-daily-upgrade.timer fstrim.timer; do
+    apt-daily.timer apt-daily-upgrade.timer fstrim.timer \
+    systemd-journal-catalog-update.service systemd-update-done.service; do
     ln -sf /dev/null "$S/$u"
 done
 # No generators: none is needed here, and each one runs from 9p at boot and at every
