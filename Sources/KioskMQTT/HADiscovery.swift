@@ -81,11 +81,31 @@ public struct HADiscovery: Sendable, Equatable {
         return out + "_" + String(h, radix: 16)
     }
 
+    /// `s` as an entity id's part, `[a-z0-9_]`: letters lowered, `-` and other characters `_`,
+    /// and a hash of `s` appended when a character other than a letter or `-` was replaced (as
+    /// Home Assistant's own ids read, with the hash keeping such names apart).
+    public static func entitySlug(_ s: String) -> String {
+        var out = ""
+        var replaced = false
+        for u in s.lowercased().unicodeScalars {
+            if (u >= "a" && u <= "z") || (u >= "0" && u <= "9") || u == "_" { out.unicodeScalars.append(u) } else {
+                out += "_"
+                if u != "-" { replaced = true }
+            }
+        }
+        guard replaced else { return out }
+        var h: UInt32 = 2_166_136_261 // FNV-1a
+        for b in s.utf8 { h = (h ^ UInt32(b)) &* 16_777_619 }
+        return out + "_" + String(h, radix: 16)
+    }
+
     /// The message as a JSON object.
     public var object: [String: Any] {
         let t = KioskTopics(id: id)
         let uid = objectID
         var components: [String: Any] = [:]
+        /// Each component's entity id after `kioskd_ID_`, by component key.
+        var entitySuffix: [String: String] = ["scene": "scene", "theme": "theme", "blank": "panel_blanked", "time_synced": "time_synced"]
         components["scene"] = [
             "platform": "select", "unique_id": "\(uid)_scene", "name": "Scene", "icon": "mdi:monitor",
             "state_topic": t.scene, "command_topic": "\(t.scene)/set", "options": scenes,
@@ -100,6 +120,9 @@ public struct HADiscovery: Sendable, Equatable {
         ] as [String: Any]
         for c in counters {
             let key = "counter_" + Self.slug(c.name)
+            let entity = Self.entitySlug(c.name)
+            entitySuffix[key] = entity
+            for (op, suffix) in [("inc", "increment"), ("dec", "decrement"), ("reset", "reset")] { entitySuffix["\(key)_\(op)"] = "\(entity)_\(suffix)" }
             let topic = t.counter(c.name)
             let label = c.label.isEmpty ? c.name : c.label
             components[key] = [
@@ -127,11 +150,22 @@ public struct HADiscovery: Sendable, Equatable {
             ]
             for (k, v) in extra { s[k] = v }
             components[key] = s
+            entitySuffix[key] = key
         }
         components["time_synced"] = [
             "platform": "binary_sensor", "unique_id": "\(uid)_time_synced", "name": "Time synchronised", "entity_category": "diagnostic",
             "state_topic": t.status, "value_template": "{{ 'ON' if value_json.time_synced else 'OFF' }}",
         ] as [String: Any]
+        // Explicit, stable entity ids, such as `button.kioskd_hall_home_increment`:
+        // `default_entity_id` (Home Assistant 2025.10 and later) and `object_id` (older
+        // versions). Made from the names, "HOME +1" and "HOME −1" would both be `home_1`.
+        let device = "kioskd_" + Self.entitySlug(id)
+        for (key, suffix) in entitySuffix {
+            guard var c = components[key] as? [String: Any], let platform = c["platform"] as? String else { continue }
+            c["object_id"] = "\(device)_\(suffix)"
+            c["default_entity_id"] = "\(platform).\(device)_\(suffix)"
+            components[key] = c
+        }
         return [
             "device": [
                 "identifiers": [uid], "name": "kioskd \(id)", "manufacturer": "kioskd", "model": "kiosk display",

@@ -37,6 +37,24 @@ final class HADiscoveryTests: XCTestCase {
         XCTAssertEqual(cmps["counter_GUEST"]?["mode"] as? String, "box")
         XCTAssertEqual(cmps["counter_HOME_inc"]?["command_topic"] as? String, "kioskd/hall-east/counter/HOME/inc")
         XCTAssertEqual(cmps["blank"]?["platform"] as? String, "switch")
+        // Explicit entity ids: +1 and −1 are told apart by what they do, not made from their names.
+        XCTAssertEqual(cmps["counter_HOME_inc"]?["default_entity_id"] as? String, "button.kioskd_hall_east_home_increment")
+        XCTAssertEqual(cmps["counter_HOME_dec"]?["default_entity_id"] as? String, "button.kioskd_hall_east_home_decrement")
+        XCTAssertEqual(cmps["counter_HOME_reset"]?["default_entity_id"] as? String, "button.kioskd_hall_east_home_reset")
+        XCTAssertEqual(cmps["counter_HOME"]?["default_entity_id"] as? String, "number.kioskd_hall_east_home")
+        XCTAssertEqual(cmps["counter_HOME"]?["object_id"] as? String, "kioskd_hall_east_home")
+        XCTAssertEqual(cmps["scene"]?["default_entity_id"] as? String, "select.kioskd_hall_east_scene")
+        XCTAssertEqual(cmps["blank"]?["default_entity_id"] as? String, "switch.kioskd_hall_east_panel_blanked")
+        let entityIDs = cmps.values.compactMap { $0["default_entity_id"] as? String }
+        XCTAssertEqual(entityIDs.count, cmps.count, "every component has an entity id")
+        XCTAssertEqual(Set(entityIDs).count, entityIDs.count, "entity ids are unique")
+        for e in entityIDs {
+            let (platform, object) = (e.split(separator: ".")[0], e.split(separator: ".")[1])
+            XCTAssertTrue(object.allSatisfy { ("a"..."z").contains($0) || ("0"..."9").contains($0) || $0 == "_" }, e)
+            XCTAssertTrue(cmps.values.contains { $0["default_entity_id"] as? String == e && $0["platform"] as? String == String(platform) }, e)
+        }
+        XCTAssertEqual(HADiscovery.entitySlug("Home-Team"), "home_team")
+        XCTAssertNotEqual(HADiscovery.entitySlug("a.b"), HADiscovery.entitySlug("a:b"), "replaced characters keep names apart")
         // Every entity has a unique id, as Home Assistant requires.
         let ids = cmps.values.compactMap { $0["unique_id"] as? String }
         XCTAssertEqual(ids.count, cmps.count)
