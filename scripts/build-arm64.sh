@@ -1,0 +1,56 @@
+#!/usr/bin/env bash
+# Cross-compiles release kioskd, kioskctl and kiosk-vmtool for aarch64-unknown-linux-gnu with
+# Debian sid's Swift 6.2 (in the compiler root from scripts/arm64/toolchain.sh) against a Debian 13
+# arm64 sysroot. Output: .build-arm64/aarch64-unknown-linux-gnu/release/, listed with the sysroot
+# in .build-arm64/READY.
+#   --native   also build kioskd for amd64 with sid's compiler (.build-sid; several minutes)
+# Run as root. Environment: SID_ROOT and SYSROOT to skip toolchain.sh.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+checkout="$PWD"
+native=0
+for a in "$@"; do
+    case "$a" in
+        --native) native=1 ;;
+        *) echo "usage: build-arm64.sh [--native]" >&2; exit 2 ;;
+    esac
+done
+now() { date +%s; }
+T0=$(now)
+
+if [ -z "${SID_ROOT:-}" ] || [ -z "${SYSROOT:-}" ]; then
+    eval "$(bash scripts/arm64/toolchain.sh)"
+fi
+# shellcheck source=arm64/flags.sh
+. scripts/arm64/flags.sh
+out="$checkout/.build-arm64/$ARM64_TRIPLE/release"
+rm -f .build-arm64/READY
+
+run() { bash scripts/arm64/chroot.sh "$SID_ROOT" "$SYSROOT" "$checkout" "$@"; }
+
+t=$(now)
+for p in kioskd kioskctl kiosk-vmtool; do
+    tp=$(now)
+    run "$ARM64_ENV nice -n 5 swift build -c release --scratch-path .build-arm64 $ARM64_SWIFT_FLAGS --product $p" \
+        || { echo "build-arm64: FAILED building $p for $ARM64_TRIPLE" >&2; exit 1; }
+    [ -x "$out/$p" ] || { echo "build-arm64: $out/$p missing after the build" >&2; exit 1; }
+    file -b "$out/$p" 2>/dev/null | grep -q 'ARM aarch64' || { echo "build-arm64: $out/$p is not an aarch64 executable" >&2; exit 1; }
+    echo "build-arm64: $p built in $(( $(now) - tp )) s"
+done
+echo "build-arm64: cross build $(( $(now) - t )) s"
+{
+    for p in kioskd kioskctl kiosk-vmtool; do echo "$p=$out/$p"; done
+    echo "sysroot=$SYSROOT"
+    echo "commit=$(git rev-parse HEAD 2>/dev/null || echo unknown)$(git diff --quiet HEAD -- Sources Package.swift 2>/dev/null || echo +changes)"
+    echo "built=$(date -u +%Y-%m-%dT%H:%M:%SZ)"
+} > .build-arm64/READY.tmp
+mv .build-arm64/READY.tmp .build-arm64/READY
+echo "build-arm64: binaries in $out (listed in $checkout/.build-arm64/READY)"
+
+if [ "$native" = 1 ]; then
+    t=$(now)
+    run "nice -n 5 swift build -c release --scratch-path .build-sid --product kioskd" \
+        || { echo "build-arm64: FAILED: native amd64 build with sid's Swift" >&2; exit 1; }
+    echo "build-arm64: native amd64 kioskd with sid's Swift built in $(( $(now) - t )) s: $checkout/.build-sid/release/kioskd"
+fi
+echo "build-arm64: done in $(( $(now) - T0 )) s"
