@@ -1,0 +1,239 @@
+#!/usr/bin/env bash
+# Builds the Debian package kioskd_VERSION_ARCH.deb from release binaries.
+#   scripts/package.sh                          amd64 (this machine): builds (incrementally)
+#                                               kioskd in .build-bench, kioskctl (static Swift
+#                                               runtime) in .build-pkg
+#   scripts/package.sh --arch arm64 --bindir DIR --sysroot DIR
+#                                               aarch64 binaries built elsewhere; the sysroot
+#                                               (an arm64 Debian root with its dpkg database)
+#                                               gives the Depends and runs --help under qemu
+# Options: --out DIR (default out/deb), --bindir DIR (kioskd and kioskctl; or BINDIR=),
+#          --sysroot DIR (or SYSROOT=), --suite NAME (the sysroot's Debian release, default trixie),
+#          --no-build.
+# Version: the file VERSION (upstream) plus the Debian revision below.
+# The package: /usr/bin/kioskd, /usr/bin/kioskctl, the unit in /usr/lib/systemd/system, the user
+# through sysusers.d, the backlight udev rule, /etc/kioskd (conffiles), man pages from --help,
+# docs; Depends computed from the binaries' NEEDED libraries. Writes the .deb's path to OUT/READY.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+repo=$PWD
+export PATH=/opt/swift/usr/bin:$PATH
+umask 022
+
+host_arch=$(dpkg --print-architecture)
+arch=$host_arch
+out=out/deb
+bindir=${BINDIR:-}
+sysroot=${SYSROOT:-}
+build=1
+suite=trixie
+while [ $# -gt 0 ]; do
+    case "$1" in
+        --arch) arch=$2; shift ;;
+        --bindir) bindir=$2; shift ;;
+        --sysroot) sysroot=$2; shift ;;
+        --out) out=$2; shift ;;
+        --suite) suite=$2; shift ;;
+        --no-build) build=0 ;;
+        *) echo "package.sh: unknown option $1 (use --arch, --bindir, --sysroot, --suite, --out, --no-build)" >&2; exit 2 ;;
+    esac
+    shift
+done
+case "$arch" in
+    amd64) triplet=x86_64-linux-gnu; machine="X86-64"; qemu="" ;;
+    arm64) triplet=aarch64-linux-gnu; machine="AArch64"; qemu="qemu-aarch64-static" ;;
+    *) echo "package.sh: --arch must be amd64 or arm64" >&2; exit 2 ;;
+esac
+foreign=0
+[ "$arch" != "$host_arch" ] && foreign=1
+mkdir -p "$out"
+out=$(cd "$out" && pwd)
+
+upstream=$(tr -d ' \n' < VERSION)
+revision=1
+version=$upstream-$revision
+maintainer="kioskd maintainers <maintainers@users.noreply.a-seed-89189a4e.example>"
+# Reproducible timestamps: the last commit's time.
+export SOURCE_DATE_EPOCH=${SOURCE_DATE_EPOCH:-$(git log -1 --format=%ct 2>/dev/null || date +%s)}
+
+fail() { echo "package.sh: $*" >&2; exit 1; }
+
+# --- binaries
+if [ -z "$bindir" ]; then
+    [ "$foreign" = 1 ] && fail "--arch $arch needs --bindir (the aarch64 kioskd and kioskctl)"
+    # kioskd links the Swift runtime statically in release builds (Package.swift); kioskctl does
+    # not, so it is built with --static-swift-stdlib in a scratch path of its own (the same flag
+    # in .build-bench would rebuild the benchmark's graph).
+    if [ "$build" = 1 ]; then
+        nice -n 5 swift build -c release --scratch-path .build-bench --product kioskd
+        nice -n 5 swift build -c release --scratch-path .build-pkg --static-swift-stdlib --product kioskctl
+    fi
+    kioskd_bin=.build-bench/release/kioskd
+    kioskctl_bin=.build-pkg/release/kioskctl
+else
+    kioskd_bin=$bindir/kioskd
+    kioskctl_bin=$bindir/kioskctl
+fi
+for b in "$kioskd_bin" "$kioskctl_bin"; do
+    [ -x "$b" ] || fail "no executable $b"
+    readelf -h "$b" | grep -q "Machine:.*$machine" || fail "$b is not a $arch ($machine) binary"
+    if readelf -d "$b" | grep -q 'NEEDED.*libswift'; then
+        fail "$b loads the Swift runtime as a shared library ($(readelf -d "$b" | grep -o 'libswift[^]]*' | tr '\n' ' ')); build it with --static-swift-stdlib"
+    fi
+done
+if [ "$foreign" = 1 ]; then
+    { [ -n "$sysroot" ] && [ -d "$sysroot" ]; } || fail "--arch $arch needs --sysroot (an arm64 Debian root)"
+    command -v "$qemu" >/dev/null || fail "$qemu is missing (apt package qemu-user-static)"
+    sysroot=$(cd "$sysroot" && pwd)
+fi
+
+work=$out/build-$arch
+root=$work/root
+rm -rf "$work"
+mkdir -p "$root/DEBIAN"
+
+# --- files
+install -d "$root/usr/bin" "$root/usr/lib/systemd/system" "$root/usr/lib/sysusers.d" \
+    "$root/usr/lib/udev/rules.d" "$root/etc/kioskd/themes" "$root/usr/share/doc/kioskd/examples" \
+    "$root/usr/share/man/man1" "$root/usr/share/man/man8"
+if [ "$arch" = arm64 ]; then strip=llvm-objcopy; else strip=objcopy; fi
+# As dh_strip does for executables: no symbol tables, no .comment (the build id stays).
+for b in kioskd kioskctl; do
+    src=$kioskd_bin; [ "$b" = kioskctl ] && src=$kioskctl_bin
+    "$strip" --strip-all --remove-section=.comment "$src" "$root/usr/bin/$b"
+    # SwiftPM's RUNPATH $ORIGIN: nothing is loaded from /usr/bin.
+    chrpath -d "$root/usr/bin/$b" >/dev/null
+    chmod 0755 "$root/usr/bin/$b"
+done
+sed 's|/usr/local/bin/kioskd|/usr/bin/kioskd|g; s|/usr/local/share/doc|/usr/share/doc|g' systemd/kioskd.service \
+    > "$root/usr/lib/systemd/system/kioskd.service"
+grep -q /usr/local "$root/usr/lib/systemd/system/kioskd.service" && fail "the unit still names /usr/local"
+install -m 0644 packaging/debian/kioskd.sysusers "$root/usr/lib/sysusers.d/kioskd.conf"
+# The same rule scripts/install.sh writes.
+sed -n "/^cat > .*90-kioskd-backlight\.rules.*<<'RULE'/,/^RULE\$/p" scripts/install.sh | sed '1d;$d' \
+    > "$root/usr/lib/udev/rules.d/90-kioskd-backlight.rules"
+grep -q 'SUBSYSTEM=="backlight"' "$root/usr/lib/udev/rules.d/90-kioskd-backlight.rules" || fail "no backlight rule found in scripts/install.sh"
+install -m 0644 config/kioskd.toml "$root/etc/kioskd/kioskd.toml"
+install -m 0644 config/themes/*.toml "$root/etc/kioskd/themes/"
+install -m 0644 README.md docs/*.md "$root/usr/share/doc/kioskd/"
+install -m 0644 config/wall-clock.toml config/scoreboard.toml config/painting-kiosk.toml "$root/usr/share/doc/kioskd/examples/"
+chmod 0644 "$root/usr/lib/systemd/system/kioskd.service" "$root/usr/lib/udev/rules.d/90-kioskd-backlight.rules"
+
+# Man pages from --help. A foreign binary runs under qemu-user with the sysroot's libraries.
+mandir=$work/man-run
+mkdir -p "$mandir"
+for b in kioskd kioskctl; do
+    if [ "$foreign" = 1 ]; then
+        printf '#!/bin/sh\nexec %s -L %s %s "$@"\n' "$qemu" "$sysroot" "$root/usr/bin/$b" > "$mandir/$b"
+    else
+        printf '#!/bin/sh\nexec %s "$@"\n' "$root/usr/bin/$b" > "$mandir/$b"
+    fi
+    chmod 0755 "$mandir/$b"
+done
+help2man --no-info --no-discard-stderr --section 8 --version-string "$upstream" \
+    --name "kiosk display daemon (DRM/KMS scenes: clock, counter, paint)" "$mandir/kioskd" > "$work/kioskd.8"
+help2man --no-info --no-discard-stderr --section 1 --version-string "$upstream" \
+    --name "control a running kioskd through its control socket" "$mandir/kioskctl" > "$work/kioskctl.1"
+grep -q 'check\\-config' "$work/kioskd.8" || fail "kioskd --help gave no usable text"
+grep -q -- 'status' "$work/kioskctl.1" || fail "kioskctl --help gave no usable text"
+gzip -9n < "$work/kioskd.8" > "$root/usr/share/man/man8/kioskd.8.gz"
+gzip -9n < "$work/kioskctl.1" > "$root/usr/share/man/man1/kioskctl.1.gz"
+
+# copyright and changelog
+install -m 0644 packaging/debian/copyright "$root/usr/share/doc/kioskd/copyright"
+commit=$(git rev-parse --short HEAD 2>/dev/null || echo unknown)
+{
+    printf 'kioskd (%s) unstable; urgency=medium\n\n' "$version"
+    printf '  * Built from the kioskd repository at commit %s.\n\n' "$commit"
+    printf ' -- %s  %s\n' "$maintainer" "$(date -u -R -d "@$SOURCE_DATE_EPOCH")"
+} | gzip -9n > "$root/usr/share/doc/kioskd/changelog.Debian.gz"
+
+# --- Depends: NEEDED libraries → Debian packages
+# fetch_debs LIST DIR: the lib* packages of LIST (name=version lines) as .debs in DIR/debs, through
+# a private apt state in DIR (Debian $suite for $arch; the host's apt is not touched).
+fetch_debs() {
+    local list=$1 dir=$2 key=/usr/share/keyrings/debian-archive-keyring.gpg
+    mkdir -p "$dir/debs" "$dir/apt/etc/apt/apt.conf.d" "$dir/apt/etc/apt/preferences.d" "$dir/apt/trusted.d" \
+        "$dir/apt/var/lib/apt/lists/partial" "$dir/apt/var/cache/apt/archives/partial"
+    dir=$(cd "$dir" && pwd)
+    touch "$dir/apt/status"
+    echo "deb [signed-by=$key] ${KIOSK_DEBIAN_MIRROR:-http://deb.debian.org/debian} $suite main" > "$dir/apt/etc/apt/sources.list"
+    local opts=(-o "Dir=$dir/apt" -o "Dir::State::status=$dir/apt/status" -o "Dir::Etc::trusted=$key"
+        -o "Dir::Etc::TrustedParts=$dir/apt/trusted.d" -o "APT::Architecture=$arch" -o "APT::Architectures=$arch"
+        -o Acquire::Languages=none -o APT::Sandbox::User=root -o Debug::NoLocking=1)
+    local want=() p
+    # shellcheck disable=SC2013 # one name=version a line, no spaces
+    for p in $(grep -E '^lib' "$list" | grep -vE -- '-(dev|doc|bin|common|data)=' | grep -vE '^libswiftlang='); do
+        ls "$dir/debs/${p%%=*}_"*"_$arch.deb" >/dev/null 2>&1 || want+=("$p")
+    done
+    [ ${#want[@]} -eq 0 ] && return 0
+    echo "package.sh: fetching ${#want[@]} $suite $arch library packages into $dir/debs"
+    ls "$dir/apt/var/lib/apt/lists/"*Packages* >/dev/null 2>&1 || apt-get "${opts[@]}" -qq update
+    (cd "$dir/debs" && apt-get "${opts[@]}" -qq download "${want[@]}") \
+        || { apt-get "${opts[@]}" -qq update && (cd "$dir/debs" && apt-get "${opts[@]}" -qq download "${want[@]}"); } \
+        || fail "could not download the $arch library packages"
+}
+if [ "$foreign" = 0 ]; then
+    # dpkg-shlibdeps with the host's dpkg database and symbols files (minimal debian/ tree).
+    sd=$work/shlibdeps
+    mkdir -p "$sd/debian"
+    printf 'Source: kioskd\n\nPackage: kioskd\nArchitecture: any\n' > "$sd/debian/control"
+    shlibs=$(cd "$sd" && dpkg-shlibdeps -O "$root/usr/bin/kioskd" "$root/usr/bin/kioskctl" 2>"$work/shlibdeps.log" \
+        | sed -n 's/^shlibs:Depends=//p') || { cat "$work/shlibdeps.log" >&2; fail "dpkg-shlibdeps failed"; }
+elif [ -d "$sysroot/var/lib/dpkg/info" ] && ls "$sysroot"/var/lib/dpkg/info/*.list >/dev/null 2>&1; then
+    # The sysroot's dpkg database: the package owning each library, its symbols or shlibs.
+    shlibs=$(python3 scripts/deb-shlibs.py --root "$sysroot" --arch "$arch" --triplet "$triplet" \
+        "$root/usr/bin/kioskd" "$root/usr/bin/kioskctl") || fail "no dependency for a library (scripts/deb-shlibs.py)"
+else
+    # A sysroot of extracted packages (scripts/arm64/toolchain.sh) has no dpkg database, but lists
+    # them in .packages: the same versions of its library packages are fetched (once, into
+    # $out/cache-$arch) and read as .deb files.
+    [ -f "$sysroot/.packages" ] || fail "$sysroot has neither a dpkg database nor a .packages list"
+    fetch_debs "$sysroot/.packages" "$out/cache-$arch"
+    shlibs=$(python3 scripts/deb-shlibs.py --debs "$out/cache-$arch/debs" --arch "$arch" --triplet "$triplet" \
+        "$root/usr/bin/kioskd" "$root/usr/bin/kioskctl") || fail "no dependency for a library (scripts/deb-shlibs.py)"
+fi
+[ -n "$shlibs" ] || fail "no shared-library dependencies found"
+# DejaVu Sans is the built-in themes' font; systemd-sysusers creates the user.
+depends="$shlibs, fonts-dejavu-core, systemd | systemd-sysusers"
+# Opened only when the config needs them: [mqtt], [web] session tokens, the pairing QR code.
+if [ "$arch" = arm64 ]; then ssl=libssl3t64; else ssl=libssl3; fi
+suggests="libmosquitto1, $ssl, libqrencode4"
+
+# --- control files
+cat > "$root/DEBIAN/conffiles" <<EOF
+$(cd "$root" && find etc -type f | sort | sed 's|^|/|')
+EOF
+installed_size=$(du -sk --exclude=DEBIAN "$root" | cut -f1)
+cat > "$root/DEBIAN/control" <<EOF
+Package: kioskd
+Version: $version
+Architecture: $arch
+Maintainer: $maintainer
+Installed-Size: $installed_size
+Depends: $depends
+Suggests: $suggests
+Section: misc
+Priority: optional
+Description: kiosk display daemon for DRM/KMS screens and touch input
+ kioskd turns a Linux board with a display and a touchscreen into a
+ single-purpose kiosk. systemd starts it at boot; it takes the display
+ directly through DRM/KMS (no X11, no Wayland), reads touch, pointer and
+ keys through libinput, and shows scenes chosen by a config file: a colour
+ clock, a scoreboard with rolling digits, a finger-painting table.
+ .
+ The package runs it as the unprivileged user kioskd with systemd's
+ sandboxing, enables the unit on installation, and installs kioskctl, the
+ client of its control socket. The configuration is /etc/kioskd/kioskd.toml.
+EOF
+for s in postinst prerm postrm; do install -m 0755 "packaging/debian/$s" "$root/DEBIAN/$s"; done
+(cd "$root" && find . -path ./DEBIAN -prune -o -type f -printf '%P\0' | sort -z | xargs -0 md5sum) > "$root/DEBIAN/md5sums"
+chmod 0644 "$root/DEBIAN/control" "$root/DEBIAN/conffiles" "$root/DEBIAN/md5sums"
+find "$root" -type d -exec chmod 0755 {} +
+find "$root" -exec touch -h -d "@$SOURCE_DATE_EPOCH" {} +
+
+deb=$out/kioskd_${version}_$arch.deb
+dpkg-deb --root-owner-group -Zxz --build "$root" "$deb" >/dev/null
+echo "$deb" > "$out/READY.$arch"
+cat "$out"/READY.* > "$out/READY"
+echo "package.sh: $deb ($(du -h "$deb" | cut -f1)); Depends: $depends"
