@@ -88,7 +88,9 @@ class Database:
         path = self.control_file(pkg, "symbols")
         if not path:
             return None
-        template, minver, inside = None, None, False
+        # As dpkg-shlibdeps: at least the smallest version listed for the library, raised by
+        # each symbol the binaries use.
+        template, minver, smallest, inside = None, None, None, False
         with open(path) as f:
             for line in f:
                 if not line.startswith((" ", "\t", "|", "*")):
@@ -109,6 +111,8 @@ class Database:
                 sym, ver = parts[0], parts[1]
                 if any(t.startswith("arch=") for t in tagset) and not arch_matches(tagset, self.arch):
                     continue
+                if smallest is None or version_gt(smallest, ver):
+                    smallest = ver
                 if "symver" in tagset:
                     hit = any(v == sym for _, v in used)
                 else:
@@ -118,6 +122,8 @@ class Database:
                     minver = ver
         if template is None:
             return None
+        if smallest is not None and (minver is None or version_gt(smallest, minver)):
+            minver = smallest
         dep = template.replace("#MINVER#", f"(>= {minver})" if minver and minver != "0" else "").strip()
         return re.sub(r"\s+", " ", dep)
 
