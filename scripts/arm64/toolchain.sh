@@ -81,18 +81,36 @@ prune() {  # kind keep-path
 }
 
 T0=$(now)
+# Package lists are refreshed when older than KIOSK_CI_APT_MAX_AGE minutes (default 60).
 online=1
 for sa in "sid amd64" "trixie arm64" "sid arm64"; do
     # shellcheck disable=SC2086
+    d="$(apt_dir $sa)"
+    if [ -n "$(find "$d/var/lib/apt/lists" -maxdepth 1 -name '*_InRelease' -mmin -"${KIOSK_CI_APT_MAX_AGE:-60}" 2>/dev/null)" ]; then
+        continue
+    fi
+    # shellcheck disable=SC2086
     apt_update $sa || { online=0; log "apt update for $sa failed"; break; }
+    touch "$d"/var/lib/apt/lists/*_InRelease
 done
 log "package lists: $(( $(now) - T0 )) s (online=$online)"
+# Resolving the closures takes apt a while on a busy machine: they are kept per state of the
+# package lists (their InRelease files) and of this script.
+lists_key="$(cat "$0" "$HERE/fix-sysroot.py" "$CACHE"/apt/*/var/lib/apt/lists/*_InRelease 2>/dev/null | key_of)"
+closure() {  # name suite arch pkgs...
+    local f="$CACHE/apt/closure-$1-$lists_key"; shift
+    if [ ! -s "$f" ]; then
+        apt_closure "$@" > "$f.tmp" && mv "$f.tmp" "$f"
+        find "$CACHE/apt" -maxdepth 1 -name 'closure-*' ! -name "*-$lists_key" -delete
+    fi
+    cat "$f"
+}
 
 # ---------------------------------------------------------------- sid amd64 compiler root
 t=$(now)
 if [ "$online" = 1 ]; then
     # shellcheck disable=SC2086
-    cl="$(apt_closure sid amd64 $SID_PKGS)"
+    cl="$(closure sid sid amd64 $SID_PKGS)"
     [ -n "$cl" ] || die "cannot resolve sid amd64 packages: $SID_PKGS"
     key="$( { echo "$SID_PKGS"; grep -E '^(swiftlang|libswiftlang|libstdc\+\+-16-dev|libc6-dev|linux-libc-dev|git)=' <<<"$cl"; } | key_of)"
     SID_ROOT="$CACHE/sid-swift-$key"
@@ -122,10 +140,10 @@ fi
 t=$(now)
 if [ "$online" = 1 ]; then
     # shellcheck disable=SC2086
-    cl_t="$(apt_closure trixie arm64 $SYSROOT_PKGS)"; [ -n "$cl_t" ] || die "cannot resolve trixie arm64 packages"
+    cl_t="$(closure sysroot trixie arm64 $SYSROOT_PKGS)"; [ -n "$cl_t" ] || die "cannot resolve trixie arm64 packages"
     # Only the Swift packages themselves: their dependencies are trixie's.
     # shellcheck disable=SC2086
-    cl_s="$(apt_closure sid arm64 $SWIFT_ARM64_PKGS | grep -E '^(swiftlang|libswiftlang)=' || true)"
+    cl_s="$(closure swift sid arm64 $SWIFT_ARM64_PKGS | grep -E '^(swiftlang|libswiftlang)=' || true)"
     [ "$(wc -l <<<"$cl_s")" = 2 ] || die "cannot resolve sid arm64 swiftlang/libswiftlang"
     key="$( { cat "$HERE/fix-sysroot.py"; echo "$cl_t"; echo "$cl_s"; } | key_of)"
     SYSROOT="$CACHE/sysroot-arm64-$key"
