@@ -13,6 +13,7 @@ usage: tier1.py [--bin DIR] [--sysroot DIR] [--ref-kioskd PATH] [--only NAME[,NA
 import argparse
 import datetime
 import os
+import resource
 import shutil
 import signal
 import subprocess
@@ -27,6 +28,10 @@ sys.path.insert(0, HERE)
 import pngpix  # noqa: E402
 
 results = []
+
+
+def no_core():  # a crashing guest under qemu-user would dump a core file of several hundred MB
+    resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
 
 
 def report(name, ok, detail=""):
@@ -69,8 +74,17 @@ class Env:
 
     def run(self, cmd, timeout=120):
         t = time.time()
-        p = subprocess.run(cmd, env=self.env, capture_output=True, text=True, timeout=timeout, cwd=CHECKOUT)
+        p = subprocess.run(cmd, env=self.env, capture_output=True, text=True, timeout=timeout,
+                           cwd=CHECKOUT, preexec_fn=no_core)
         return p, time.time() - t
+
+
+def log_summary(text):
+    """A crash's message rather than the end of its stack trace."""
+    for line in text.splitlines():
+        if "Fatal error" in line or "fatal error" in line:
+            return line.strip()
+    return text.strip()[-800:]
 
 
 def config_file(env, name, body):
@@ -219,7 +233,7 @@ def check_control(env):
                       + f'\n[control]\nsocket = "{sock}"\n')
     log = open(os.path.join(env.tmp, "daemon.log"), "w+")
     d = subprocess.Popen(env.arm(env.kioskd, "--config", cfg, "--backend", "headless"), env=env.env,
-                         stdout=log, stderr=subprocess.STDOUT, cwd=CHECKOUT)
+                         stdout=log, stderr=subprocess.STDOUT, cwd=CHECKOUT, preexec_fn=no_core)
     try:
         deadline = time.time() + 60
         while not os.path.exists(sock) and d.poll() is None and time.time() < deadline:
@@ -227,7 +241,7 @@ def check_control(env):
         if not os.path.exists(sock):
             log.seek(0)
             return report("kioskctl against kioskd: daemon up", False,
-                          f"no control socket (daemon exit {d.poll()}): {log.read().strip()[-800:]}")
+                          f"no control socket (daemon exit {d.poll()}): {log_summary(log.read())}")
         report("kioskctl against kioskd: daemon up, control socket made", True)
 
         def ctl(*a):
@@ -260,7 +274,7 @@ def check_control(env):
         text = log.read()
         crashed = "Fatal error" in text or d.returncode not in (0, -signal.SIGTERM)
         report("kioskd stopped cleanly on SIGTERM", not crashed,
-               f"exit {d.returncode}" + (f": {text.strip()[-800:]}" if crashed else ""))
+               f"exit {d.returncode}" + (f": {log_summary(text)}" if crashed else ""))
     check_counter(env, state_dir=state)
 
 
