@@ -1,0 +1,160 @@
+#!/usr/bin/env bash
+# shellcheck disable=SC2015 # ok and bad always succeed
+# Builds the amd64 package (scripts/package.sh) and checks it:
+#   - the file list, modes and owners, conffiles, control fields;
+#   - Depends names the libraries kioskd links (libdrm2, libinput10, libcairo2, pango …), nothing
+#     of Swift, and scripts/deb-shlibs.py (used for arm64) computes the same as dpkg-shlibdeps;
+#   - the binaries load no libswift*.so and run (--help, --check-config of the packaged config);
+#   - lintian reports no errors;
+#   - the packaged unit passes scripts/check-systemd.sh (systemd-analyze verify and security);
+#   - the maintainer scripts under shellcheck, and a real dpkg install, remove and purge into an
+#     empty directory (dpkg --root, scripts run outside a chroot with DPKG_ROOT set): the user
+#     from sysusers.d, the unit enabled, state and config gone after purge.
+# PACKAGE_TEST_NO_BUILD=1 checks an existing out/deb/kioskd_*_amd64.deb.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+repo=$PWD
+export PATH=/opt/swift/usr/bin:$PATH
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+failures=0
+ok() { echo "ok: $*"; }
+bad() { echo "FAIL: $*" >&2; failures=$((failures + 1)); }
+
+arch=amd64
+version=$(tr -d ' \n' < VERSION)-1
+deb=out/deb/kioskd_${version}_$arch.deb
+if [ "${PACKAGE_TEST_NO_BUILD:-0}" != 1 ]; then
+    bash scripts/package.sh --arch "$arch"
+fi
+[ -f "$deb" ] || { echo "package-test: no $deb" >&2; exit 1; }
+grep -qx "$repo/$deb" out/deb/READY && ok "out/deb/READY names $deb" || bad "out/deb/READY does not name $deb"
+
+echo "== contents"
+# Every file and directory, with mode and owner.
+dpkg-deb -c "$deb" | awk '{ print $1, $2, $6 }' | sed 's|^\(.*\) \./|\1 /|; s|/$||' | sort -k3 > "$tmp/list"
+cat > "$tmp/expected-files" <<EOF
+-rwxr-xr-x /usr/bin/kioskd
+-rwxr-xr-x /usr/bin/kioskctl
+-rw-r--r-- /usr/lib/systemd/system/kioskd.service
+-rw-r--r-- /usr/lib/sysusers.d/kioskd.conf
+-rw-r--r-- /usr/lib/udev/rules.d/90-kioskd-backlight.rules
+-rw-r--r-- /etc/kioskd/kioskd.toml
+$(for t in config/themes/*.toml; do echo "-rw-r--r-- /etc/kioskd/themes/$(basename "$t")"; done)
+-rw-r--r-- /usr/share/man/man8/kioskd.8.gz
+-rw-r--r-- /usr/share/man/man1/kioskctl.1.gz
+-rw-r--r-- /usr/share/doc/kioskd/copyright
+-rw-r--r-- /usr/share/doc/kioskd/changelog.Debian.gz
+-rw-r--r-- /usr/share/doc/kioskd/README.md
+$(for d in docs/*.md; do echo "-rw-r--r-- /usr/share/doc/kioskd/$(basename "$d")"; done)
+-rw-r--r-- /usr/share/doc/kioskd/examples/wall-clock.toml
+-rw-r--r-- /usr/share/doc/kioskd/examples/scoreboard.toml
+-rw-r--r-- /usr/share/doc/kioskd/examples/painting-kiosk.toml
+EOF
+awk '$1 !~ /^d/ { print $1, $3 }' "$tmp/list" | sort > "$tmp/files"
+if diff <(sort "$tmp/expected-files") "$tmp/files"; then ok "file list and modes"; else bad "file list differs (< expected, > packaged)"; fi
+if awk '$2 != "root/root" { exit 1 }' "$tmp/list"; then ok "everything root/root"; else bad "a file not owned by root/root"; fi
+if grep -q '/usr/local' "$tmp/list"; then bad "a path under /usr/local"; else ok "nothing under /usr/local"; fi
+
+echo "== control"
+mkdir -p "$tmp/ctl" "$tmp/x"
+dpkg-deb -e "$deb" "$tmp/ctl"
+dpkg-deb -x "$deb" "$tmp/x"
+(cd "$tmp/x" && find etc -type f | sed 's|^|/|' | sort) > "$tmp/etc-files"
+if diff "$tmp/etc-files" <(sort "$tmp/ctl/conffiles"); then ok "conffiles are every file in /etc"; else bad "conffiles differ from the files in /etc"; fi
+grep -qx /etc/kioskd/kioskd.toml "$tmp/ctl/conffiles" && ok "kioskd.toml is a conffile" || bad "kioskd.toml is not a conffile"
+for f in Package Version Architecture Maintainer Installed-Size Depends Section Priority Description; do
+    [ -n "$(dpkg-deb -f "$deb" "$f")" ] || bad "no $f field"
+done
+[ "$(dpkg-deb -f "$deb" Version)" = "$version" ] && ok "Version $version (VERSION file)" || bad "Version is $(dpkg-deb -f "$deb" Version)"
+[ "$(dpkg-deb -f "$deb" Architecture)" = "$arch" ] || bad "Architecture is not $arch"
+depends=$(dpkg-deb -f "$deb" Depends)
+echo "Depends: $depends"
+for p in libc6 libdrm2 libinput10 libudev1 libsystemd0 libcairo2 libpango-1.0-0 libpangocairo-1.0-0 libstdc++6 fonts-dejavu-core; do
+    if printf '%s\n' "$depends" | tr ',' '\n' | awk -v p="$p" '$1 == p { found = 1 } END { exit !found }'; then ok "Depends: $p"; else bad "Depends lacks $p"; fi
+done
+printf '%s\n' "$depends" | grep -q 'systemd | systemd-sysusers' && ok "Depends: systemd | systemd-sysusers" || bad "Depends lacks systemd | systemd-sysusers"
+if printf '%s\n' "$depends" | grep -qi swift; then bad "Depends names Swift: $depends"; else ok "no Swift package in Depends"; fi
+# deb-shlibs.py (the arm64 path) must agree with dpkg-shlibdeps here.
+mine=$(python3 scripts/deb-shlibs.py --root / --arch amd64 --triplet x86_64-linux-gnu "$tmp/x/usr/bin/kioskd" "$tmp/x/usr/bin/kioskctl")
+if [ "$depends" = "$mine, fonts-dejavu-core, systemd | systemd-sysusers" ]; then ok "deb-shlibs.py gives dpkg-shlibdeps's result"; else bad "deb-shlibs.py: $mine"; fi
+(cd "$tmp/x" && find . -type f ! -path './DEBIAN/*' -printf '%P\0' | sort -z | xargs -0 md5sum) | diff - <(sort -k2 "$tmp/ctl/md5sums") >/dev/null \
+    && ok "md5sums match the files" || bad "md5sums do not match"
+
+echo "== binaries"
+for b in kioskd kioskctl; do
+    d=$(readelf -d "$tmp/x/usr/bin/$b")
+    if printf '%s\n' "$d" | grep -q 'libswift\|libFoundation\|libdispatch\|libBlocksRuntime'; then bad "$b loads the Swift runtime: $(printf '%s\n' "$d" | grep -o 'lib[A-Za-z_]*\.so[.0-9]*' | tr '\n' ' ')"; else ok "$b: no Swift runtime library in NEEDED"; fi
+    if printf '%s\n' "$d" | grep -q 'RPATH\|RUNPATH'; then bad "$b has an RPATH/RUNPATH"; fi
+    # Load it: every NEEDED library resolves from the system alone.
+    if env -i "$tmp/x/usr/bin/$b" --help > "$tmp/$b.help" 2>&1 && grep -q "USAGE" "$tmp/$b.help"; then ok "$b --help runs"; else bad "$b --help: $(head -3 "$tmp/$b.help")"; fi
+done
+if env -i "$tmp/x/usr/bin/kioskd" --check-config --config "$tmp/x/etc/kioskd/kioskd.toml" > "$tmp/check.txt" 2>&1; then
+    ok "kioskd --check-config accepts the packaged kioskd.toml"
+else
+    bad "kioskd --check-config on the packaged config: $(cat "$tmp/check.txt")"
+fi
+zcat "$tmp/x/usr/share/man/man8/kioskd.8.gz" | grep -q -- 'check\\-config' && ok "kioskd.8 describes --check-config" || bad "kioskd.8 lacks --check-config"
+zcat "$tmp/x/usr/share/man/man1/kioskctl.1.gz" | grep -q 'status' && ok "kioskctl.1 lists the subcommands" || bad "kioskctl.1 lacks status"
+
+echo "== lintian"
+if lintian --fail-on error --no-tag-display-limit "$deb" > "$tmp/lintian.txt" 2>&1; then
+    ok "lintian: no errors ($(grep -c '^W:' "$tmp/lintian.txt" || true) warnings)"
+else
+    bad "lintian reported errors"
+fi
+cat "$tmp/lintian.txt"
+
+echo "== the unit"
+unit=$tmp/x/usr/lib/systemd/system/kioskd.service
+grep -q '^ExecStart=/usr/bin/kioskd ' "$unit" && ok "ExecStart=/usr/bin/kioskd" || bad "ExecStart is not /usr/bin/kioskd"
+grep -q '^StateDirectory=kioskd' "$unit" && ok "StateDirectory= (no tmpfiles.d needed)" || bad "the unit has no StateDirectory=; a tmpfiles.d entry would be needed"
+sed "s|/usr/bin/kioskd|$tmp/x/usr/bin/kioskd|g" "$unit" > "$tmp/kioskd.service"
+if UNIT="$tmp/kioskd.service" KIOSKD_BIN="$tmp/x/usr/bin/kioskd" bash scripts/check-systemd.sh > "$tmp/check-systemd.txt" 2>&1; then
+    ok "scripts/check-systemd.sh on the packaged unit"
+else
+    cat "$tmp/check-systemd.txt"; bad "scripts/check-systemd.sh on the packaged unit"
+fi
+diff <(sed -n "/^cat > .*90-kioskd-backlight\.rules.*<<'RULE'/,/^RULE\$/p" scripts/install.sh | sed '1d;$d') \
+    "$tmp/x/usr/lib/udev/rules.d/90-kioskd-backlight.rules" && ok "udev rule as scripts/install.sh writes it" || bad "udev rule differs"
+
+echo "== maintainer scripts"
+for s in postinst prerm postrm; do
+    head -1 "$tmp/ctl/$s" | grep -qx '#!/bin/sh' || bad "$s is not #!/bin/sh"
+    grep -qx 'set -e' "$tmp/ctl/$s" || bad "$s has no set -e"
+done
+if command -v shellcheck >/dev/null; then
+    shellcheck -s sh "$tmp/ctl/postinst" "$tmp/ctl/prerm" "$tmp/ctl/postrm" && ok "shellcheck (POSIX sh)" || bad "shellcheck"
+fi
+# A real install into an empty root: dpkg runs the scripts on this host with DPKG_ROOT set
+# (--force-script-chrootless), so the sysusers and deb-systemd-helper steps act on $r only.
+r=$tmp/root
+mkdir -p "$r/var/lib/dpkg/info" "$r/var/lib/dpkg/updates" "$r/etc" "$r/usr/sbin"
+: > "$r/var/lib/dpkg/status"
+dpkgr() { dpkg --root="$r" --force-script-chrootless --force-depends --force-not-root --log=/dev/null "$@"; }
+if dpkgr -i "$deb" > "$tmp/dpkg.txt" 2>&1; then ok "dpkg -i into an empty root"; else cat "$tmp/dpkg.txt"; bad "dpkg -i"; fi
+grep -q '^kioskd:x:[0-9]*:[0-9]*:kioskd kiosk display daemon:/var/lib/kioskd:/usr/sbin/nologin$' "$r/etc/passwd" 2>/dev/null \
+    && ok "postinst: user kioskd (sysusers.d)" || bad "no kioskd user in $r/etc/passwd: $(cat "$r/etc/passwd" 2>/dev/null)"
+for g in video input render kioskctl; do
+    grep -q "^$g:x:[0-9]*:.*kioskd" "$r/etc/group" 2>/dev/null && ok "kioskd in group $g" || bad "kioskd not in group $g"
+done
+[ -L "$r/etc/systemd/system/multi-user.target.wants/kioskd.service" ] && ok "postinst: unit enabled (multi-user.target.wants)" || bad "unit not enabled"
+echo 'theme = "x"' > "$r/etc/kioskd/themes/extra.toml"
+mkdir -p "$r/var/lib/kioskd" && echo 1 > "$r/var/lib/kioskd/state"
+if dpkgr -r kioskd > "$tmp/dpkg-r.txt" 2>&1; then ok "dpkg -r"; else cat "$tmp/dpkg-r.txt"; bad "dpkg -r"; fi
+[ ! -e "$r/usr/bin/kioskd" ] && [ -e "$r/etc/kioskd/kioskd.toml" ] && ok "remove: binaries gone, config kept" || bad "remove: wrong files left"
+[ -e "$r/var/lib/kioskd/state" ] && ok "remove: state kept" || bad "remove: state deleted"
+if dpkgr -P kioskd > "$tmp/dpkg-p.txt" 2>&1; then ok "dpkg -P"; else cat "$tmp/dpkg-p.txt"; bad "dpkg -P"; fi
+[ ! -e "$r/etc/kioskd" ] && [ ! -e "$r/var/lib/kioskd" ] && ok "purge: /etc/kioskd and /var/lib/kioskd gone" || bad "purge left $(ls -d "$r/etc/kioskd" "$r/var/lib/kioskd" 2>/dev/null)"
+if [ -e "$r/etc/systemd/system/multi-user.target.wants/kioskd.service" ] || [ -L "$r/etc/systemd/system/kioskd.service" ]; then
+    bad "purge left the unit's symlinks"
+else
+    ok "purge: no enable or mask symlink left"
+fi
+
+echo "== $deb: $(du -h "$deb" | cut -f1), installed $(dpkg-deb -f "$deb" Installed-Size) KiB"
+if [ "$failures" -gt 0 ]; then
+    echo "package-test: $failures FAILED" >&2
+    exit 1
+fi
+echo "package-test: OK"
