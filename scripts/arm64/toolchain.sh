@@ -41,6 +41,9 @@ for t in mmdebstrap dpkg-deb apt-get sha256sum python3; do
     command -v "$t" >/dev/null || die "$t missing (apt packages: scripts/apt-arm64.txt)"
 done
 mkdir -p "$CACHE/apt"
+# One setup at a time per cache (CI jobs and people share the machine).
+exec 9>"$CACHE/.lock"
+flock -w 1800 9 || die "another toolchain.sh holds $CACHE/.lock for 30 minutes"
 
 # Private apt state for one suite and architecture; nothing on the host's apt is touched.
 apt_dir() { echo "$CACHE/apt/$1-$2"; }
