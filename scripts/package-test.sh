@@ -9,7 +9,9 @@
 #   - the packaged unit passes scripts/check-systemd.sh (systemd-analyze verify and security);
 #   - the maintainer scripts under shellcheck, and a real dpkg install, remove and purge into an
 #     empty directory (dpkg --root, scripts run outside a chroot with DPKG_ROOT set): the user
-#     from sysusers.d, the unit enabled, state and config gone after purge.
+#     from sysusers.d, the unit enabled, state and config gone after purge;
+#   - the arm64 .deb when there is one (the same files, AArch64 binaries, lintian; with SYSROOT or
+#     .build-arm64/READY, --check-config under qemu-user).
 # PACKAGE_TEST_NO_BUILD=1 checks an existing out/deb/kioskd_*_amd64.deb.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -153,6 +155,43 @@ else
 fi
 
 echo "== $deb: $(du -h "$deb" | cut -f1), installed $(dpkg-deb -f "$deb" Installed-Size) KiB"
+
+# The arm64 package, when scripts/package.sh --arch arm64 has made one: the same files, aarch64
+# binaries without the Swift runtime, Debian 13's library packages, lintian.
+arm=out/deb/kioskd_${version}_arm64.deb
+if [ -f "$arm" ]; then
+    echo "== $arm"
+    dpkg-deb -c "$arm" | awk '$1 !~ /^d/ { print $1, $6 }' | sed 's| \./| /|' | sort > "$tmp/arm-files"
+    if diff "$tmp/files" "$tmp/arm-files"; then ok "arm64: the same files and modes as amd64"; else bad "arm64: files differ from amd64"; fi
+    [ "$(dpkg-deb -f "$arm" Architecture)" = arm64 ] || bad "arm64: Architecture is not arm64"
+    mkdir -p "$tmp/a"
+    dpkg-deb -x "$arm" "$tmp/a"
+    for b in kioskd kioskctl; do
+        readelf -h "$tmp/a/usr/bin/$b" | grep -q 'Machine:.*AArch64' || bad "arm64: $b is not an AArch64 binary"
+        if readelf -d "$tmp/a/usr/bin/$b" | grep -q 'libswift\|RPATH\|RUNPATH'; then bad "arm64: $b loads the Swift runtime or has a RUNPATH"; else ok "arm64: $b without libswift or RUNPATH"; fi
+    done
+    adeps=$(dpkg-deb -f "$arm" Depends)
+    echo "Depends: $adeps"
+    for p in libc6 libdrm2 libinput10 libudev1 libsystemd0 libcairo2 libpango-1.0-0 libpangocairo-1.0-0 libglib2.0-0t64 fonts-dejavu-core; do
+        printf '%s\n' "$adeps" | tr ',' '\n' | awk -v p="$p" '$1 == p { found = 1 } END { exit !found }' || bad "arm64: Depends lacks $p"
+    done
+    if printf '%s\n' "$adeps" | grep -qi swift; then bad "arm64: Depends names Swift"; else ok "arm64: Depends names Debian 13's libraries, nothing of Swift"; fi
+    if lintian --fail-on error --tag-display-limit 0 "$arm" > "$tmp/lintian-arm64.txt" 2>&1; then
+        ok "arm64: lintian: no errors ($(grep -c '^W:' "$tmp/lintian-arm64.txt" || true) warnings)"
+    else
+        bad "arm64: lintian reported errors"
+    fi
+    grep -E '^[EWI]:' "$tmp/lintian-arm64.txt" || true
+    # The packaged config, checked by the aarch64 kioskd under qemu-user with the sysroot's libraries.
+    sysroot=${SYSROOT:-$(sed -n "s/^sysroot=//p" .build-arm64/READY 2>/dev/null || true)}
+    if [ -n "$sysroot" ] && [ -d "$sysroot" ] && command -v qemu-aarch64-static >/dev/null; then
+        if qemu-aarch64-static -L "$sysroot" "$tmp/a/usr/bin/kioskd" --check-config --config "$tmp/a/etc/kioskd/kioskd.toml" > "$tmp/arm-check.txt" 2>&1; then
+            ok "arm64: kioskd --check-config (qemu-user) accepts the packaged kioskd.toml"
+        else
+            bad "arm64: kioskd --check-config under qemu-user: $(cat "$tmp/arm-check.txt")"
+        fi
+    fi
+fi
 if [ "$failures" -gt 0 ]; then
     echo "package-test: $failures FAILED" >&2
     exit 1
