@@ -97,14 +97,16 @@ for sa in "sid amd64" "trixie arm64" "sid arm64"; do
     touch "$d"/var/lib/apt/lists/*_InRelease
 done
 log "package lists: $(( $(now) - T0 )) s (online=$online)"
-# Resolving the closures takes apt a while on a busy machine: they are kept per state of the
-# package lists (their InRelease files) and of this script.
-lists_key="$(cat "$0" "$HERE/fix-sysroot.py" "$CACHE"/apt/*/var/lib/apt/lists/*_InRelease 2>/dev/null | key_of)"
+# Resolving the closures takes apt a while on a busy machine: each is kept per state of the
+# package lists (their InRelease files) and the packages asked for.
+lists_state="$(cat "$CACHE"/apt/*/var/lib/apt/lists/*_InRelease 2>/dev/null | key_of)"
 closure() {  # name suite arch pkgs...
-    local f="$CACHE/apt/closure-$1-$lists_key"; shift
+    local name="$1" k f; shift
+    k="$( { echo "$lists_state"; echo "$*"; } | key_of)"
+    f="$CACHE/apt/closure-$name-$k"
     if [ ! -s "$f" ]; then
         apt_closure "$@" > "$f.tmp" && mv "$f.tmp" "$f"
-        find "$CACHE/apt" -maxdepth 1 -name 'closure-*' ! -name "*-$lists_key" -delete
+        find "$CACHE/apt" -maxdepth 1 -name "closure-$name-*" ! -name "closure-$name-$k" -delete
     fi
     cat "$f"
 }
