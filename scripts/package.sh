@@ -3,10 +3,11 @@
 #   scripts/package.sh                          amd64 (this machine): builds (incrementally)
 #                                               kioskd in .build-bench, kioskctl (static Swift
 #                                               runtime) in .build-pkg
-#   scripts/package.sh --arch arm64 --bindir DIR --sysroot DIR
-#                                               aarch64 binaries built elsewhere; the sysroot
-#                                               (an arm64 Debian root with its dpkg database)
-#                                               gives the Depends and runs --help under qemu
+#   scripts/package.sh --arch arm64 [--bindir DIR --sysroot DIR]
+#                                               aarch64 binaries (default: those .build-arm64/READY
+#                                               names); the sysroot (an arm64 Debian root, with
+#                                               a dpkg database or a .packages list) gives the
+#                                               Depends and runs --help under qemu-user
 # Options: --out DIR (default out/deb), --bindir DIR (kioskd and kioskctl; or BINDIR=),
 #          --sysroot DIR (or SYSROOT=), --suite NAME (the sysroot's Debian release, default trixie),
 #          --no-build.
@@ -16,7 +17,6 @@
 # docs; Depends computed from the binaries' NEEDED libraries. Writes the .deb's path to OUT/READY.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-repo=$PWD
 export PATH=/opt/swift/usr/bin:$PATH
 umask 022
 
@@ -59,8 +59,13 @@ export SOURCE_DATE_EPOCH=${SOURCE_DATE_EPOCH:-$(git log -1 --format=%ct 2>/dev/n
 fail() { echo "package.sh: $*" >&2; exit 1; }
 
 # --- binaries
+# scripts/build-arm64.sh names its binaries and sysroot in .build-arm64/READY.
+if [ "$arch" = arm64 ] && [ -z "$bindir" ] && [ -f .build-arm64/READY ]; then
+    bindir=$(dirname "$(sed -n 's/^kioskd=//p' .build-arm64/READY)")
+    [ -n "$sysroot" ] || sysroot=$(sed -n 's/^sysroot=//p' .build-arm64/READY)
+fi
 if [ -z "$bindir" ]; then
-    [ "$foreign" = 1 ] && fail "--arch $arch needs --bindir (the aarch64 kioskd and kioskctl)"
+    [ "$foreign" = 1 ] && fail "--arch $arch needs --bindir (the aarch64 kioskd and kioskctl) or .build-arm64/READY"
     # kioskd links the Swift runtime statically in release builds (Package.swift); kioskctl does
     # not, so it is built with --static-swift-stdlib in a scratch path of its own (the same flag
     # in .build-bench would rebuild the benchmark's graph).
