@@ -35,6 +35,7 @@ public final class RenderLoopService: Service {
             if fd >= 0 { _ = write(fd, "kioskd-render", 13); close(fd) }
             loop.post {
                 daemon.value.start()
+                daemon.value.startPipeline()
                 daemon.value.mqtt?.start()
                 daemon.value.startFleetOverMQTT()
                 notifier.startWatchdog(on: loop)

@@ -88,6 +88,8 @@ public final class MQTTClient {
         public var messagesOut = 0
         /// Messages refused or dropped by the outgoing queue.
         public var dropped = 0
+        /// Incoming messages larger than `MQTTConfig.maxMessageBytes`, dropped on arrival.
+        public var oversized = 0
     }
 
     public let config: MQTTConfig
@@ -557,11 +559,26 @@ public final class MQTTClient {
         c.completion(c.qos == 0 ? .sent : .acknowledged)
     }
 
+    /// Monotonic time (ns) of the last "message too large" log line (at most one a minute).
+    private var oversizedLoggedNs: Int64?
+
     private func didReceive(_ m: mosquitto_message) {
+        counters.messagesIn += 1
+        // Larger than the limit: dropped before its payload is copied or converted.
+        if Int(m.payloadlen) > config.maxMessageBytes {
+            counters.oversized += 1
+            let now = nowNanos(.monotonic)
+            if oversizedLoggedNs.map({ now - $0 >= 60_000_000_000 }) ?? true {
+                oversizedLoggedNs = now
+                logger.warning("MQTT: dropped a message larger than max_message_bytes", metadata: [
+                    "topic": "\(String(cString: m.topic).prefix(256))", "bytes": "\(m.payloadlen)",
+                    "max_message_bytes": "\(config.maxMessageBytes)", "dropped_so_far": "\(counters.oversized)"])
+            }
+            return
+        }
         let topic = String(cString: m.topic)
         let payload = m.payloadlen > 0 && m.payload != nil
             ? Array(UnsafeRawBufferPointer(start: m.payload, count: Int(m.payloadlen))) : []
-        counters.messagesIn += 1
         let msg = Message(topic: topic, payload: payload, qos: Int(m.qos), retained: m.retain)
         for s in subscriptions {
             var match = false
