@@ -210,7 +210,7 @@ public final class CommandPipeline: @unchecked Sendable {
                 for (i, o) in decision.outcomes.enumerated() {
                     guard case .changed(let old, let new) = o else { continue }
                     let c = batch[i].change
-                    decision.outcomes[i] = .refused(KioskError(.state, "counter '\(c.rules.counter)': cannot save \(new) (state key \(c.key)): \(e?.message ?? "\(error)"); the value stays \(old)",
+                    decision.outcomes[i] = .refused(KioskError(.state, "counter '\(c.rules.counter)': cannot save \(new) (state key \(c.key)): \(error); the value stays \(old)",
                                                                errno: e?.errno ?? 0))
                 }
             }

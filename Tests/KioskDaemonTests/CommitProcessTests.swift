@@ -84,3 +84,80 @@ struct CommitProcessTests {
         #expect(again.wait(seconds: 20))
     }
 }
+
+/// 10 000 QoS 1 increments published at once on a real mosquitto with its default limits
+/// (max_queued_messages 1000, max_inflight_messages 20): kioskd reads the broker's socket as
+/// fast as the pipeline takes commands, so none is dropped; all are kept across a restart and
+/// the clock on screen keeps ticking (KIOSK_SLOW_TESTS=1 and mosquitto).
+@Suite(.ownThreads, .serialized, .enabled(if: slowTests && MQTTTestBroker.available, "set KIOSK_SLOW_TESTS=1 (and install mosquitto) to run the kioskd MQTT process tests"))
+struct MQTTBurstProcessTests {
+    func config(_ d: String, port: Int) -> String {
+        """
+        state_dir = "\(d)/state"
+        [display]
+        backend = "headless"
+        headless_size = "320x180"
+        [scenes]
+        order = ["clock", "score"]
+        [scene.clock]
+        kind = "clock"
+        [scene.score]
+        kind = "counter"
+        digits = 6
+        [[scene.score.counter]]
+        name = "HOME"
+        [control]
+        socket = "\(d)/c.sock"
+        [mqtt]
+        broker = "mqtt://127.0.0.1:\(port)"
+        id = "burst"
+        """
+    }
+
+    func value(_ sock: String) throws -> Int? {
+        try ControlClient(socketPath: sock, timeout: 10).send(method: .GET, path: "/counter/HOME").jsonObject?["value"] as? Int
+    }
+
+    func waitOnline(_ broker: MQTTTestBroker) throws -> Bool {
+        for _ in 0..<200 {
+            if try broker.retained("kioskd/burst/availability") == "online" { return true }
+            usleep(50_000) // bounded polling of the retained availability
+        }
+        return false
+    }
+
+    @Test func tenThousandQoS1IncrementsAreAllAppliedAndKept() throws {
+        let broker = try MQTTTestBroker()
+        try broker.start()
+        let d = tempDir()
+        let path = write(config(d, port: broker.port), d)
+        let sock = "\(d)/c.sock"
+        let child = try Child(Binaries.kioskd, ["--config", path], log: "\(d)/log1")
+        guard CommitProcessTests().waitForSocket(sock, child) else { return }
+        #expect(try waitOnline(broker), "kioskd did not connect to the broker; its log:\n\(child.log)")
+        sleep(2)
+        let n = 10_000
+        let lines = String(repeating: "1\n", count: n)
+        try lines.write(toFile: "\(d)/lines", atomically: true, encoding: .utf8)
+        let (status, out) = try runTool("/bin/sh", ["-c", "/usr/bin/mosquitto_pub -h 127.0.0.1 -p \(broker.port) -q 1 -t kioskd/burst/counter/HOME/inc -l < \(d)/lines"], dir: d)
+        #expect(status == 0, "mosquitto_pub: \(out)")
+        var seen: Int?
+        for _ in 0..<600 {
+            seen = try value(sock)
+            if seen == n { break }
+            usleep(100_000) // bounded polling of "every command applied"
+        }
+        #expect(seen == n, "applied \(seen ?? -1) of \(n); kioskd log:\n\(child.log.suffix(2000))")
+        let st = try ControlClient(socketPath: sock, timeout: 10).send(method: .GET, path: "/status").jsonObject ?? [:]
+        let gap = (st["frame_gap_ms"] as? [String: Any])?["last_minute"] as? Double
+        print("MQTT burst: \(seen ?? -1) of \(n) applied; longest frame gap \(gap ?? -1) ms; commits \(st["commits"] ?? "none")")
+        #expect(gap != nil && gap! <= 1100, "longest frame gap \(gap ?? -1) ms")
+        child.signal(SIGTERM)
+        #expect(child.wait(seconds: 20))
+        let again = try Child(Binaries.kioskd, ["--config", path], log: "\(d)/log2")
+        guard CommitProcessTests().waitForSocket(sock, again) else { return }
+        #expect(try value(sock) == seen)
+        again.signal(SIGTERM)
+        #expect(again.wait(seconds: 20))
+    }
+}
