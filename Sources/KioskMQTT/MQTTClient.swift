@@ -357,14 +357,30 @@ public final class MQTTClient {
     private func socketReady(_ ready: EventLoop.WatchEvents) {
         guard socketFD >= 0 else { return }
         if ready.contains(.read) {
-            let rc = mosquitto_loop_read(handle.mosq, 1)
-            if !ioResult(rc, errno: errno) { return }
+            // Every packet already in the socket's buffer (at most 256 per wake-up, so frames
+            // stay on time): reading one per wake-up let a burst of QoS 1 commands pile up in the
+            // broker's queue for this client until it dropped them.
+            var packets = 0
+            repeat {
+                let rc = mosquitto_loop_read(handle.mosq, 1)
+                if !ioResult(rc, errno: errno) { return }
+                packets += 1
+            } while packets < Self.packetsPerWakeup && socketFD >= 0 && Self.bytesWaiting(socketFD) > 0
         }
         if socketFD >= 0, ready.contains(.write) || mosquitto_want_write(handle.mosq) {
             let rc = mosquitto_loop_write(handle.mosq, 1)
             if !ioResult(rc, errno: errno) { return }
         }
         updateInterest()
+    }
+
+    /// The most packets read from the broker's socket in one wake-up of the loop.
+    static let packetsPerWakeup = 256
+
+    /// Bytes readable on `fd` now (`ioctl(FIONREAD)`); 0 when unknown.
+    static func bytesWaiting(_ fd: Int32) -> Int32 {
+        var n: Int32 = 0
+        return ioctl(fd, UInt(FIONREAD), &n) == 0 ? n : 0
     }
 
     /// Handles a libmosquitto I/O result; false when the connection is gone.

