@@ -30,8 +30,38 @@ public final class CommandPipeline: @unchecked Sendable {
         /// The value on screen when submitted: the starting point when the pipeline has not
         /// seen the key yet (the screen shows every committed value, so they agree).
         public var shown: Int
-        public init(key: String, rules: CounterRules, edit: CounterEdit, shown: Int) {
-            self.key = key; self.rules = rules; self.edit = edit; self.shown = shown
+        /// The scene holding the counter (for showing a change made without the render loop).
+        public var scene: String
+        public init(key: String, rules: CounterRules, edit: CounterEdit, shown: Int, scene: String = "") {
+            self.key = key; self.rules = rules; self.edit = edit; self.shown = shown; self.scene = scene
+        }
+    }
+
+    /// Where a change's completion runs: through `deliver` (the render loop, for changes
+    /// submitted there), or on the pipeline's thread as soon as its batch is decided (changes
+    /// submitted from elsewhere, e.g. the control server's thread: the render loop is only sent
+    /// the new values, once per batch, through `onShow`).
+    public enum Delivery: Sendable, Equatable { case deliver, here }
+
+    /// A value committed by a change submitted with `.here`, for the render loop to show.
+    public struct Shown: Sendable, Equatable {
+        public var scene: String
+        public var counter: String
+        public var old: Int
+        public var new: Int
+        /// The wheels turn upwards (an increment, or a set to a larger value).
+        public var up: Bool
+    }
+
+    /// A counter the pipeline may change without asking the render loop (control socket).
+    public struct Entry: Sendable, Equatable {
+        public var scene: String
+        public var key: String
+        public var rules: CounterRules
+        /// Its value when the directory was made.
+        public var shown: Int
+        public init(scene: String, key: String, rules: CounterRules, shown: Int) {
+            self.scene = scene; self.key = key; self.rules = rules; self.shown = shown
         }
     }
 
@@ -103,7 +133,27 @@ public final class CommandPipeline: @unchecked Sendable {
     }
 
     public typealias Completion = @Sendable (Outcome) -> Void
-    private struct Item { var change: Change; var completion: Completion }
+    private struct Item { var change: Change; var completion: Completion; var delivery: Delivery }
+    /// Counters by name (`setDirectory`), guarded by `cond`.
+    private var directory: [String: Entry] = [:]
+    /// Shows values committed by `.here` changes; called inside `deliver`, once per batch.
+    private var onShow: (@Sendable ([Shown]) -> Void)?
+
+    /// Sets what `onShow` does (before `start`).
+    public func setOnShow(_ f: @escaping @Sendable ([Shown]) -> Void) {
+        cond.lock(); onShow = f; cond.unlock()
+    }
+
+    /// The counters that may be changed without the render loop, by name (replaces the last one).
+    public func setDirectory(_ entries: [String: Entry]) {
+        cond.lock(); directory = entries; cond.unlock()
+    }
+
+    /// The directory's entry for `counter`, if any.
+    public func entry(for counter: String) -> Entry? {
+        cond.lock(); defer { cond.unlock() }
+        return directory[counter]
+    }
 
     private let store: StateStore
     private let deliver: @Sendable (@escaping @Sendable () -> Void) -> Void
@@ -154,14 +204,14 @@ public final class CommandPipeline: @unchecked Sendable {
     }
 
     /// Queues `change`; `completion` runs (through `deliver`) after its batch was committed or refused.
-    public func submit(_ change: Change, completion: @escaping Completion) {
+    public func submit(_ change: Change, delivery: Delivery = .deliver, completion: @escaping Completion) {
         cond.lock()
         if stopping {
             cond.unlock()
             completion(.refused(KioskError.state("kioskd is stopping; counter '\(change.rules.counter)' was not changed")))
             return
         }
-        queue.append(Item(change: change, completion: completion))
+        queue.append(Item(change: change, completion: completion, delivery: delivery))
         cond.signal()
         cond.unlock()
     }
@@ -228,11 +278,37 @@ public final class CommandPipeline: @unchecked Sendable {
         }
         counters.largestBatch = max(counters.largestBatch, batch.count)
         running = false
+        let show = onShow
         cond.unlock()
-        let completions = batch.map(\.completion)
-        deliver {
-            for (c, o) in zip(completions, outcomes) { c(o) }
+        var later: [(Completion, Outcome)] = []
+        var shown: [Shown] = []
+        var here: [(Completion, Outcome)] = []
+        for (item, o) in zip(batch, outcomes) {
+            switch item.delivery {
+            case .deliver: later.append((item.completion, o))
+            case .here:
+                here.append((item.completion, o))
+                if case .changed(let old, let new) = o {
+                    let up: Bool
+                    switch item.change.edit {
+                    case .increment: up = true
+                    case .set: up = new >= old
+                    case .decrement, .reset: up = false
+                    }
+                    shown.append(Shown(scene: item.change.scene, counter: item.change.rules.counter, old: old, new: new, up: up))
+                }
+            }
         }
+        if !later.isEmpty || (!shown.isEmpty && show != nil) {
+            let values = shown, completions = later
+            deliver {
+                if !values.isEmpty { show?(values) }
+                for (c, o) in completions { c(o) }
+            }
+        }
+        // After the values were sent to the render loop: a client that reads the counter after
+        // this answer finds it shown (the loop runs what was posted in order).
+        for (c, o) in here { c(o) }
         return true
     }
 }

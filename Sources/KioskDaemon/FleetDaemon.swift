@@ -48,6 +48,7 @@ extension Daemon {
             return earlier?(command, reply) ?? false
         }
         engine.start()
+        updatePipelineDirectory()
         showFleetConnectivity(transport.isConnected)
     }
 

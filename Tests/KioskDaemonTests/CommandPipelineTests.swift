@@ -157,4 +157,34 @@ import Testing
         #expect(results.withLock { $0[n - 1] } == .changed(old: 24, new: 25))
         #expect(store.load("home") == "25" && store.load("away") == "25")
     }
+
+    /// A change submitted from elsewhere than the render loop (`.here`: the control server's
+    /// thread) is answered on the pipeline's thread once committed; the loop is only sent the
+    /// value to show, once per batch, before that answer.
+    @Test func aChangeFromTheControlServerIsAnsweredWithoutTheLoopWhichIsSentTheValue() throws {
+        let store = MemoryStateStore()
+        let posted = Mutex<[@Sendable () -> Void]>([])
+        let pipeline = CommandPipeline(store: store, logger: Logger(label: "test")) { work in posted.withLock { $0.append(work) } }
+        let shown = Mutex<[CommandPipeline.Shown]>([])
+        pipeline.setOnShow { s in shown.withLock { $0 += s } }
+        let answers = Mutex<[CommandPipeline.Outcome]>([])
+        pipeline.submit(change("home", .set(7), shown: 2).withScene("score"), delivery: .here) { o in
+            // The value is on its way to the loop before the answer.
+            #expect(posted.withLock { $0.count } == 1)
+            answers.withLock { $0.append(o) }
+        }
+        pipeline.submit(change("home", .decrement).withScene("score"), delivery: .here) { o in answers.withLock { $0.append(o) } }
+        pipeline.runOnce()
+        #expect(answers.withLock { $0 } == [.changed(old: 2, new: 7), .changed(old: 7, new: 6)])
+        #expect(store.load("home") == "6")
+        #expect(shown.withLock { $0 }.isEmpty, "nothing shown until the loop runs what was posted")
+        for work in posted.withLock({ $0 }) { work() }
+        #expect(shown.withLock { $0 } == [.init(scene: "score", counter: "HOME", old: 2, new: 7, up: true),
+                                          .init(scene: "score", counter: "HOME", old: 7, new: 6, up: false)])
+    }
+
+}
+
+extension CommandPipeline.Change {
+    func withScene(_ scene: String) -> Self { var c = self; c.scene = scene; return c }
 }
