@@ -43,6 +43,22 @@ public struct StatusAnswer: Codable, Sendable, Equatable {
     public var fps: Double
     public var frames: UInt64
     public var frameMs: FrameTimes
+    /// The render heartbeat: the longest time between two presented frames, in milliseconds.
+    public struct FrameGap: Codable, Sendable, Equatable {
+        public var lastMinute: Double
+        public var sinceStart: Double
+        public init(lastMinute: Double, sinceStart: Double) { self.lastMinute = lastMinute; self.sinceStart = sinceStart }
+    }
+    public var frameGapMs: FrameGap?
+    /// The command pipeline's figures: changes on disk, refused, batches committed (one fsync
+    /// round each) and the largest batch (nil when changes are saved on the render loop).
+    public struct Commits: Codable, Sendable, Equatable {
+        public var changes, refused, batches, largestBatch: Int
+        public init(changes: Int, refused: Int, batches: Int, largestBatch: Int) {
+            self.changes = changes; self.refused = refused; self.batches = batches; self.largestBatch = largestBatch
+        }
+    }
+    public var commits: Commits?
     public var uptimeSeconds: Double
     public var inputDevices: [InputDevice]
     public var config: String

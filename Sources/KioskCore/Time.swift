@@ -1,3 +1,5 @@
+import Synchronization
+
 /// A moment on both clocks: wall time (CLOCK_REALTIME, for what the clock shows) and
 /// monotonic time (CLOCK_MONOTONIC, for animations and input timing), in nanoseconds.
 public struct WallTime: Sendable, Equatable, Hashable, CustomStringConvertible {
@@ -83,6 +85,10 @@ public protocol StateStore: AnyObject {
     func retire(_ key: String) throws
     /// Gives the storage back (a lock, open files); later saves fail.
     func close()
+    /// Makes several changes durable together (the command pipeline's group commit): all of
+    /// them, or — when it throws — none (what a restart reads is as before). A key given twice
+    /// keeps its last value. Default: `save` one after the other (not all-or-nothing).
+    func saveBatch(_ changes: [(key: String, value: String)]) throws
 }
 
 extension StateStore {
@@ -90,6 +96,9 @@ extension StateStore {
     public func contains(_ key: String) -> Bool { load(key) != nil }
     public func retire(_ key: String) throws {}
     public func close() {}
+    public func saveBatch(_ changes: [(key: String, value: String)]) throws {
+        for c in changes { try save(c.key, c.value) }
+    }
 }
 
 /// State keys and their file names.
@@ -142,18 +151,23 @@ public enum StateKey {
 }
 
 /// A StateStore in memory (tests, the headless snapshot mode and `state = "volatile"`).
-public final class MemoryStateStore: StateStore {
-    public private(set) var values: [String: String]
-    public private(set) var saveCount = 0
+public final class MemoryStateStore: StateStore, @unchecked Sendable {
+    // @unchecked: every access to the values goes through `lock` (the command pipeline saves
+    // from its own thread while the render loop reads).
+    private let lock = Mutex<(values: [String: String], saveCount: Int)>(([:], 0))
+    public var values: [String: String] { lock.withLock { $0.values } }
+    public var saveCount: Int { lock.withLock { $0.saveCount } }
     public let durability: StateDurability
     public init(_ values: [String: String] = [:], durability: StateDurability = .durable) {
-        self.values = values
+        lock.withLock { $0.values = values }
         self.durability = durability
     }
-    public func load(_ key: String) -> String? { values[key] }
+    public func load(_ key: String) -> String? { lock.withLock { $0.values[key] } }
     public func save(_ key: String, _ value: String) throws {
-        values[key] = value
-        saveCount += 1
+        lock.withLock {
+            $0.values[key] = value
+            $0.saveCount += 1
+        }
     }
-    public func retire(_ key: String) throws { values[key] = nil }
+    public func retire(_ key: String) throws { lock.withLock { _ = $0.values.removeValue(forKey: key) } }
 }

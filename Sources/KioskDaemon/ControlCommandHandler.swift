@@ -230,6 +230,10 @@ struct ControlCommandHandler {
             inputDevices: (daemon.input?.devices ?? []).map { .init(name: $0.name, sysname: $0.sysname, capabilities: $0.capabilities.names) },
             config: daemon.config.file,
             state: stateStatus(daemon))
+        answer.frameGapMs = .init(lastMinute: (s.maxGapLastMinuteMs * 10).rounded() / 10, sinceStart: (s.maxGapMs * 10).rounded() / 10)
+        if let p = daemon.pipeline?.stats {
+            answer.commits = .init(changes: p.changed, refused: p.refused, batches: p.commits, largestBatch: p.largestBatch)
+        }
         daemon.wallStatus(into: &answer)
         return answer
     }

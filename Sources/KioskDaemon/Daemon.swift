@@ -45,6 +45,9 @@ public final class Daemon {
     public var mqtt: MQTTBridge?
     /// Shared counters of a `[fleet]` group (`startFleet`); nil without one.
     public internal(set) var fleet: FleetEngine?
+    /// The command pipeline (`startPipeline`): counter changes are committed on its thread, in
+    /// groups, and shown when they are on disk. Nil: changes are saved on the loop's thread.
+    public internal(set) var pipeline: CommandPipeline?
 
     /// After the first frame is on screen (systemd READY=1).
     public var onReady: (() -> Void)?
@@ -161,6 +164,7 @@ public final class Daemon {
     /// Stops timers, then input, then the display (which restores the console).
     public func shutdown() {
         fleet?.stop()
+        pipeline?.stop()
         manager.stop()
         blanking.stop()
         stopWall()
@@ -197,6 +201,7 @@ public final class Daemon {
     /// primary) is answered the same way everywhere.
     public func handle(_ command: ControlCommand, reply: @escaping (ControlResponse) -> Void) {
         if let route = asyncRoute, route(command, reply) { return }
+        if pipeline != nil, routeToPipeline(command, reply: reply) { return }
         reply(handle(command))
     }
 

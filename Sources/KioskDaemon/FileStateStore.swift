@@ -37,7 +37,9 @@ import Glibc
 /// symbolic link owned by another user, is refused. A directory removed while running is made
 /// again (mode 0750, same checks) at the next save, and every value kept in memory is written back
 /// to it, so values acknowledged before the removal are not lost.
-public final class FileStateStore: StateStore {
+public final class FileStateStore: StateStore, @unchecked Sendable {
+    // @unchecked: every public entry point holds `mutex` (the command pipeline commits from its
+    // own thread while the render loop reads and makes its rare saves).
     /// The system calls the store makes to change files; tests replace them to inject failures.
     /// Each returns -1 and sets `errno` on failure, like the C call.
     public struct Syscalls: Sendable {
@@ -82,6 +84,8 @@ public final class FileStateStore: StateStore {
     }
 
     public let directory: String
+    /// Held by every public entry point (recursive: `deinit` → `close`).
+    private let mutex = NSRecursiveLock()
     private let logger: Logger
     private let sys: Syscalls
     private var cache: [String: String?] = [:]
@@ -144,6 +148,7 @@ public final class FileStateStore: StateStore {
 
     /// Releases the lock and the directory; later saves fail.
     public func close() {
+        mutex.lock(); defer { mutex.unlock() }
         releaseLock()
         if dirFD >= 0 { Glibc.close(dirFD); dirFD = -1 }
         if writable {
@@ -399,6 +404,7 @@ public final class FileStateStore: StateStore {
     }
 
     public func load(_ key: String) -> String? {
+        mutex.lock(); defer { mutex.unlock() }
         if let c = cache[key] { return c }
         let name = Self.fileName(for: key)
         let p = "\(directory)/\(name)"
@@ -435,6 +441,7 @@ public final class FileStateStore: StateStore {
 
     /// Whether a file (or its backup) exists for `key`, without reading it.
     public func contains(_ key: String) -> Bool {
+        mutex.lock(); defer { mutex.unlock() }
         if let c = cache[key] { return c != nil }
         let name = Self.fileName(for: key)
         return exists(name) || exists(name + ".bak")
@@ -449,6 +456,7 @@ public final class FileStateStore: StateStore {
     }
 
     public func save(_ key: String, _ value: String) throws {
+        mutex.lock(); defer { mutex.unlock() }
         if let why = refusal { throw KioskError.state("state is not being saved: \(why)") }
         try ensureDirectory()
         if let c = cache[key], c == value { return }
@@ -456,8 +464,138 @@ public final class FileStateStore: StateStore {
         cache[key] = .some(value)
     }
 
+    /// Group commit: every changed key's temp file is written and `fsync`ed, then each is
+    /// renamed into place (the current file kept as `.bak`, as `save` does), then the directory is
+    /// `fsync`ed once for all of them. A failure at any step undoes what the batch did (temp
+    /// files removed, renames reversed, the directory synced again) and throws: what a restart
+    /// reads is what it read before the batch. Only when that undo fails too is the batch —
+    /// then what a restart reads — reported as saved (and the failed sync logged as an error).
+    public func saveBatch(_ changes: [(key: String, value: String)]) throws {
+        mutex.lock(); defer { mutex.unlock() }
+        if let why = refusal { throw KioskError.state("state is not being saved: \(why)") }
+        try ensureDirectory()
+        var last: [String: String] = [:]
+        var order: [String] = []
+        for c in changes {
+            if last[c.key] == nil { order.append(c.key) }
+            last[c.key] = c.value
+        }
+        let todo = order.compactMap { k -> (key: String, name: String, value: String)? in
+            let v = last[k]!
+            if let c = cache[k], c == v { return nil }
+            return (k, Self.fileName(for: k), v)
+        }
+        guard !todo.isEmpty else { return }
+        // 1. Temp files, each synced; a failure removes the ones written.
+        var temps: [String] = []
+        do {
+            for t in todo {
+                try writeTemp(Self.encode(t.value), name: t.name)
+                temps.append(t.name + ".tmp")
+            }
+        } catch {
+            for tmp in temps { _ = sys.unlinkat(dirFD, tmp) }
+            throw error
+        }
+        // 2. Renames into place, current → .bak first; a failure reverses the ones made.
+        var installed: [(name: String, backedUp: Bool)] = []
+        func undoRenames() -> Bool {
+            var ok = true
+            for i in installed.reversed() {
+                let p = "\(directory)/\(i.name)"
+                if i.backedUp {
+                    trace?("undo rename \(p).bak \(p)")
+                    ok = sys.renameat(dirFD, i.name + ".bak", i.name) == 0 && ok
+                } else {
+                    trace?("undo unlink \(p)")
+                    ok = sys.unlinkat(dirFD, i.name) == 0 && ok
+                }
+            }
+            return ok
+        }
+        for (n, t) in todo.enumerated() {
+            let p = "\(directory)/\(t.name)"
+            var backedUp = false
+            if exists(t.name) {
+                trace?("rename \(p) \(p).bak")
+                guard sys.renameat(dirFD, t.name, t.name + ".bak") == 0 else {
+                    let e = errno
+                    for tmp in temps[n...] { _ = sys.unlinkat(dirFD, tmp) }
+                    _ = undoRenames()
+                    throw failure("rename \(p) to", "\(p).bak", e)
+                }
+                backedUp = true
+            }
+            trace?("rename \(p).tmp \(p)")
+            guard sys.renameat(dirFD, t.name + ".tmp", t.name) == 0 else {
+                let e = errno
+                for tmp in temps[n...] { _ = sys.unlinkat(dirFD, tmp) }
+                if backedUp {
+                    trace?("undo rename \(p).bak \(p)")
+                    _ = sys.renameat(dirFD, t.name + ".bak", t.name)
+                }
+                _ = undoRenames()
+                throw failure("rename \(p).tmp to", p, e)
+            }
+            installed.append((t.name, backedUp))
+        }
+        // 3. One directory sync for the whole batch.
+        trace?("fsync-dir \(directory)")
+        guard sys.fsync(dirFD) == 0 else {
+            let e = errno
+            let err = failure("fsync", directory, e)
+            if undoRenames() {
+                trace?("undo fsync-dir \(directory)")
+                _ = sys.fsync(dirFD)
+                throw KioskError(.state, "\(err.message); the previous state of \(todo.count) key(s) was put back", errno: e)
+            }
+            logger.error("saved a batch of \(todo.count) key(s) but the state directory could not be synced and the change could not be undone; it may not survive a power cut",
+                         metadata: ["state_dir": "\(directory)", "error": "\(err.message)"])
+            for t in todo { cache[t.key] = .some(t.value) }
+            return
+        }
+        for t in todo { cache[t.key] = .some(t.value) }
+    }
+
+    /// `<name>.tmp` created new (a stale one removed first), written and `fsync`ed; on failure
+    /// it is removed and the error names the call and the file.
+    private func writeTemp(_ bytes: [UInt8], name: String) throws {
+        let p = "\(directory)/\(name)"
+        let tmp = name + ".tmp"
+        trace?("open \(p).tmp")
+        let flags = O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC
+        var fd = sys.openat(dirFD, tmp, flags, 0o640)
+        if fd < 0 && errno == EEXIST {
+            trace?("unlink \(p).tmp")
+            guard sys.unlinkat(dirFD, tmp) == 0 else { throw failure("unlink", "\(p).tmp") }
+            trace?("open \(p).tmp")
+            fd = sys.openat(dirFD, tmp, flags, 0o640)
+        }
+        guard fd >= 0 else { throw failure("open", "\(p).tmp") }
+        defer { Glibc.close(fd) }
+        trace?("write \(p).tmp")
+        var off = 0
+        while off < bytes.count {
+            let n = bytes.withUnsafeBytes { sys.write(fd, $0.baseAddress! + off, $0.count - off) }
+            if n < 0 && errno == EINTR { continue }
+            guard n > 0 else {
+                let e = errno
+                _ = sys.unlinkat(dirFD, tmp)
+                throw failure("write", "\(p).tmp", n == 0 ? EIO : e)
+            }
+            off += n
+        }
+        trace?("fsync \(p).tmp")
+        guard sys.fsync(fd) == 0 else {
+            let e = errno
+            _ = sys.unlinkat(dirFD, tmp)
+            throw failure("fsync", "\(p).tmp", e)
+        }
+    }
+
     /// Renames the files of `key` out of the way (`<file>.migrated`, never read again).
     public func retire(_ key: String) throws {
+        mutex.lock(); defer { mutex.unlock() }
         if let why = refusal { throw KioskError.state("state is not being saved: \(why)") }
         try ensureDirectory()
         let name = Self.fileName(for: key)
@@ -472,6 +610,7 @@ public final class FileStateStore: StateStore {
 
     /// Removes a key (and its backup).
     public func remove(_ key: String) throws {
+        mutex.lock(); defer { mutex.unlock() }
         if let why = refusal { throw KioskError.state("state is not being saved: \(why)") }
         try ensureDirectory()
         let name = Self.fileName(for: key)

@@ -20,7 +20,10 @@ extension Daemon {
         }
         engine.onConnectivity = { [weak self] up in self?.showFleetConnectivity(up) }
         for scene in manager.scenes {
-            (scene as? CounterScene)?.changeRouter = { [weak engine] counter, action in engine?.route(counter, action) ?? false }
+            guard let scene = scene as? CounterScene else { continue }
+            // The fleet takes its shared counters; the others go where they went before (the pipeline).
+            let earlier = scene.changeRouter
+            scene.changeRouter = { [weak engine] counter, action in (engine?.route(counter, action) ?? false) || (earlier?(counter, action) ?? false) }
         }
         let earlier = asyncRoute
         asyncRoute = { [weak self, weak engine] command, reply in
@@ -45,6 +48,7 @@ extension Daemon {
             return earlier?(command, reply) ?? false
         }
         engine.start()
+        updatePipelineDirectory()
         showFleetConnectivity(transport.isConnected)
     }
 

@@ -101,6 +101,18 @@ public final class FleetEngine {
     private var queueFullLogged = false
     /// Ids the primary lists in each published state (besides a redelivered one).
     static let idsPublished = 64
+    /// The longest command id accepted, in bytes (UTF-8).
+    public static let maxIDBytes = 64
+    /// The ids kept in a counter's record take at most this many bytes (JSON, with quotes and
+    /// commas), so that a record stays within 64 KiB whatever `appliedIdLimit` says.
+    static let recordIDBytes = 60 * 1024
+
+    /// Why `id` is refused (empty, or longer than `maxIDBytes`); nil when it is accepted.
+    public static func idProblem(_ id: String) -> String? {
+        let n = id.utf8.count
+        if n == 0 { return "the id is empty" }
+        return n > maxIDBytes ? "its id is \(n) bytes long, more than the \(maxIDBytes) bytes allowed" : nil
+    }
 
     /// `counters`: every counter scene; the shared ones are `settings.counters` (all when nil).
     /// Throws a config error naming `fleet.counters` for a name no scene has.
@@ -307,6 +319,13 @@ public final class FleetEngine {
             logger.warning("fleet command for a counter that is not shared here ignored", metadata: ["topic": "\(topic)"])
             return
         }
+        if let refusal = Self.idProblem(command.id) {
+            // Refused on the error topic, never kept in the record or the retained state.
+            let message = "fleet command for counter '\(name)' refused: \(refusal)"
+            logger.warning("\(message)", metadata: ["topic": "\(topic)"])
+            _ = transport.publish("kioskd/\(kioskID)/error", Array(message.utf8), retain: false)
+            return
+        }
         if case .failure(let e) = apply(command, to: name) {
             logger.info("fleet command refused", metadata: ["id": "\(command.id)", "error": "\(e.message)"])
         }
@@ -318,6 +337,9 @@ public final class FleetEngine {
     public func apply(_ command: FleetCommand, to name: String) -> Result<Int, KioskError> {
         guard var record = records[name], let c = owners[name]?.first else {
             return .failure(.notFound("counter '\(name)' is not shared by fleet group '\(settings.group)'"))
+        }
+        if let refusal = Self.idProblem(command.id) {
+            return .failure(.outOfRange("fleet command for counter '\(name)' refused: \(refusal)"))
         }
         if applied[name]?.contains(command.id) == true {
             publishState(name, extraID: command.id)
@@ -349,6 +371,12 @@ public final class FleetEngine {
         if record.ids.count > settings.appliedIdLimit {
             for gone in record.ids.prefix(record.ids.count - settings.appliedIdLimit) { set.remove(gone) }
             record.ids.removeFirst(record.ids.count - settings.appliedIdLimit)
+        }
+        var idBytes = record.ids.reduce(0) { $0 + $1.utf8.count + 3 }
+        while idBytes > Self.recordIDBytes, !record.ids.isEmpty {
+            let gone = record.ids.removeFirst()
+            idBytes -= gone.utf8.count + 3
+            set.remove(gone)
         }
         do {
             try saveRecord(name, record)

@@ -163,6 +163,10 @@ public final class MQTTBridge {
             "fps": s.fps, "frame_ms_p99": s.frameMs.p99, "frames": s.frames, "uptime_s": s.uptimeSeconds,
             "output": s.output, "scene": s.scene, "theme": s.theme, "blanked": s.blanked,
         ]
+        if let g = s.frameGapMs {
+            object["frame_gap_ms"] = g.lastMinute
+            object["frame_gap_ms_max"] = g.sinceStart
+        }
         if let t = s.timeSync { object["time_synced"] = t.synchronized }
         guard let data = try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys, .withoutEscapingSlashes]) else { return }
         published[topics.status] = Array(data)
@@ -215,8 +219,15 @@ public final class MQTTBridge {
     /// The control command for the topic levels after `kioskd/ID/` and a payload: `scene/set`,
     /// `theme/set` (a name), `blank/set` (`ON`/`OFF`), `counter/NAME/set` (an integer),
     /// `counter/NAME/inc`, `dec`, `reset` (any payload). nil: not a command topic.
-    public static func command(levels: [String], payload: String) -> Result<ControlCommand?, CommandError> {
-        let text = payload.trimmingCharacters(in: .whitespacesAndNewlines)
+    /// The payload is read (converted to text) only for the topics that use it (`…/set`).
+    public static func command(levels: [String], payload: @autoclosure () -> String) -> Result<ControlCommand?, CommandError> {
+        var converted: String?
+        var text: String {
+            if let c = converted { return c }
+            let t = payload().trimmingCharacters(in: .whitespacesAndNewlines)
+            converted = t
+            return t
+        }
         switch levels.count {
         case 2 where levels[1] == "set":
             switch levels[0] {

@@ -48,6 +48,7 @@ struct ReloadCoordinator {
                 notes.append("[display] backlight and [display.ambient] changes take effect at the next start")
             }
             daemon.manager.replaceScenes(scenes, switching: new.switching, theme: theme)
+            daemon.routeCounterInput()
             themes.reloaded(chosenName: themeName, chosen: theme, schedule: new.themeSchedule)
             let msg = "reloaded \(new.file): scenes \(scenes.map(\.name).joined(separator: ", ")), theme \(themeName)"
                 + (notes.isEmpty ? "" : "; " + notes.joined(separator: "; "))

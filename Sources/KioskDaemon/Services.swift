@@ -35,6 +35,7 @@ public final class RenderLoopService: Service {
             if fd >= 0 { _ = write(fd, "kioskd-render", 13); close(fd) }
             loop.post {
                 daemon.value.start()
+                daemon.value.startPipeline()
                 daemon.value.mqtt?.start()
                 daemon.value.startFleetOverMQTT()
                 notifier.startWatchdog(on: loop)
@@ -157,11 +158,24 @@ public enum DaemonRunner {
     }
 
     /// The control server in front of `daemon`: each request runs on the render loop, unless its
-    /// deadline passed before the loop got to it (then it is dropped and answered 503).
+    /// deadline passed before the loop got to it (then it is dropped and answered 503). With a
+    /// command pipeline (`Daemon.makePipeline`, before the loop runs), a change of a counter in
+    /// the pipeline's directory goes to the pipeline from the server's thread instead: the render
+    /// loop only shows the committed values (the same deadline rule: `ControlJob.run`).
     public static func makeControlServer(settings: ControlSettings, limits: ControlLimits = ControlLimits(),
                                          daemon: Daemon, logger: Logger) -> ControlServer {
+        let pipeline = daemon.pipeline
         let daemon = LoopBound(daemon, loop: daemon.loop)
         return ControlServer(settings: settings, limits: limits, logger: logger) { job in
+            if let pipeline, case .counter(let name, let op, let value) = job.command, op != .get, let entry = pipeline.entry(for: name) {
+                job.run { _, reply in
+                    let reply = UncheckedReply(reply)
+                    pipeline.submit(Daemon.change(entry, op, value), delivery: .here) { outcome in
+                        reply.call(Daemon.answer(name, op, outcome))
+                    }
+                }
+                return
+            }
             daemon.post { daemon in job.run { command, reply in daemon.handle(command, reply: reply) } }
         }
     }
@@ -207,6 +221,7 @@ public enum DaemonRunner {
         daemon.onReady = { notifier.ready() }
         daemon.onStatus = { notifier.status($0) }
 
+        daemon.makePipeline()
         let server = makeControlServer(settings: config.control, daemon: daemon, logger: logger)
         if let mqtt = config.mqtt { daemon.mqtt = try MQTTBridge(daemon: daemon, config: mqtt, logger: logger) }
         try daemon.checkFleet()
@@ -274,4 +289,12 @@ public enum DaemonRunner {
         if let failure { throw failure }
         guard daemon.manager.frameCount > 0 else { throw KioskError.display("the scene drew no frame") }
     }
+}
+
+/// A `ControlJob` reply, which may be called once from any thread (see `ControlJob.run`).
+struct UncheckedReply: @unchecked Sendable {
+    // @unchecked: the reply given by `ControlJob.run` locks its own state and hands the answer
+    // to a `@Sendable` completion; it is safe to call from the pipeline's thread.
+    let call: (ControlResponse) -> Void
+    init(_ call: @escaping (ControlResponse) -> Void) { self.call = call }
 }

@@ -140,6 +140,7 @@ public struct HADiscovery: Sendable, Equatable {
         let sensors: [(String, String, String, [String: Any])] = [
             ("fps", "Frames per second", "{{ value_json.fps }}", ["unit_of_measurement": "fps", "state_class": "measurement"]),
             ("frame_ms_p99", "Frame time p99", "{{ value_json.frame_ms_p99 }}", ["unit_of_measurement": "ms", "state_class": "measurement"]),
+            ("frame_gap_ms", "Longest frame gap (last minute)", "{{ value_json.frame_gap_ms }}", ["unit_of_measurement": "ms", "state_class": "measurement"]),
             ("uptime", "Uptime", "{{ value_json.uptime_s }}", ["unit_of_measurement": "s", "device_class": "duration", "state_class": "total_increasing"]),
             ("output", "Output", "{{ value_json.output }}", [:]),
         ]

@@ -88,6 +88,8 @@ public final class MQTTClient {
         public var messagesOut = 0
         /// Messages refused or dropped by the outgoing queue.
         public var dropped = 0
+        /// Incoming messages larger than `MQTTConfig.maxMessageBytes`, dropped on arrival.
+        public var oversized = 0
     }
 
     public let config: MQTTConfig
@@ -355,14 +357,30 @@ public final class MQTTClient {
     private func socketReady(_ ready: EventLoop.WatchEvents) {
         guard socketFD >= 0 else { return }
         if ready.contains(.read) {
-            let rc = mosquitto_loop_read(handle.mosq, 1)
-            if !ioResult(rc, errno: errno) { return }
+            // Every packet already in the socket's buffer (at most 256 per wake-up, so frames
+            // stay on time): reading one per wake-up let a burst of QoS 1 commands pile up in the
+            // broker's queue for this client until it dropped them.
+            var packets = 0
+            repeat {
+                let rc = mosquitto_loop_read(handle.mosq, 1)
+                if !ioResult(rc, errno: errno) { return }
+                packets += 1
+            } while packets < Self.packetsPerWakeup && socketFD >= 0 && Self.bytesWaiting(socketFD) > 0
         }
         if socketFD >= 0, ready.contains(.write) || mosquitto_want_write(handle.mosq) {
             let rc = mosquitto_loop_write(handle.mosq, 1)
             if !ioResult(rc, errno: errno) { return }
         }
         updateInterest()
+    }
+
+    /// The most packets read from the broker's socket in one wake-up of the loop.
+    static let packetsPerWakeup = 256
+
+    /// Bytes readable on `fd` now (`ioctl(FIONREAD)`); 0 when unknown.
+    static func bytesWaiting(_ fd: Int32) -> Int32 {
+        var n: Int32 = 0
+        return ioctl(fd, UInt(FIONREAD), &n) == 0 ? n : 0
     }
 
     /// Handles a libmosquitto I/O result; false when the connection is gone.
@@ -557,11 +575,26 @@ public final class MQTTClient {
         c.completion(c.qos == 0 ? .sent : .acknowledged)
     }
 
+    /// Monotonic time (ns) of the last "message too large" log line (at most one a minute).
+    private var oversizedLoggedNs: Int64?
+
     private func didReceive(_ m: mosquitto_message) {
+        counters.messagesIn += 1
+        // Larger than the limit: dropped before its payload is copied or converted.
+        if Int(m.payloadlen) > config.maxMessageBytes {
+            counters.oversized += 1
+            let now = nowNanos(.monotonic)
+            if oversizedLoggedNs.map({ now - $0 >= 60_000_000_000 }) ?? true {
+                oversizedLoggedNs = now
+                logger.warning("MQTT: dropped a message larger than max_message_bytes", metadata: [
+                    "topic": "\(String(cString: m.topic).prefix(256))", "bytes": "\(m.payloadlen)",
+                    "max_message_bytes": "\(config.maxMessageBytes)", "dropped_so_far": "\(counters.oversized)"])
+            }
+            return
+        }
         let topic = String(cString: m.topic)
         let payload = m.payloadlen > 0 && m.payload != nil
             ? Array(UnsafeRawBufferPointer(start: m.payload, count: Int(m.payloadlen))) : []
-        counters.messagesIn += 1
         let msg = Message(topic: topic, payload: payload, qos: Int(m.qos), retained: m.retain)
         for s in subscriptions {
             var match = false

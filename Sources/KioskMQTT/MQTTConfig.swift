@@ -32,6 +32,9 @@ public struct MQTTConfig: Sendable, Equatable {
     public var keepalive: Int = 60
     /// Messages kept while disconnected; further ones are refused (see `MQTTClient.publish`).
     public var queueLimit: Int = 100
+    /// Incoming messages with a larger payload are dropped on arrival, never copied
+    /// (`[mqtt] max_message_bytes`, default 64 KiB).
+    public var maxMessageBytes: Int = 65536
     /// Reconnect backoff: first delay and ceiling, in nanoseconds.
     public var backoffInitial: Int64 = 500_000_000
     public var backoffMax: Int64 = 30_000_000_000
@@ -74,7 +77,7 @@ public struct MQTTConfig: Sendable, Equatable {
 
     public static let knownKeys: Set<String> = [
         "broker", "id", "username", "password_file", "ca_file", "cert_file", "key_file", "keepalive", "queue_limit",
-        "discovery_prefix",
+        "discovery_prefix", "max_message_bytes",
     ]
 
     /// Builds the config from the keys of the `[mqtt]` table. Errors are `KioskError.config`
@@ -150,6 +153,7 @@ public struct MQTTConfig: Sendable, Equatable {
         }
         if let k = try integer("keepalive", 5...65535) { config.keepalive = k }
         if let q = try integer("queue_limit", 0...100_000) { config.queueLimit = q }
+        if let m = try integer("max_message_bytes", 16...268_435_455) { config.maxMessageBytes = m }
         if let p = try string("discovery_prefix") {
             if p.isEmpty || p.hasPrefix("/") || p.hasSuffix("/") || p.contains("//") || p.contains("+") || p.contains("#") || p.utf8.count > 256 {
                 throw fail("discovery_prefix", entries["discovery_prefix"], "\"\(p)\" is not a topic prefix: expected levels separated by '/', none empty, no '+' or '#', at most 256 bytes, like \"homeassistant\"")

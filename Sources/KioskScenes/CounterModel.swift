@@ -78,3 +78,60 @@ public struct DigitRoll: Sendable, Equatable {
     }
     public func isFinished(at ns: Int64) -> Bool { ns - startNs >= durationNs }
 }
+
+/// One change asked of a counter, from any source (control command, touch, key).
+public enum CounterEdit: Sendable, Equatable {
+    case set(Int)
+    case increment
+    case decrement
+    case reset
+}
+
+/// A counter's limits and the value an edit gives, as a pure decision: the same rules (and the
+/// same refusals) whether the change is made in the scene or in the command pipeline.
+public struct CounterRules: Sendable, Equatable {
+    public var counter: String
+    public var digits: Int
+    public var minimum: Int
+    public var maximum: Int { Odometer.maxValue(digits: digits) }
+
+    public init(counter: String, digits: Int, minimum: Int) {
+        self.counter = counter; self.digits = digits; self.minimum = minimum
+    }
+
+    /// The value after `edit` from `old`, or the refusal naming the counter and the limit
+    /// (`KioskError.outOfRange`; the value stays `old`).
+    public func apply(_ edit: CounterEdit, to old: Int) throws -> Int {
+        switch edit {
+        case .set(let value):
+            guard value <= maximum else {
+                throw KioskError.outOfRange("counter '\(counter)': \(value) is above the largest value \(maximum) that \(digits) digits can show; the value stays \(old)")
+            }
+            guard value >= minimum else {
+                throw KioskError.outOfRange("counter '\(counter)': \(value) is below the minimum \(minimum); the value stays \(old)")
+            }
+            return value
+        case .increment:
+            return Odometer.incremented(old, digits: digits, minimum: minimum)
+        case .decrement:
+            guard old > minimum else {
+                throw KioskError.outOfRange("counter '\(counter)' is at its minimum \(minimum); it cannot be decremented")
+            }
+            return old - 1
+        case .reset:
+            return minimum
+        }
+    }
+}
+
+extension CounterAction {
+    /// The edit a touch or key action asks for (nil for `.none`).
+    public var edit: CounterEdit? {
+        switch self {
+        case .increment: return .increment
+        case .decrement: return .decrement
+        case .reset: return .reset
+        case .none: return nil
+        }
+    }
+}

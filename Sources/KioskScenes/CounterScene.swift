@@ -181,35 +181,40 @@ public final class CounterScene: Scene, CounterControl {
 
     public func value(of counter: String) throws -> Int { counters[try index(counter)].value }
 
-    public func set(_ counter: String, to value: Int, now: WallTime) throws {
+    /// The limits of `counter` (for deciding a change outside the scene, in the command pipeline).
+    public func rules(of counter: String) throws -> CounterRules {
+        _ = try index(counter)
+        return CounterRules(counter: counter, digits: digits, minimum: minimum)
+    }
+
+    /// Carries out `edit` on `counter`: decided by `CounterRules`, saved, then shown.
+    public func edit(_ counter: String, _ edit: CounterEdit, now: WallTime) throws {
         let i = try index(counter)
         let old = counters[i].value
-        guard value <= maxValue else {
-            throw KioskError.outOfRange("counter '\(counter)': \(value) is above the largest value \(maxValue) that \(digits) digits can show; the value stays \(old)")
+        let new = try CounterRules(counter: counter, digits: digits, minimum: minimum).apply(edit, to: old)
+        let direction: RollDirection
+        switch edit {
+        case .set: direction = new >= old ? .up : .down
+        case .increment: direction = .up
+        case .decrement, .reset: direction = .down
         }
-        guard value >= minimum else {
-            throw KioskError.outOfRange("counter '\(counter)': \(value) is below the minimum \(minimum); the value stays \(old)")
-        }
-        try change(i, to: value, direction: value >= old ? .up : .down, now: now)
+        try change(i, to: new, direction: direction, now: now)
     }
 
-    public func increment(_ counter: String, now: WallTime) throws {
-        let i = try index(counter)
-        try change(i, to: Odometer.incremented(counters[i].value, digits: digits, minimum: minimum), direction: .up, now: now)
-    }
+    public func set(_ counter: String, to value: Int, now: WallTime) throws { try edit(counter, .set(value), now: now) }
 
-    public func decrement(_ counter: String, now: WallTime) throws {
-        let i = try index(counter)
-        let old = counters[i].value
-        guard old > minimum else {
-            throw KioskError.outOfRange("counter '\(counter)' is at its minimum \(minimum); it cannot be decremented")
-        }
-        try change(i, to: old - 1, direction: .down, now: now)
-    }
+    public func increment(_ counter: String, now: WallTime) throws { try edit(counter, .increment, now: now) }
 
-    public func reset(_ counter: String, now: WallTime) throws {
-        let i = try index(counter)
-        try change(i, to: minimum, direction: .down, now: now)
+    public func decrement(_ counter: String, now: WallTime) throws { try edit(counter, .decrement, now: now) }
+
+    public func reset(_ counter: String, now: WallTime) throws { try edit(counter, .reset, now: now) }
+
+    /// Shows a value already made durable elsewhere (the command pipeline): nothing is saved, the
+    /// wheels of the digits that changed start turning. A value the digits cannot show is ignored.
+    public func showCommitted(_ counter: String, value new: Int, up: Bool, now: WallTime) {
+        guard let i = counters.firstIndex(where: { $0.spec.name == counter }), new >= 0, new <= maxValue else { return }
+        frameNs = now.monotonicNs
+        startRolls(i, to: new, direction: up ? .up : .down, now: now)
     }
 
     /// Saves the new value durably, then starts the wheels of the digits that changed.
@@ -223,6 +228,13 @@ public final class CounterScene: Scene, CounterControl {
         } catch {
             throw KioskError.state("counter '\(counters[i].spec.name)': cannot save \(new) (state key \(key)): \(error); the value stays \(old)")
         }
+        startRolls(i, to: new, direction: direction, now: now)
+    }
+
+    /// Sets the shown value and starts the wheels of the digits that changed.
+    private func startRolls(_ i: Int, to new: Int, direction: RollDirection, now: WallTime) {
+        let old = counters[i].value
+        guard new != old else { return }
         counters[i].value = new
         let newDigits = Odometer.digits(of: new, count: digits)
         for p in Odometer.changedPositions(from: old, to: new, count: digits) {

@@ -120,6 +120,12 @@ struct Status: ParsableCommand {
             lines.append("output:  \(o.output), mode \(o.mode), rotation \(o.rotation)\(o.blanked ? ", blanked" : "")")
             let f = o.frameMs
             lines.append("frames:  \(o.frames), \(n(o.fps)) fps, frame ms p50 \(n(f.p50)) p90 \(n(f.p90)) p99 \(n(f.p99)) max \(n(f.max))")
+            if let g = o.frameGapMs {
+                lines.append("frame gap: longest \(n(g.lastMinute)) ms over the last minute, \(n(g.sinceStart)) ms since start")
+            }
+            if let c = o.commits {
+                lines.append("commits: \(c.changes) changes on disk in \(c.batches) batches (largest \(c.largestBatch)), \(c.refused) refused")
+            }
             lines.append("uptime:  \(n(o.uptimeSeconds)) s")
             let devs = o.inputDevices
             if let t = o.timeSync {

@@ -29,8 +29,9 @@ final class MQTTTestBroker {
     static var available: Bool { FileManager.default.isExecutableFile(atPath: "/usr/sbin/mosquitto") }
 
     /// Starts mosquitto and waits (bounded) until it accepts TCP connections.
-    func start() throws {
-        let conf = "listener \(port) 127.0.0.1\npersistence false\nuser root\nlog_dest stderr\nallow_anonymous true\n"
+    /// `extra`: more mosquitto.conf lines (limits a test needs).
+    func start(extra: String = "") throws {
+        let conf = "listener \(port) 127.0.0.1\npersistence false\nuser root\nlog_dest stderr\nallow_anonymous true\n" + extra
         let path = "\(dir)/mosquitto.conf"
         try conf.write(toFile: path, atomically: true, encoding: .utf8)
         pid = try spawn("/usr/sbin/mosquitto", ["-c", path], output: "\(dir)/broker.log")

@@ -81,6 +81,39 @@ final class MQTTClientTests: XCTestCase {
         XCTAssertEqual(sender.counters.messagesOut, 1 + probes + 3, "online, the probes, then three")
     }
 
+    /// A message larger than `maxMessageBytes` is dropped on arrival (counted, logged once);
+    /// the ones after it still arrive.
+    func testAMessageLargerThanTheLimitIsDroppedAndTheNextOneArrives() throws {
+        let broker = try Broker()
+        try broker.start()
+        let loop = try EventLoop()
+        let sender = try MQTTClient(config: testConfig(port: broker.port, id: "big-sender"), loop: loop)
+        var small = testConfig(port: broker.port, id: "small-receiver")
+        small.maxMessageBytes = 1024
+        let logs = LogLines()
+        let receiver = try MQTTClient(config: small, loop: loop, logger: capturingLogger(logs))
+        var got: [Int] = []
+        receiver.subscribe("size/#") { got.append($0.payload.count) }
+        receiver.start()
+        sender.start()
+        XCTAssertTrue(try runUntil(loop) { sender.state == .connected && receiver.state == .connected })
+        var probes = 0
+        while got.isEmpty && probes < 50 {
+            sender.publish("size/probe", "1", qos: 1)
+            try runUntil(loop, seconds: 0.1) { !got.isEmpty }
+            probes += 1
+        }
+        got.removeAll()
+        sender.publish("size/big", [UInt8](repeating: 65, count: 1025), qos: 1)
+        sender.publish("size/big", [UInt8](repeating: 66, count: 4096), qos: 1)
+        sender.publish("size/ok", [UInt8](repeating: 67, count: 1024), qos: 1)
+        XCTAssertTrue(try runUntil(loop) { got.count >= 1 && receiver.counters.oversized == 2 })
+        _ = try runUntil(loop, seconds: 0.2) { false }
+        XCTAssertEqual(got, [1024], "only the message within the limit is delivered")
+        XCTAssertEqual(receiver.counters.oversized, 2)
+        XCTAssertEqual(logs.count(containing: "larger than max_message_bytes"), 1, "one log line a minute")
+    }
+
     func testRetainedMessageReachesALaterSubscriberMarkedRetained() throws {
         let broker = try Broker()
         try broker.start()

@@ -62,7 +62,7 @@ final class MQTTConfigTests: XCTestCase {
         XCTAssertEqual(error(["broker": E(.string("mqtt://hub"), at: "k.toml:2"), "keepalive": E(.string("60"), at: "k.toml:4")]),
                        "k.toml:4: key 'mqtt.keepalive': expected an integer, saw the string \"60\"")
         XCTAssertEqual(error(["broker": E(.string("mqtt://hub"), at: "k.toml:2"), "brokr": E(.string("x"), at: "k.toml:3")]),
-                       "k.toml:3: key 'mqtt.brokr': unknown key (known: broker, ca_file, cert_file, discovery_prefix, id, keepalive, key_file, password_file, queue_limit, username)")
+                       "k.toml:3: key 'mqtt.brokr': unknown key (known: broker, ca_file, cert_file, discovery_prefix, id, keepalive, key_file, max_message_bytes, password_file, queue_limit, username)")
         XCTAssertEqual(error(["broker": E(.string("mqtt://hub"), at: "k.toml:2"), "username": E(.string("u"), at: "k.toml:3"),
                               "password_file": E(.string("/nope"), at: "k.toml:4")]),
                        "k.toml:4: key 'mqtt.password_file': open /nope failed: No such file or directory (errno 2)")

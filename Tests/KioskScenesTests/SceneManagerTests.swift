@@ -203,6 +203,23 @@ final class ProbeScene: Scene {
         #expect(FrameStatistics().stats(now: 0) == FrameStats(frames: 0, fps: 0, p50Ms: 0, p90Ms: 0, p99Ms: 0, maxMs: 0))
     }
 
+    /// The render heartbeat: the longest gap between frames over the last minute and since start.
+    @Test func heartbeatKeepsTheLongestFrameGapOfTheLastMinuteAndSinceStart() {
+        var s = FrameStatistics()
+        let sec: Int64 = 1_000_000_000
+        var t: Int64 = 0
+        for _ in 0..<10 { s.record(costNs: 1_000_000, at: t); t += sec }   // 1 s apart
+        s.record(costNs: 1_000_000, at: t + 3 * sec)                       // a 4 s stall
+        t += 4 * sec
+        for _ in 0..<5 { t += sec; s.record(costNs: 1_000_000, at: t) }
+        #expect(s.stats(now: t).maxGapLastMinuteMs == 4000)
+        #expect(s.stats(now: t).maxGapMs == 4000)
+        // 70 s later, with frames every 1.5 s meanwhile: the stall has left the minute.
+        for _ in 0..<47 { t += 1_500_000_000; s.record(costNs: 1_000_000, at: t) }
+        #expect(s.stats(now: t).maxGapLastMinuteMs == 1500)
+        #expect(s.stats(now: t).maxGapMs == 4000)
+    }
+
     @Test func hotplugRedrawsFullyAndUnplugStopsPresenting() throws {
         let a = ProbeScene("a", .red)
         let (m, d, loop) = try make([a])

@@ -1,0 +1,314 @@
+import Foundation
+import KioskCore
+import KioskScenes
+import Logging
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The command pipeline: every counter change from the control socket, the web page, MQTT,
+/// touch and keys is decided and made durable here, on its own thread (`kioskd-commit`), never
+/// on the render loop. Changes that arrive while a commit is in flight wait and are committed
+/// together as the next batch, with one `StateStore.saveBatch` (one directory sync); each is
+/// answered only after its batch is on disk ("acknowledged = on disk"), and the render loop
+/// receives the resulting values as messages (`deliver`) without ever waiting.
+///
+/// Invariants: changes are decided in the order they were submitted (so per counter in order);
+/// a change refused by its counter's rules does not affect the others of its batch; a batch
+/// whose commit fails is refused as a whole and what a restart reads stays as before.
+public final class CommandPipeline: @unchecked Sendable {
+    // @unchecked: `queue`, `stopping` and `counters` are guarded by `cond`; `known` and
+    // `store` are used only by the thread running `runOnce` (one at a time, see `running`).
+
+    /// One counter change asked of the pipeline.
+    public struct Change: Sendable, Equatable {
+        /// The state key of the counter's value.
+        public var key: String
+        public var rules: CounterRules
+        public var edit: CounterEdit
+        /// The value on screen when submitted: the starting point when the pipeline has not
+        /// seen the key yet (the screen shows every committed value, so they agree).
+        public var shown: Int
+        /// The scene holding the counter (for showing a change made without the render loop).
+        public var scene: String
+        public init(key: String, rules: CounterRules, edit: CounterEdit, shown: Int, scene: String = "") {
+            self.key = key; self.rules = rules; self.edit = edit; self.shown = shown; self.scene = scene
+        }
+    }
+
+    /// Where a change's completion runs: through `deliver` (the render loop, for changes
+    /// submitted there), or on the pipeline's thread as soon as its batch is decided (changes
+    /// submitted from elsewhere, e.g. the control server's thread: the render loop is only sent
+    /// the new values, once per batch, through `onShow`).
+    public enum Delivery: Sendable, Equatable { case deliver, here }
+
+    /// A value committed by a change submitted with `.here`, for the render loop to show.
+    public struct Shown: Sendable, Equatable {
+        public var scene: String
+        public var counter: String
+        public var old: Int
+        public var new: Int
+        /// The wheels turn upwards (an increment, or a set to a larger value).
+        public var up: Bool
+    }
+
+    /// A counter the pipeline may change without asking the render loop (control socket).
+    public struct Entry: Sendable, Equatable {
+        public var scene: String
+        public var key: String
+        public var rules: CounterRules
+        /// Its value when the directory was made.
+        public var shown: Int
+        public init(scene: String, key: String, rules: CounterRules, shown: Int) {
+            self.scene = scene; self.key = key; self.rules = rules; self.shown = shown
+        }
+    }
+
+    /// What became of a change.
+    public enum Outcome: Sendable, Equatable {
+        /// On disk: the value went from `old` to `new`.
+        case changed(old: Int, new: Int)
+        /// The edit gives the value the counter already has; nothing to write.
+        case unchanged(Int)
+        /// Not carried out: the counter's rules refused it, or its batch could not be made
+        /// durable (kind `.state`, with the errno of the failed call).
+        case refused(KioskError)
+    }
+
+    /// The decision for one batch, as plain values (tested without a disk).
+    public struct Decision: Equatable {
+        /// One outcome per change, in order; `.changed` ones still need the commit.
+        public var outcomes: [Outcome]
+        /// The values to write: each changed key once, with its last value, in first-change order.
+        public var writes: [(key: String, value: String)]
+        /// The values known after the batch commits.
+        public var known: [String: Int]
+
+        public static func == (a: Decision, b: Decision) -> Bool {
+            a.outcomes == b.outcomes && a.known == b.known
+                && a.writes.map(\.key) == b.writes.map(\.key) && a.writes.map(\.value) == b.writes.map(\.value)
+        }
+    }
+
+    /// Decides a batch in order against the values known before it: each change starts from
+    /// the value the changes before it left (per counter in order); a refusal touches nothing.
+    public static func decide(_ changes: [Change], known: [String: Int]) -> Decision {
+        var values = known
+        var outcomes: [Outcome] = []
+        var writeOrder: [String] = []
+        for c in changes {
+            // A value known from an earlier batch, unless the counter's rules changed since
+            // (a reload with other digits or minimum): then the value on screen.
+            let old = values[c.key].flatMap { ($0 >= c.rules.minimum && $0 <= c.rules.maximum) ? $0 : nil } ?? c.shown
+            do {
+                let new = try c.rules.apply(c.edit, to: old)
+                if new == old {
+                    outcomes.append(.unchanged(old))
+                    values[c.key] = old
+                    continue
+                }
+                values[c.key] = new
+                if !writeOrder.contains(c.key) { writeOrder.append(c.key) }
+                outcomes.append(.changed(old: old, new: new))
+            } catch let e as KioskError {
+                outcomes.append(.refused(e))
+            } catch {
+                outcomes.append(.refused(KioskError.state("\(error)")))
+            }
+        }
+        return Decision(outcomes: outcomes, writes: writeOrder.map { ($0, String(values[$0]!)) }, known: values)
+    }
+
+    /// Figures for status and the benchmark.
+    public struct Counters: Sendable, Equatable {
+        /// Batches committed (each one `saveBatch`: one fsync round).
+        public var commits = 0
+        /// Changes carried out (on disk).
+        public var changed = 0
+        /// Changes refused (rules or a failed commit).
+        public var refused = 0
+        /// The largest batch committed.
+        public var largestBatch = 0
+    }
+
+    public typealias Completion = @Sendable (Outcome) -> Void
+    private struct Item { var change: Change; var completion: Completion; var delivery: Delivery }
+    /// Counters by name (`setDirectory`), guarded by `cond`.
+    private var directory: [String: Entry] = [:]
+    /// Shows values committed by `.here` changes; called inside `deliver`, once per batch.
+    private var onShow: (@Sendable ([Shown]) -> Void)?
+
+    /// Sets what `onShow` does (before `start`).
+    public func setOnShow(_ f: @escaping @Sendable ([Shown]) -> Void) {
+        cond.lock(); onShow = f; cond.unlock()
+    }
+
+    /// The counters that may be changed without the render loop, by name (replaces the last one).
+    public func setDirectory(_ entries: [String: Entry]) {
+        cond.lock(); directory = entries; cond.unlock()
+    }
+
+    /// The directory's entry for `counter`, if any.
+    public func entry(for counter: String) -> Entry? {
+        cond.lock(); defer { cond.unlock() }
+        return directory[counter]
+    }
+
+    private let store: StateStore
+    private let deliver: @Sendable (@escaping @Sendable () -> Void) -> Void
+    private let logger: Logger
+    private let cond = NSCondition()
+    private var queue: [Item] = []
+    private var stopping = false
+    private var running = false
+    private var threadDone = true
+    private var counters = Counters()
+    private var known: [String: Int] = [:]
+
+    /// `deliver` runs the completions of each batch (in submission order) where they belong:
+    /// the daemon posts them to the render loop; tests run them at once.
+    public init(store: StateStore, logger: Logger, deliver: @escaping @Sendable (@escaping @Sendable () -> Void) -> Void) {
+        self.store = store
+        self.logger = logger
+        self.deliver = deliver
+    }
+
+    /// Starts the pipeline's thread (`kioskd-commit`).
+    public func start() {
+        cond.lock()
+        threadDone = false
+        cond.unlock()
+        let thread = Thread { [self] in
+            let fd = open("/proc/thread-self/comm", O_WRONLY | O_CLOEXEC)
+            if fd >= 0 { _ = write(fd, "kioskd-commit", 13); close(fd) }
+            while waitForWork() { runOnce() }
+            cond.lock()
+            threadDone = true
+            cond.broadcast()
+            cond.unlock()
+        }
+        thread.name = "kioskd-commit"
+        thread.start()
+    }
+
+    /// Commits what was submitted, then ends the thread; waits at most `timeout` seconds.
+    /// Changes submitted afterwards are refused.
+    public func stop(timeout: Double = 5) {
+        cond.lock()
+        stopping = true
+        cond.broadcast()
+        let until = Date(timeIntervalSinceNow: timeout)
+        while !threadDone && cond.wait(until: until) {}
+        cond.unlock()
+    }
+
+    /// Queues `change`; `completion` runs (through `deliver`) after its batch was committed or refused.
+    public func submit(_ change: Change, delivery: Delivery = .deliver, completion: @escaping Completion) {
+        cond.lock()
+        if stopping {
+            cond.unlock()
+            completion(.refused(KioskError.state("kioskd is stopping; counter '\(change.rules.counter)' was not changed")))
+            return
+        }
+        queue.append(Item(change: change, completion: completion, delivery: delivery))
+        cond.signal()
+        cond.unlock()
+    }
+
+    /// The figures so far.
+    public var stats: Counters {
+        cond.lock(); defer { cond.unlock() }
+        return counters
+    }
+
+    /// Changes waiting for the next batch.
+    public var queued: Int {
+        cond.lock(); defer { cond.unlock() }
+        return queue.count
+    }
+
+    /// Blocks until there is work (true) or the pipeline stops with nothing left (false).
+    private func waitForWork() -> Bool {
+        cond.lock(); defer { cond.unlock() }
+        while queue.isEmpty && !stopping { cond.wait() }
+        return !queue.isEmpty
+    }
+
+    /// Takes everything queued as one batch, decides it, commits it with one `saveBatch` and
+    /// delivers the outcomes. Returns false when nothing was queued. The pipeline's thread calls
+    /// it in a loop; tests without the thread call it directly.
+    @discardableResult
+    public func runOnce() -> Bool {
+        cond.lock()
+        precondition(!running, "CommandPipeline.runOnce called while a batch is being committed")
+        let batch = queue
+        queue.removeAll(keepingCapacity: true)
+        running = !batch.isEmpty
+        cond.unlock()
+        guard !batch.isEmpty else { return false }
+        var decision = Self.decide(batch.map(\.change), known: known)
+        var committed = true
+        if !decision.writes.isEmpty {
+            do {
+                try store.saveBatch(decision.writes)
+            } catch {
+                committed = false
+                let e = error as? KioskError
+                logger.error("cannot save a batch of counter changes; all of them are refused", metadata: [
+                    "changes": "\(batch.count)", "keys": "\(decision.writes.map(\.key).joined(separator: ", "))", "error": "\(error)"])
+                for (i, o) in decision.outcomes.enumerated() {
+                    guard case .changed(let old, let new) = o else { continue }
+                    let c = batch[i].change
+                    decision.outcomes[i] = .refused(KioskError(.state, "counter '\(c.rules.counter)': cannot save \(new) (state key \(c.key)): \(error); the value stays \(old)",
+                                                               errno: e?.errno ?? 0))
+                }
+            }
+        }
+        if committed { known = decision.known }
+        let outcomes = decision.outcomes
+        cond.lock()
+        if committed && !decision.writes.isEmpty { counters.commits += 1 }
+        for o in outcomes {
+            switch o {
+            case .changed: counters.changed += 1
+            case .refused: counters.refused += 1
+            case .unchanged: break
+            }
+        }
+        counters.largestBatch = max(counters.largestBatch, batch.count)
+        running = false
+        let show = onShow
+        cond.unlock()
+        var later: [(Completion, Outcome)] = []
+        var shown: [Shown] = []
+        var here: [(Completion, Outcome)] = []
+        for (item, o) in zip(batch, outcomes) {
+            switch item.delivery {
+            case .deliver: later.append((item.completion, o))
+            case .here:
+                here.append((item.completion, o))
+                if case .changed(let old, let new) = o {
+                    let up: Bool
+                    switch item.change.edit {
+                    case .increment: up = true
+                    case .set: up = new >= old
+                    case .decrement, .reset: up = false
+                    }
+                    shown.append(Shown(scene: item.change.scene, counter: item.change.rules.counter, old: old, new: new, up: up))
+                }
+            }
+        }
+        if !later.isEmpty || (!shown.isEmpty && show != nil) {
+            let values = shown, completions = later
+            deliver {
+                if !values.isEmpty { show?(values) }
+                for (c, o) in completions { c(o) }
+            }
+        }
+        // After the values were sent to the render loop: a client that reads the counter after
+        // this answer finds it shown (the loop runs what was posted in order).
+        for (c, o) in here { c(o) }
+        return true
+    }
+}

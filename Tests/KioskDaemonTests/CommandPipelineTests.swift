@@ -1,0 +1,190 @@
+import Foundation
+import KioskCore
+@testable import KioskDaemon
+import KioskScenes
+import KioskTesting
+import Logging
+import Synchronization
+import Testing
+
+/// The command pipeline: decisions as plain values, group commit through a real
+/// `FileStateStore` (faults injected with `StateFaults`), run without its thread (`runOnce`) or
+/// with it and explicit synchronisation — never timing.
+@Suite struct CommandPipelineTests {
+    let rules = CounterRules(counter: "HOME", digits: 2, minimum: 0)
+    let awayRules = CounterRules(counter: "AWAY", digits: 2, minimum: 0)
+    func change(_ key: String, _ edit: CounterEdit, shown: Int = 0, rules r: CounterRules? = nil) -> CommandPipeline.Change {
+        .init(key: key, rules: r ?? (key == "home" ? rules : awayRules), edit: edit, shown: shown)
+    }
+
+    @Test func changesOfOneCounterAreDecidedInOrderFromTheValuesBeforeThem() {
+        let d = CommandPipeline.decide([change("home", .increment), change("away", .set(7)), change("home", .increment),
+                                        change("home", .set(50)), change("home", .decrement)], known: ["home": 3])
+        #expect(d.outcomes == [.changed(old: 3, new: 4), .changed(old: 0, new: 7), .changed(old: 4, new: 5),
+                               .changed(old: 5, new: 50), .changed(old: 50, new: 49)])
+        #expect(d.writes.map(\.key) == ["home", "away"] && d.writes.map(\.value) == ["49", "7"])
+        #expect(d.known == ["home": 49, "away": 7])
+    }
+
+    @Test func aRefusedChangeDoesNotFailItsNeighbours() {
+        let d = CommandPipeline.decide([change("home", .increment), change("away", .decrement), change("home", .set(100)),
+                                        change("home", .increment)], known: [:])
+        #expect(d.outcomes[0] == .changed(old: 0, new: 1))
+        guard case .refused(let e1) = d.outcomes[1], case .refused(let e2) = d.outcomes[2] else {
+            Issue.record("expected refusals, got \(d.outcomes)"); return
+        }
+        #expect(e1.kind == .outOfRange && e1.message.contains("'AWAY' is at its minimum 0"))
+        #expect(e2.kind == .outOfRange && e2.message.contains("above the largest value 99"))
+        #expect(d.outcomes[3] == .changed(old: 1, new: 2))
+        #expect(d.writes.map(\.key) == ["home"] && d.writes.map(\.value) == ["2"])
+    }
+
+    @Test func aKnownValueOutsideNewRulesGivesWayToTheValueShown() {
+        // After a reload with fewer digits the scene starts from what it shows.
+        let d = CommandPipeline.decide([change("home", .increment, shown: 5)], known: ["home": 500])
+        #expect(d.outcomes == [.changed(old: 5, new: 6)])
+    }
+
+    /// A pipeline over a real store whose completions are collected in order.
+    final class Harness: @unchecked Sendable {
+        let dir: String
+        let store: FileStateStore
+        let pipeline: CommandPipeline
+        let outcomes = Mutex<[(Int, CommandPipeline.Outcome)]>([])
+        init(syscalls: FileStateStore.Syscalls = .system, tag: String = #function) throws {
+            dir = tempDir(tag)
+            store = try FileStateStore(directory: dir, logger: Logger(label: "test"), syscalls: syscalls)
+            pipeline = CommandPipeline(store: store, logger: Logger(label: "test")) { $0() }
+        }
+        func submit(_ n: Int, _ c: CommandPipeline.Change) {
+            pipeline.submit(c) { [self] o in self.outcomes.withLock { $0.append((n, o)) } }
+        }
+        func file(_ key: String) -> String? {
+            try? String(contentsOfFile: store.path(for: key), encoding: .utf8)
+        }
+    }
+
+    @Test func aBatchIsWrittenWithOneDirectorySyncAndAnsweredInOrder() throws {
+        let h = try Harness()
+        var steps: [String] = []
+        h.store.trace = { steps.append($0) }
+        for i in 0..<5 { h.submit(i, change(i % 2 == 0 ? "home" : "away", .increment)) }
+        #expect(h.pipeline.runOnce())
+        #expect(h.outcomes.withLock { $0.map(\.0) } == [0, 1, 2, 3, 4])
+        #expect(h.outcomes.withLock { $0.map(\.1) } == [.changed(old: 0, new: 1), .changed(old: 0, new: 1), .changed(old: 1, new: 2),
+                                                       .changed(old: 1, new: 2), .changed(old: 2, new: 3)])
+        #expect(steps.filter { $0.hasPrefix("fsync-dir") }.count == 1, "\(steps)")
+        #expect(steps.filter { $0.hasPrefix("fsync ") }.count == 2, "one temp file per key: \(steps)")
+        #expect(h.store.load("home") == "3" && h.store.load("away") == "2")
+        #expect(h.pipeline.stats.commits == 1 && h.pipeline.stats.changed == 5)
+        // What a restart reads.
+        h.store.close()
+        let reread = try FileStateStore(directory: h.dir, logger: Logger(label: "test"))
+        #expect(reread.load("home") == "3" && reread.load("away") == "2")
+    }
+
+    @Test(arguments: ["fsync-dir", "fsync ", "rename "])
+    func aFailedStepRefusesTheWholeBatchAndLeavesTheFilesAsBefore(_ failing: String) throws {
+        let faults = StateFaults()
+        let h = try Harness(syscalls: faults.syscalls, tag: "batchFault\(failing)")
+        h.submit(0, change("home", .set(10)))
+        h.submit(1, change("away", .set(20)))
+        h.pipeline.runOnce()
+        let home = h.file("home"), away = h.file("away")
+        #expect(home != nil && away != nil)
+        // A step of the second key fails (the first key's steps succeeded and must be undone):
+        // its temp file's fsync, its current file's rename to .bak, or the one directory sync.
+        var seen = 0
+        faults.failWhen = { step in
+            guard step.hasPrefix(failing) else { return false }
+            seen += 1
+            return failing == "fsync-dir" || seen == (failing == "rename " ? 3 : 2)
+        }
+        h.store.trace = faults.trace
+        h.submit(2, change("home", .increment))
+        h.submit(3, change("away", .increment))
+        h.submit(4, change("home", .decrement, rules: CounterRules(counter: "HOME", digits: 2, minimum: 11)))
+        h.pipeline.runOnce()
+        let outcomes = h.outcomes.withLock { Array($0.suffix(3)) }
+        for (n, o) in outcomes.prefix(2) {
+            guard case .refused(let e) = o else { Issue.record("change \(n) was not refused: \(o)"); continue }
+            #expect(e.kind == .state && e.message.contains("cannot save") && e.message.contains("the value stays"), "\(e.message)")
+        }
+        #expect(h.file("home") == home && h.file("away") == away, "\(faults.steps)")
+        #expect(h.store.load("home") == "10" && h.store.load("away") == "20")
+        // The pipeline did not take the refused values as known: the next batch starts from 10 and 20.
+        faults.failWhen = nil
+        h.submit(5, change("home", .increment))
+        h.pipeline.runOnce()
+        #expect(h.outcomes.withLock { $0.last?.1 } == .changed(old: 10, new: 11))
+        h.store.close()
+        let reread = try FileStateStore(directory: h.dir, logger: Logger(label: "test"))
+        #expect(reread.load("home") == "11" && reread.load("away") == "20")
+    }
+
+    /// While one commit is held in its fsync, N more changes arrive; they are committed together.
+    @Test func changesArrivingDuringACommitAreCommittedTogether() throws {
+        let entered = DispatchSemaphore(value: 0)
+        let release = DispatchSemaphore(value: 0)
+        let fsyncDirs = Mutex(0)
+        let sys = FileStateStore.Syscalls.system
+        let held = Mutex(false)
+        let store = try FileStateStore(directory: tempDir(), logger: Logger(label: "test"), syscalls: .init(
+            openat: sys.openat, write: sys.write,
+            fsync: { fd in
+                // The first fsync of all blocks until the test has queued the rest.
+                if held.withLock({ h in defer { h = true }; return !h }) { entered.signal(); release.wait() }
+                return sys.fsync(fd)
+            },
+            renameat: sys.renameat, unlinkat: sys.unlinkat, mkdir: sys.mkdir))
+        store.trace = { step in if step.hasPrefix("fsync-dir") { fsyncDirs.withLock { $0 += 1 } } }
+        let done = DispatchSemaphore(value: 0)
+        let results = Mutex<[Int: CommandPipeline.Outcome]>([:])
+        let pipeline = CommandPipeline(store: store, logger: Logger(label: "test")) { $0() }
+        pipeline.start()
+        defer { pipeline.stop() }
+        let n = 50
+        pipeline.submit(change("home", .increment)) { o in results.withLock { $0[0] = o }; done.signal() }
+        entered.wait()
+        for i in 1..<n {
+            pipeline.submit(change(i % 2 == 0 ? "home" : "away", .increment)) { o in results.withLock { $0[i] = o }; done.signal() }
+        }
+        #expect(pipeline.queued == n - 1)
+        release.signal()
+        for _ in 0..<n { done.wait() }
+        #expect(fsyncDirs.withLock { $0 } == 2, "one directory sync per batch")
+        #expect(pipeline.stats.commits == 2 && pipeline.stats.changed == n && pipeline.stats.largestBatch == n - 1)
+        #expect(results.withLock { $0[n - 1] } == .changed(old: 24, new: 25))
+        #expect(store.load("home") == "25" && store.load("away") == "25")
+    }
+
+    /// A change submitted from elsewhere than the render loop (`.here`: the control server's
+    /// thread) is answered on the pipeline's thread once committed; the loop is only sent the
+    /// value to show, once per batch, before that answer.
+    @Test func aChangeFromTheControlServerIsAnsweredWithoutTheLoopWhichIsSentTheValue() throws {
+        let store = MemoryStateStore()
+        let posted = Mutex<[@Sendable () -> Void]>([])
+        let pipeline = CommandPipeline(store: store, logger: Logger(label: "test")) { work in posted.withLock { $0.append(work) } }
+        let shown = Mutex<[CommandPipeline.Shown]>([])
+        pipeline.setOnShow { s in shown.withLock { $0 += s } }
+        let answers = Mutex<[CommandPipeline.Outcome]>([])
+        pipeline.submit(change("home", .set(7), shown: 2).withScene("score"), delivery: .here) { o in
+            // The value is on its way to the loop before the answer.
+            #expect(posted.withLock { $0.count } == 1)
+            answers.withLock { $0.append(o) }
+        }
+        pipeline.submit(change("home", .decrement).withScene("score"), delivery: .here) { o in answers.withLock { $0.append(o) } }
+        pipeline.runOnce()
+        #expect(answers.withLock { $0 } == [.changed(old: 2, new: 7), .changed(old: 7, new: 6)])
+        #expect(store.load("home") == "6")
+        #expect(shown.withLock { $0 }.isEmpty, "nothing shown until the loop runs what was posted")
+        for work in posted.withLock({ $0 }) { work() }
+        #expect(shown.withLock { $0 } == [.init(scene: "score", counter: "HOME", old: 2, new: 7, up: true),
+                                          .init(scene: "score", counter: "HOME", old: 7, new: 6, up: false)])
+    }
+
+}
+
+extension CommandPipeline.Change {
+    func withScene(_ scene: String) -> Self { var c = self; c.scene = scene; return c }
+}
