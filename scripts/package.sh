@@ -24,6 +24,7 @@ host_arch=$(dpkg --print-architecture)
 arch=$host_arch
 out=out/deb
 bindir=${BINDIR:-}
+built_from=
 sysroot=${SYSROOT:-}
 build=1
 suite=trixie
@@ -63,6 +64,7 @@ fail() { echo "package.sh: $*" >&2; exit 1; }
 if [ "$arch" = arm64 ] && [ -z "$bindir" ] && [ -f .build-arm64/READY ]; then
     bindir=$(dirname "$(sed -n 's/^kioskd=//p' .build-arm64/READY)")
     [ -n "$sysroot" ] || sysroot=$(sed -n 's/^sysroot=//p' .build-arm64/READY)
+    built_from=$(sed -n 's/^commit=//p' .build-arm64/READY | cut -c1-7)
 fi
 if [ -z "$bindir" ]; then
     [ "$foreign" = 1 ] && fail "--arch $arch needs --bindir (the aarch64 kioskd and kioskctl) or .build-arm64/READY"
@@ -146,7 +148,7 @@ gzip -9n < "$work/kioskctl.1" > "$root/usr/share/man/man1/kioskctl.1.gz"
 
 # copyright and changelog
 install -m 0644 packaging/debian/copyright "$root/usr/share/doc/kioskd/copyright"
-commit=$(git rev-parse --short HEAD 2>/dev/null || echo unknown)
+commit=${built_from:-$(git rev-parse --short HEAD 2>/dev/null || echo unknown)}
 {
     printf 'kioskd (%s) unstable; urgency=medium\n\n' "$version"
     printf '  * Built from the kioskd repository at commit %s.\n\n' "$commit"
