@@ -317,7 +317,8 @@ public final class DRMDisplay: DirectFrameDisplay {
         let sizeChanged = output.map { $0.mode.size != mode.size } ?? true
         let changed = output.map { $0.connector.id != connector.id || $0.mode != mode || $0.crtc.id != crtc.id } ?? true
         output = next
-        if sizeChanged || buffers.isEmpty {
+        let replaced = sizeChanged || buffers.isEmpty
+        if replaced {
             // The set is replaced; `onScreen` and `queued` keep the buffers the kernel still reads.
             buffers.removeAll()
             let what = "\(device.path) \(connector.name)"
@@ -326,7 +327,7 @@ public final class DRMDisplay: DirectFrameDisplay {
             }
         }
         let logical = rotation.logicalSize(physical: mode.size)
-        if flips.count != buffers.count || flips.logicalSize != logical {
+        if replaced || flips.count != buffers.count || flips.logicalSize != logical {
             flips = FlipScheduler(count: buffers.count, logicalSize: logical)
         }
         let wasActive = active

@@ -20,6 +20,11 @@ public struct FlipScheduler: Sendable, Equatable {
     public private(set) var state: FlipState = .needsModeset
     /// Damage each buffer has not received yet.
     public private(set) var missed: [Damage]
+    /// The buffer the kernel scans out as far as known (last mode set or completed flip), kept
+    /// when a mode set is needed: the CRTC still shows it then, so the next frame goes elsewhere.
+    public private(set) var scannedOut: Int?
+    /// The buffer a queued flip goes to, also while a mode set is needed.
+    private var flipTarget: Int?
 
     /// `count` buffers that all miss the whole picture.
     public init(count: Int, logicalSize: Size) {
@@ -52,11 +57,13 @@ public struct FlipScheduler: Sendable, Equatable {
 
     /// Starts a frame with `damage`: the back buffer (the one after the front), what to copy into
     /// it (its missed damage, `damage` included), and whether it goes out by mode set. nil while a
-    /// flip is queued (the damage is remembered).
+    /// flip is queued (the damage is remembered). A mode set's frame does not go into the buffer
+    /// the CRTC still scans out: drawing there would show on screen at once (or, on virtio-gpu,
+    /// not until a flush), and a mode set that keeps the framebuffer shows nothing on virtio-gpu.
     public mutating func beginFrame(_ damage: Damage) -> (index: Int, copy: Damage, modeset: Bool)? {
         remember(damage)
         guard canBegin else { return nil }
-        let index = front.map { ($0 + 1) % count } ?? 0
+        let index = (front ?? scannedOut).map { ($0 + 1) % count } ?? 0
         let copy = missed[index]
         missed[index] = Damage()
         return (index, copy, state == .needsModeset)
@@ -65,21 +72,27 @@ public struct FlipScheduler: Sendable, Equatable {
     /// The frame in `index` went out by mode set and is on screen now.
     public mutating func shownByModeset(_ index: Int) {
         state = .shown(front: index)
+        scannedOut = index
+        flipTarget = nil
     }
 
     /// A flip to `index` was queued with an event.
     public mutating func flipQueued(_ index: Int) {
         state = .pending(front: front, to: index)
+        flipTarget = index
     }
 
     /// The queued flip's event arrived: its buffer is the front now.
     public mutating func flipCompleted() {
         if case .pending(_, let to) = state { state = .shown(front: to) }
+        if let t = flipTarget { scannedOut = t }
+        flipTarget = nil
     }
 
     /// The queued flip's event will not come (timeout, device gone): keep the old front.
     public mutating func abandonFlip() {
         if case .pending(let f, _) = state { state = f.map { .shown(front: $0) } ?? .needsModeset }
+        flipTarget = nil
     }
 
     /// The frame drawn into `index` was not shown: that buffer must get everything again.

@@ -11,7 +11,8 @@ import Logging
 /// device produces — EBUSY on a flip, EACCES once another client took DRM master, a connector
 /// that vanishes, a flip event that never comes, a wait cut short by a signal. It records what
 /// was committed and which buffers were made and freed (and whether one was freed while the
-/// kernel still read it).
+/// kernel still read it), whether a framebuffer was drawn into while the CRTC scanned it out,
+/// and, optionally, virtio-gpu's blank scan-out after a mode set that keeps the framebuffer.
 ///
 /// Errors read like the kernel implementations' (`drmModePageFlip /dev/dri/card0 Virtual-1
 /// 1280x800@60 failed: Device or resource busy (errno 16)`).
@@ -62,6 +63,19 @@ public final class FakeKMS: KMSDevice {
     public private(set) var waits: [Int32] = []
     /// Flip events waiting to be read.
     public private(set) var eventsWaiting = 0
+    /// The mode the CRTC runs: the CRTC's at start, then each mode set's.
+    public private(set) var mode: DRMMode?
+    /// As virtio-gpu does (Linux 6.12): a mode set that changes the mode but keeps the framebuffer
+    /// the CRTC scanned out turns the scan-out off (`displayedFB` nil) until the next flip.
+    public var modesetKeepingFBBlanks = false
+    /// The framebuffer a viewer sees (blanking aside): `onScreenFB`, but nil while the scan-out is
+    /// off after a mode set that kept the framebuffer (`modesetKeepingFBBlanks`).
+    public private(set) var displayedFB: UInt32?
+    /// Framebuffers whose pixels changed while the CRTC scanned them out (seen at the next mode
+    /// set, flip, flip completion or restore): a frame drawn into the front buffer.
+    public private(set) var drawnWhileOnScreen: [UInt32] = []
+    /// The pixels of the framebuffer on screen when it went there.
+    private var shownPixels: (fb: UInt32, pixels: [UInt32])?
 
     private var eventHandler: (() -> Void)?
     private var hotplugHandler: ((String, String) -> Void)?
@@ -73,7 +87,10 @@ public final class FakeKMS: KMSDevice {
     public init(path: String = "/dev/dri/card0", resources: DRMResources) {
         self.path = path
         self.resources = resources
-        onScreenFB = resources.crtcs.first(where: { $0.bufferID != 0 })?.bufferID
+        let crtc = resources.crtcs.first(where: { $0.bufferID != 0 })
+        onScreenFB = crtc?.bufferID
+        displayedFB = onScreenFB
+        mode = crtc?.mode
     }
 
     /// One connector `name` with the given modes (the first preferred), one encoder, one CRTC
@@ -138,7 +155,7 @@ public final class FakeKMS: KMSDevice {
     public func completeFlip() -> Bool {
         guard let fb = pendingFlipFB else { return false }
         pendingFlipFB = nil
-        onScreenFB = fb
+        show(fb)
         if !flipEventsLost {
             eventsWaiting += 1
             eventHandler?()
@@ -150,6 +167,32 @@ public final class FakeKMS: KMSDevice {
     public func pixel(fb: UInt32, x: Int, y: Int) -> UInt32? {
         guard let b = buffers[fb]?.buffer else { return nil }
         return (b.pixels.base + y * b.pixels.stride).load(fromByteOffset: x * 4, as: UInt32.self)
+    }
+
+    /// All pixels of live framebuffer `fb`, row by row.
+    private func contents(_ fb: UInt32) -> [UInt32]? {
+        guard let b = buffers[fb]?.buffer else { return nil }
+        var out: [UInt32] = []
+        out.reserveCapacity(b.size.area)
+        for y in 0..<b.size.height {
+            for x in 0..<b.size.width { out.append((b.pixels.base + y * b.pixels.stride).load(fromByteOffset: x * 4, as: UInt32.self)) }
+        }
+        return out
+    }
+
+    /// Notes a change of the pixels on screen since they went there.
+    private func checkFront() {
+        guard let s = shownPixels, s.fb == onScreenFB, let now = contents(s.fb), now != s.pixels else { return }
+        drawnWhileOnScreen.append(s.fb)
+        shownPixels = (s.fb, now)
+    }
+
+    /// `fb` is scanned out (and seen) from now on.
+    private func show(_ fb: UInt32?) {
+        checkFront()
+        onScreenFB = fb
+        displayedFB = fb
+        shownPixels = fb.flatMap { f in contents(f).map { (f, $0) } }
     }
 
     /// The framebuffers alive now (made and not freed).
@@ -190,7 +233,10 @@ public final class FakeKMS: KMSDevice {
         try mustBeMaster("drmModeSetCrtc(mode set)", what(output))
         if pendingFlipFB != nil { throw Posix.error("drmModeSetCrtc(mode set)", path: what(output), errno: EBUSY) }
         committed.append(.modeset(connector: output.connector.name, crtc: output.crtc.id, fb: buffer.fbID, size: buffer.size, active: active))
-        onScreenFB = buffer.fbID
+        let sameFBOtherMode = buffer.fbID == onScreenFB && output.mode != mode
+        mode = output.mode
+        show(buffer.fbID)
+        if sameFBOtherMode && modesetKeepingFBBlanks { displayedFB = nil }
     }
 
     public func flip(_ output: KMSOutput, to buffer: any ScanoutBuffer) throws {
@@ -199,6 +245,7 @@ public final class FakeKMS: KMSDevice {
             throw Posix.error("drmModePageFlip", path: what(output), errno: flipErrors.removeFirst())
         }
         if pendingFlipFB != nil { throw Posix.error("drmModePageFlip", path: what(output), errno: EBUSY) }
+        checkFront()
         committed.append(.flip(fb: buffer.fbID))
         pendingFlipFB = buffer.fbID
     }
@@ -211,7 +258,8 @@ public final class FakeKMS: KMSDevice {
     public func restore(_ saved: SavedCrtc) throws {
         try mustBeMaster("drmModeSetCrtc(restore CRTC \(saved.crtc))", path)
         committed.append(.restore(saved))
-        onScreenFB = saved.fb == 0 ? nil : saved.fb
+        show(saved.fb == 0 ? nil : saved.fb)
+        mode = saved.mode
     }
 
     public func watchEvents(_ handler: @escaping () -> Void) throws { eventHandler = handler }
@@ -234,7 +282,7 @@ public final class FakeKMS: KMSDevice {
         if eventsWaiting > 0 { return .ready }
         if let fb = pendingFlipFB, !flipEventsLost {
             pendingFlipFB = nil
-            onScreenFB = fb
+            show(fb)
             eventsWaiting += 1
             return .ready
         }
@@ -247,7 +295,7 @@ public final class FakeKMS: KMSDevice {
         if fb == onScreenFB || fb == pendingFlipFB {
             freedWhileInUse.append(fb)
             // As drmModeRmFB does: a CRTC scanning out a removed framebuffer is turned off.
-            if fb == onScreenFB { onScreenFB = nil }
+            if fb == onScreenFB { onScreenFB = nil; displayedFB = nil; shownPixels = nil }
         }
     }
 }

@@ -187,6 +187,58 @@ final class Rig {
         #expect(r.kms.freedWhileInUse.isEmpty && r.kms.freed.isEmpty)
     }
 
+    /// The connector goes off and comes back with another mode of the same size (virtio-gpu's
+    /// no-EDID fallback @60 after @75): the frame for the new mode set goes into a buffer the CRTC
+    /// does not scan out, so it is not drawn on screen and the mode set changes the framebuffer,
+    /// which virtio-gpu needs to show it.
+    @Test func connectorBackWithAnotherModeShowsTheFirstFrame() throws {
+        let at75 = DRMMode(width: 8, height: 4, refresh: 75, isPreferred: true)
+        let at60 = DRMMode(width: 8, height: 4, refresh: 60, isPreferred: true)
+        let r = try Rig(modes: [at75])
+        r.kms.modesetKeepingFBBlanks = true
+        try r.present(Rig.red)
+        #expect(r.kms.displayedFB == 100)
+        r.kms.setStatus("Virtual-1", .disconnected)
+        r.kms.hotplug()
+        #expect(r.events.last == .inactive)
+        r.kms.setModes("Virtual-1", [at60])
+        r.kms.setStatus("Virtual-1", .connected)
+        r.kms.hotplug()
+        #expect(r.events.last == .needsFullRedraw)
+        try r.present(Rig.green)
+        #expect(r.kms.committed == [r.modeset(fb: 100, at75), r.modeset(fb: 101, at60)])
+        #expect(r.kms.drawnWhileOnScreen == [], "the frame was drawn into the buffer on screen")
+        #expect(r.kms.displayedFB == 101, "the first frame after the mode set is not shown")
+        #expect(r.kms.pixel(fb: 101, x: 7, y: 3) == Rig.green)
+        try r.present(Rig.blue)
+        #expect(r.kms.committed.last == .flip(fb: 100))
+        #expect(r.kms.completeFlip())
+        #expect(r.kms.displayedFB == 100 && r.kms.drawnWhileOnScreen == [])
+    }
+
+    /// The connector comes back with the same mode, or the flip queued before it went off
+    /// completes only after it came back: the mode set's frame avoids the buffer on screen.
+    @Test func connectorBackWithTheSameModeDrawsOffScreen() throws {
+        let r = try Rig()
+        try r.present(Rig.red)
+        r.kms.setStatus("Virtual-1", .disconnected)
+        r.kms.hotplug()
+        r.kms.setStatus("Virtual-1", .connected)
+        r.kms.hotplug()
+        try r.present(Rig.green)
+        #expect(r.kms.committed == [r.modeset(fb: 100), r.modeset(fb: 101)])
+        try r.present(Rig.blue)
+        #expect(r.kms.committed.last == .flip(fb: 100))
+        r.kms.setStatus("Virtual-1", .disconnected)
+        r.kms.hotplug()
+        r.kms.setStatus("Virtual-1", .connected)
+        r.kms.hotplug()
+        #expect(r.kms.completeFlip())
+        try r.present(Rig.red)
+        #expect(r.kms.committed.last == r.modeset(fb: 101))
+        #expect(r.kms.drawnWhileOnScreen == [] && r.kms.displayedFB == 101)
+    }
+
     /// (c) The named connector vanishes from the device: the error says which and what is left.
     @Test func namedConnectorVanishing() throws {
         let r = try Rig(output: "Virtual-1")

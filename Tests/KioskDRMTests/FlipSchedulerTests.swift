@@ -86,7 +86,26 @@ private func begin(_ s: inout FlipScheduler, _ d: Damage) throws -> (index: Int,
         #expect(s.state == .shown(front: a.index))
         s.needModeset(full: true)
         let c = try begin(&s, (Damage()))
-        #expect(c.modeset && c.index == 0 && c.copy == .full(size))
+        #expect(c.modeset && c.index == 1 && c.copy == .full(size), "not the buffer the CRTC still shows")
+    }
+
+    @Test func modesetFrameAvoidsTheBufferTheCRTCStillShows() throws {
+        for count in [2, 3] {
+            var s = FlipScheduler(count: count, logicalSize: size)
+            let a = try begin(&s, (.full(size)))
+            s.shownByModeset(a.index)
+            s.needModeset(full: true)
+            let b = try begin(&s, (.full(size)))
+            #expect(b.modeset && b.index != a.index)
+            s.shownByModeset(b.index)
+            let c = try begin(&s, (.full(size)))
+            s.flipQueued(c.index)
+            s.needModeset(full: true)   // the flip queued before completes after
+            s.flipCompleted()
+            #expect(s.scannedOut == c.index)
+            let d = try begin(&s, (.full(size)))
+            #expect(d.modeset && d.index != c.index)
+        }
     }
 
     @Test func damageOutsideTheFrameIsClipped() throws {
