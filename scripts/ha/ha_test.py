@@ -31,6 +31,7 @@ SCENES = ["score", "clock"]
 T0 = time.monotonic()
 results = []  # (ok, name, detail)
 procs = []  # (name, Popen)
+workdirs = []  # removed on an interrupt
 
 
 def log(msg):
@@ -172,6 +173,7 @@ def main():
     args = ap.parse_args()
 
     work = tempfile.mkdtemp(prefix="kioskd-ha-")
+    workdirs.append(work)
     os.chmod(work, 0o755)
     hadir = os.path.join(work, "ha")
     os.mkdir(hadir)
@@ -229,9 +231,11 @@ broker = "mqtt://127.0.0.1:{bport}"
 id = "{KIOSK_ID}"
 keepalive = 5
 ''')
-        start("kioskd", [args.kioskd, "--config", f"{work}/kioskd.toml", "--backend", "headless"], logs["kioskd"])
+        kioskd = start("kioskd", [args.kioskd, "--config", f"{work}/kioskd.toml", "--backend", "headless"], logs["kioskd"])
 
         def kiosk_up():
+            if kioskd.poll() is not None:
+                raise Fatal(f"kioskd exited with {kioskd.returncode}")
             try:
                 return kiosk_status()
             except Exception:
@@ -240,7 +244,7 @@ keepalive = 5
             raise Fatal("kioskd's control socket did not answer within 30 s")
         log("kioskd answers on its control socket")
 
-        # Home Assistant: chroot in a private mount namespace; the config dir bound at /mnt.
+        # Home Assistant: chroot in a private mount namespace; its config dir bound at /mnt.
         hport = free_port()
         with open(f"{hadir}/configuration.yaml", "w") as f:
             f.write(f"""homeassistant:
@@ -258,7 +262,9 @@ logger:
     homeassistant.setup: info
 """)
         root = args.root
-        sh = (f'set -e; mount --rbind /dev "{root}/dev"; mount -t proc proc "{root}/proc"; '
+        # The root (a shared cache) read-only; /tmp a tmpfs; the config dir the only thing kept.
+        sh = (f'set -e; mount --bind "{root}" "{root}"; mount -o remount,bind,ro "{root}"; '
+              f'mount --rbind /dev "{root}/dev"; mount -t proc proc "{root}/proc"; '
               f'mount -t tmpfs tmpfs "{root}/tmp"; mount --bind "{hadir}" "{root}/mnt"; '
               f'exec chroot "{root}" env -i PATH=/opt/ha/bin:/usr/bin:/bin HOME=/root LANG=C.UTF-8 TZ=UTC '
               f'/opt/ha/bin/hass -c /mnt --skip-pip --log-file /mnt/home-assistant.log --log-no-color')
@@ -441,5 +447,7 @@ if __name__ == "__main__":
         sys.exit(main())
     except KeyboardInterrupt:
         stop_all()
+        for w in workdirs:
+            subprocess.run(["rm", "-rf", "--one-file-system", w])
         print("interrupted")
         sys.exit(130)

@@ -4,6 +4,7 @@
 #   homeassistant==$HA_VERSION, installed with Home Assistant's own package_constraints.txt
 #   (from the wheel) as constraints, plus the requirements of the integrations it sets up here
 #   (mqtt's paho-mqtt, the frontend, …), so that `hass --skip-pip` fetches nothing.
+#   Bytecode is compiled here: the tests mount the root read-only.
 # Cached in $KIOSK_CI_CACHE/ha-root-KEY (default /var/cache/kioskd-ci), KEY = HA version and
 # FORMAT; built in a temporary directory next to it and renamed into place, so it appears
 # complete or not at all. Needs root, mmdebstrap (scripts/apt-ha.txt), deb.debian.org and PyPI.
@@ -12,7 +13,7 @@
 set -euo pipefail
 
 HA_VERSION=${KIOSK_HA_VERSION:-2026.11.0}
-FORMAT=2                      # raise when the root's contents change
+FORMAT=3                      # raise when the root's contents change
 SUITE=forky                   # python3.14 (Home Assistant 2026.x needs Python >= 3.14.2)
 MIRROR=http://deb.debian.org/debian
 PKGS="python3.14 python3.14-venv ca-certificates tzdata libjpeg62-turbo zlib1g libffi8 libssl3t64"
@@ -78,7 +79,7 @@ open("/opt/ha/package_constraints.txt", "wb").write(zipfile.ZipFile(w).read("hom
 # wheel and is built from its (pure Python) source.
 in_root pip install --quiet --only-binary=:all: -c /opt/ha/package_constraints.txt uv >&2 \
     || die "pip install uv in the root failed (see above)"
-in_root uv pip install --quiet --python /opt/ha/bin/python -c /opt/ha/package_constraints.txt \
+in_root uv pip install --quiet --compile-bytecode --python /opt/ha/bin/python -c /opt/ha/package_constraints.txt \
     "/opt/ha/wheel/homeassistant-$HA_VERSION-py3-none-any.whl" >&2 \
     || die "uv pip install homeassistant in the root failed (see above)"
 # `hass --skip-pip` installs nothing: the requirements of what Home Assistant sets up here are
@@ -108,7 +109,7 @@ EOF
 # which the test does not need. mqtt's own requirements must install.
 skipped=""
 while read -r req; do
-    in_root uv pip install --quiet --python /opt/ha/bin/python --only-binary :all: \
+    in_root uv pip install --quiet --compile-bytecode --python /opt/ha/bin/python --only-binary :all: \
         -c /opt/ha/package_constraints.txt "$req" </dev/null >/dev/null 2>&1 || skipped="$skipped $req"
 done < "$tmp/opt/ha/requirements.txt"
 log "integration requirements: $(wc -l < "$tmp/opt/ha/requirements.txt"), skipped (no wheel):${skipped:- none}"

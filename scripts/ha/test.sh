@@ -19,8 +19,14 @@ t0=$SECONDS
 root=$(bash scripts/ha/setup.sh)
 echo "ha-test: Home Assistant root ready in $((SECONDS - t0)) s: $root"
 t1=$SECONDS
-rc=0
+# In the background so that a TERM or INT to this script reaches the driver, which stops
+# Home Assistant, kioskd and mosquitto.
 nice python3 scripts/ha/ha_test.py --root "$root" --kioskd "$KIOSKD" --kioskctl "$KIOSKCTL" \
-    --themes "$PWD/config/themes" "$@" || rc=$?
+    --themes "$PWD/config/themes" "$@" &
+pid=$!
+trap 'kill -TERM "$pid" 2>/dev/null || true' TERM INT
+rc=0
+wait "$pid" || rc=$?
+if kill -0 "$pid" 2>/dev/null; then rc=0; wait "$pid" || rc=$?; fi
 echo "ha-test: $([ $rc = 0 ] && echo PASS || echo FAIL) (setup $((t1 - t0)) s, test $((SECONDS - t1)) s)"
 exit $rc
