@@ -133,6 +133,11 @@ let package = Package(
         .executableTarget(name: "kioskctl", dependencies: [
             "KioskControl", "KioskPosix", .product(name: "ArgumentParser", package: "swift-argument-parser"),
             .product(name: "NIOHTTP1", package: "swift-nio"),
+        ], swiftSettings: [
+            // Release: the Swift runtime linked in, as kioskd's, so the installed tool needs no toolchain.
+            .unsafeFlags(["-static-stdlib"], .when(configuration: .release)),
+        ], linkerSettings: [
+            .unsafeFlags(["-static-stdlib"], .when(configuration: .release)),
         ]),
         .executableTarget(name: "kioskd-bench", dependencies: [
             "KioskCore", "KioskPosix", "KioskRender", "KioskScenes", "KioskTesting", "KioskDaemon", "CCairo", "KioskWeb", "KioskControl",

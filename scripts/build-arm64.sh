@@ -5,6 +5,10 @@
 # in .build-arm64/READY.
 #   --native   also build kioskd for amd64 with sid's compiler (.build-sid; several minutes)
 # Run as root. Environment: SID_ROOT and SYSROOT to skip toolchain.sh.
+# KIOSK_ARM64_BUILD_CACHE (default /var/cache/kioskd-ci/arm64-build; empty: off): the build runs in
+# a mirror of the checkout kept there, updated by content (rsync --checksum, without times), so
+# a fresh clone rebuilds only the files that differ from the last build on this machine; the
+# binaries are then copied into the checkout's .build-arm64.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 checkout="$PWD"
@@ -26,14 +30,32 @@ fi
 out="$checkout/.build-arm64/$ARM64_TRIPLE/release"
 rm -f .build-arm64/READY
 
-run() { bash scripts/arm64/chroot.sh "$SID_ROOT" "$SYSROOT" "$checkout" "$@"; }
+cache=${KIOSK_ARM64_BUILD_CACHE-/var/cache/kioskd-ci/arm64-build}
+src="$checkout"
+if [ -n "$cache" ]; then
+    mkdir -p "$cache"
+    exec 9> "$cache/.lock"
+    flock 9
+    src="$cache/src"
+    mkdir -p "$src"
+    t=$(now)
+    # No -t: a file whose content is unchanged keeps the mirror's older time, so SwiftPM and the
+    # compiler see only the changed files as new.
+    rsync -rlpc --delete --exclude '/.git/' --exclude '/.build*/' --exclude '/out/' --exclude '/vm/work/' \
+        --exclude '/Package.resolved' "$checkout/" "$src/"
+    echo "build-arm64: source mirror $src updated in $(( $(now) - t )) s"
+fi
+built="$src/.build-arm64/$ARM64_TRIPLE/release"
+
+run() { bash scripts/arm64/chroot.sh "$SID_ROOT" "$SYSROOT" "$src" "$@"; }
 
 t=$(now)
 for p in kioskd kioskctl kiosk-vmtool; do
     tp=$(now)
     run "$ARM64_ENV nice -n 5 swift build -c release --scratch-path .build-arm64 $ARM64_SWIFT_FLAGS --product $p" \
         || { echo "build-arm64: FAILED building $p for $ARM64_TRIPLE" >&2; exit 1; }
-    [ -x "$out/$p" ] || { echo "build-arm64: $out/$p missing after the build" >&2; exit 1; }
+    [ -x "$built/$p" ] || { echo "build-arm64: $built/$p missing after the build" >&2; exit 1; }
+    if [ "$built" != "$out" ]; then mkdir -p "$out"; cp -f "$built/$p" "$out/$p"; fi
     file -b "$out/$p" 2>/dev/null | grep -q 'ARM aarch64' || { echo "build-arm64: $out/$p is not an aarch64 executable" >&2; exit 1; }
     echo "build-arm64: $p built in $(( $(now) - tp )) s"
 done

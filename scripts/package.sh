@@ -2,7 +2,7 @@
 # Builds the Debian package kioskd_VERSION_ARCH.deb from release binaries.
 #   scripts/package.sh                          amd64 (this machine): builds (incrementally)
 #                                               kioskd in .build-bench, kioskctl (static Swift
-#                                               runtime) in .build-pkg
+#                                               runtime, Package.swift) in .build-bench
 #   scripts/package.sh --arch arm64 [--bindir DIR --sysroot DIR]
 #                                               aarch64 binaries (default: those .build-arm64/READY
 #                                               names); the sysroot (an arm64 Debian root, with
@@ -68,15 +68,14 @@ if [ "$arch" = arm64 ] && [ -z "$bindir" ] && [ -f .build-arm64/READY ]; then
 fi
 if [ -z "$bindir" ]; then
     [ "$foreign" = 1 ] && fail "--arch $arch needs --bindir (the aarch64 kioskd and kioskctl) or .build-arm64/READY"
-    # kioskd links the Swift runtime statically in release builds (Package.swift); kioskctl does
-    # not, so it is built with --static-swift-stdlib in a scratch path of its own (the same flag
-    # in .build-bench would rebuild the benchmark's graph).
+    # kioskd and kioskctl link the Swift runtime statically in release builds (Package.swift);
+    # the release build the benchmark and the process tests use.
     if [ "$build" = 1 ]; then
         nice -n 5 swift build -c release --scratch-path .build-bench --product kioskd
-        nice -n 5 swift build -c release --scratch-path .build-pkg --static-swift-stdlib --product kioskctl
+        nice -n 5 swift build -c release --scratch-path .build-bench --product kioskctl
     fi
     kioskd_bin=.build-bench/release/kioskd
-    kioskctl_bin=.build-pkg/release/kioskctl
+    kioskctl_bin=.build-bench/release/kioskctl
 else
     kioskd_bin=$bindir/kioskd
     kioskctl_bin=$bindir/kioskctl

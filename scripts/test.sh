@@ -1,23 +1,47 @@
 #!/usr/bin/env bash
-# Runs every test of kioskd: unit and pixel tests, the QEMU kernel tests (real DRM and
-# input drivers), the systemd unit checks and the kill test. Used by .ci/run.
+# Runs every test of kioskd: unit and pixel tests, the QEMU kernel tests (real DRM and input
+# drivers, x86_64 and aarch64), the aarch64 build under qemu-user, the Debian packages, the
+# systemd unit checks, the kill test and Home Assistant. Used by .ci/run.
+# Parts can be skipped: KIOSK_VM_TESTS=0 (x86 kernel tests), KIOSK_ARM64=0 (the whole aarch64
+# job), KIOSK_ARM64_VM=0 (its kernel tests), KIOSK_BROWSER_TESTS=0, KIOSK_FUZZ=0, KIOSK_BENCH=0,
+# KIOSK_HA_TESTS=0.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh
 start=$(date +%s)
+# Prints how long the step since the previous mark took (the CI budget is judged from these).
+mark_at=$start
+mark() { local now; now=$(date +%s); echo "test.sh: $1 took $(( now - mark_at )) s (total $(( now - start )) s)"; mark_at=$now; }
 
 swift build --build-tests
 swift build --product kioskd
 swift build --product kiosk-vmtool
 swift build --product kioskctl
-# The release build (static Swift runtime, as installed) for the quick benchmark below and
-# the process tests that check it (KIOSKD_RELEASE_BIN).
+mark "debug build"
+# The release build (static Swift runtime, as installed) for the quick benchmark below, the
+# process tests that check it (KIOSKD_RELEASE_BIN) and the amd64 package.
 swift build -c release --scratch-path .build-bench --product kioskd
+swift build -c release --scratch-path .build-bench --product kioskctl
 swift build -c release --scratch-path .build-bench --product kioskd-bench
 export KIOSKD_RELEASE_BIN="$PWD/.build-bench/release/kioskd"
+mark "release build"
 
 [ -x scripts/check-systemd.sh ] && bash scripts/check-systemd.sh
 [ -x scripts/kill-test.sh ] && bash scripts/kill-test.sh
+mark "systemd checks and kill test"
+
+# aarch64 (scripts/arm64/README.md): the cross toolchain and sysroot (cached in
+# /var/cache/kioskd-ci), release kioskd, kioskctl and kiosk-vmtool cross-built, and the tier-1
+# tests of those binaries under qemu-user (pixels, configs, kioskctl against a daemon).
+if [ "${KIOSK_ARM64:-1}" = 1 ]; then
+    bash scripts/arm64/ci.sh
+    bash scripts/package.sh --arch arm64
+    mark "aarch64 toolchain, cross build, tier 1, arm64 package"
+fi
+# The Debian packages: files, Depends, lintian, the unit, dpkg install/remove/purge into an
+# empty root (and the arm64 .deb's files, binaries and lintian when it was built above).
+bash scripts/package-test.sh
+mark "packages"
 
 export KIOSK_VM_TESTS="${KIOSK_VM_TESTS:-1}"
 export KIOSK_SLOW_TESTS="${KIOSK_SLOW_TESTS:-1}"
@@ -25,8 +49,9 @@ export KIOSK_SLOW_TESTS="${KIOSK_SLOW_TESTS:-1}"
 # (KIOSK_VM_TESTS=0 skips them). They wait on QEMU for tens of seconds at a time, which would
 # hold the test runner's threads away from the timing-sensitive daemon tests.
 swift test --skip-build --skip VMTests 2>&1 | tee .build/test-output.txt
+mark "swift test"
 # The phone page in a real browser (headless chromium + Playwright); KIOSK_BROWSER_TESTS=0 skips it.
-if [ "${KIOSK_BROWSER_TESTS:-1}" = 1 ]; then bash scripts/browser-test.sh; fi
+if [ "${KIOSK_BROWSER_TESTS:-1}" = 1 ]; then bash scripts/browser-test.sh; mark "browser tests"; fi
 # The kernel-test harness itself (no VM): its oracles and waits (scripts/vm/test_vmharness.py),
 # and every guest shell script it runs in the VM, through shellcheck.
 python3 -m unittest discover -s scripts/vm -p 'test_*.py'
@@ -36,6 +61,7 @@ shellcheck -x -P SCRIPTDIR scripts/vm/guest/*.sh scripts/vm/guest/lib/*.sh scrip
 # `scripts/fuzz.sh TARGET -runs=1000000` is the long run.
 if [ "${KIOSK_FUZZ:-1}" = 1 ]; then
     KIOSK_FUZZ_CONFIG=debug bash scripts/fuzz.sh --ci 20000
+    mark "fuzz"
 fi
 # A short benchmark run (BENCHMARKS.md): kioskd against the pygame peer at 1080p, ratios in
 # one run. It checks that the bench runs and prints the figures; the targets are judged on a
@@ -43,8 +69,19 @@ fi
 if [ "${KIOSK_BENCH:-1}" = 1 ]; then
     Benchmarks/setup-peer.sh || echo "test.sh: the pygame peer could not be installed; the bench runs without it"
     .build-bench/release/kioskd-bench --quick --sizes 1920x1080 --idle-seconds 3 | tee .build/bench-quick.txt
+    mark "bench"
 fi
+# kioskd against a real Home Assistant (a cached Debian forky root with Python 3.14 and Home
+# Assistant from PyPI; scripts/ha/): discovery's entity ids, commands both ways.
+if [ "${KIOSK_HA_TESTS:-1}" = 1 ]; then bash scripts/ha/test.sh; mark "Home Assistant"; fi
 if [ "$KIOSK_VM_TESTS" = 1 ]; then
     swift test --skip-build --filter VMTests 2>&1 | tee .build/vm-test-output.txt
+    mark "x86_64 kernel tests"
+fi
+# The aarch64 kernel tests: Debian 13's arm64 kernel in qemu-system-aarch64 (the clock on DRM by
+# pixels, two fingers painting, a connector hotplug, the .deb installed under systemd).
+if [ "${KIOSK_ARM64:-1}" = 1 ] && [ "${KIOSK_ARM64_VM:-1}" = 1 ]; then
+    bash scripts/arm64/vm-tier2.sh
+    mark "aarch64 kernel tests"
 fi
 echo "test.sh: done in $(( $(date +%s) - start )) s"
