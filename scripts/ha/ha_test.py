@@ -1,11 +1,13 @@
 #!/usr/bin/env python3
 """kioskd against a real Home Assistant (python3 stdlib only).
 
-Starts mosquitto on a free loopback port, kioskd (headless, [mqtt] on that broker) and Home
+Starts mosquitto on a free loopback port, two kioskd (headless, [mqtt] on that broker; the
+second with the id "Hall.East", whose entity ids get a hash) and Home
 Assistant in the root made by scripts/ha/setup.sh (chroot in a private mount namespace, the
 host's network), onboards Home Assistant through its HTTP API, adds the MQTT integration through
 the config-flow API, then checks:
-  (a) the kiosk's device and entities, with the exact entity ids kioskd asks for;
+  (a) each kiosk's device and entities: the ids docs/mqtt.md names are asked for, and Home
+      Assistant made exactly the ids kioskd asks for (default_entity_id);
   (b) buttons, number, selects and switch pressed in Home Assistant reach the kiosk (kioskctl);
   (c) changes made with kioskctl reach Home Assistant's states.
 One PASS/FAIL line per check, then 'N passed, N failed'; exit 1 on any failure.
@@ -26,6 +28,31 @@ import urllib.request
 KIOSK_ID = "ha-ci"
 DEV = "kioskd_ha_ci"  # "kioskd_" + the id in lower case, "-" as "_"
 COUNTERS = [("home", "HOME"), ("away", "AWAY")]
+# A second kiosk whose id has upper case and a character other than "-" (the entity ids get a
+# hash) and whose counter name is upper case.
+KIOSK2_ID = "Hall.East"
+COUNTERS2 = [("HOME", "Home")]
+
+
+def entity_slug(s):
+    """docs/mqtt.md's rule: lower case, "-" and other characters "_", and a hash (FNV-1a of the
+    UTF-8 bytes, hexadecimal) appended when a character other than "-" was replaced."""
+    out, replaced = "", False
+    for ch in s.lower():
+        if ch.isascii() and (ch.isalnum() or ch == "_"):
+            out += ch
+        else:
+            out += "_"
+            replaced = replaced or ch != "-"
+    if not replaced:
+        return out
+    h = 2166136261
+    for b in s.encode():
+        h = ((h ^ b) * 16777619) & 0xFFFFFFFF
+    return f"{out}_{h:x}"
+
+
+DEV2 = "kioskd_" + entity_slug(KIOSK2_ID)
 SCENES = ["score", "clock"]
 
 T0 = time.monotonic()
@@ -153,13 +180,15 @@ class HA:
         return self.ok("POST", f"/api/services/{domain}/{service}", body=data)
 
 
-def expected_entities():
-    ids = [f"select.{DEV}_scene", f"select.{DEV}_theme", f"switch.{DEV}_panel_blanked"]
-    for name, _ in COUNTERS:
-        ids += [f"number.{DEV}_{name}", f"button.{DEV}_{name}_increment",
-                f"button.{DEV}_{name}_decrement", f"button.{DEV}_{name}_reset"]
-    ids += [f"sensor.{DEV}_{s}" for s in ("fps", "frame_ms_p99", "uptime", "output")]
-    ids += [f"binary_sensor.{DEV}_time_synced"]
+def documented_entities(dev, counters):
+    """The entity ids docs/mqtt.md names."""
+    ids = [f"select.{dev}_scene", f"select.{dev}_theme", f"switch.{dev}_panel_blanked"]
+    for name, _ in counters:
+        name = entity_slug(name)
+        ids += [f"number.{dev}_{name}", f"button.{dev}_{name}_increment",
+                f"button.{dev}_{name}_decrement", f"button.{dev}_{name}_reset"]
+    ids += [f"sensor.{dev}_{s}" for s in ("fps", "frame_ms_p99", "frame_gap_ms", "uptime", "output")]
+    ids += [f"binary_sensor.{dev}_time_synced"]
     return sorted(ids)
 
 
@@ -177,12 +206,13 @@ def main():
     os.chmod(work, 0o755)
     hadir = os.path.join(work, "ha")
     os.mkdir(hadir)
-    logs = {"mosquitto": f"{work}/mosquitto.log", "kioskd": f"{work}/kioskd.log",
+    logs = {"mosquitto": f"{work}/mosquitto.log", "kioskd": f"{work}/kioskd.log", "kioskd2": f"{work}/kioskd2.log",
             "hass": f"{hadir}/home-assistant.log", "hass-stdout": f"{work}/hass.out"}
     sock = f"{work}/control.sock"
+    sock2 = f"{work}/control2.sock"
     failed_hard = False
 
-    def ctl(*a, json_out=True):
+    def ctl(*a, json_out=True, sock=sock):
         argv = [args.kioskctl, a[0], "--socket", sock] + (["--json"] if json_out else []) + list(a[1:])
         r = subprocess.run(argv, capture_output=True, text=True, timeout=20)
         if r.returncode != 0:
@@ -206,43 +236,45 @@ def main():
             raise Fatal(f"mosquitto does not listen on 127.0.0.1:{bport}")
         log(f"mosquitto on 127.0.0.1:{bport}")
 
-        # kioskd.
-        counters = "".join(f'[[scene.score.counter]]\nname = "{n}"\nlabel = "{l}"\n' for n, l in COUNTERS)
-        with open(f"{work}/kioskd.toml", "w") as f:
-            f.write(f'''theme = "scoreboard"
+        # kioskd: the kiosk the checks drive, and the second one.
+        def start_kiosk(name, kid, counter_list, scenes, sock_path):
+            counters = "".join(f'[[scene.score.counter]]\nname = "{n}"\nlabel = "{l}"\n' for n, l in counter_list)
+            clock = '[scene.clock]\nkind = "clock"\n' if "clock" in scenes else ""
+            with open(f"{work}/{name}.toml", "w") as f:
+                f.write(f'''theme = "scoreboard"
 theme_dir = "{args.themes}"
-state_dir = "{work}/state"
+state_dir = "{work}/{name}-state"
 [display]
 backend = "headless"
 headless_size = "320x180"
 [scenes]
-order = {json.dumps(SCENES)}
+order = {json.dumps(scenes)}
 [scene.score]
 kind = "counter"
 digits = 3
 min = 0
 roll_ms = 0
-{counters}[scene.clock]
-kind = "clock"
-[control]
-socket = "{sock}"
+{counters}{clock}[control]
+socket = "{sock_path}"
 [mqtt]
 broker = "mqtt://127.0.0.1:{bport}"
-id = "{KIOSK_ID}"
+id = "{kid}"
 keepalive = 5
 ''')
-        kioskd = start("kioskd", [args.kioskd, "--config", f"{work}/kioskd.toml", "--backend", "headless"], logs["kioskd"])
+            proc = start(name, [args.kioskd, "--config", f"{work}/{name}.toml", "--backend", "headless"], logs[name])
 
-        def kiosk_up():
-            if kioskd.poll() is not None:
-                raise Fatal(f"kioskd exited with {kioskd.returncode}")
-            try:
-                return kiosk_status()
-            except Exception:
-                return None
-        if not wait_until("kioskd", 30, kiosk_up, 0.1):
-            raise Fatal("kioskd's control socket did not answer within 30 s")
-        log("kioskd answers on its control socket")
+            def kiosk_up():
+                if proc.poll() is not None:
+                    raise Fatal(f"{name} exited with {proc.returncode}")
+                try:
+                    return ctl("status", sock=sock_path)
+                except Exception:
+                    return None
+            if not wait_until(name, 30, kiosk_up, 0.1):
+                raise Fatal(f"{name}'s control socket did not answer within 30 s")
+            log(f"{name} ({kid}) answers on its control socket")
+        start_kiosk("kioskd", KIOSK_ID, COUNTERS, SCENES, sock)
+        start_kiosk("kioskd2", KIOSK2_ID, COUNTERS2, ["score"], sock2)
 
         # Home Assistant: chroot in a private mount namespace; its config dir bound at /mnt.
         hport = free_port()
@@ -316,24 +348,41 @@ logger:
         if res.get("type") != "create_entry":
             raise Fatal("no MQTT config entry")
 
-        # (a) The device and its entities.
-        want = expected_entities()
+        # (a) The devices and their entities.
+        # What kioskd asks for: the default_entity_id of every component of its retained
+        # discovery messages; and the ids docs/mqtt.md names must be among them.
+        r = subprocess.run(["mosquitto_sub", "-h", "127.0.0.1", "-p", str(bport), "-t", "homeassistant/device/+/config",
+                            "-C", "2", "-W", "5", "--retained-only"], capture_output=True, text=True, timeout=20)
+        asked = {}
+        for line in r.stdout.splitlines():
+            msg = json.loads(line)
+            asked[msg["device"]["name"]] = sorted(c.get("default_entity_id", "(none)") for c in msg["components"].values())
+        want1 = asked.get(f"kioskd {KIOSK_ID}", [])
+        want2 = asked.get(f"kioskd {KIOSK2_ID}", [])
+        want = sorted(want1 + want2)
+        for kid, dev, counters, w in ((KIOSK_ID, DEV, COUNTERS, want1), (KIOSK2_ID, DEV2, COUNTERS2, want2)):
+            doc = documented_entities(dev, counters)
+            check(f"(a) kiosk {kid} asks for the {len(doc)} documented entity ids ({len(w)} in all)",
+                  set(doc) <= set(w), f"not asked for: {sorted(set(doc) - set(w))}; asked: {w}")
 
         def mqtt_entities():
             return sorted(ha.template("{{ integration_entities('mqtt') | list | tojson }}"))
-        got = wait_until("entities", 60, lambda: set(want) <= set(mqtt_entities()) and mqtt_entities(), 0.5)
+        wait_until("entities", 60, lambda: set(want) <= set(mqtt_entities()), 0.5)
         got = mqtt_entities()
         missing = [e for e in want if e not in got]
         extra = [e for e in got if e not in want]
-        check(f"(a) entity ids as kioskd asks ({len(want)} entities)", not missing and not extra,
-              f"missing {missing}, unexpected {extra}")
-        dev = ha.template("{% set d = device_id('" + (got[0] if got else "none.none") + "') %}"
-                          "{{ {'name': device_attr(d, 'name'), 'manufacturer': device_attr(d, 'manufacturer'),"
-                          " 'model': device_attr(d, 'model'), 'entities': device_entities(d) | list | sort} | tojson }}")
-        check("(a) one device 'kioskd ha-ci' (kioskd, kiosk display) holds them all",
-              dev.get("name") == f"kioskd {KIOSK_ID}" and dev.get("manufacturer") == "kioskd"
-              and dev.get("model") == "kiosk display" and sorted(dev.get("entities") or []) == got,
-              json.dumps(dev))
+        check(f"(a) Home Assistant's entity ids are exactly those kioskd asks for ({len(want1)} + {len(want2)} entities of 2 kiosks)",
+              not missing and not extra, f"missing {missing}, unexpected {extra}")
+        for kid, w in ((KIOSK_ID, want1), (KIOSK2_ID, want2)):
+            first = next((e for e in got if e in w), "none.none")
+            dev = ha.template("{% set d = device_id('" + first + "') %}"
+                              "{{ {'name': device_attr(d, 'name'), 'manufacturer': device_attr(d, 'manufacturer'),"
+                              " 'model': device_attr(d, 'model'), 'entities': device_entities(d) | list | sort} | tojson }}")
+            check(f"(a) one device 'kioskd {kid}' (kioskd, kiosk display) holds its {len(w)} entities",
+                  dev.get("name") == f"kioskd {kid}" and dev.get("manufacturer") == "kioskd"
+                  and dev.get("model") == "kiosk display" and sorted(dev.get("entities") or []) == w,
+                  json.dumps(dev))
+
         def st(e):
             return (ha.state(e) or {}).get("state")
 
@@ -373,6 +422,9 @@ logger:
             expect_kiosk(f"(b) button {name} −1 → counter {name} 1", lambda: ha.service("button", "press", entity_id=f"button.{DEV}_{name}_decrement"), lambda: counter(name), 1)
             expect_kiosk(f"(b) number {name} set 42 → counter {name} 42", lambda: ha.service("number", "set_value", entity_id=f"number.{DEV}_{name}", value=42), lambda: counter(name), 42)
             expect_kiosk(f"(b) button {name} reset → counter {name} 0", lambda: ha.service("button", "press", entity_id=f"button.{DEV}_{name}_reset"), lambda: counter(name), 0)
+        expect_kiosk(f"(b) second kiosk: button {DEV2}_home_increment → counter HOME 1",
+                     lambda: ha.service("button", "press", entity_id=f"button.{DEV2}_home_increment"),
+                     lambda: ctl("counter", "HOME", "get", sock=sock2)["value"], 1)
         expect_kiosk("(b) select scene clock → kiosk scene clock", lambda: ha.service("select", "select_option", entity_id=f"select.{DEV}_scene", option="clock"), lambda: kiosk_status()["scene"], "clock")
         expect_kiosk("(b) select scene score → kiosk scene score", lambda: ha.service("select", "select_option", entity_id=f"select.{DEV}_scene", option="score"), lambda: kiosk_status()["scene"], "score")
         expect_kiosk("(b) select theme night → kiosk theme night", lambda: ha.service("select", "select_option", entity_id=f"select.{DEV}_theme", option="night"), lambda: kiosk_status()["theme"], "night")
@@ -416,7 +468,7 @@ logger:
     passed = len(results) - failed
     if failed or failed_hard:
         for name, path, n in (("Home Assistant log", logs["hass"], 120), ("hass stdout", logs["hass-stdout"], 40),
-                              ("kioskd log", logs["kioskd"], 200), ("mosquitto log", logs["mosquitto"], 40)):
+                              ("kioskd log", logs["kioskd"], 200), ("second kioskd log", logs["kioskd2"], 60), ("mosquitto log", logs["mosquitto"], 40)):
             try:
                 lines = open(path, errors="replace").read().splitlines()
             except OSError:
