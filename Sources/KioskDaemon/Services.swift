@@ -259,8 +259,9 @@ public enum DaemonRunner {
         c.display.backend = .headless
         let loop = try EventLoop()
         // Read only and without the lock: a snapshot may be taken beside the running daemon.
+        // What the snapshot changes (a scripted tap on a counter) is kept in memory, never saved.
         let state: StateStore = c.stateMode == .volatile ? MemoryStateStore(durability: .volatile)
-            : try FileStateStore(directory: c.stateDirectory, logger: logger, access: .readOnly)
+            : SnapshotStateStore(over: try FileStateStore(directory: c.stateDirectory, logger: logger, access: .readOnly))
         let daemon = try makeDaemon(config: c, state: state, registry: registry, loop: loop, logger: logger)
         var failure: Error?
         var done = false
