@@ -566,6 +566,7 @@ public final class FileStateStore: StateStore, @unchecked Sendable {
         let flags = O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC
         var fd = sys.openat(dirFD, tmp, flags, 0o640)
         if fd < 0 && errno == EEXIST {
+            // A stale temp file, or a name planted there: remove the name itself, never what it points to.
             trace?("unlink \(p).tmp")
             guard sys.unlinkat(dirFD, tmp) == 0 else { throw failure("unlink", "\(p).tmp") }
             trace?("open \(p).tmp")
@@ -629,38 +630,7 @@ public final class FileStateStore: StateStore, @unchecked Sendable {
     private func writeDurably(_ bytes: [UInt8], name: String, keepBackup: Bool) throws {
         let p = "\(directory)/\(name)"
         let tmp = name + ".tmp"
-        trace?("open \(p).tmp")
-        let flags = O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC
-        var fd = sys.openat(dirFD, tmp, flags, 0o640)
-        if fd < 0 && errno == EEXIST {
-            // A stale temp file, or a name planted there: remove the name itself, never what it points to.
-            trace?("unlink \(p).tmp")
-            guard sys.unlinkat(dirFD, tmp) == 0 else { throw failure("unlink", "\(p).tmp") }
-            trace?("open \(p).tmp")
-            fd = sys.openat(dirFD, tmp, flags, 0o640)
-        }
-        guard fd >= 0 else { throw failure("open", "\(p).tmp") }
-        do {
-            defer { Glibc.close(fd) }
-            trace?("write \(p).tmp")
-            var off = 0
-            while off < bytes.count {
-                let n = bytes.withUnsafeBytes { sys.write(fd, $0.baseAddress! + off, $0.count - off) }
-                if n < 0 && errno == EINTR { continue }
-                guard n > 0 else {
-                    let e = errno
-                    _ = sys.unlinkat(dirFD, tmp)
-                    throw failure("write", "\(p).tmp", n == 0 ? EIO : e)
-                }
-                off += n
-            }
-            trace?("fsync \(p).tmp")
-            guard sys.fsync(fd) == 0 else {
-                let e = errno
-                _ = sys.unlinkat(dirFD, tmp)
-                throw failure("fsync", "\(p).tmp", e)
-            }
-        }
+        try writeTemp(bytes, name: name)
         var backedUp = false
         if keepBackup && exists(name) {
             trace?("rename \(p) \(p).bak")
