@@ -87,12 +87,7 @@ struct PairingOverlay {
         let lines = Self.wrap(notice, width: cardW - 2 * pad) { canvas.measure($0, theme.fonts.body, px: bodyPx).width }
         let lineH = canvas.measure("Ag", theme.fonts.body, px: bodyPx).height
         let cardH = min(h, titleH + Double(lines.count) * lineH + 3 * pad)
-        let x0 = ((w - cardW) / 2).rounded(.down), y0 = ((h - cardH) / 2).rounded(.down)
-        let r = Rect.covering(minX: x0, minY: y0, maxX: x0 + cardW, maxY: y0 + cardH).intersection(Rect(size: canvas.size))
-        guard !r.isEmpty else { return nil }
-        under = SavedPixels(r, of: canvas)
-        canvas.withClip(r) {
-            fillCard(r, pad: pad, light: light, dark: dark, theme: theme, on: canvas)
+        return drawCard(width: cardW, height: cardH, pad: pad, light: light, dark: dark, theme: theme, on: canvas) { x0, y0 in
             var y = y0 + pad
             canvas.drawText(title, theme.fonts.heading, px: titlePx, color: dark, in: (x0, y, cardW, titleH))
             y += titleH + pad
@@ -101,7 +96,6 @@ struct PairingOverlay {
                 y += lineH
             }
         }
-        return r
     }
 
     /// `text` in lines no wider than `width` (words kept whole; a longer word gets a line of its own).
@@ -114,6 +108,22 @@ struct PairingOverlay {
         }
         if !line.isEmpty { lines.append(line) }
         return lines
+    }
+
+    /// Keeps the pixels under a card of `width` × `height` centred on the canvas, draws the card
+    /// and then `content` (given the card's top-left corner) clipped to it; returns where.
+    private mutating func drawCard(width cardW: Double, height cardH: Double, pad: Double, light: Color, dark: Color, theme: Theme,
+                                   on canvas: Canvas, content: (Double, Double) -> Void) -> Rect? {
+        let w = Double(canvas.size.width), h = Double(canvas.size.height)
+        let x0 = ((w - cardW) / 2).rounded(.down), y0 = ((h - cardH) / 2).rounded(.down)
+        let r = Rect.covering(minX: x0, minY: y0, maxX: x0 + cardW, maxY: y0 + cardH).intersection(Rect(size: canvas.size))
+        guard !r.isEmpty else { return nil }
+        under = SavedPixels(r, of: canvas)
+        canvas.withClip(r) {
+            fillCard(r, pad: pad, light: light, dark: dark, theme: theme, on: canvas)
+            content(x0, y0)
+        }
+        return r
     }
 
     /// The card: the light colour with an outline in the dark one and a band of the theme's
@@ -152,12 +162,7 @@ struct PairingOverlay {
         let qrSide = Double(module * side)
         let cardW = min(w, max(qrSide, canvas.measure(code, theme.fonts.heading, px: codePx).width) + 2 * pad)
         let cardH = min(h, qrSide + textH)
-        let x0 = ((w - cardW) / 2).rounded(.down), y0 = ((h - cardH) / 2).rounded(.down)
-        let r = Rect.covering(minX: x0, minY: y0, maxX: x0 + cardW, maxY: y0 + cardH).intersection(Rect(size: canvas.size))
-        guard !r.isEmpty else { return nil }
-        under = SavedPixels(r, of: canvas)
-        canvas.withClip(r) {
-            fillCard(r, pad: pad, light: light, dark: dark, theme: theme, on: canvas)
+        return drawCard(width: cardW, height: cardH, pad: pad, light: light, dark: dark, theme: theme, on: canvas) { x0, y0 in
             var y = y0 + pad
             canvas.drawText(title, theme.fonts.body, px: titlePx, color: dark, in: (x0, y, cardW, titleH))
             y += titleH + pad
@@ -177,6 +182,5 @@ struct PairingOverlay {
             y += codeH + pad
             canvas.drawText(url, theme.fonts.caption, px: urlPx, color: dark, in: (x0 + pad, y, cardW - 2 * pad, urlH))
         }
-        return r
     }
 }
