@@ -93,8 +93,9 @@ struct FleetKiosk {
     let store: MemoryStateStore
 
     init(_ role: FleetSettings.Role, id: String, broker: FakeFleetBroker, loop: ManualEventLoop,
-         store: MemoryStateStore = MemoryStateStore(), queueLimit: Int = 100, connected: Bool = true) throws {
+         store: MemoryStateStore = MemoryStateStore(), queueLimit: Int = 100, connected: Bool = true, primary: String? = nil) throws {
         var s = FleetSettings(group: "hall", role: role)
+        s.primary = primary
         s.queueLimit = queueLimit
         s.ackTimeoutMs = 5000
         self.store = store
@@ -251,7 +252,7 @@ final class Answers {
         primary.transport.setConnected(false)
         primary.transport.setConnected(true)
         let raw = try #require(broker.retained["kioskd/group/hall/counter/HOME"])
-        #expect(try JSONDecoder().decode(FleetCounterState.self, from: Data(raw)) == FleetCounterState(value: 42, seq: 1, ids: ["p-1"]))
+        #expect(try JSONDecoder().decode(FleetCounterState.self, from: Data(raw)) == FleetCounterState(value: 42, seq: 1, ids: ["p-1"], primary: "p"))
         // A follower started now shows it.
         let follower = try FleetKiosk(.follower, id: "f", broker: broker, loop: loop)
         broker.deliver()
