@@ -56,6 +56,8 @@ final class DuplicateIDTests: XCTestCase {
         try runFor(loop, seconds: 8)
         let connects = a.counters.connects + b.counters.connects
         let errors = [logsA, logsB].map { $0.all.filter { $0.contains("another MQTT client probably uses the client id \"kioskd-twin\"") }.count }
+        print("two clients with one id, 8 s: connects \(a.counters.connects) + \(b.counters.connects), errors \(errors), last attempt gaps (ms) "
+            + [a, b].map { c in zip(c.attemptTimes.suffix(4).dropFirst(), c.attemptTimes.suffix(4)).map { String(($0 - $1) / 1_000_000) }.joined(separator: ",") }.joined(separator: " / "))
         // Without the back-off the two take the session from each other every 20 ms (hundreds of
         // connects); with it the delays grow 20, 40, … ms to 1 s: at most ~15 each in 8 s.
         XCTAssertLessThanOrEqual(connects, 34, "connects \(a.counters.connects) + \(b.counters.connects)")
