@@ -290,6 +290,11 @@ final class Answers {
         let fleet = try #require(config.fleet)
         #expect(fleet.group == "hall" && fleet.role == .primary && fleet.queueLimit == 7 && fleet.ackTimeoutMs == 5000)
         let counter = try CounterScene(name: "score", counters: [.init(name: "HOME", label: "")], state: MemoryStateStore())
+        #expect(fleet.primary == nil)
+        let follower = try loadConfig(scene + "[mqtt]\nbroker = \"mqtt://127.0.0.1:1883\"\nid = \"f\"\n[fleet]\ngroup = \"hall\"\nrole = \"follower\"\nprimary = \"hall-1\"\n", dir: d)
+        #expect(follower.fleet?.primary == "hall-1")
+        let emptyPrimary = configError { _ = try loadConfig(scene + "[mqtt]\nbroker = \"mqtt://127.0.0.1:1883\"\n[fleet]\ngroup = \"hall\"\nrole = \"follower\"\nprimary = \"\"\n", dir: d) }
+        #expect(emptyPrimary?.contains("kioskd.toml:10: key 'fleet.primary': is empty: the primary's kiosk id (its mqtt.id)") == true, "\(emptyPrimary ?? "")")
         let unknown = configError { _ = try FleetEngine.sharedOwners(fleet, counters: [counter]) }
         #expect(unknown?.contains("kioskd.toml:11: key 'fleet.counters': no counter scene has a counter \"GUEST\" (counters: HOME)") == true, "\(unknown ?? "")")
     }
