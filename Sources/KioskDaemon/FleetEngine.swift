@@ -456,11 +456,21 @@ public final class FleetEngine {
             + "\(PrimaryConflict.holdSeconds) s after the other primary's last state"
     }
 
-    /// (Primary) a state on the group's topic: another primary's makes this one stop acknowledging.
+    /// (Primary) a state on the group's topic: another primary's makes this one stop
+    /// acknowledging; one in this primary's name that it did not publish (a seq beyond its own)
+    /// is logged as forged.
     private func receivedPrimaryState(_ topic: String, _ payload: [UInt8]) {
-        guard topic.hasPrefix(base), isShared(String(topic.dropFirst(base.count))),
+        let name = String(topic.dropFirst(base.count))
+        guard topic.hasPrefix(base), isShared(name),
               let s = try? JSONDecoder().decode(FleetCounterState.self, from: Data(payload)),
-              let other = s.primary, other != kioskID else { return }
+              let other = s.primary else { return }
+        guard other != kioskID else {
+            if let r = records[name], s.seq > r.seq {
+                refusedState(name, s, "a state in this primary's name ('\(kioskID)') with seq \(s.seq) beyond its own \(r.seq) was published by another client "
+                    + "(forged; followers with fleet.primary may show it until this primary's seq passes it; restrict the state topic with broker ACLs)")
+            }
+            return
+        }
         conflict.saw(other, atNs: scheduler.now(.monotonic))
         updateConflict()
     }

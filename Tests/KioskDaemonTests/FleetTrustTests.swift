@@ -78,6 +78,8 @@ import Testing
         follower.engine.receive(FleetCounterState(value: 126, seq: 2, ids: [], primary: "mallory"), for: "HOME")
         #expect(follower.value == 1 && follower.engine.seq(of: "HOME") == 1)
         #expect(follower.engine.refusedStates == 4)
+        // The primary saw two states in its name beyond its own seq: logged as forged, nothing changed.
+        #expect(primary.engine.refusedStates == 2 && primary.value == 1 && primary.engine.otherPrimaries.isEmpty)
 
         // The follower's changes still land; each answer is the value its screen then shows.
         follower.engine.submit("HOME", op: .inc, value: nil, reply: answers.reply)
