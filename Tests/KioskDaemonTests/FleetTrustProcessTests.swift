@@ -5,7 +5,8 @@ import KioskTestTraits
 import KioskTesting
 import Testing
 
-/// Forged states and two primaries against real kioskd processes and a real mosquitto.
+/// Forged states, two primaries and two kiosks with one MQTT id, against real kioskd processes
+/// and a real mosquitto.
 /// KIOSK_SLOW_TESTS=1.
 @Suite(.ownThreads, .serialized, .enabled(if: slowTests, "set KIOSK_SLOW_TESTS=1 to run the kioskd process tests"))
 struct FleetTrustProcessTests {
@@ -91,5 +92,38 @@ struct FleetTrustProcessTests {
             #expect(text.contains("two primaries in fleet group 'hall'"), "\(text)")
             #expect(k.child?.log.contains("two primaries in fleet group 'hall'") == true)
         }
+    }
+
+    /// Two kiosks with one `mqtt.id`: each logs one error naming the id, says so in its status,
+    /// and reconnects with a growing delay (before: 44 takeovers in 20 s).
+    @Test func twoKiosksWithOneIDLogOneErrorAndBackOff() throws {
+        #expect(FileManager.default.isExecutableFile(atPath: Binaries.kioskd), "build kioskd first (\(Binaries.kioskd))")
+        let root = tempDir()
+        let broker = try FleetBroker(dir: root)
+        try broker.start()
+        var ks: [FleetFaultTests.Kiosk] = []
+        defer { for k in ks { k.stop() }; broker.stop() }
+        for name in ["one", "two"] {
+            let k = FleetFaultTests.Kiosk(name, "\(root)/\(name)")
+            try FileManager.default.createDirectory(atPath: k.dir, withIntermediateDirectories: true)
+            let text = faults.config(k.dir, id: "twin", role: "primary", port: broker.port).components(separatedBy: "[fleet]")[0]
+            _ = write(text, k.dir)
+            try k.start()
+            ks.append(k)
+        }
+        usleep(12_000_000)
+        var statuses: [String] = []
+        for k in ks {
+            let s = try ControlClient(socketPath: k.socket, timeout: 10).send(method: .GET, path: "/status")
+            statuses.append(String(decoding: s.body, as: UTF8.self))
+        }
+        let logs = ks.map { $0.child?.log ?? "" }
+        let errors = logs.map { $0.components(separatedBy: "another MQTT client probably uses the client id \"kioskd-twin\" (mqtt.id \"twin\")").count - 1 }
+        let connects = logs.map { $0.components(separatedBy: "MQTT connected as kioskd-twin").count - 1 }
+        print("two kiosks with one id, 12 s: connects \(connects), errors \(errors)")
+        #expect(errors.allSatisfy { $0 <= 1 } && errors.reduce(0, +) >= 1, "errors \(errors)")
+        // 0.5, 1, 2, 4, 8 s between reconnects: a handful each in 12 s, not dozens.
+        #expect(connects.reduce(0, +) <= 16, "connects \(connects)")
+        #expect(statuses.contains { $0.contains("another MQTT client probably uses the client id") }, "\(statuses)")
     }
 }
