@@ -63,6 +63,9 @@ public struct StatusAnswer: Codable, Sendable, Equatable {
     public var inputDevices: [InputDevice]
     public var config: String
     public var state: State
+    /// Problems the kiosk shows and logs: another primary in its fleet group, another MQTT client
+    /// with its client id. Absent when there is none.
+    public var warnings: [String]?
 
     /// Whether the system clock is synchronised, and who says so.
     public struct TimeSync: Codable, Sendable, Equatable {

@@ -235,6 +235,8 @@ struct ControlCommandHandler {
             answer.commits = .init(changes: p.changed, refused: p.refused, batches: p.commits, largestBatch: p.largestBatch)
         }
         daemon.wallStatus(into: &answer)
+        let warnings = daemon.warnings()
+        answer.warnings = warnings.isEmpty ? nil : warnings
         return answer
     }
 }

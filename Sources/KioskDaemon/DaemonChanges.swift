@@ -36,6 +36,8 @@ public struct KioskState: Sendable, Equatable, Codable {
     public var counters: [Counter]
     public var paintings: [Painting]
     public var clocks: [Clock]
+    /// A fleet problem the kiosk shows (e.g. another primary in the group); absent when none.
+    public var fleetWarning: String? = nil
 }
 
 /// Tells observers the kiosk's `KioskState` after it changed. Changes are gathered until the
@@ -106,6 +108,7 @@ extension Daemon {
         return KioskState(scene: manager.current.name, sceneKind: manager.current.kind, scenes: manager.scenes.map(\.name),
                           theme: activeThemeName, chosenTheme: themeName, blanked: display.isBlanked,
                           timeSynced: manager.timeSynchronized,
-                          counters: counters, paintings: paintings, clocks: clocks)
+                          counters: counters, paintings: paintings, clocks: clocks,
+                          fleetWarning: warnings().first { $0.hasPrefix("two primaries") })
     }
 }

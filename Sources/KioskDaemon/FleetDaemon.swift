@@ -1,5 +1,6 @@
 import KioskControl
 import KioskCore
+import KioskMQTT
 import KioskScenes
 
 extension Daemon {
@@ -19,6 +20,10 @@ extension Daemon {
             self?.changes.noteChange()
         }
         engine.onConnectivity = { [weak self] up in self?.showFleetConnectivity(up) }
+        engine.onConflict = { [weak self, weak transport] in
+            self?.showFleetConnectivity(transport?.isConnected ?? false)
+            self?.changes.noteChange()
+        }
         for scene in manager.scenes {
             guard let scene = scene as? CounterScene else { continue }
             // The fleet takes its shared counters; the others go where they went before (the pipeline).
@@ -52,6 +57,16 @@ extension Daemon {
         showFleetConnectivity(transport.isConnected)
     }
 
+    /// The fleet's and the MQTT client's problems, for the status (`warnings`).
+    public func warnings() -> [String] {
+        var list: [String] = []
+        if let f = fleet, !f.otherPrimaries.isEmpty {
+            list.append("two primaries in fleet group '\(f.settings.group)': \(f.otherPrimaries.joined(separator: ", ")) and \(f.kioskID); shared changes are refused")
+        }
+        if let m = mqtt, let d = m.client.duplicateIDWarning { list.append(d) }
+        return list
+    }
+
     /// Fails (config error naming `fleet.counters`) when a listed shared counter is in no scene.
     public func checkFleet() throws {
         if let fleet = config.fleet { _ = try FleetEngine.sharedOwners(fleet, counters: manager.scene(as: CounterControl.self)) }
@@ -70,11 +85,13 @@ extension Daemon {
         }
     }
 
-    /// The corner mark: "offline" while the broker is out of reach, after "state not saved".
+    /// The corner mark: "offline" while the broker is out of reach, "two primaries" while another
+    /// primary of the group is seen (`FleetEngine.otherPrimaries`), after "state not saved".
     func showFleetConnectivity(_ up: Bool) {
         var marks: [String] = []
         if case .unavailable = state.durability { marks.append("state not saved") }
         if !up { marks.append("offline") }
+        if let others = fleet?.otherPrimaries, !others.isEmpty { marks.append("two primaries") }
         manager.stateWarning = marks.isEmpty ? nil : marks.joined(separator: " · ")
     }
 }

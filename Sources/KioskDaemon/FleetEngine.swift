@@ -25,8 +25,11 @@ public struct FleetCounterState: Codable, Sendable, Equatable {
     public var ids: [String]
     /// Commands the primary refused (id → the reason); they changed nothing.
     public var refused: [String: String]?
-    public init(value: Int, seq: Int, ids: [String], refused: [String: String]? = nil) {
-        self.value = value; self.seq = seq; self.ids = ids; self.refused = refused
+    /// The kiosk id of the primary that published it (followers with `fleet.primary` show only
+    /// its states; a primary that sees another's stops acknowledging). Nil from older kioskd.
+    public var primary: String?
+    public init(value: Int, seq: Int, ids: [String], refused: [String: String]? = nil, primary: String? = nil) {
+        self.value = value; self.seq = seq; self.ids = ids; self.refused = refused; self.primary = primary
     }
 }
 
@@ -74,6 +77,13 @@ public final class FleetEngine {
     public var onChange: (() -> Void)?
     /// The broker connection came or went (the on-screen mark).
     public var onConnectivity: ((Bool) -> Void)?
+    /// (Primary) another primary of the group was seen, or is gone (`otherPrimaries`).
+    public var onConflict: (() -> Void)?
+    private var conflict = PrimaryConflict()
+    private var conflictTimer: TimerID?
+    /// (Primary) the other primaries of the group seen in the last `PrimaryConflict.holdSeconds`:
+    /// while there is one, shared changes are refused.
+    public private(set) var otherPrimaries: [String] = []
 
     /// What is kept durably per shared counter: the value, its sequence number and (primary) the
     /// ids of the latest applied commands, oldest first.
@@ -81,6 +91,9 @@ public final class FleetEngine {
         var value: Int
         var seq: Int
         var ids: [String]
+        /// (Follower) the primary whose state this is, and when it was taken (realtime ns).
+        var primary: String? = nil
+        var takenNs: Int64? = nil
     }
     private var records: [String: Record] = [:]
     private var applied: [String: Set<String>] = [:]
@@ -99,6 +112,12 @@ public final class FleetEngine {
     private let boot: String
     private var serial = 0
     private var queueFullLogged = false
+    /// Refused states: when one was last logged (monotonic ns) and how many since (per counter).
+    private var refusalLog: [String: (atNs: Int64, suppressed: Int)] = [:]
+    /// Refused states are logged at most once per this many seconds per counter.
+    static let refusalLogSeconds: Int64 = 60
+    /// States refused since start (forged, foreign or impossible), all counters.
+    public private(set) var refusedStates = 0
     /// Ids the primary lists in each published state (besides a redelivered one).
     static let idsPublished = 64
     /// The longest command id accepted, in bytes (UTF-8).
@@ -169,7 +188,14 @@ public final class FleetEngine {
         for name in sharedCounters {
             let key = Self.recordKey(group: settings.group, counter: name)
             if let raw = state.load(key) {
-                if let r = try? JSONDecoder().decode(Record.self, from: Data(raw.utf8)) {
+                if var r = try? JSONDecoder().decode(Record.self, from: Data(raw.utf8)) {
+                    if !isPrimary, r.seq > FleetStateRule.maxSeq || r.seq < 0 {
+                        logger.error("fleet record holds an impossible seq (a forged state was shown); the next state of the primary replaces it",
+                                     metadata: ["state.key": "\(key)", "seq": "\(r.seq)", "value": "\(r.value)"])
+                        r.seq = 0
+                        r.primary = nil
+                        r.takenNs = nil
+                    }
                     records[name] = r
                     applied[name] = Set(r.ids)
                     show(name, r.value)
@@ -184,6 +210,7 @@ public final class FleetEngine {
         transport.onConnectionChange { [weak self] up in self?.connectionChanged(up) }
         if isPrimary {
             transport.subscribe(base + "+/cmd") { [weak self] topic, payload in self?.receivedCommand(topic, payload) }
+            transport.subscribe(base + "+") { [weak self] topic, payload in self?.receivedPrimaryState(topic, payload) }
             for name in sharedCounters { publishState(name) }
         } else {
             transport.subscribe(base + "+") { [weak self] topic, payload in self?.receivedState(topic, payload) }
@@ -196,6 +223,7 @@ public final class FleetEngine {
         for id in pendingOrder { answerPending(id) }
         for p in pending.values { if let t = p.timer { scheduler.cancel(t) } }
         if let t = retryTimer { scheduler.cancel(t); retryTimer = nil }
+        if let t = conflictTimer { scheduler.cancel(t); conflictTimer = nil }
     }
 
     private func connectionChanged(_ up: Bool) {
@@ -233,6 +261,11 @@ public final class FleetEngine {
         serial += 1
         let command = FleetCommand(op: op, value: op == .set ? (value ?? 0) : nil, id: "\(kioskID)-\(boot)-\(serial)")
         if isPrimary {
+            if let message = conflictMessage(counter) {
+                logger.warning("counter action refused", metadata: ["counter": "\(counter)", "error": "\(message)"])
+                reply?(.error(409, message, field: field))
+                return
+            }
             switch apply(command, to: counter) {
             case .success(let v): reply?(.json(200, CounterAnswer(counter: counter, value: v)))
             case .failure(let e):
@@ -345,6 +378,10 @@ public final class FleetEngine {
             publishState(name, extraID: command.id)
             return .success(record.value)
         }
+        if let message = conflictMessage(name) {
+            publishState(name, refused: [command.id: message])
+            return .failure(.state(message))
+        }
         let old = record.value
         let at = now()
         do {
@@ -403,10 +440,74 @@ public final class FleetEngine {
         guard let r = records[name] else { return }
         var ids = Array(r.ids.suffix(Self.idsPublished))
         if let x = extraID, !ids.contains(x) { ids.append(x) }
-        let s = FleetCounterState(value: r.value, seq: r.seq, ids: ids, refused: refused)
+        let s = FleetCounterState(value: r.value, seq: r.seq, ids: ids, refused: refused, primary: kioskID)
         guard let data = try? JSONEncoder().encode(s) else { return }
         if let refusal = transport.publish(stateTopic(name), Array(data), retain: true) {
             logger.warning("fleet state not published", metadata: ["counter": "\(name)", "reason": "\(refusal)"])
+        }
+    }
+
+    /// Why a change of `name` is refused now (another primary in the group), nil when it is not.
+    private func conflictMessage(_ name: String) -> String? {
+        guard isPrimary, !otherPrimaries.isEmpty else { return nil }
+        let who = otherPrimaries.map { "'\($0)'" }.joined(separator: ", ")
+        return "group '\(settings.group)' has two primaries: kiosk \(who) publishes the group's states too (this kiosk is '\(kioskID)'); "
+            + "the change of counter '\(name)' was refused; make one of them a follower (fleet.role); changes are taken again "
+            + "\(PrimaryConflict.holdSeconds) s after the other primary's last state"
+    }
+
+    /// (Primary) a state on the group's topic: another primary's makes this one stop
+    /// acknowledging; one in this primary's name that it did not publish (a seq beyond its own)
+    /// is logged as forged.
+    private func receivedPrimaryState(_ topic: String, _ payload: [UInt8]) {
+        let name = String(topic.dropFirst(base.count))
+        guard topic.hasPrefix(base), isShared(name),
+              let s = try? JSONDecoder().decode(FleetCounterState.self, from: Data(payload)),
+              let other = s.primary else { return }
+        guard other != kioskID else {
+            if let r = records[name], s.seq > r.seq {
+                refusedState(name, s, "a state in this primary's name ('\(kioskID)') with seq \(s.seq) beyond its own \(r.seq) was published by another client "
+                    + "(forged; followers with fleet.primary may show it until this primary's seq passes it; restrict the state topic with broker ACLs)")
+            }
+            return
+        }
+        conflict.saw(other, atNs: scheduler.now(.monotonic))
+        updateConflict()
+    }
+
+    /// Re-reads who else is a primary; logs, tells the daemon and (while in conflict) republishes
+    /// this primary's states so that the other sees it too.
+    private func updateConflict() {
+        let nowNs = scheduler.now(.monotonic)
+        conflict.expire(atNs: nowNs)
+        let others = conflict.others(atNs: nowNs)
+        guard others != otherPrimaries else { return }
+        let was = otherPrimaries
+        otherPrimaries = others
+        if others.isEmpty {
+            logger.notice("fleet has one primary again: shared changes are taken", metadata: ["gone": "\(was.joined(separator: ","))"])
+            if let t = conflictTimer { scheduler.cancel(t); conflictTimer = nil }
+        } else {
+            let who = others.map { "'\($0)'" }.joined(separator: ", ")
+            let message = "two primaries in fleet group '\(settings.group)': kiosk \(who) publishes the group's states too; "
+                + "shared changes are refused until only one primary remains (fleet.role)"
+            logger.error("\(message)", metadata: ["kiosk": "\(kioskID)"])
+            if was.isEmpty { for name in sharedCounters { publishState(name) } }
+            armConflictTimer()
+        }
+        onConflict?()
+    }
+
+    private func armConflictTimer() {
+        guard conflictTimer == nil else { return }
+        conflictTimer = try? scheduler.schedule(after: PrimaryConflict.holdSeconds * 1_000_000_000 / 3) { [weak self] _ in
+            guard let self else { return }
+            self.conflictTimer = nil
+            if !self.otherPrimaries.isEmpty {
+                for name in self.sharedCounters { self.publishState(name) }
+                self.armConflictTimer()
+            }
+            self.updateConflict()
         }
     }
 
@@ -419,28 +520,55 @@ public final class FleetEngine {
         receive(s, for: name)
     }
 
-    /// A state from the primary: shown when its seq is newer than the one shown; the changes it
-    /// contains (or refused) are answered in any case.
+    /// A state from the primary: shown when `FleetStateRule` says so (newer, from the configured
+    /// primary, a possible seq); the changes it contains (or refused) are then answered with the
+    /// value shown. A refused state is logged (at most once a minute per counter) and ignored,
+    /// its ids included.
     public func receive(_ s: FleetCounterState, for name: String) {
-        if var record = records[name], s.seq > record.seq {
-            let at = now()
+        guard let shownRecord = records[name] else { return }
+        let at = now()
+        let shown = FleetStateRule.Shown(seq: shownRecord.seq, primary: shownRecord.primary,
+                                         secondsAgo: shownRecord.takenNs.map { Double(at.realtimeNs - $0) / 1e9 })
+        let verdict = FleetStateRule.judge(s, expected: settings.primary, shown: shown)
+        if case .refused(let why) = verdict {
+            refusedState(name, s, why)
+            return
+        }
+        if verdict == .show, var record = records[name] {
             for c in owners[name] ?? [] {
                 do { try c.set(name, to: s.value, now: at) } catch {
                     logger.error("cannot show the fleet's value", metadata: ["counter": "\(name)", "value": "\(s.value)", "error": "\(error)"])
                 }
             }
-            record = Record(value: s.value, seq: s.seq, ids: [])
+            record = Record(value: s.value, seq: s.seq, ids: [], primary: s.primary, takenNs: at.realtimeNs)
             records[name] = record
             do { try saveRecord(name, record) } catch {
                 logger.error("cannot save the fleet's value", metadata: ["counter": "\(name)", "error": "\(error)"])
             }
             onChange?()
         }
-        for id in s.ids { confirm(id, .json(200, CounterAnswer(counter: name, value: s.value))) }
+        // The answer is what this kiosk shows now (the state's value, or a newer one shown already).
+        let value = currentValue(name) ?? records[name]?.value ?? s.value
+        for id in s.ids { confirm(id, .json(200, CounterAnswer(counter: name, value: value))) }
         for (id, message) in s.refused ?? [:] {
             let field = pending[id]?.command.op == .set ? "value" : "name"
             confirm(id, .from(KioskError.outOfRange(message), field: field))
         }
+    }
+
+    private func refusedState(_ name: String, _ s: FleetCounterState, _ why: String) {
+        refusedStates += 1
+        let nowNs = scheduler.now(.monotonic)
+        if let last = refusalLog[name], nowNs - last.atNs < Self.refusalLogSeconds * 1_000_000_000 {
+            refusalLog[name] = (last.atNs, last.suppressed + 1)
+            return
+        }
+        let suppressed = refusalLog[name]?.suppressed ?? 0
+        refusalLog[name] = (nowNs, 0)
+        logger.error("fleet state ignored: \(why)", metadata: [
+            "topic": "\(stateTopic(name))", "value": "\(s.value)", "seq": "\(s.seq)", "primary": "\(s.primary ?? "none")",
+            "shown.seq": "\(records[name]?.seq ?? 0)", "refused.since.last.log": "\(suppressed)",
+        ])
     }
 
     private func confirm(_ id: String, _ answer: ControlResponse) {

@@ -18,6 +18,9 @@ public struct FleetSettings: Sendable, Equatable {
     public var ackTimeoutMs = 5000
     /// Command ids the primary remembers per counter (a redelivered id among them changes nothing).
     public var appliedIdLimit = 1024
+    /// The kiosk id (`mqtt.id`) of the group's primary: followers show only states that name it.
+    /// Nil: states from any primary are shown (the sequence rules still apply).
+    public var primary: String?
 
     public init(group: String, role: Role) {
         self.group = group
@@ -46,6 +49,10 @@ public struct FleetSettings: Sendable, Equatable {
         }
         s.queueLimit = try t.int("queue_limit", default: 100, range: 1...100_000)
         s.ackTimeoutMs = try t.int("ack_timeout_ms", default: 5000, range: 100...20_000)
+        if let p = try t.string("primary") {
+            if p.isEmpty { throw t.error("primary", "is empty: the primary's kiosk id (its mqtt.id), for example primary = \"hall-1\"") }
+            s.primary = p
+        }
         try t.finish()
         guard hasMQTT else {
             throw KioskError.config("\(t.location): table '[fleet]': a fleet shares its counters through an MQTT broker; add an [mqtt] table with broker = \"mqtt://HOST:PORT\"")

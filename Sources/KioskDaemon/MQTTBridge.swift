@@ -137,7 +137,7 @@ public final class MQTTBridge {
         retain(topics.blank, Array((state.blanked ? "ON" : "OFF").utf8))
         for c in counters { retain(topics.counter(c.name), Array(String(c.value).utf8)) }
         // The status names the scene, theme and panel's output: published again when they change.
-        let key = "\(state.scene)|\(state.theme)|\(state.blanked)|\(daemon.display.displayDescription)|\(state.timeSynced)"
+        let key = "\(state.scene)|\(state.theme)|\(state.blanked)|\(daemon.display.displayDescription)|\(state.timeSynced)|\(daemon.warnings())"
         if key != lastStatusKey { publishStatus() }
     }
 
@@ -158,7 +158,7 @@ public final class MQTTBridge {
     private func publishStatus() {
         guard client.state == .connected, let daemon else { return }
         let s = daemon.status()
-        lastStatusKey = "\(s.scene)|\(s.theme)|\(s.blanked)|\(s.output)|\(daemon.manager.timeSynchronized)"
+        lastStatusKey = "\(s.scene)|\(s.theme)|\(s.blanked)|\(s.output)|\(daemon.manager.timeSynchronized)|\(s.warnings ?? [])"
         var object: [String: Any] = [
             "fps": s.fps, "frame_ms_p99": s.frameMs.p99, "frames": s.frames, "uptime_s": s.uptimeSeconds,
             "output": s.output, "scene": s.scene, "theme": s.theme, "blanked": s.blanked,
@@ -168,6 +168,7 @@ public final class MQTTBridge {
             object["frame_gap_ms_max"] = g.sinceStart
         }
         if let t = s.timeSync { object["time_synced"] = t.synchronized }
+        if let w = s.warnings { object["warnings"] = w }
         guard let data = try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys, .withoutEscapingSlashes]) else { return }
         published[topics.status] = Array(data)
         send(topics.status, Array(data), retain: true)

@@ -116,6 +116,17 @@ public final class MQTTClient {
     /// A connect runs on a resolver thread: the mosquitto handle is that thread's until it posts back.
     private var connectInFlight = false
     private var failures = 0
+    /// When the current connection's CONNACK came (monotonic ns); nil while not connected.
+    private var connectedNs: Int64?
+    private var takeover = TakeoverDetector()
+    private var duplicateWarning: String?
+    /// Set while another client with this client id is suspected (`TakeoverDetector`): what the
+    /// status says. Cleared by a connection that outlasts the other's longest retry delay.
+    public var duplicateIDWarning: String? {
+        guard let w = duplicateWarning else { return nil }
+        if let at = connectedNs, loop.now(.monotonic) - at >= config.backoffMax + TakeoverDetector.shortSessionNs { return nil }
+        return w
+    }
     private var refusal: String?
     private var stopping = false
     private var stopCompletion: (() -> Void)?
@@ -467,6 +478,23 @@ public final class MQTTClient {
     private func connectionLost(_ reason: String) {
         guard !stopping else { return }
         failures += 1
+        var reason = reason
+        if let at = connectedNs {
+            connectedNs = nil
+            let nowNs = loop.now(.monotonic)
+            if takeover.lost(connectedNs: at, lostNs: nowNs, longestRetryNs: config.backoffMax) {
+                let warning = "another MQTT client probably uses the client id \"\(config.clientID)\" (mqtt.id \"\(config.id)\"): "
+                    + "the broker closed this connection \(takeover.shortInARow) times in a row within \(Self.seconds(TakeoverDetector.shortSessionNs)) s of accepting it"
+                duplicateWarning = warning
+                logger.error("\(warning); give each kiosk its own mqtt.id; reconnecting with backoff up to \(Self.seconds(config.backoffMax)) s",
+                             metadata: ["mqtt.client_id": "\(config.clientID)", "mqtt.broker": "\(config.host):\(config.port)"])
+            }
+            if takeover.suspected {
+                reason = "taken over by another client with the client id \"\(config.clientID)\""
+            } else {
+                duplicateWarning = nil
+            }
+        }
         setState(.disconnected(reason: reason), log: true)
         scheduleRetry()
     }
@@ -476,6 +504,13 @@ public final class MQTTClient {
         let delay: Int64
         if refusal != nil {
             delay = config.backoffMax
+        } else if takeover.shortInARow > 0 {
+            // Connections lost right after their CONNACK: a reconnect would take the session back
+            // from the other client at once; wait longer after each.
+            let nominal = takeover.delay(initial: config.backoffInitial, max: config.backoffMax)
+            let fraction: Double = Double(random.next() >> 11) / Double(UInt64(1) << 53)
+            let jitter: Int64 = Int64(Double(nominal) * 0.2 * fraction)
+            delay = nominal - jitter
         } else {
             var nominal = config.backoffInitial
             for _ in 0..<min(max(failures - 1, 0), 62) {
@@ -544,6 +579,7 @@ public final class MQTTClient {
         }
         failures = 0
         refusal = nil
+        connectedNs = loop.now(.monotonic)
         counters.connects += 1
         setState(.connected, log: true)
         _ = send(Pending(topic: config.availabilityTopic, payload: Array("online".utf8), qos: 1, retain: true))

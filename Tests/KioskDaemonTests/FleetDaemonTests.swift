@@ -90,4 +90,36 @@ import Testing
         p.manager.renderIfPossible()
         #expect(try p.manager.screenshotPNG() == online)
     }
+
+    @Test func twoPrimariesShowTheMarkAndTheStatusWarning() throws {
+        let loop = try EventLoop()
+        let broker = FakeFleetBroker()
+        let a = try daemon(tempDir(), role: .primary, loop: loop)
+        let b = try daemon(tempDir(), role: .primary, loop: loop)
+        let at = FakeFleetTransport(broker), bt = FakeFleetTransport(broker)
+        at.connected = true
+        bt.connected = true
+        a.start(); b.start()
+        try a.startFleet(transport: at, kioskID: "a")
+        a.manager.renderIfPossible()
+        let alone = try a.manager.screenshotPNG()
+        #expect(a.status().warnings == nil && a.kioskState().fleetWarning == nil)
+        try b.startFleet(transport: bt, kioskID: "b")
+        broker.deliver()
+        for (d, other) in [(a, "b"), (b, "a")] {
+            #expect(d.manager.stateWarning == "two primaries")
+            let warnings = d.status().warnings ?? []
+            #expect(warnings.count == 1 && warnings[0].hasPrefix("two primaries in fleet group 'hall': \(other) and "), "\(warnings)")
+            #expect(d.kioskState().fleetWarning == warnings.first)
+        }
+        a.manager.renderIfPossible()
+        #expect(try a.manager.screenshotPNG() != alone, "the mark is not on screen")
+        var answers: [ControlResponse] = []
+        a.handle(.counter(name: "HOME", op: .inc, value: nil)) { answers.append($0) }
+        try loop.runOnce(timeoutMs: 0)
+        #expect(answers.map(\.status) == [409] && value(a, "HOME") == 1)
+        // Offline too: both marks.
+        at.setConnected(false)
+        #expect(a.manager.stateWarning == "offline · two primaries")
+    }
 }

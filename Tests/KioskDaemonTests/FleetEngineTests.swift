@@ -93,8 +93,9 @@ struct FleetKiosk {
     let store: MemoryStateStore
 
     init(_ role: FleetSettings.Role, id: String, broker: FakeFleetBroker, loop: ManualEventLoop,
-         store: MemoryStateStore = MemoryStateStore(), queueLimit: Int = 100, connected: Bool = true) throws {
+         store: MemoryStateStore = MemoryStateStore(), queueLimit: Int = 100, connected: Bool = true, primary: String? = nil) throws {
         var s = FleetSettings(group: "hall", role: role)
+        s.primary = primary
         s.queueLimit = queueLimit
         s.ackTimeoutMs = 5000
         self.store = store
@@ -251,7 +252,7 @@ final class Answers {
         primary.transport.setConnected(false)
         primary.transport.setConnected(true)
         let raw = try #require(broker.retained["kioskd/group/hall/counter/HOME"])
-        #expect(try JSONDecoder().decode(FleetCounterState.self, from: Data(raw)) == FleetCounterState(value: 42, seq: 1, ids: ["p-1"]))
+        #expect(try JSONDecoder().decode(FleetCounterState.self, from: Data(raw)) == FleetCounterState(value: 42, seq: 1, ids: ["p-1"], primary: "p"))
         // A follower started now shows it.
         let follower = try FleetKiosk(.follower, id: "f", broker: broker, loop: loop)
         broker.deliver()
@@ -289,6 +290,11 @@ final class Answers {
         let fleet = try #require(config.fleet)
         #expect(fleet.group == "hall" && fleet.role == .primary && fleet.queueLimit == 7 && fleet.ackTimeoutMs == 5000)
         let counter = try CounterScene(name: "score", counters: [.init(name: "HOME", label: "")], state: MemoryStateStore())
+        #expect(fleet.primary == nil)
+        let follower = try loadConfig(scene + "[mqtt]\nbroker = \"mqtt://127.0.0.1:1883\"\nid = \"f\"\n[fleet]\ngroup = \"hall\"\nrole = \"follower\"\nprimary = \"hall-1\"\n", dir: d)
+        #expect(follower.fleet?.primary == "hall-1")
+        let emptyPrimary = configError { _ = try loadConfig(scene + "[mqtt]\nbroker = \"mqtt://127.0.0.1:1883\"\n[fleet]\ngroup = \"hall\"\nrole = \"follower\"\nprimary = \"\"\n", dir: d) }
+        #expect(emptyPrimary?.contains("kioskd.toml:10: key 'fleet.primary': is empty: the primary's kiosk id (its mqtt.id)") == true, "\(emptyPrimary ?? "")")
         let unknown = configError { _ = try FleetEngine.sharedOwners(fleet, counters: [counter]) }
         #expect(unknown?.contains("kioskd.toml:11: key 'fleet.counters': no counter scene has a counter \"GUEST\" (counters: HOME)") == true, "\(unknown ?? "")")
     }
