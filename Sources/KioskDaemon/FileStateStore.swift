@@ -109,6 +109,18 @@ public final class FileStateStore: StateStore, @unchecked Sendable {
     private var writable = false
     /// The directory was made again and not every value is written back to it yet.
     private var writeBackPending = false
+    /// The journal (`journal.log`), open for appending once the first batch was written; -1 before.
+    private var journalFD: Int32 = -1
+    /// The journal's length: every byte of it is a whole record.
+    private var journalBytes = 0
+    /// Keys whose newest value is in the journal and not yet in their state file.
+    private var journaled: Set<String> = []
+    /// The journal's length at which its values are next written to their state files (nil:
+    /// `checkpointBytes`).
+    private var nextCheckpoint: Int?
+    /// Journal bytes after which a batch also writes the journal's values to their state files
+    /// (a checkpoint) and empties the journal.
+    public var checkpointBytes = 64 * 1024
     /// Every file-system step in order ("open x", "write x", "fsync x", "rename x y",
     /// "fsync-dir d", and "undo …" steps after a failure), for tests.
     public var trace: ((String) -> Void)?
@@ -131,6 +143,7 @@ public final class FileStateStore: StateStore, @unchecked Sendable {
         if access == .readOnly {
             durability = .unavailable("the state directory \(directory) is opened read-only")
             openForReading()
+            replayJournal()
             return
         }
         do {
@@ -142,6 +155,7 @@ public final class FileStateStore: StateStore, @unchecked Sendable {
             logger.warning("state is not being saved: \(u.message); counter changes are refused until kioskd restarts with a usable state directory",
                            metadata: ["state_dir": "\(directory)"])
         }
+        replayJournal()
     }
 
     deinit { close() }
@@ -149,12 +163,26 @@ public final class FileStateStore: StateStore, @unchecked Sendable {
     /// Releases the lock and the directory; later saves fail.
     public func close() {
         mutex.lock(); defer { mutex.unlock() }
+        // The journal's values into their state files, so the files alone tell the state.
+        if writable && !journaled.isEmpty { checkpoint() }
+        if journalFD >= 0 { Glibc.close(journalFD); journalFD = -1 }
         releaseLock()
         if dirFD >= 0 { Glibc.close(dirFD); dirFD = -1 }
         if writable {
             writable = false
             durability = .unavailable("the state store of \(directory) was closed")
         }
+    }
+
+    /// Gives the directory up as a killed kioskd leaves it: the lock released, no checkpoint (tests).
+    func abandon() {
+        mutex.lock(); defer { mutex.unlock() }
+        if journalFD >= 0 { Glibc.close(journalFD); journalFD = -1 }
+        journaled.removeAll()
+        releaseLock()
+        if dirFD >= 0 { Glibc.close(dirFD); dirFD = -1 }
+        writable = false
+        durability = .unavailable("the state store of \(directory) was abandoned")
     }
 
     /// "lstat /var/lib/kioskd failed: Permission denied (errno 13)" (see `Posix.error`).
@@ -304,6 +332,11 @@ public final class FileStateStore: StateStore, @unchecked Sendable {
             try writeDurably(Self.encode(v), name: Self.fileName(for: key), keepBackup: false)
         }
         writeBackPending = false
+        // Every value is in a state file of the new directory: a new, empty journal there.
+        if journalFD >= 0 { Glibc.close(journalFD); journalFD = -1 }
+        journaled.removeAll()
+        journalBytes = 0
+        nextCheckpoint = nil
     }
 
     // MARK: names
@@ -460,16 +493,26 @@ public final class FileStateStore: StateStore, @unchecked Sendable {
         if let why = refusal { throw KioskError.state("state is not being saved: \(why)") }
         try ensureDirectory()
         if let c = cache[key], c == value { return }
+        if journaled.contains(key) {
+            // Its newest value is in the journal, which a start reads after the files: so is this one.
+            try appendToJournal([(key, value)])
+            cache[key] = .some(value)
+            if journalBytes >= (nextCheckpoint ?? checkpointBytes) { checkpoint() }
+            return
+        }
         try writeDurably(Self.encode(value), name: Self.fileName(for: key), keepBackup: true)
         cache[key] = .some(value)
     }
 
-    /// Group commit: every changed key's temp file is written and `fsync`ed, then each is
-    /// renamed into place (the current file kept as `.bak`, as `save` does), then the directory is
-    /// `fsync`ed once for all of them. A failure at any step undoes what the batch did (temp
-    /// files removed, renames reversed, the directory synced again) and throws: what a restart
-    /// reads is what it read before the batch. Only when that undo fails too is the batch —
-    /// then what a restart reads — reported as saved (and the failed sync logged as an error).
+    /// Group commit: the batch's values are appended to the journal (`journal.log`) as one
+    /// checksummed record, and the journal is `fsync`ed once — one `fsync` whatever the number of
+    /// keys and changes (the state files cost one per key plus one for the directory). A failure
+    /// takes the record back (the journal truncated to its length before, and synced) and
+    /// throws: what a restart reads is what it read before the batch. Only when that undo fails
+    /// too is the batch — then what a restart may read — reported as saved (and logged as an
+    /// error). Once the journal holds `checkpointBytes`, its values are written to their state
+    /// files (`installFiles`) and it is emptied; a failed checkpoint leaves them in the journal
+    /// (nothing is lost) and is tried again later. A start reads the journal after the files.
     public func saveBatch(_ changes: [(key: String, value: String)]) throws {
         mutex.lock(); defer { mutex.unlock() }
         if let why = refusal { throw KioskError.state("state is not being saved: \(why)") }
@@ -480,11 +523,240 @@ public final class FileStateStore: StateStore, @unchecked Sendable {
             if last[c.key] == nil { order.append(c.key) }
             last[c.key] = c.value
         }
-        let todo = order.compactMap { k -> (key: String, name: String, value: String)? in
+        let todo = order.compactMap { k -> (key: String, value: String)? in
             let v = last[k]!
             if let c = cache[k], c == v { return nil }
+            return (k, v)
+        }
+        guard !todo.isEmpty else { return }
+        try appendToJournal(todo)
+        for t in todo {
+            cache[t.key] = .some(t.value)
+            journaled.insert(t.key)
+        }
+        if journalBytes >= (nextCheckpoint ?? checkpointBytes) { checkpoint() }
+    }
+
+    // MARK: journal
+
+    /// The journal's file name (not a key's: those end in `.state`).
+    public static let journalName = "journal.log"
+
+    /// One record: `kioskd-journal 1 <entries> <body length> <fnv1a64 of the body>\n`, then for
+    /// each entry `<key length> <value length>\n<key><value>` (UTF-8 byte counts).
+    static func journalRecord(_ entries: [(key: String, value: String)]) -> [UInt8] {
+        var body: [UInt8] = []
+        for e in entries {
+            let k = Array(e.key.utf8), v = Array(e.value.utf8)
+            body += Array("\(k.count) \(v.count)\n".utf8)
+            body += k
+            body += v
+        }
+        return Array("kioskd-journal 1 \(entries.count) \(body.count) \(String(checksum(body), radix: 16))\n".utf8) + body
+    }
+
+    /// The entries of every whole, intact record from the start of `bytes`, the length they
+    /// take, and what is wrong with the rest (nil when nothing is left over).
+    static func readJournal(_ bytes: [UInt8]) -> (entries: [(key: String, value: String)], length: Int, problem: String?) {
+        var entries: [(key: String, value: String)] = []
+        var at = 0
+        func fail(_ why: String) -> (entries: [(key: String, value: String)], length: Int, problem: String?) {
+            (entries, at, "\(why) at byte \(at) of \(bytes.count)")
+        }
+        while at < bytes.count {
+            guard let nl = bytes[at...].prefix(200).firstIndex(of: 0x0A) else { return fail("an incomplete record header") }
+            let header = String(decoding: bytes[at..<nl], as: UTF8.self).split(separator: " ")
+            guard header.count == 5, header[0] == "kioskd-journal", header[1] == "1", let n = Int(header[2]), n > 0,
+                  let len = Int(header[3]), len >= 0, let sum = UInt64(header[4], radix: 16) else { return fail("a damaged record header") }
+            let start = nl + 1
+            guard bytes.count - start >= len else { return fail("an incomplete record (\(bytes.count - start) of \(len) bytes)") }
+            let body = Array(bytes[start..<(start + len)])
+            guard checksum(body) == sum else { return fail("a record whose checksum does not match") }
+            var record: [(key: String, value: String)] = []
+            var p = 0
+            for _ in 0..<n {
+                guard let enl = body[p...].prefix(40).firstIndex(of: 0x0A) else { return fail("a damaged record") }
+                let lens = String(decoding: body[p..<enl], as: UTF8.self).split(separator: " ")
+                guard lens.count == 2, let kl = Int(lens[0]), let vl = Int(lens[1]), kl > 0, vl >= 0,
+                      body.count - (enl + 1) >= kl + vl else { return fail("a damaged record") }
+                let k = enl + 1
+                guard let key = String(validating: body[k..<(k + kl)], as: UTF8.self),
+                      let value = String(validating: body[(k + kl)..<(k + kl + vl)], as: UTF8.self) else { return fail("a record that is not UTF-8") }
+                record.append((key, value))
+                p = k + kl + vl
+            }
+            guard p == body.count else { return fail("a damaged record") }
+            entries += record
+            at = start + len
+        }
+        return (entries, at, nil)
+    }
+
+    /// At start: the journal's values over the files' (the newest of each key), an incomplete or
+    /// damaged end cut off (a batch that was never acknowledged), then — when writable — a
+    /// checkpoint, so the journal starts empty.
+    private func replayJournal() {
+        guard dirFD >= 0 else { return }
+        let fd = Glibc.openat(dirFD, Self.journalName, O_RDONLY | O_NOFOLLOW | O_CLOEXEC)
+        guard fd >= 0 else { return }
+        var bytes: [UInt8] = []
+        var buf = [UInt8](repeating: 0, count: 65536)
+        while true {
+            let n = read(fd, &buf, buf.count)
+            if n < 0 && errno == EINTR { continue }
+            guard n > 0 else { break }
+            bytes += buf[..<n]
+        }
+        Glibc.close(fd)
+        guard !bytes.isEmpty else { return }
+        let p = "\(directory)/\(Self.journalName)"
+        let (entries, length, problem) = Self.readJournal(bytes)
+        for e in entries {
+            cache[e.key] = .some(e.value)
+            journaled.insert(e.key)
+        }
+        if let problem {
+            // Only the record being written when kioskd stopped can be incomplete; it was never acknowledged.
+            logger.warning("state journal \(p) ends with \(problem); \(bytes.count - length) byte(s) ignored (a batch that was not acknowledged)",
+                           metadata: ["state.file": "\(p)"])
+        }
+        guard writable else { return }
+        if length < bytes.count {
+            let wfd = sys.openat(dirFD, Self.journalName, O_WRONLY | O_NOFOLLOW | O_CLOEXEC, 0)
+            if wfd >= 0 {
+                if ftruncate(wfd, off_t(length)) != 0 || sys.fsync(wfd) != 0 {
+                    logger.error("cannot cut the incomplete end off the state journal", metadata: ["state.file": "\(p)", "error": "\(Self.failed("ftruncate", p))"])
+                }
+                Glibc.close(wfd)
+            }
+        }
+        journalBytes = length
+        checkpoint()
+    }
+
+    /// Opens the journal for appending (created if missing), and syncs the directory once, so
+    /// that its name is on disk before any record in it is acknowledged.
+    private func openJournal() throws {
+        guard journalFD < 0 else { return }
+        let p = "\(directory)/\(Self.journalName)"
+        trace?("open \(p)")
+        let flags = O_WRONLY | O_APPEND | O_NOFOLLOW | O_CLOEXEC
+        var fd = sys.openat(dirFD, Self.journalName, flags, 0)
+        if fd < 0 && errno == ENOENT { fd = sys.openat(dirFD, Self.journalName, flags | O_CREAT | O_EXCL, 0o640) }
+        guard fd >= 0 else { throw failure("open", p) }
+        var st = stat()
+        guard fstat(fd, &st) == 0, st.st_mode & S_IFMT == S_IFREG else {
+            Glibc.close(fd)
+            throw KioskError.state("the state journal \(p) is not a regular file")
+        }
+        trace?("fsync-dir \(directory)")
+        guard sys.fsync(dirFD) == 0 else {
+            let e = errno
+            Glibc.close(fd)
+            throw failure("fsync", directory, e)
+        }
+        journalFD = fd
+        journalBytes = Int(st.st_size)
+    }
+
+    /// A write to the journal failed and could not be taken back: its end holds part of a
+    /// record, which a start reads as the journal's end. Nothing more is appended until a
+    /// checkpoint has emptied it.
+    private var journalNeedsReset = false
+
+    /// Appends one record and syncs the journal; on failure the record is taken back.
+    private func appendToJournal(_ entries: [(key: String, value: String)]) throws {
+        try openJournal()
+        let p = "\(directory)/\(Self.journalName)"
+        if journalNeedsReset {
+            guard checkpoint() else {
+                throw KioskError.state("the state journal \(p) could not be emptied after a failed write; the change was not saved")
+            }
+            journalNeedsReset = false
+        }
+        let record = Self.journalRecord(entries)
+        let before = journalBytes
+        /// Cuts the journal back to `before` (then syncs it): true when the record is gone.
+        func takeBack() -> Bool {
+            trace?("undo truncate \(p)")
+            guard ftruncate(journalFD, off_t(before)) == 0 else { return false }
+            _ = sys.fsync(journalFD)
+            return true
+        }
+        trace?("append \(p)")
+        var off = 0
+        while off < record.count {
+            let n = record.withUnsafeBytes { sys.write(journalFD, $0.baseAddress! + off, $0.count - off) }
+            if n < 0 && errno == EINTR { continue }
+            guard n > 0 else {
+                let e = n == 0 ? EIO : errno
+                if !takeBack() { journalNeedsReset = true; journalBytes = before + off }
+                throw failure("write", p, e)
+            }
+            off += n
+        }
+        trace?("fsync \(p)")
+        guard sys.fsync(journalFD) == 0 else {
+            let e = errno
+            let err = failure("fsync", p, e)
+            if takeBack() {
+                throw KioskError(.state, "\(err.message); the batch was taken back", errno: e)
+            }
+            // The whole record is in the journal, where a restart reads it: it counts as saved.
+            logger.error("wrote a batch of \(entries.count) key(s) to the state journal but could not sync it, nor take it back; it may not survive a power cut",
+                         metadata: ["state.file": "\(p)", "error": "\(err.message)"])
+            journalBytes = before + record.count
+            return
+        }
+        journalBytes = before + record.count
+    }
+
+    /// Writes every journaled key's value to its state file (`installFiles`), then empties the
+    /// journal. False (logged) when that failed: the values stay in the journal, which is tried
+    /// again after another `checkpointBytes`.
+    @discardableResult
+    private func checkpoint() -> Bool {
+        let p = "\(directory)/\(Self.journalName)"
+        let todo = journaled.sorted().compactMap { k -> (key: String, name: String, value: String)? in
+            guard let v = cache[k] ?? nil else { return nil }
             return (k, Self.fileName(for: k), v)
         }
+        do {
+            try installFiles(todo)
+        } catch {
+            nextCheckpoint = journalBytes + checkpointBytes
+            logger.warning("cannot write the state journal's values to their state files; they stay in the journal and nothing is lost",
+                           metadata: ["state.file": "\(p)", "keys": "\(todo.count)", "error": "\(error)"])
+            return false
+        }
+        var fd = journalFD
+        if fd < 0 { fd = sys.openat(dirFD, Self.journalName, O_WRONLY | O_NOFOLLOW | O_CLOEXEC, 0) }
+        let missing = fd < 0 && errno == ENOENT
+        trace?("truncate \(p)")
+        let emptied = missing || (fd >= 0 && ftruncate(fd, 0) == 0 && sys.fsync(fd) == 0)
+        let why = Self.failed("ftruncate", p)
+        if fd >= 0 && fd != journalFD { Glibc.close(fd) }
+        if emptied {
+            journalBytes = 0
+            journaled.removeAll()
+        } else {
+            // The files now hold the journal's values, so a later start reading it changes
+            // nothing; the keys stay journaled so that their next values go to the journal too
+            // (a newer state file would otherwise be overwritten by the journal at the next start).
+            logger.warning("cannot empty the state journal after a checkpoint; it is read again at the next start",
+                           metadata: ["state.file": "\(p)", "error": "\(why)"])
+        }
+        nextCheckpoint = journalBytes + checkpointBytes
+        return emptied
+    }
+
+    /// Writes several keys' state files together (a checkpoint of the journal): every key's temp
+    /// file is written and `fsync`ed, then each is renamed into place (the current file kept as
+    /// `.bak`, as `save` does), then the directory is `fsync`ed once for all of them. A failure at
+    /// any step undoes what was done (temp files removed, renames reversed, the directory synced
+    /// again) and throws: the files are as before. Only when that undo fails too are the files
+    /// reported as written (and the failed sync logged as an error).
+    private func installFiles(_ todo: [(key: String, name: String, value: String)]) throws {
         guard !todo.isEmpty else { return }
         // 1. Temp files, each synced; a failure removes the ones written.
         var temps: [String] = []
@@ -551,10 +823,8 @@ public final class FileStateStore: StateStore, @unchecked Sendable {
             }
             logger.error("saved a batch of \(todo.count) key(s) but the state directory could not be synced and the change could not be undone; it may not survive a power cut",
                          metadata: ["state_dir": "\(directory)", "error": "\(err.message)"])
-            for t in todo { cache[t.key] = .some(t.value) }
             return
         }
-        for t in todo { cache[t.key] = .some(t.value) }
     }
 
     /// `<name>.tmp` created new (a stale one removed first), written and `fsync`ed; on failure
@@ -599,6 +869,10 @@ public final class FileStateStore: StateStore, @unchecked Sendable {
         mutex.lock(); defer { mutex.unlock() }
         if let why = refusal { throw KioskError.state("state is not being saved: \(why)") }
         try ensureDirectory()
+        // A journaled value would come back at the next start: into the files first, journal emptied.
+        if journaled.contains(key) && !checkpoint() {
+            throw KioskError.state("cannot retire \(key): its value in the state journal could not be written to its state file")
+        }
         let name = Self.fileName(for: key)
         for n in [name, name + ".bak"] where exists(n) {
             guard sys.renameat(dirFD, n, n + ".migrated") == 0 else {
@@ -614,6 +888,10 @@ public final class FileStateStore: StateStore, @unchecked Sendable {
         mutex.lock(); defer { mutex.unlock() }
         if let why = refusal { throw KioskError.state("state is not being saved: \(why)") }
         try ensureDirectory()
+        // A journaled value would come back at the next start: into the files first, journal emptied.
+        if journaled.contains(key) && !checkpoint() {
+            throw KioskError.state("cannot remove \(key): its value in the state journal could not be written to its state file")
+        }
         let name = Self.fileName(for: key)
         _ = sys.unlinkat(dirFD, name)
         _ = sys.unlinkat(dirFD, name + ".bak")

@@ -64,42 +64,43 @@ import Testing
         }
     }
 
-    @Test func aBatchIsWrittenWithOneDirectorySyncAndAnsweredInOrder() throws {
+    @Test func aBatchIsOneJournalRecordWithOneFsyncAndIsAnsweredInOrder() throws {
         let h = try Harness()
         var steps: [String] = []
         h.store.trace = { steps.append($0) }
+        let journal = "\(h.dir)/\(FileStateStore.journalName)"
         for i in 0..<5 { h.submit(i, change(i % 2 == 0 ? "home" : "away", .increment)) }
         #expect(h.pipeline.runOnce())
         #expect(h.outcomes.withLock { $0.map(\.0) } == [0, 1, 2, 3, 4])
         #expect(h.outcomes.withLock { $0.map(\.1) } == [.changed(old: 0, new: 1), .changed(old: 0, new: 1), .changed(old: 1, new: 2),
                                                        .changed(old: 1, new: 2), .changed(old: 2, new: 3)])
-        #expect(steps.filter { $0.hasPrefix("fsync-dir") }.count == 1, "\(steps)")
-        #expect(steps.filter { $0.hasPrefix("fsync ") }.count == 2, "one temp file per key: \(steps)")
-        #expect(h.store.load("home") == "3" && h.store.load("away") == "2")
-        #expect(h.pipeline.stats.commits == 1 && h.pipeline.stats.changed == 5)
-        // What a restart reads.
-        h.store.close()
-        let reread = try FileStateStore(directory: h.dir, logger: Logger(label: "test"))
-        #expect(reread.load("home") == "3" && reread.load("away") == "2")
+        // The first batch opens the journal (and syncs the directory once for its name).
+        #expect(steps == ["open \(journal)", "fsync-dir \(h.dir)", "append \(journal)", "fsync \(journal)"], "\(steps)")
+        steps.removeAll()
+        for i in 5..<9 { h.submit(i, change(i % 2 == 0 ? "home" : "away", .increment)) }
+        #expect(h.pipeline.runOnce())
+        #expect(steps == ["append \(journal)", "fsync \(journal)"], "one fsync for a batch of two keys: \(steps)")
+        #expect(h.store.load("home") == "5" && h.store.load("away") == "4")
+        #expect(h.pipeline.stats.commits == 2 && h.pipeline.stats.changed == 9)
+        // The state files are written at checkpoints, not by every batch.
+        #expect(h.file("home") == nil && h.file("away") == nil)
+        // What a restart reads (after a kill: the store is not closed, so no checkpoint ran).
+        let reread = try FileStateStore(directory: h.dir, logger: Logger(label: "test"), access: .readOnly)
+        #expect(reread.load("home") == "5" && reread.load("away") == "4")
     }
 
-    @Test(arguments: ["fsync-dir", "fsync ", "rename "])
-    func aFailedStepRefusesTheWholeBatchAndLeavesTheFilesAsBefore(_ failing: String) throws {
+    @Test(arguments: ["fsync /", "append "])
+    func aFailedStepRefusesTheWholeBatchAndARestartReadsTheValuesBefore(_ failing: String) throws {
         let faults = StateFaults()
         let h = try Harness(syscalls: faults.syscalls, tag: "batchFault\(failing)")
         h.submit(0, change("home", .set(10)))
         h.submit(1, change("away", .set(20)))
         h.pipeline.runOnce()
-        let home = h.file("home"), away = h.file("away")
-        #expect(home != nil && away != nil)
-        // A step of the second key fails (the first key's steps succeeded and must be undone):
-        // its temp file's fsync, its current file's rename to .bak, or the one directory sync.
-        var seen = 0
-        faults.failWhen = { step in
-            guard step.hasPrefix(failing) else { return false }
-            seen += 1
-            return failing == "fsync-dir" || seen == (failing == "rename " ? 3 : 2)
-        }
+        let journal = "\(h.dir)/\(FileStateStore.journalName)"
+        let size = { (try? FileManager.default.attributesOfItem(atPath: journal)[.size] as? Int) ?? -1 }
+        let before = size()
+        #expect(before > 0)
+        faults.failWhen = { $0.hasPrefix(failing) }
         h.store.trace = faults.trace
         h.submit(2, change("home", .increment))
         h.submit(3, change("away", .increment))
@@ -110,8 +111,10 @@ import Testing
             guard case .refused(let e) = o else { Issue.record("change \(n) was not refused: \(o)"); continue }
             #expect(e.kind == .state && e.message.contains("cannot save") && e.message.contains("the value stays"), "\(e.message)")
         }
-        #expect(h.file("home") == home && h.file("away") == away, "\(faults.steps)")
+        #expect(size() == before, "the record was taken back: \(faults.steps)")
         #expect(h.store.load("home") == "10" && h.store.load("away") == "20")
+        let killed = try FileStateStore(directory: h.dir, logger: Logger(label: "test"), access: .readOnly)
+        #expect(killed.load("home") == "10" && killed.load("away") == "20")
         // The pipeline did not take the refused values as known: the next batch starts from 10 and 20.
         faults.failWhen = nil
         h.submit(5, change("home", .increment))
@@ -137,7 +140,7 @@ import Testing
                 return sys.fsync(fd)
             },
             renameat: sys.renameat, unlinkat: sys.unlinkat, mkdir: sys.mkdir))
-        store.trace = { step in if step.hasPrefix("fsync-dir") { fsyncDirs.withLock { $0 += 1 } } }
+        store.trace = { step in if step.hasSuffix("/\(FileStateStore.journalName)") && step.hasPrefix("fsync ") { fsyncDirs.withLock { $0 += 1 } } }
         let done = DispatchSemaphore(value: 0)
         let results = Mutex<[Int: CommandPipeline.Outcome]>([:])
         let pipeline = CommandPipeline(store: store, logger: Logger(label: "test")) { $0() }
@@ -152,7 +155,7 @@ import Testing
         #expect(pipeline.queued == n - 1)
         release.signal()
         for _ in 0..<n { done.wait() }
-        #expect(fsyncDirs.withLock { $0 } == 2, "one directory sync per batch")
+        #expect(fsyncDirs.withLock { $0 } == 2, "one journal sync per batch")
         #expect(pipeline.stats.commits == 2 && pipeline.stats.changed == n && pipeline.stats.largestBatch == n - 1)
         #expect(results.withLock { $0[n - 1] } == .changed(old: 24, new: 25))
         #expect(store.load("home") == "25" && store.load("away") == "25")
