@@ -98,6 +98,21 @@ public final class FleetEngine {
     private var records: [String: Record] = [:]
     private var applied: [String: Set<String>] = [:]
 
+    /// Makes a group of writes durable — all of them, or (an error) none — then calls `done` on
+    /// the loop. The daemon gives the command pipeline's group commit (on `kioskd-commit`: the loop
+    /// never waits for the disk); by default `saveBatch` at once.
+    public var commit: (_ writes: [(key: String, value: String)], _ done: @escaping (Error?) -> Void) -> Void
+    /// Counters with a commit in flight; their next changes wait in `waiting` / `nextState`.
+    private var committing: Set<String> = []
+    /// (Primary) commands waiting for their counter's commit in flight, in arrival order.
+    private var waiting: [String: [(command: FleetCommand, done: (Result<Int, KioskError>) -> Void)]] = [:]
+    /// (Follower) the record being committed, newest first for judging the next state.
+    private var deciding: [String: Record] = [:]
+    /// (Follower) the newest state to show once the commit in flight is done, and the ids (and
+    /// refusals) of every state received meanwhile, answered then.
+    private var nextState: [String: FleetCounterState] = [:]
+    private var laterAnswers: [String: (ids: [String], refused: [String: String])] = [:]
+
     private struct Pending {
         var counter: String
         var command: FleetCommand
@@ -143,6 +158,9 @@ public final class FleetEngine {
         self.scheduler = scheduler
         self.state = state
         self.now = now
+        commit = { [state] writes, done in
+            do { try state.saveBatch(writes); done(nil) } catch { done(error) }
+        }
         var logger = logger
         logger[metadataKey: "fleet"] = "\(settings.group)"
         self.logger = logger
@@ -266,11 +284,13 @@ public final class FleetEngine {
                 reply?(.error(409, message, field: field))
                 return
             }
-            switch apply(command, to: counter) {
-            case .success(let v): reply?(.json(200, CounterAnswer(counter: counter, value: v)))
-            case .failure(let e):
-                if reply == nil { logger.warning("counter action refused", metadata: ["counter": "\(counter)", "error": "\(e.message)"]) }
-                reply?(.from(e, field: field))
+            apply(command, to: counter) { [logger] result in
+                switch result {
+                case .success(let v): reply?(.json(200, CounterAnswer(counter: counter, value: v)))
+                case .failure(let e):
+                    if reply == nil { logger.warning("counter action refused", metadata: ["counter": "\(counter)", "error": "\(e.message)"]) }
+                    reply?(.from(e, field: field))
+                }
             }
             return
         }
@@ -359,87 +379,137 @@ public final class FleetEngine {
             _ = transport.publish("kioskd/\(kioskID)/error", Array(message.utf8), retain: false)
             return
         }
-        if case .failure(let e) = apply(command, to: name) {
-            logger.info("fleet command refused", metadata: ["id": "\(command.id)", "error": "\(e.message)"])
+        apply(command, to: name) { [logger] result in
+            if case .failure(let e) = result {
+                logger.info("fleet command refused", metadata: ["id": "\(command.id)", "error": "\(e.message)"])
+            }
         }
     }
 
-    /// Applies `command` once (primary). A known id changes nothing and publishes the state again
-    /// with that id, so that its sender learns it was applied. Returns the value after it.
-    @discardableResult
-    public func apply(_ command: FleetCommand, to name: String) -> Result<Int, KioskError> {
-        guard var record = records[name], let c = owners[name]?.first else {
-            return .failure(.notFound("counter '\(name)' is not shared by fleet group '\(settings.group)'"))
+    /// Applies `command` once (primary), as a stage of the command pipeline: the commands of a
+    /// counter that arrive while its last change is being committed wait, and are then decided in
+    /// order against the committed record and made durable together — the counter's value and
+    /// the record in one commit — then shown and published; `done` gets the value after the
+    /// command (after its commit). A known id changes nothing and publishes the state again with
+    /// that id, so that its sender learns it was applied.
+    public func apply(_ command: FleetCommand, to name: String, done: @escaping (Result<Int, KioskError>) -> Void) {
+        guard records[name] != nil, owners[name]?.first != nil else {
+            done(.failure(.notFound("counter '\(name)' is not shared by fleet group '\(settings.group)'")))
+            return
         }
         if let refusal = Self.idProblem(command.id) {
-            return .failure(.outOfRange("fleet command for counter '\(name)' refused: \(refusal)"))
+            done(.failure(.outOfRange("fleet command for counter '\(name)' refused: \(refusal)")))
+            return
         }
-        if applied[name]?.contains(command.id) == true {
-            publishState(name, extraID: command.id)
-            return .success(record.value)
+        waiting[name, default: []].append((command, done))
+        decideWaiting(name)
+    }
+
+    /// The value `command` gives a counter at `old` by the counter's rules (its refusal otherwise).
+    private func decide(_ command: FleetCommand, _ name: String, from old: Int) throws -> Int {
+        guard let c = owners[name]?.first else { throw KioskError.notFound("counter '\(name)' is not shared") }
+        let edit: CounterEdit
+        switch command.op {
+        case .inc: edit = .increment
+        case .dec: edit = .decrement
+        case .reset: edit = .reset
+        case .set:
+            guard let v = command.value else { throw KioskError.control("counter '\(name)': \"set\" needs a \"value\"") }
+            edit = .set(v)
         }
-        if let message = conflictMessage(name) {
-            publishState(name, refused: [command.id: message])
-            return .failure(.state(message))
-        }
-        let old = record.value
-        let at = now()
-        do {
-            switch command.op {
-            case .inc: try c.increment(name, now: at)
-            case .dec: try c.decrement(name, now: at)
-            case .reset: try c.reset(name, now: at)
-            case .set:
-                guard let v = command.value else { throw KioskError.control("counter '\(name)': \"set\" needs a \"value\"") }
-                try c.set(name, to: v, now: at)
-            }
-        } catch {
-            // Refused: nothing changed and the id is not kept (a resend is judged again).
-            let e = error as? KioskError ?? .state("\(error)")
-            publishState(name, refused: [command.id: e.message])
-            return .failure(e)
-        }
-        let new = (try? c.value(of: name)) ?? old
-        record.value = new
-        record.seq += 1
-        record.ids.append(command.id)
+        return try c.rules(of: name).apply(edit, to: old)
+    }
+
+    /// (Primary) decides the commands waiting for `name` and commits them together, unless a
+    /// commit of `name` is in flight (then this runs again when it is done).
+    private func decideWaiting(_ name: String) {
+        guard !committing.contains(name), let batch = waiting.removeValue(forKey: name), !batch.isEmpty,
+              var record = records[name] else { return }
         var set = applied[name] ?? []
-        set.insert(command.id)
-        if record.ids.count > settings.appliedIdLimit {
-            for gone in record.ids.prefix(record.ids.count - settings.appliedIdLimit) { set.remove(gone) }
-            record.ids.removeFirst(record.ids.count - settings.appliedIdLimit)
+        let old = record.value
+        var outcomes: [Result<Int, KioskError>] = []
+        var isChange: [Bool] = []
+        var again: [String] = []
+        var refused: [String: String] = [:]
+        for (command, _) in batch {
+            if set.contains(command.id) {
+                again.append(command.id)
+                outcomes.append(.success(record.value)); isChange.append(false)
+                continue
+            }
+            if let message = conflictMessage(name) {
+                refused[command.id] = message
+                outcomes.append(.failure(.state(message))); isChange.append(false)
+                continue
+            }
+            do {
+                let new = try decide(command, name, from: record.value)
+                record.value = new
+                record.seq += 1
+                record.ids.append(command.id)
+                set.insert(command.id)
+                if record.ids.count > settings.appliedIdLimit {
+                    for gone in record.ids.prefix(record.ids.count - settings.appliedIdLimit) { set.remove(gone) }
+                    record.ids.removeFirst(record.ids.count - settings.appliedIdLimit)
+                }
+                var idBytes = record.ids.reduce(0) { $0 + $1.utf8.count + 3 }
+                while idBytes > Self.recordIDBytes, !record.ids.isEmpty {
+                    let gone = record.ids.removeFirst()
+                    idBytes -= gone.utf8.count + 3
+                    set.remove(gone)
+                }
+                outcomes.append(.success(new)); isChange.append(true)
+            } catch {
+                // Refused: nothing changed and the id is not kept (a resend is judged again).
+                let e = error as? KioskError ?? .state("\(error)")
+                refused[command.id] = e.message
+                outcomes.append(.failure(e)); isChange.append(false)
+            }
         }
-        var idBytes = record.ids.reduce(0) { $0 + $1.utf8.count + 3 }
-        while idBytes > Self.recordIDBytes, !record.ids.isEmpty {
-            let gone = record.ids.removeFirst()
-            idBytes -= gone.utf8.count + 3
-            set.remove(gone)
+        let answer = { [weak self] (results: [Result<Int, KioskError>], published: Bool) in
+            if !published, let self, !again.isEmpty || !refused.isEmpty {
+                self.publishState(name, extraIDs: again, refused: refused.isEmpty ? nil : refused)
+            }
+            for ((_, done), r) in zip(batch, results) { done(r) }
         }
+        guard isChange.contains(true) else {
+            answer(outcomes, false)
+            return
+        }
+        let writes: [(key: String, value: String)]
         do {
-            try saveRecord(name, record)
+            writes = (owners[name] ?? []).map { ($0.stateKey(name), String(record.value)) }
+                + [(Self.recordKey(group: settings.group, counter: name), String(decoding: try JSONEncoder().encode(record), as: UTF8.self))]
         } catch {
-            if new != old { try? c.set(name, to: old, now: at) }
-            let e = KioskError.state("counter '\(name)': cannot save the fleet record: \(error); the value stays \(old)")
-            logger.error("\(e.message)")
-            return .failure(e)
+            answer(outcomes.enumerated().map { isChange[$0.offset] ? .failure(.state("\(error)")) : $0.element }, false)
+            return
         }
-        records[name] = record
-        applied[name] = set
-        for other in (owners[name] ?? []).dropFirst() { try? other.set(name, to: new, now: at) }
-        publishState(name)
-        onChange?()
-        return .success(new)
+        committing.insert(name)
+        commit(writes) { [weak self] error in
+            guard let self else { return }
+            self.committing.remove(name)
+            if let error {
+                let e = KioskError.state("counter '\(name)': cannot save the fleet record: \(error); the value stays \(old)")
+                self.logger.error("\(e.message)")
+                answer(outcomes.enumerated().map { isChange[$0.offset] ? .failure(e) : $0.element }, false)
+            } else {
+                self.records[name] = record
+                self.applied[name] = set
+                let at = self.now()
+                for c in self.owners[name] ?? [] { c.showCommitted(name, value: record.value, up: record.value >= old, now: at) }
+                self.publishState(name, extraIDs: again, refused: refused.isEmpty ? nil : refused)
+                self.onChange?()
+                answer(outcomes, true)
+            }
+            self.decideWaiting(name)
+        }
     }
 
-    private func saveRecord(_ name: String, _ r: Record) throws {
-        let data = try JSONEncoder().encode(r)
-        try state.save(Self.recordKey(group: settings.group, counter: name), String(decoding: data, as: UTF8.self))
-    }
 
-    private func publishState(_ name: String, extraID: String? = nil, refused: [String: String]? = nil) {
+    private func publishState(_ name: String, extraIDs: [String] = [], refused: [String: String]? = nil) {
         guard let r = records[name] else { return }
         var ids = Array(r.ids.suffix(Self.idsPublished))
-        if let x = extraID, !ids.contains(x) { ids.append(x) }
+        for x in extraIDs where !ids.contains(x) { ids.append(x) }
         let s = FleetCounterState(value: r.value, seq: r.seq, ids: ids, refused: refused, primary: kioskID)
         guard let data = try? JSONEncoder().encode(s) else { return }
         if let refusal = transport.publish(stateTopic(name), Array(data), retain: true) {
@@ -523,9 +593,11 @@ public final class FleetEngine {
     /// A state from the primary: shown when `FleetStateRule` says so (newer, from the configured
     /// primary, a possible seq); the changes it contains (or refused) are then answered with the
     /// value shown. A refused state is logged (at most once a minute per counter) and ignored,
-    /// its ids included.
+    /// its ids included. A state to show is kept (the counter's value and the record in one
+    /// commit, off the loop) before it is shown and its ids are answered; states arriving while
+    /// that commit is in flight are judged against it, and the newest of them is kept next.
     public func receive(_ s: FleetCounterState, for name: String) {
-        guard let shownRecord = records[name] else { return }
+        guard let shownRecord = deciding[name] ?? records[name] else { return }
         let at = now()
         let shown = FleetStateRule.Shown(seq: shownRecord.seq, primary: shownRecord.primary,
                                          secondsAgo: shownRecord.takenNs.map { Double(at.realtimeNs - $0) / 1e9 })
@@ -534,23 +606,62 @@ public final class FleetEngine {
             refusedState(name, s, why)
             return
         }
-        if verdict == .show, var record = records[name] {
-            for c in owners[name] ?? [] {
-                do { try c.set(name, to: s.value, now: at) } catch {
-                    logger.error("cannot show the fleet's value", metadata: ["counter": "\(name)", "value": "\(s.value)", "error": "\(error)"])
-                }
-            }
-            record = Record(value: s.value, seq: s.seq, ids: [], primary: s.primary, takenNs: at.realtimeNs)
-            records[name] = record
-            do { try saveRecord(name, record) } catch {
-                logger.error("cannot save the fleet's value", metadata: ["counter": "\(name)", "error": "\(error)"])
-            }
-            onChange?()
+        if committing.contains(name) {
+            // Answered after the commit in flight (and the next one, if this state is newer).
+            var later = laterAnswers[name] ?? ([], [:])
+            later.ids += s.ids
+            for (id, m) in s.refused ?? [:] { later.refused[id] = m }
+            laterAnswers[name] = later
+            if verdict == .show { nextState[name] = s; deciding[name] = Record(value: s.value, seq: s.seq, ids: [], primary: s.primary, takenNs: at.realtimeNs) }
+            return
         }
-        // The answer is what this kiosk shows now (the state's value, or a newer one shown already).
-        let value = currentValue(name) ?? records[name]?.value ?? s.value
-        for id in s.ids { confirm(id, .json(200, CounterAnswer(counter: name, value: value))) }
-        for (id, message) in s.refused ?? [:] {
+        if verdict == .show {
+            keepAndShow(s, for: name, at: at)
+            return
+        }
+        answer(ids: s.ids, refused: s.refused ?? [:], for: name)
+    }
+
+    /// (Follower) commits the state's value and record, then shows the value and answers its
+    /// ids (and those of states received meanwhile); then the next state, if one came.
+    private func keepAndShow(_ s: FleetCounterState, for name: String, at: WallTime) {
+        let record = Record(value: s.value, seq: s.seq, ids: [], primary: s.primary, takenNs: at.realtimeNs)
+        let old = records[name]?.value ?? s.value
+        var later = laterAnswers.removeValue(forKey: name) ?? ([], [:])
+        later.ids = s.ids + later.ids
+        for (id, m) in s.refused ?? [:] { later.refused[id] = m }
+        laterAnswers[name] = later
+        deciding[name] = record
+        committing.insert(name)
+        let writes = (owners[name] ?? []).map { ($0.stateKey(name), String(s.value)) }
+            + [(Self.recordKey(group: settings.group, counter: name), (try? JSONEncoder().encode(record)).map { String(decoding: $0, as: UTF8.self) } ?? "")]
+        commit(writes) { [weak self] error in
+            guard let self else { return }
+            self.committing.remove(name)
+            if let error {
+                // Shown all the same: the primary's value is the group's; it is kept at the next state.
+                self.logger.error("cannot save the fleet's value", metadata: ["counter": "\(name)", "value": "\(s.value)", "error": "\(error)"])
+            }
+            self.records[name] = record
+            let now = self.now()
+            for c in self.owners[name] ?? [] { c.showCommitted(name, value: s.value, up: s.value >= old, now: now) }
+            self.onChange?()
+            let pending = self.laterAnswers.removeValue(forKey: name) ?? ([], [:])
+            if let next = self.nextState.removeValue(forKey: name) {
+                self.laterAnswers[name] = pending
+                self.keepAndShow(next, for: name, at: now)
+            } else {
+                self.deciding[name] = nil
+                self.answer(ids: pending.ids, refused: pending.refused, for: name)
+            }
+        }
+    }
+
+    /// Answers the changes a state contains (the value this kiosk shows now) or refused.
+    private func answer(ids: [String], refused: [String: String], for name: String) {
+        let value = currentValue(name) ?? records[name]?.value ?? 0
+        for id in ids { confirm(id, .json(200, CounterAnswer(counter: name, value: value))) }
+        for (id, message) in refused {
             let field = pending[id]?.command.op == .set ? "value" : "name"
             confirm(id, .from(KioskError.outOfRange(message), field: field))
         }

@@ -58,6 +58,12 @@ public protocol CounterControl: AnyObject {
     func increment(_ counter: String, now: WallTime) throws
     func decrement(_ counter: String, now: WallTime) throws
     func reset(_ counter: String, now: WallTime) throws
+    /// The rules a change of `counter` is judged by (digits, minimum).
+    func rules(of counter: String) throws -> CounterRules
+    /// The state key of `counter`'s value.
+    func stateKey(_ counter: String) -> String
+    /// Shows a value made durable elsewhere (nothing is saved).
+    func showCommitted(_ counter: String, value: Int, up: Bool, now: WallTime)
 }
 
 /// One counter as seen from outside its scene.

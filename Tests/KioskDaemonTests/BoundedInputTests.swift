@@ -23,7 +23,7 @@ import Testing
         let error = broker.log.first { $0.topic == "kioskd/p/error" }.map { String(decoding: $0.payload, as: UTF8.self) }
         #expect(error == "fleet command for counter 'HOME' refused: its id is 65 bytes long, more than the 64 bytes allowed")
         #expect(!(broker.retained["kioskd/group/hall/counter/HOME"].map { String(decoding: $0, as: UTF8.self).contains(long) } ?? false))
-        #expect(primary.engine.apply(FleetCommand(op: .inc, id: long), to: "HOME").failure?.message.contains("64 bytes allowed") == true)
+        #expect(primary.engine.applyNow(FleetCommand(op: .inc, id: long), to: "HOME")?.failure?.message.contains("64 bytes allowed") == true)
         // 64 bytes is accepted.
         try publishCommand(broker, id: String(repeating: "y", count: 64))
         #expect(primary.value == 1)
@@ -35,7 +35,7 @@ import Testing
         let primary = try FleetKiosk(.primary, id: "p", broker: broker, loop: loop, store: store)
         for i in 0..<1100 {
             let id = String(repeating: "z", count: 58) + String(format: "%06d", i)
-            #expect(throws: Never.self) { try primary.engine.apply(FleetCommand(op: .inc, id: id), to: "HOME").get() }
+            #expect(throws: Never.self) { try primary.engine.applyNow(FleetCommand(op: .inc, id: id), to: "HOME")?.get() }
         }
         let raw = try #require(store.values[FleetEngine.recordKey(group: "hall", counter: "HOME")])
         #expect(raw.utf8.count <= 64 * 1024, "record of \(raw.utf8.count) bytes")

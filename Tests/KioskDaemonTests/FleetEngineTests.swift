@@ -110,6 +110,15 @@ struct FleetKiosk {
     var value: Int { (try? scene.value(of: "HOME")) ?? -1 }
 }
 
+extension FleetEngine {
+    /// `apply` with the engine's default commit (at once): its result, or nil when none came.
+    func applyNow(_ command: FleetCommand, to name: String) -> Result<Int, KioskError>? {
+        var result: Result<Int, KioskError>?
+        apply(command, to: name) { result = $0 }
+        return result
+    }
+}
+
 /// Collects control answers.
 final class Answers {
     var list: [ControlResponse] = []
@@ -141,9 +150,9 @@ final class Answers {
         // Restart from the same durable store: the id is still known; seq continues.
         let again = try FleetKiosk(.primary, id: "p", broker: broker, loop: loop, store: store)
         #expect(again.value == 1)
-        #expect(try again.engine.apply(cmd, to: "HOME").get() == 1)
+        #expect(try again.engine.applyNow(cmd, to: "HOME")?.get() == 1)
         #expect(again.engine.seq(of: "HOME") == 1)
-        #expect(try again.engine.apply(FleetCommand(op: .inc, id: "f1-x-2"), to: "HOME").get() == 2)
+        #expect(try again.engine.applyNow(FleetCommand(op: .inc, id: "f1-x-2"), to: "HOME")?.get() == 2)
         #expect(again.engine.seq(of: "HOME") == 2)
         // Value, seq and ids are one record (one save).
         let raw = try #require(store.values[FleetEngine.recordKey(group: "hall", counter: "HOME")])
@@ -247,7 +256,7 @@ final class Answers {
     @Test func primaryRepublishesItsStateOnEveryConnect() throws {
         let broker = FakeFleetBroker(), loop = ManualEventLoop()
         let primary = try FleetKiosk(.primary, id: "p", broker: broker, loop: loop)
-        #expect(try primary.engine.apply(FleetCommand(op: .set, value: 42, id: "p-1"), to: "HOME").get() == 42)
+        #expect(try primary.engine.applyNow(FleetCommand(op: .set, value: 42, id: "p-1"), to: "HOME")?.get() == 42)
         broker.retained = [:] // a broker restarted without persistence
         primary.transport.setConnected(false)
         primary.transport.setConnected(true)

@@ -124,7 +124,7 @@ import Testing
         let follower = try FleetKiosk(.follower, id: "f", broker: broker, loop: loop, store: store)
         #expect(follower.value == 123 && follower.engine.seq(of: "HOME") == 0)
         let primary = try FleetKiosk(.primary, id: "p", broker: broker, loop: loop)
-        _ = try primary.engine.apply(FleetCommand(op: .set, value: 45, id: "p-1"), to: "HOME").get()
+        _ = try primary.engine.applyNow(FleetCommand(op: .set, value: 45, id: "p-1"), to: "HOME")?.get()
         broker.deliver()
         #expect(follower.value == 45 && follower.engine.seq(of: "HOME") == 1)
     }
