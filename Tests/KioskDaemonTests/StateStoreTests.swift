@@ -88,7 +88,7 @@ import Testing
     }
 
     @Test func unwritableDirectoryIsReported() {
-        guard getuid() != 0 else { return } // root writes anywhere
+        // /proc refuses new directories to root too.
         let msg = configError { _ = try FileStateStore(directory: "/proc/kioskd-state", logger: quietLogger) }
         #expect(msg?.contains("/proc/kioskd-state") == true)
     }
