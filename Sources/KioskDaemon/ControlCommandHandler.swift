@@ -74,7 +74,11 @@ struct ControlCommandHandler {
                 daemon.blanking.setManual(on)
                 return .json(200, BlankAnswer(blanked: display.isBlanked))
             case .brightness(let percent):
-                return percent.map { daemon.setBrightness($0) } ?? daemon.brightnessAnswer()
+                guard let percent else { return daemon.brightnessAnswer() }
+                switch daemon.brightnessChoice(percent) {
+                case .answer(let r): return r
+                case .choice(let c): return keepAndApply(c, daemon: daemon)
+                }
             case .reload:
                 switch daemon.reload() {
                 case .success(let m): return .json(200, ReloadAnswer(message: m))
@@ -89,9 +93,9 @@ struct ControlCommandHandler {
         }
     }
 
-    /// A choice a control command makes (the scene, the theme, a clock's colour mode): values
-    /// to save, all of them before the choice is applied, so that an acknowledged choice is the
-    /// one shown after a restart.
+    /// A choice a control command makes (the scene, the theme, a clock's colour mode, the
+    /// brightness): values to save, all of them before the choice is applied, so that an
+    /// acknowledged choice is the one shown after a restart.
     struct Choice {
         /// The values to save.
         var saves: [(key: String, value: String)]
@@ -167,6 +171,8 @@ struct ControlCommandHandler {
                 manager.sceneDidChange()
                 return .json(200, ClockModeAnswer(mode: mode.rawValue, scenes: names, saved: saved, note: note))
             })
+        case .brightness(let percent?):
+            return daemon.brightnessChoice(percent)
         default:
             return nil
         }
