@@ -8,15 +8,18 @@ import Glibc
 #endif
 
 /// The command pipeline: every counter change from the control socket, the web page, MQTT,
-/// touch and keys is decided and made durable here, on its own thread (`kioskd-commit`), never
-/// on the render loop. Changes that arrive while a commit is in flight wait and are committed
-/// together as the next batch, with one `StateStore.saveBatch` (one directory sync); each is
-/// answered only after its batch is on disk ("acknowledged = on disk"), and the render loop
-/// receives the resulting values as messages (`deliver`) without ever waiting.
+/// touch and keys, and every other value kept in the state directory by the render loop's side
+/// (the scene, theme and clock mode chosen: `submitWrites`), is decided and made durable here,
+/// on its own thread (`kioskd-commit`), never on the render loop. Work that arrives while a
+/// commit is in flight waits and is committed together as the next batch, with one
+/// `StateStore.saveBatch` (one directory sync); each is answered only after its batch is on disk
+/// ("acknowledged = on disk"), and the render loop receives the resulting values as messages
+/// (`deliver`) without ever waiting.
 ///
-/// Invariants: changes are decided in the order they were submitted (so per counter in order);
-/// a change refused by its counter's rules does not affect the others of its batch; a batch
-/// whose commit fails is refused as a whole and what a restart reads stays as before.
+/// Invariants: work is decided in the order it was submitted (so per counter and per key in
+/// order: within a batch the last value written to a key wins); a change refused by its
+/// counter's rules does not affect the others of its batch; a batch whose commit fails is
+/// refused as a whole, writes included, and what a restart reads stays as before.
 public final class CommandPipeline: @unchecked Sendable {
     // @unchecked: `queue`, `stopping` and `counters` are guarded by `cond`; `known` and
     // `store` are used only by the thread running `runOnce` (one at a time, see `running`).
@@ -63,6 +66,15 @@ public final class CommandPipeline: @unchecked Sendable {
         public init(scene: String, key: String, rules: CounterRules, shown: Int) {
             self.scene = scene; self.key = key; self.rules = rules; self.shown = shown
         }
+    }
+
+    /// What became of a group of writes (`submitWrites`).
+    public enum WriteOutcome: Sendable, Equatable {
+        /// On disk, with the rest of its batch.
+        case saved
+        /// Not on disk: its batch could not be made durable (kind `.state`, with the errno of
+        /// the failed call); what a restart reads is as before.
+        case refused(KioskError)
     }
 
     /// What became of a change.
@@ -120,6 +132,17 @@ public final class CommandPipeline: @unchecked Sendable {
         return Decision(outcomes: outcomes, writes: writeOrder.map { ($0, String(values[$0]!)) }, known: values)
     }
 
+    /// The values a batch writes, from its writes in submission order: each key once (where it
+    /// was first written) with the last value written to it.
+    public static func merged(_ writes: [(key: String, value: String)]) -> [(key: String, value: String)] {
+        var last: [String: String] = [:]
+        var order: [String] = []
+        for w in writes {
+            if last.updateValue(w.value, forKey: w.key) == nil { order.append(w.key) }
+        }
+        return order.map { ($0, last[$0]!) }
+    }
+
     /// Figures for status and the benchmark.
     public struct Counters: Sendable, Equatable {
         /// Batches committed (each one `saveBatch`: one fsync round).
@@ -128,12 +151,21 @@ public final class CommandPipeline: @unchecked Sendable {
         public var changed = 0
         /// Changes refused (rules or a failed commit).
         public var refused = 0
-        /// The largest batch committed.
+        /// Groups of writes (`submitWrites`) on disk.
+        public var written = 0
+        /// Groups of writes refused (a failed commit).
+        public var writesRefused = 0
+        /// The largest batch committed (changes and groups of writes).
         public var largestBatch = 0
     }
 
     public typealias Completion = @Sendable (Outcome) -> Void
-    private struct Item { var change: Change; var completion: Completion; var delivery: Delivery }
+    public typealias WriteCompletion = @Sendable (WriteOutcome) -> Void
+    private enum Work {
+        case change(Change, Completion)
+        case writes([(key: String, value: String)], WriteCompletion)
+    }
+    private struct Item { var work: Work; var delivery: Delivery }
     /// Counters by name (`setDirectory`), guarded by `cond`.
     private var directory: [String: Entry] = [:]
     /// Shows values committed by `.here` changes; called inside `deliver`, once per batch.
@@ -211,7 +243,24 @@ public final class CommandPipeline: @unchecked Sendable {
             completion(.refused(KioskError.state("kioskd is stopping; counter '\(change.rules.counter)' was not changed")))
             return
         }
-        queue.append(Item(change: change, completion: completion, delivery: delivery))
+        queue.append(Item(work: .change(change, completion), delivery: delivery))
+        cond.signal()
+        cond.unlock()
+    }
+
+    /// Queues values to write (a key given twice keeps its last value): committed with the next
+    /// batch, counter changes and other writes included, all or nothing. `completion` runs after
+    /// that batch was committed or refused: through `deliver` (in submission order with the
+    /// batch's other completions) or, with `.here`, on the pipeline's thread.
+    public func submitWrites(_ writes: [(key: String, value: String)], delivery: Delivery = .deliver,
+                             completion: @escaping WriteCompletion) {
+        cond.lock()
+        if stopping {
+            cond.unlock()
+            completion(.refused(KioskError.state("kioskd is stopping; \(writes.map(\.key).joined(separator: ", ")) not saved")))
+            return
+        }
+        queue.append(Item(work: .writes(writes, completion), delivery: delivery))
         cond.signal()
         cond.unlock()
     }
@@ -235,8 +284,8 @@ public final class CommandPipeline: @unchecked Sendable {
         return !queue.isEmpty
     }
 
-    /// Takes everything queued as one batch, decides it, commits it with one `saveBatch` and
-    /// delivers the outcomes. Returns false when nothing was queued. The pipeline's thread calls
+    /// Takes everything queued as one batch, decides it, commits its counter changes and writes
+    /// with one `saveBatch` and delivers the outcomes. Returns false when nothing was queued. The pipeline's thread calls
     /// it in a loop; tests without the thread call it directly.
     @discardableResult
     public func runOnce() -> Bool {
@@ -247,19 +296,37 @@ public final class CommandPipeline: @unchecked Sendable {
         running = !batch.isEmpty
         cond.unlock()
         guard !batch.isEmpty else { return false }
-        var decision = Self.decide(batch.map(\.change), known: known)
+        var changes: [Change] = []
+        for item in batch { if case .change(let c, _) = item.work { changes.append(c) } }
+        var decision = Self.decide(changes, known: known)
+        // Everything the batch writes, in submission order: each changed counter's new value
+        // and each group of writes.
+        var sequence: [(key: String, value: String)] = []
+        var n = 0
+        for item in batch {
+            switch item.work {
+            case .change(let c, _):
+                if case .changed(_, let new) = decision.outcomes[n] { sequence.append((c.key, String(new))) }
+                n += 1
+            case .writes(let w, _):
+                sequence += w
+            }
+        }
+        let writes = Self.merged(sequence)
         var committed = true
-        if !decision.writes.isEmpty {
+        var failure: KioskError?
+        if !writes.isEmpty {
             do {
-                try store.saveBatch(decision.writes)
+                try store.saveBatch(writes)
             } catch {
                 committed = false
                 let e = error as? KioskError
-                logger.error("cannot save a batch of counter changes; all of them are refused", metadata: [
-                    "changes": "\(batch.count)", "keys": "\(decision.writes.map(\.key).joined(separator: ", "))", "error": "\(error)"])
+                failure = e ?? KioskError.state("\(error)")
+                logger.error("cannot save a batch of changes; all of them are refused", metadata: [
+                    "changes": "\(batch.count)", "keys": "\(writes.map(\.key).joined(separator: ", "))", "error": "\(error)"])
                 for (i, o) in decision.outcomes.enumerated() {
                     guard case .changed(let old, let new) = o else { continue }
-                    let c = batch[i].change
+                    let c = changes[i]
                     decision.outcomes[i] = .refused(KioskError(.state, "counter '\(c.rules.counter)': cannot save \(new) (state key \(c.key)): \(error); the value stays \(old)",
                                                                errno: e?.errno ?? 0))
                 }
@@ -267,8 +334,9 @@ public final class CommandPipeline: @unchecked Sendable {
         }
         if committed { known = decision.known }
         let outcomes = decision.outcomes
+        let writeOutcome: WriteOutcome = failure.map { .refused($0) } ?? .saved
         cond.lock()
-        if committed && !decision.writes.isEmpty { counters.commits += 1 }
+        if committed && !writes.isEmpty { counters.commits += 1 }
         for o in outcomes {
             switch o {
             case .changed: counters.changed += 1
@@ -276,39 +344,52 @@ public final class CommandPipeline: @unchecked Sendable {
             case .unchanged: break
             }
         }
+        for item in batch {
+            guard case .writes = item.work else { continue }
+            if committed { counters.written += 1 } else { counters.writesRefused += 1 }
+        }
         counters.largestBatch = max(counters.largestBatch, batch.count)
         running = false
         let show = onShow
         cond.unlock()
-        var later: [(Completion, Outcome)] = []
+        var later: [@Sendable () -> Void] = []
         var shown: [Shown] = []
-        var here: [(Completion, Outcome)] = []
-        for (item, o) in zip(batch, outcomes) {
-            switch item.delivery {
-            case .deliver: later.append((item.completion, o))
-            case .here:
-                here.append((item.completion, o))
-                if case .changed(let old, let new) = o {
+        var here: [@Sendable () -> Void] = []
+        n = 0
+        for item in batch {
+            let run: @Sendable () -> Void
+            switch item.work {
+            case .change(let change, let completion):
+                let o = outcomes[n]
+                n += 1
+                run = { completion(o) }
+                if item.delivery == .here, case .changed(let old, let new) = o {
                     let up: Bool
-                    switch item.change.edit {
+                    switch change.edit {
                     case .increment: up = true
                     case .set: up = new >= old
                     case .decrement, .reset: up = false
                     }
-                    shown.append(Shown(scene: item.change.scene, counter: item.change.rules.counter, old: old, new: new, up: up))
+                    shown.append(Shown(scene: change.scene, counter: change.rules.counter, old: old, new: new, up: up))
                 }
+            case .writes(_, let completion):
+                run = { completion(writeOutcome) }
+            }
+            switch item.delivery {
+            case .deliver: later.append(run)
+            case .here: here.append(run)
             }
         }
         if !later.isEmpty || (!shown.isEmpty && show != nil) {
             let values = shown, completions = later
             deliver {
                 if !values.isEmpty { show?(values) }
-                for (c, o) in completions { c(o) }
+                for c in completions { c() }
             }
         }
         // After the values were sent to the render loop: a client that reads the counter after
         // this answer finds it shown (the loop runs what was posted in order).
-        for (c, o) in here { c(o) }
+        for c in here { c() }
         return true
     }
 }

@@ -1,6 +1,7 @@
 import Foundation
 import KioskControl
 import KioskCore
+import KioskPosix
 import KioskScenes
 import Logging
 
@@ -21,37 +22,12 @@ struct ControlCommandHandler {
                 return .json(200, OutputsAnswer(outputs: [.init(description: display.displayDescription,
                                                                  logicalSize: display.logicalSize.map { "\($0.width)x\($0.height)" },
                                                                  rotation: display.rotation.rawValue, blanked: display.isBlanked)]))
-            case .scene(let name):
-                guard manager.scenes.contains(where: { $0.name == name }) else {
-                    do { try manager.show(sceneNamed: name) } catch { return .from(error, field: "name") }
-                    return .json(200, ChoiceAnswer(scene: manager.current.name))
+            case .scene, .theme, .clockMode:
+                switch choice(command, on: daemon) {
+                case .answer(let r)?: return r
+                case .choice(let c)?: return keepAndApply(c, daemon: daemon)
+                case nil: return .error(500, "not a choice: \(command)")
                 }
-                // Saved before it is shown: a choice that cannot be saved is refused and not shown.
-                var answer = ChoiceAnswer()
-                if let refusal = keepChoice([(Daemon.sceneKey, name)], "scene '\(name)'", stays: "the scene stays '\(manager.current.name)'",
-                                            daemon: daemon, into: &answer) {
-                    return refusal
-                }
-                try manager.show(sceneNamed: name)
-                answer.scene = manager.current.name
-                return .json(200, answer)
-            case .theme(let name):
-                let config = daemon.config
-                let t: Theme
-                do { t = try ThemeLoader.load(named: name, directory: config.themeDirectory) } catch { return .from(error, field: "name") }
-                // The chosen theme applies at the next start only while the config's theme is the
-                // one it was chosen under: with that already saved, one save decides; otherwise the
-                // choice is saved first and takes effect with the second save.
-                var saves = [(Daemon.themeKey, name)]
-                if daemon.state.load(Daemon.themeConfigKey) != config.themeName { saves.append((Daemon.themeConfigKey, config.themeName)) }
-                var answer = ChoiceAnswer()
-                if let refusal = keepChoice(saves, "theme '\(name)'", stays: "the theme stays '\(daemon.themes.activeName)'",
-                                            daemon: daemon, into: &answer) {
-                    return refusal
-                }
-                daemon.themes.choose(name, t)
-                answer.theme = name
-                return .json(200, answer)
             case .counter(let name, let op, let value):
                 let owners = manager.scene(as: CounterControl.self)
                 guard let c = owners.first(where: { $0.counterNames.contains(name) }) else {
@@ -98,14 +74,16 @@ struct ControlCommandHandler {
                 daemon.blanking.setManual(on)
                 return .json(200, BlankAnswer(blanked: display.isBlanked))
             case .brightness(let percent):
-                return percent.map { daemon.setBrightness($0) } ?? daemon.brightnessAnswer()
+                guard let percent else { return daemon.brightnessAnswer() }
+                switch daemon.brightnessChoice(percent) {
+                case .answer(let r): return r
+                case .choice(let c): return keepAndApply(c, daemon: daemon)
+                }
             case .reload:
                 switch daemon.reload() {
                 case .success(let m): return .json(200, ReloadAnswer(message: m))
                 case .failure(let e): return .error(422, e.message)
                 }
-            case .clockMode(let modeName, let sceneName):
-                return clockMode(modeName, scene: sceneName, daemon: daemon)
             case .pair, .devices, .revokeDevice, .themes, .palette, .paintings, .painting:
                 return daemon.handleWebCommand(command)
             }
@@ -115,52 +93,124 @@ struct ControlCommandHandler {
         }
     }
 
-    /// Switches the colour mode of one clock scene (or of all): saved first, like a scene choice,
-    /// so an acknowledged mode is the one shown after a restart.
-    private func clockMode(_ modeName: String, scene sceneName: String?, daemon: Daemon) -> ControlResponse {
+    /// A choice a control command makes (the scene, the theme, a clock's colour mode, the
+    /// brightness): values to save, all of them before the choice is applied, so that an
+    /// acknowledged choice is the one shown after a restart.
+    struct Choice {
+        /// The values to save.
+        var saves: [(key: String, value: String)]
+        /// "the choice of scene 'clock'" (logs, and the note when state is not kept).
+        var subject: String
+        /// The refusal's text when the values cannot be saved, from the error.
+        var refusal: (Error) -> String
+        /// Applies the choice on the loop and gives the answer, with `saved` and `note` as `keep` found.
+        var apply: (_ saved: Bool?, _ note: String?) -> ControlResponse
+    }
+
+    /// What a choice command asks.
+    enum Asked {
+        /// Answered at once, nothing to save (an unknown scene, theme or mode).
+        case answer(ControlResponse)
+        case choice(Choice)
+    }
+
+    /// The choice `command` asks for, checked against what the daemon has; nil when `command`
+    /// is no choice.
+    func choice(_ command: ControlCommand, on daemon: Daemon) -> Asked? {
         let manager = daemon.manager
-        let clocks = manager.scenes.compactMap { $0 as? ClockScene }
-        guard !clocks.isEmpty else {
-            return .error(404, "no clock scene is configured (scenes: \(manager.scenes.map(\.name).joined(separator: ", ")))", field: "scene")
-        }
-        var targets = clocks
-        if let sceneName {
-            guard let c = clocks.first(where: { $0.name == sceneName }) else {
-                return .error(404, "unknown clock scene '\(sceneName)'; clock scenes: \(clocks.map(\.name).joined(separator: ", "))", field: "scene")
+        switch command {
+        case .scene(let name):
+            guard manager.scenes.contains(where: { $0.name == name }) else {
+                do { try manager.show(sceneNamed: name) } catch { return .answer(.from(error, field: "name")) }
+                return .answer(.json(200, ChoiceAnswer(scene: manager.current.name)))
             }
-            targets = [c]
-        }
-        guard let mode = ClockColorMode(rawValue: modeName) else {
-            return .error(422, "unknown clock mode '\(modeName)'; modes: \(ClockColorMode.allCases.map(\.rawValue).joined(separator: ", "))", field: "mode")
-        }
-        // The mode chosen applies at the next start while the config's color_mode is the one it was chosen under.
-        let saves = targets.flatMap { [(Daemon.clockModeKey($0.name), mode.rawValue), (Daemon.clockModeConfigKey($0.name), $0.configuredColorMode.rawValue)] }
-        let was = targets.map { "'\($0.colorMode.rawValue)'" }.joined(separator: ", ")
-        let what = "the choice of clock mode '\(modeName)'"
-        switch ControlCommandHandler.keep(saves, what, state: daemon.state, logger: daemon.logger,
-                                          refusal: { "cannot save \(what): \($0); the clock mode stays \(was)" }) {
-        case .refused(let refusal): return refusal
-        case .kept(let saved, let note):
-            for c in targets { c.setColorMode(mode) }
-            manager.sceneDidChange()
-            return .json(200, ClockModeAnswer(mode: mode.rawValue, scenes: targets.map(\.name), saved: saved, note: note))
+            let what = "scene '\(name)'"
+            let stays = "the scene stays '\(manager.current.name)'"
+            return .choice(Choice(saves: [(Daemon.sceneKey, name)], subject: "the choice of \(what)",
+                                  refusal: { "cannot save the choice of \(what): \($0); \(stays)" }) { saved, note in
+                do { try manager.show(sceneNamed: name) } catch { return .from(error, field: "name") }
+                return .json(200, ChoiceAnswer(scene: manager.current.name, saved: saved, note: note))
+            })
+        case .theme(let name):
+            let config = daemon.config
+            let t: Theme
+            do { t = try ThemeLoader.load(named: name, directory: config.themeDirectory) } catch { return .answer(.from(error, field: "name")) }
+            // The chosen theme applies at the next start only while the config's theme is the one
+            // it was chosen under: the choice first, then the config's theme (saving a value the
+            // state already holds writes nothing).
+            let what = "theme '\(name)'"
+            let stays = "the theme stays '\(daemon.themes.activeName)'"
+            return .choice(Choice(saves: [(Daemon.themeKey, name), (Daemon.themeConfigKey, config.themeName)], subject: "the choice of \(what)",
+                                  refusal: { "cannot save the choice of \(what): \($0); \(stays)" }) { saved, note in
+                daemon.themes.choose(name, t)
+                return .json(200, ChoiceAnswer(theme: name, saved: saved, note: note))
+            })
+        case .clockMode(let modeName, let sceneName):
+            let clocks = manager.scenes.compactMap { $0 as? ClockScene }
+            guard !clocks.isEmpty else {
+                return .answer(.error(404, "no clock scene is configured (scenes: \(manager.scenes.map(\.name).joined(separator: ", ")))", field: "scene"))
+            }
+            var targets = clocks
+            if let sceneName {
+                guard let c = clocks.first(where: { $0.name == sceneName }) else {
+                    return .answer(.error(404, "unknown clock scene '\(sceneName)'; clock scenes: \(clocks.map(\.name).joined(separator: ", "))", field: "scene"))
+                }
+                targets = [c]
+            }
+            guard let mode = ClockColorMode(rawValue: modeName) else {
+                return .answer(.error(422, "unknown clock mode '\(modeName)'; modes: \(ClockColorMode.allCases.map(\.rawValue).joined(separator: ", "))", field: "mode"))
+            }
+            // The mode chosen applies at the next start while the config's color_mode is the one it was chosen under.
+            let saves = targets.flatMap { [(Daemon.clockModeKey($0.name), mode.rawValue), (Daemon.clockModeConfigKey($0.name), $0.configuredColorMode.rawValue)] }
+            let was = targets.map { "'\($0.colorMode.rawValue)'" }.joined(separator: ", ")
+            let what = "the choice of clock mode '\(modeName)'"
+            let names = targets.map(\.name)
+            return .choice(Choice(saves: saves, subject: what, refusal: { "cannot save \(what): \($0); the clock mode stays \(was)" }) { saved, note in
+                // The clocks by name: a reload while the choice was being saved made new scenes.
+                for case let c as ClockScene in manager.scenes where names.contains(c.name) { c.setColorMode(mode) }
+                manager.sceneDidChange()
+                return .json(200, ClockModeAnswer(mode: mode.rawValue, scenes: names, saved: saved, note: note))
+            })
+        case .brightness(let percent?):
+            return daemon.brightnessChoice(percent)
+        default:
+            return nil
         }
     }
 
-    /// Saves a scene or theme choice before it is applied. Returns the refusal when a durable
-    /// save failed (500, or 507 when the disk is full; nothing changes). When state is not being
-    /// saved (unusable directory, or `state = "volatile"`) the choice is applied and the answer
-    /// says it is not kept ("saved": false and a note).
-    private func keepChoice(_ saves: [(String, String)], _ what: String, stays: String, daemon: Daemon,
-                            into answer: inout ChoiceAnswer) -> ControlResponse? {
-        switch ControlCommandHandler.keep(saves, "the choice of \(what)", state: daemon.state, logger: daemon.logger,
-                                          refusal: { "cannot save the choice of \(what): \($0); \(stays)" }) {
+    /// Saves a choice on the loop's thread, then applies it (without a command pipeline).
+    private func keepAndApply(_ c: Choice, daemon: Daemon) -> ControlResponse {
+        switch ControlCommandHandler.keep(c.saves, c.subject, state: daemon.state, logger: daemon.logger, refusal: c.refusal) {
         case .refused(let refusal): return refusal
-        case .kept(let saved, let note):
-            answer.saved = saved
-            answer.note = note
-            return nil
+        case .kept(let saved, let note): return c.apply(saved, note)
         }
+    }
+
+    /// With the command pipeline: the values of a choice command are committed on the
+    /// pipeline's thread, and the choice is applied and answered on the loop once they are on
+    /// disk (refused as `keep` refuses when the commit fails); the loop does not wait meanwhile.
+    /// Without durable state it is applied at once, as `keep` says. False: `command` is no choice.
+    func submitChoice(_ command: ControlCommand, on daemon: Daemon, reply: @escaping (ControlResponse) -> Void) -> Bool {
+        guard let pipeline = daemon.pipeline, let asked = choice(command, on: daemon) else { return false }
+        switch asked {
+        case .answer(let r):
+            reply(r)
+        case .choice(let c):
+            guard daemon.state.durability == .durable else {
+                reply(keepAndApply(c, daemon: daemon))
+                return true
+            }
+            let bound = LoopBound((daemon, c, reply), loop: daemon.loop)
+            pipeline.submitWrites(c.saves) { outcome in
+                let (daemon, c, reply) = bound.value
+                switch outcome {
+                case .saved: reply(c.apply(nil, nil))
+                case .refused(let e): reply(ControlCommandHandler.refused(e, c.subject, logger: daemon.logger, refusal: c.refusal))
+                }
+                daemon.changes.noteChange()
+            }
+        }
+        return true
     }
 
     /// What became of a save before a change: refused (the answer), or kept.
@@ -172,16 +222,14 @@ struct ControlCommandHandler {
     /// Saves `saves` before a change is applied (acknowledged = kept). A durable save that fails is
     /// the refusal (500, or 507 when the disk is full), with `refusal`'s text; without durable
     /// state the change goes ahead and `saved: false` with a note says that `subject` is not kept.
-    static func keep(_ saves: [(String, String)], _ subject: String, state: StateStore, logger: Logger,
+    static func keep(_ saves: [(key: String, value: String)], _ subject: String, state: StateStore, logger: Logger,
                      refusal: (Error) -> String) -> Kept {
         switch state.durability {
         case .durable:
             do {
                 for (k, v) in saves { try state.save(k, v) }
             } catch {
-                let errnum = (error as? KioskError)?.errno ?? 0
-                logger.error("cannot save \(subject); refused", metadata: ["error": "\(error)"])
-                return .refused(.error(errnum == ENOSPC || errnum == EDQUOT ? 507 : 500, refusal(error)))
+                return .refused(refused(error, subject, logger: logger, refusal: refusal))
             }
             return .kept(saved: nil, note: nil)
         case .volatile:
@@ -189,6 +237,14 @@ struct ControlCommandHandler {
         case .unavailable(let why):
             return .kept(saved: false, note: "state is not being saved (\(why)): \(subject) lasts until kioskd stops")
         }
+    }
+
+    /// The refusal of a change whose values could not be saved: 507 when the disk is full (or
+    /// the quota used up), otherwise 500, with `refusal`'s text.
+    static func refused(_ error: Error, _ subject: String, logger: Logger, refusal: (Error) -> String) -> ControlResponse {
+        let errnum = (error as? KioskError)?.errno ?? 0
+        logger.error("cannot save \(subject); refused", metadata: ["error": "\(error)"])
+        return .error(errnum == ENOSPC || errnum == EDQUOT ? 507 : 500, refusal(error))
     }
 
     /// The `state` part of the status: "durable", "volatile" or "not saved" with the reason.

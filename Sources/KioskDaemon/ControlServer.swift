@@ -8,93 +8,6 @@ import NIOHTTP1
 import NIOPosix
 import KioskPosix
 
-/// One control request on its way to the render loop. The executor calls `run` on the thread
-/// that carries out commands; `run` does nothing when the request's deadline has passed or the
-/// server gave up on it, so a request answered "not carried out" is never carried out later.
-public final class ControlJob: Sendable {
-    /// What became of a job, as the server sees it.
-    enum Fate { case notStarted, started, finished }
-
-    public let command: ControlCommand
-    /// The render loop must start the command before this.
-    public let deadline: NIODeadline
-    private enum Phase { case pending, started, finished, dropped }
-    private struct State {
-        var phase = Phase.pending
-        var completion: (@Sendable (ControlResponse) -> Void)?
-    }
-    private let state: NIOLockedValueBox<State>
-
-    init(command: ControlCommand, deadline: NIODeadline, completion: @escaping @Sendable (ControlResponse) -> Void) {
-        self.command = command
-        self.deadline = deadline
-        self.state = NIOLockedValueBox(State(completion: completion))
-    }
-
-    /// Carries out the command with `body` unless the deadline has passed or the job was dropped;
-    /// returns whether it ran. The answer goes to the waiting connection.
-    @discardableResult
-    public func run(_ body: (ControlCommand) -> ControlResponse) -> Bool {
-        run { command, reply in reply(body(command)) }
-    }
-
-    /// Like `run(_:)` for commands answered later (a change that must first come back from
-    /// elsewhere): `body` calls `reply` once, now or later, on any thread.
-    @discardableResult
-    public func run(_ body: (ControlCommand, @escaping (ControlResponse) -> Void) -> Void) -> Bool {
-        let deadline = self.deadline
-        let go: Bool = state.withLockedValue { s in
-            guard s.phase == .pending else { return false }
-            guard NIODeadline.now() < deadline else { s.phase = .dropped; s.completion = nil; return false }
-            s.phase = .started
-            return true
-        }
-        guard go else { return false }
-        body(command) { [state] response in
-            let done: (@Sendable (ControlResponse) -> Void)? = state.withLockedValue { s in
-                defer { s.phase = .finished; s.completion = nil }
-                return s.completion
-            }
-            done?(response)
-        }
-        return true
-    }
-
-    /// Drops the job if it has not started (it will never run); says what became of it.
-    func drop() -> Fate {
-        state.withLockedValue { s in
-            switch s.phase {
-            case .pending, .dropped:
-                s.phase = .dropped
-                s.completion = nil
-                return .notStarted
-            case .started: return .started
-            case .finished: return .finished
-            }
-        }
-    }
-
-    /// Nobody waits for the answer any more (the connection is gone or the server stopped): a
-    /// job not started is dropped; a started one finishes without delivering its answer.
-    func abandon() {
-        state.withLockedValue { s in
-            if s.phase == .pending { s.phase = .dropped }
-            s.completion = nil
-        }
-    }
-}
-
-/// Jobs handed to the executor and not yet finished, so a stopping server can drop them.
-final class JobRegistry: Sendable {
-    private let jobs = NIOLockedValueBox<[ObjectIdentifier: ControlJob]>([:])
-    func add(_ j: ControlJob) { jobs.withLockedValue { $0[ObjectIdentifier(j)] = j } }
-    func remove(_ j: ControlJob) { jobs.withLockedValue { _ = $0.removeValue(forKey: ObjectIdentifier(j)) } }
-    func abandonAll() {
-        let all = jobs.withLockedValue { Array($0.values) }
-        for j in all { j.abandon() }
-    }
-}
-
 /// Events a stopping server sends to each connection.
 enum ControlServerEvent: Sendable {
     /// Stop reading requests; carry out and answer those already complete, then close.
@@ -344,7 +257,7 @@ final class ControlHTTPHandler: ChannelDuplexHandler {
     private let logger: Logger
     private var queue = CircularBuffer<Item>()
     private var reading = Reading.waiting
-    private var current: (job: ControlJob, serial: Int, head: HTTPRequestHead, timer: Scheduled<Void>?)?
+    private var current: (job: ControlJob, serial: Int, head: HTTPRequestHead)?
     private var closeWhenDone = false
     private var draining = false
     private var readPending = false
@@ -367,7 +280,6 @@ final class ControlHTTPHandler: ChannelDuplexHandler {
         closed = true
         if let c = current {
             // Nobody is left to answer: a request not started is dropped.
-            c.timer?.cancel()
             c.job.abandon()
             jobs.remove(c.job)
             current = nil
@@ -501,7 +413,6 @@ final class ControlHTTPHandler: ChannelDuplexHandler {
                 process()
             case .drainDeadline:
                 if let c = current, c.job.drop() == .notStarted {
-                    c.timer?.cancel()
                     jobs.remove(c.job)
                     current = nil
                     write(.error(503, "kioskd is stopping; not carried out"), head: c.head)
@@ -557,62 +468,40 @@ final class ControlHTTPHandler: ChannelDuplexHandler {
         }
     }
 
+    /// Hands the request to the executor as a job, which answers it by the deadline rule
+    /// (`ControlJob`): its own answer, 503 when not started in time, 504 when not finished.
     private func start(_ h: HTTPRequestHead, _ command: ControlCommand, received: NIODeadline) {
         let loop = context.eventLoop
         let bound = NIOLoopBound(self, eventLoop: loop)
-        let deadline = received + limits.requestTimeout
         serial += 1
         let n = serial
-        let job = ControlJob(command: command, deadline: deadline) { response in
-            loop.execute { bound.value.finish(n, h, response) }
+        let job = ControlJob(command: command, received: Int64(received.uptimeNanoseconds), limits: limits, clock: .nio(loop)) { response, ending in
+            loop.execute { bound.value.finish(n, h, response, ending) }
         }
-        let timer = loop.assumeIsolated().scheduleTask(deadline: deadline) { [self] in requestTimedOut(h) }
-        current = (job, n, h, timer)
+        current = (job, n, h)
         jobs.add(job)
         execute(job)
     }
 
-    /// The deadline passed: a request not started is dropped and refused; a started one is
-    /// waited for (bounded by `resultTimeout`).
-    private func requestTimedOut(_ h: HTTPRequestHead) {
-        guard let c = current else { return }
-        switch c.job.drop() {
+    private func finish(_ n: Int, _ h: HTTPRequestHead, _ response: ControlResponse, _ ending: ControlJob.Ending) {
+        guard let c = current, c.serial == n, !closed else { return }
+        jobs.remove(c.job)
+        current = nil
+        switch ending {
+        case .answered:
+            write(response, head: h)
         case .notStarted:
-            jobs.remove(c.job)
-            current = nil
             logger.warning("control request not started in time: the render loop is busy; not carried out",
                            metadata: ["control.request": "\(h.method) \(h.uri)"])
-            let ms = limits.requestTimeout.nanoseconds / 1_000_000
-            write(.error(503, "kioskd is busy: the render loop did not start the request within \(ms) ms; not carried out"), head: h)
-            process()
-        case .started:
-            let timer = context.eventLoop.assumeIsolated().scheduleTask(in: limits.resultTimeout) { [self] in resultTimedOut(h) }
-            current = (c.job, c.serial, c.head, timer)
-        case .finished:
-            // The answer is on its way to `finish`.
-            current = (c.job, c.serial, c.head, nil)
+            write(response, head: h)
+        case .unfinished:
+            logger.error("control request started but not finished in time; its outcome is unknown",
+                         metadata: ["control.request": "\(h.method) \(h.uri)"])
+            write(response, head: h)
+            // Its answer may still come: nothing more is served on this connection.
+            closeWhenDone = true
+            reading = .finished
         }
-    }
-
-    private func resultTimedOut(_ h: HTTPRequestHead) {
-        guard let c = current else { return }
-        c.job.abandon()
-        jobs.remove(c.job)
-        current = nil
-        logger.error("control request started but not finished in time; its outcome is unknown",
-                     metadata: ["control.request": "\(h.method) \(h.uri)"])
-        write(.error(504, "kioskd started the request but it did not finish within \(describeSeconds(limits.resultTimeout)); it may or may not have been carried out"), head: h)
-        closeWhenDone = true
-        reading = .finished
-        process()
-    }
-
-    private func finish(_ n: Int, _ h: HTTPRequestHead, _ response: ControlResponse) {
-        guard let c = current, c.serial == n, !closed else { return }
-        c.timer?.cancel()
-        jobs.remove(c.job)
-        current = nil
-        write(response, head: h)
         process()
     }
 

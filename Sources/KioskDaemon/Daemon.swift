@@ -45,8 +45,9 @@ public final class Daemon {
     public var mqtt: MQTTBridge?
     /// Shared counters of a `[fleet]` group (`startFleet`); nil without one.
     public internal(set) var fleet: FleetEngine?
-    /// The command pipeline (`startPipeline`): counter changes are committed on its thread, in
-    /// groups, and shown when they are on disk. Nil: changes are saved on the loop's thread.
+    /// The command pipeline (`startPipeline`): counter changes, and the scene, theme and clock
+    /// mode chosen, are committed on its thread, in groups, and shown when they are on disk.
+    /// Nil: they are saved on the loop's thread.
     public internal(set) var pipeline: CommandPipeline?
 
     /// After the first frame is on screen (systemd READY=1).
@@ -135,10 +136,18 @@ public final class Daemon {
         }
         manager.onSceneChange = { [weak self] name in
             guard let self else { return }
-            // Control requests save before showing (a no-op here); swipes, keys and the rotation save now.
+            // Control requests save before showing (nothing more to write here); swipes, keys and
+            // the rotation save now: through the command pipeline, without waiting for the disk.
             if self.state.durability == .durable {
-                do { try self.state.save(Daemon.sceneKey, name) } catch {
-                    self.logger.error("cannot save the current scene", metadata: ["error": "\(error)"])
+                if let pipeline = self.pipeline {
+                    let logger = self.logger
+                    pipeline.submitWrites([(Daemon.sceneKey, name)], delivery: .here) { outcome in
+                        if case .refused(let e) = outcome { logger.error("cannot save the current scene", metadata: ["error": "\(e)"]) }
+                    }
+                } else {
+                    do { try self.state.save(Daemon.sceneKey, name) } catch {
+                        self.logger.error("cannot save the current scene", metadata: ["error": "\(error)"])
+                    }
                 }
             }
             self.publishStatus()
@@ -202,6 +211,10 @@ public final class Daemon {
     public func handle(_ command: ControlCommand, reply: @escaping (ControlResponse) -> Void) {
         if let route = asyncRoute, route(command, reply) { return }
         if pipeline != nil, routeToPipeline(command, reply: reply) { return }
+        if pipeline != nil, commands.submitChoice(command, on: self, reply: reply) {
+            changes.noteChange()
+            return
+        }
         reply(handle(command))
     }
 

@@ -34,8 +34,16 @@ struct ReloadCoordinator {
             if new.themeName != config.themeName || themeName == new.themeName {
                 theme = new.theme
                 themeName = new.themeName
-                try? state.save(Daemon.themeKey, new.themeName)
-                try? state.save(Daemon.themeConfigKey, new.themeName)
+                let saves = [(key: Daemon.themeKey, value: new.themeName), (key: Daemon.themeConfigKey, value: new.themeName)]
+                if let pipeline = daemon.pipeline, state.durability == .durable {
+                    // Not waited for: the reload's answer does not promise it (as before, when a
+                    // failure here went unreported); a failure is logged.
+                    pipeline.submitWrites(saves, delivery: .here) { outcome in
+                        if case .refused(let e) = outcome { logger.error("cannot save the config's theme after the reload", metadata: ["error": "\(e)"]) }
+                    }
+                } else {
+                    for s in saves { try? state.save(s.key, s.value) }
+                }
             } else {
                 theme = try ThemeLoader.load(named: themeName, directory: new.themeDirectory)
             }

@@ -184,19 +184,25 @@ extension Daemon {
         s.backlight?.lux = wallRuntime.ambient?.lastLux.map { ($0 * 10).rounded() / 10 }
     }
 
-    /// `POST /brightness`: saved first (a level that cannot be kept is refused), then written.
-    func setBrightness(_ percent: Double) -> ControlResponse {
-        guard let b = blanking.backlight else {
-            return .error(409, "no backlight to set: [display] backlight = \"\(config.wall.backlight)\" found none (see the log at start)")
-        }
+    /// `POST /brightness` as a choice: saved first (a level that cannot be kept is refused), then written.
+    func brightnessChoice(_ percent: Double) -> ControlCommandHandler.Asked {
+        guard blanking.backlight != nil else { return .answer(noBacklightToSet) }
+        return .choice(.init(saves: [(Daemon.brightnessKey, "\(percent)")], subject: "the brightness",
+                             refusal: { "cannot save the brightness \(BlankController.text(percent)): \($0); the brightness is unchanged" }) { [self] saved, note in
+            setBrightness(percent, saved: saved, note: note)
+        })
+    }
+
+    private var noBacklightToSet: ControlResponse {
+        .error(409, "no backlight to set: [display] backlight = \"\(config.wall.backlight)\" found none (see the log at start)")
+    }
+
+    /// Writes a brightness already kept (`brightnessChoice`) and answers.
+    private func setBrightness(_ percent: Double, saved: Bool?, note: String?) -> ControlResponse {
+        guard let b = blanking.backlight else { return noBacklightToSet }
         var answer = BrightnessAnswer(percent: percent, method: b.method, device: b.device.name)
-        switch ControlCommandHandler.keep([(Daemon.brightnessKey, "\(percent)")], "the brightness", state: state, logger: logger,
-                                          refusal: { "cannot save the brightness \(BlankController.text(percent)): \($0); the brightness is unchanged" }) {
-        case .refused(let refusal): return refusal
-        case .kept(let saved, let note):
-            answer.saved = saved
-            answer.note = note
-        }
+        answer.saved = saved
+        answer.note = note
         do { try blanking.setBrightness(percent: percent) } catch {
             logger.error("cannot set the backlight", metadata: ["error": "\(error)"])
             return .error(500, "\(error)")

@@ -5,7 +5,6 @@ import KioskPosix
 import KioskScenes
 import KioskWeb
 import Logging
-import NIOConcurrencyHelpers
 import NIOCore
 
 extension Daemon {
@@ -180,8 +179,8 @@ final class WebLive {
 }
 
 /// The web server's way into the daemon: every call is carried out on the render loop, a
-/// command with the control socket's deadline (not started within `requestTimeout`: 503,
-/// never carried out).
+/// command by the control socket's deadline rule (`ControlJob`: not started within
+/// `requestTimeout`, 503 and never carried out; started but not finished, 504).
 struct DaemonWebBackend: WebBackend {
     let daemon: LoopBound<Daemon>
     let limits: ControlLimits
@@ -192,25 +191,10 @@ struct DaemonWebBackend: WebBackend {
     }
 
     func run(_ command: ControlCommand) async -> ControlResponse {
-        let once = ResumeOnce()
-        let limits = self.limits
+        let limits = self.limits, daemon = self.daemon
         return await withCheckedContinuation { c in
-            once.set(c)
-            let job = ControlJob(command: command, deadline: .now() + limits.requestTimeout) { r in once.resume(r) }
+            let job = ControlJob(command: command, limits: limits, clock: .shared) { response, _ in c.resume(returning: response) }
             daemon.post { d in job.run { cmd, reply in d.handle(cmd, reply: reply) } }
-            let watchdog = Task {
-                try? await Task.sleep(nanoseconds: UInt64(limits.requestTimeout.nanoseconds))
-                if Task.isCancelled { return }
-                if job.drop() == .notStarted {
-                    let ms = limits.requestTimeout.nanoseconds / 1_000_000
-                    once.resume(.error(503, "kioskd is busy: the render loop did not start the request within \(ms) ms; not carried out"))
-                    return
-                }
-                try? await Task.sleep(nanoseconds: UInt64(limits.resultTimeout.nanoseconds))
-                if Task.isCancelled { return }
-                once.resume(.error(504, "kioskd started the request but it did not finish within \(describeSeconds(limits.resultTimeout)); it may or may not have been carried out"))
-            }
-            once.onResume { watchdog.cancel() }
         }
     }
 
@@ -235,43 +219,6 @@ struct DaemonWebBackend: WebBackend {
 
     func closeStream(_ id: Int) {
         daemon.post { d in d.webLive?.close(id) }
-    }
-}
-
-/// Resumes a continuation once, whoever comes first (the answer or the deadline).
-final class ResumeOnce: Sendable {
-    private struct State {
-        var continuation: CheckedContinuation<ControlResponse, Never>?
-        var after: (@Sendable () -> Void)?
-        var done = false
-    }
-    private let state = NIOLockedValueBox(State())
-
-    /// Called first, inside `withCheckedContinuation`.
-    func set(_ c: CheckedContinuation<ControlResponse, Never>) {
-        state.withLockedValue { s in s.continuation = c }
-    }
-
-    func resume(_ v: ControlResponse) {
-        var c: CheckedContinuation<ControlResponse, Never>?
-        var after: (@Sendable () -> Void)?
-        state.withLockedValue { s in
-            guard !s.done else { return }
-            c = s.continuation
-            after = s.after
-            if c != nil { s.done = true; s.continuation = nil; s.after = nil }
-        }
-        c?.resume(returning: v)
-        after?()
-    }
-
-    /// `f` runs once resumed (at once if already).
-    func onResume(_ f: @escaping @Sendable () -> Void) {
-        var now = false
-        state.withLockedValue { s in
-            if s.done { now = true } else { s.after = f }
-        }
-        if now { f() }
     }
 }
 

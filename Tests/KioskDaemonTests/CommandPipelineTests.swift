@@ -186,6 +186,124 @@ import Testing
                                           .init(scene: "score", counter: "HOME", old: 7, new: 6, up: false)])
     }
 
+    // MARK: writes (`submitWrites`): the scene, theme and clock mode chosen
+
+    /// A store that records each `saveBatch` (and refuses `save`: the pipeline only commits batches).
+    final class BatchRecorder: StateStore, Sendable {
+        let base = MemoryStateStore()
+        let batches = Mutex<[[String]]>([])
+        func load(_ key: String) -> String? { base.load(key) }
+        func save(_ key: String, _ value: String) throws { throw KioskError.state("save called; the pipeline commits with saveBatch") }
+        func saveBatch(_ changes: [(key: String, value: String)]) throws {
+            batches.withLock { $0.append(changes.map { "\($0.key)=\($0.value)" }) }
+            for c in changes { try base.save(c.key, c.value) }
+        }
+    }
+
+    @Test func writesAreMergedInSubmissionOrderWithTheLastValueOfEachKey() {
+        let m = CommandPipeline.merged([("a", "1"), ("b", "1"), ("a", "2"), ("c", "1"), ("b", "3")])
+        #expect(m.map(\.key) == ["a", "b", "c"] && m.map(\.value) == ["2", "3", "1"])
+    }
+
+    /// Counter changes and writes submitted together are committed with one `saveBatch`; each
+    /// key once with the last value submitted for it; completions in submission order.
+    @Test func writesAndCounterChangesOfABatchAreCommittedTogether() throws {
+        let store = BatchRecorder()
+        let pipeline = CommandPipeline(store: store, logger: Logger(label: "test")) { $0() }
+        let order = Mutex<[String]>([])
+        pipeline.submit(change("home", .increment)) { o in order.withLock { $0.append("home \(o)") } }
+        pipeline.submitWrites([("daemon.scene", "clock")]) { o in order.withLock { $0.append("scene \(o)") } }
+        pipeline.submit(change("home", .increment)) { o in order.withLock { $0.append("home \(o)") } }
+        pipeline.submitWrites([("daemon.theme", "dark"), ("daemon.scene", "score")]) { o in order.withLock { $0.append("theme \(o)") } }
+        #expect(pipeline.runOnce())
+        #expect(store.batches.withLock { $0 } == [["home=2", "daemon.scene=score", "daemon.theme=dark"]])
+        #expect(order.withLock { $0 } == ["home changed(old: 0, new: 1)", "scene saved", "home changed(old: 1, new: 2)", "theme saved"])
+        #expect(pipeline.stats.commits == 1 && pipeline.stats.changed == 2 && pipeline.stats.written == 2 && pipeline.stats.largestBatch == 4)
+        // Writes alone are a batch too; a refused counter change does not keep them from disk.
+        pipeline.submit(change("away", .decrement)) { _ in }
+        pipeline.submitWrites([("daemon.scene", "clock")]) { o in order.withLock { $0.append("scene \(o)") } }
+        pipeline.runOnce()
+        #expect(store.batches.withLock { $0.last } == ["daemon.scene=clock"])
+        #expect(order.withLock { $0.last } == "scene saved")
+        #expect(store.load("daemon.scene") == "clock")
+    }
+
+    /// A failed commit refuses the whole batch, writes included, and the files stay as they were.
+    @Test(arguments: ["fsync-dir", "fsync ", "rename "])
+    func aFailedCommitRefusesWritesTooAndLeavesTheFilesAsBefore(_ failing: String) throws {
+        let faults = StateFaults()
+        faults.code = ENOSPC
+        let h = try Harness(syscalls: faults.syscalls, tag: "writesFault\(failing)")
+        let writes = Mutex<[CommandPipeline.WriteOutcome]>([])
+        h.submit(0, change("home", .set(10)))
+        h.pipeline.submitWrites([("daemon.scene", "clock")]) { o in writes.withLock { $0.append(o) } }
+        h.pipeline.runOnce()
+        #expect(writes.withLock { $0 } == [.saved])
+        let home = h.file("home"), scene = h.file("daemon.scene")
+        #expect(home != nil && scene != nil)
+        // A step for the second key fails (the first key's steps succeeded and are undone).
+        var seen = 0
+        faults.failWhen = { step in
+            guard step.hasPrefix(failing) else { return false }
+            seen += 1
+            return failing == "fsync-dir" || seen == (failing == "rename " ? 3 : 2)
+        }
+        h.store.trace = faults.trace
+        h.submit(1, change("home", .increment))
+        h.pipeline.submitWrites([("daemon.scene", "score"), ("daemon.theme", "dark")]) { o in writes.withLock { $0.append(o) } }
+        h.pipeline.runOnce()
+        guard case .refused(let e)? = writes.withLock({ $0.last }) else {
+            Issue.record("the writes were not refused: \(writes.withLock { $0 })"); return
+        }
+        #expect(e.kind == .state && e.errno == ENOSPC, "\(e)")
+        guard case .refused? = h.outcomes.withLock({ $0.last?.1 }) else { Issue.record("the counter change was not refused"); return }
+        #expect(h.file("home") == home && h.file("daemon.scene") == scene && h.file("daemon.theme") == nil, "\(faults.steps)")
+        #expect(h.store.load("daemon.scene") == "clock" && h.store.load("home") == "10")
+        #expect(h.pipeline.stats.writesRefused == 1)
+        h.store.close()
+        let reread = try FileStateStore(directory: h.dir, logger: Logger(label: "test"))
+        #expect(reread.load("daemon.scene") == "clock" && reread.load("daemon.theme") == nil && reread.load("home") == "10")
+    }
+
+    /// Writes of one key from several batches land in submission order: while one commit is
+    /// held, later values queue; the last one submitted is what a restart reads.
+    @Test func writesOfOneKeyAreCommittedInSubmissionOrder() throws {
+        let entered = DispatchSemaphore(value: 0)
+        let release = DispatchSemaphore(value: 0)
+        let held = Mutex(false)
+        let store = HeldBatchStore { if held.withLock({ h in defer { h = true }; return !h }) { entered.signal(); release.wait() } }
+        let pipeline = CommandPipeline(store: store, logger: Logger(label: "test")) { $0() }
+        pipeline.start()
+        defer { pipeline.stop() }
+        let done = DispatchSemaphore(value: 0)
+        let order = Mutex<[String]>([])
+        pipeline.submitWrites([("daemon.scene", "a")], delivery: .here) { _ in order.withLock { $0.append("a") }; done.signal() }
+        entered.wait()
+        for v in ["b", "c", "d"] {
+            pipeline.submitWrites([("daemon.scene", v)], delivery: .here) { _ in order.withLock { $0.append(v) }; done.signal() }
+        }
+        release.signal()
+        for _ in 0..<4 { done.wait() }
+        #expect(order.withLock { $0 } == ["a", "b", "c", "d"])
+        #expect(store.batches.withLock { $0 } == [["daemon.scene=a"], ["daemon.scene=d"]])
+        #expect(store.load("daemon.scene") == "d")
+    }
+
+    /// Records batches; `before` runs at the start of each (to hold one).
+    final class HeldBatchStore: StateStore, Sendable {
+        let base = MemoryStateStore()
+        let batches = Mutex<[[String]]>([])
+        let before: @Sendable () -> Void
+        init(before: @escaping @Sendable () -> Void) { self.before = before }
+        func load(_ key: String) -> String? { base.load(key) }
+        func save(_ key: String, _ value: String) throws { try saveBatch([(key, value)]) }
+        func saveBatch(_ changes: [(key: String, value: String)]) throws {
+            before()
+            batches.withLock { $0.append(changes.map { "\($0.key)=\($0.value)" }) }
+            for c in changes { try base.save(c.key, c.value) }
+        }
+    }
+
 }
 
 extension CommandPipeline.Change {

@@ -160,6 +160,31 @@ private struct SysTree {
         d.shutdown()
     }
 
+    /// With the command pipeline the level is saved on its thread and written to the backlight
+    /// (and answered) only once it is on disk.
+    @Test func brightnessIsWrittenOnlyOnceItsSaveIsDone() throws {
+        let dir = tempDir()
+        let sys = SysTree(dir)
+        sys.backlight("panel", max: 255, brightness: 255)
+        let state = HeldStore()
+        let (d, _) = try daemon(dir, display: "backlight = \"panel\"", state: state)
+        d.makePipeline()
+        d.start()
+        d.startPipeline()
+        state.hold()
+        var answer: ControlResponse?
+        d.handle(.brightness(percent: 40)) { answer = $0 }
+        #expect(state.entered.wait(timeout: .now() + 5) == .success, "the level's save did not begin")
+        _ = try d.loop.runOnce(timeoutMs: 50)
+        #expect(answer == nil && sys.brightness("panel") == "255", "written or answered before it was saved")
+        state.release()
+        for _ in 0..<100 where answer == nil { _ = try d.loop.runOnce(timeoutMs: 50) }
+        #expect(answer?.status == 200)
+        #expect(sys.brightness("panel") == "102")
+        #expect(state.values["daemon.brightness"] == "40.0")
+        d.shutdown()
+    }
+
     @Test func noBacklightIsRefusedWithTheReason() throws {
         let (d, _) = try daemon(tempDir(), display: "backlight = \"none\"")
         d.start()
