@@ -94,6 +94,54 @@ public final class FleetEngine {
         /// (Follower) the primary whose state this is, and when it was taken (realtime ns).
         var primary: String? = nil
         var takenNs: Int64? = nil
+        /// As kept: the id chunk the newest ids went into (`IDChunks`); `ids` is then kept
+        /// empty in the record's own key. nil: an older record holding its ids itself.
+        var chunk: Int? = nil
+    }
+
+    /// (Primary) a counter's applied ids as kept: `count` chunks, each its own state key of at
+    /// most `perChunk` ids and `bytes` bytes (JSON), filled in turn; moving on to the next chunk
+    /// forgets the ids it held (the oldest). A commit writes the record's head and the chunks its
+    /// new ids went into — about 4 KiB at most, whatever the history — never every id.
+    struct IDChunks: Equatable {
+        static let count = 15
+        static let bytes = 4096
+        var chunks: [[String]]
+        var sizes: [Int]
+        var current = 0
+        let perChunk: Int
+
+        /// Chunks remembering at least `limit` ids of up to (4 096 / 15 ≈ 61) bytes' worth each.
+        init(limit: Int) {
+            perChunk = max(1, (limit + Self.count - 2) / (Self.count - 1))
+            chunks = Array(repeating: [], count: Self.count)
+            sizes = Array(repeating: 2, count: Self.count)
+        }
+
+        /// Appends `id`; returns the ids forgotten to make room (those of a chunk reused).
+        mutating func append(_ id: String) -> [String] {
+            var forgotten: [String] = []
+            let cost = id.utf8.count + 3
+            if chunks[current].count >= perChunk || sizes[current] + cost > Self.bytes {
+                current = (current + 1) % Self.count
+                forgotten = chunks[current]
+                chunks[current] = []
+                sizes[current] = 2
+            }
+            chunks[current].append(id)
+            sizes[current] += cost
+            return forgotten
+        }
+
+        /// Every id kept, oldest first.
+        var ids: [String] { (1...Self.count).flatMap { chunks[(current + $0) % Self.count] } }
+    }
+    /// (Primary) each shared counter's ids as kept, and the chunks to write at its next commit.
+    private var idChunks: [String: IDChunks] = [:]
+    private var unwrittenChunks: [String: Set<Int>] = [:]
+
+    static func chunkKey(group: String, counter: String, index: Int) -> String {
+        StateKey.join(["fleet", group, counter, "ids", String(index)])
     }
     private var records: [String: Record] = [:]
     private var applied: [String: Set<String>] = [:]
@@ -137,9 +185,6 @@ public final class FleetEngine {
     static let idsPublished = 64
     /// The longest command id accepted, in bytes (UTF-8).
     public static let maxIDBytes = 64
-    /// The ids kept in a counter's record take at most this many bytes (JSON, with quotes and
-    /// commas), so that a record stays within 64 KiB whatever `appliedIdLimit` says.
-    static let recordIDBytes = 60 * 1024
 
     /// Why `id` is refused (empty, or longer than `maxIDBytes`); nil when it is accepted.
     public static func idProblem(_ id: String) -> String? {
@@ -214,6 +259,7 @@ public final class FleetEngine {
                         r.primary = nil
                         r.takenNs = nil
                     }
+                    if isPrimary { loadIDs(name, into: &r) }
                     records[name] = r
                     applied[name] = Set(r.ids)
                     show(name, r.value)
@@ -224,6 +270,7 @@ public final class FleetEngine {
             }
             records[name] = Record(value: currentValue(name) ?? 0, seq: 0, ids: [])
             applied[name] = []
+            idChunks[name] = IDChunks(limit: settings.appliedIdLimit)
         }
         transport.onConnectionChange { [weak self] up in self?.connectionChanged(up) }
         if isPrimary {
@@ -234,6 +281,32 @@ public final class FleetEngine {
             transport.subscribe(base + "+") { [weak self] topic, payload in self?.receivedState(topic, payload) }
         }
         logger.info("fleet started", metadata: ["role": "\(settings.role.rawValue)", "counters": "\(sharedCounters.joined(separator: ","))"])
+    }
+
+    /// (Primary) the ids of `name`'s record from its chunks (`IDChunks`); an older record's own
+    /// ids are put into chunks, all written at the next commit.
+    private func loadIDs(_ name: String, into r: inout Record) {
+        var chunks = IDChunks(limit: settings.appliedIdLimit)
+        if let current = r.chunk, (0..<IDChunks.count).contains(current) {
+            for i in 0..<IDChunks.count {
+                let key = Self.chunkKey(group: settings.group, counter: name, index: i)
+                guard let raw = state.load(key) else { continue }
+                guard let ids = try? JSONDecoder().decode([String].self, from: Data(raw.utf8)) else {
+                    logger.error("fleet record: an id chunk is not readable; the ids it held are forgotten (a resend of one of them would be applied again)",
+                                 metadata: ["state.key": "\(key)"])
+                    continue
+                }
+                chunks.chunks[i] = ids
+                chunks.sizes[i] = ids.reduce(2) { $0 + $1.utf8.count + 3 }
+            }
+            chunks.current = current
+        } else {
+            for id in r.ids { _ = chunks.append(id) }
+            unwrittenChunks[name] = Set(0..<IDChunks.count)
+        }
+        idChunks[name] = chunks
+        r.ids = chunks.ids
+        r.chunk = chunks.current
     }
 
     /// Answers the callers still waiting (their changes stay unconfirmed) and stops the timers.
@@ -426,6 +499,8 @@ public final class FleetEngine {
         guard !committing.contains(name), let batch = waiting.removeValue(forKey: name), !batch.isEmpty,
               var record = records[name] else { return }
         var set = applied[name] ?? []
+        var chunks = idChunks[name] ?? IDChunks(limit: settings.appliedIdLimit)
+        var touched = unwrittenChunks[name] ?? []
         let old = record.value
         var outcomes: [Result<Int, KioskError>] = []
         var isChange: [Bool] = []
@@ -446,18 +521,9 @@ public final class FleetEngine {
                 let new = try decide(command, name, from: record.value)
                 record.value = new
                 record.seq += 1
-                record.ids.append(command.id)
+                for gone in chunks.append(command.id) { set.remove(gone) }
                 set.insert(command.id)
-                if record.ids.count > settings.appliedIdLimit {
-                    for gone in record.ids.prefix(record.ids.count - settings.appliedIdLimit) { set.remove(gone) }
-                    record.ids.removeFirst(record.ids.count - settings.appliedIdLimit)
-                }
-                var idBytes = record.ids.reduce(0) { $0 + $1.utf8.count + 3 }
-                while idBytes > Self.recordIDBytes, !record.ids.isEmpty {
-                    let gone = record.ids.removeFirst()
-                    idBytes -= gone.utf8.count + 3
-                    set.remove(gone)
-                }
+                touched.insert(chunks.current)
                 outcomes.append(.success(new)); isChange.append(true)
             } catch {
                 // Refused: nothing changed and the id is not kept (a resend is judged again).
@@ -476,10 +542,17 @@ public final class FleetEngine {
             answer(outcomes, false)
             return
         }
+        record.ids = chunks.ids
+        record.chunk = chunks.current
         let writes: [(key: String, value: String)]
         do {
+            var head = record
+            head.ids = []
             writes = (owners[name] ?? []).map { ($0.stateKey(name), String(record.value)) }
-                + [(Self.recordKey(group: settings.group, counter: name), String(decoding: try JSONEncoder().encode(record), as: UTF8.self))]
+                + [(Self.recordKey(group: settings.group, counter: name), String(decoding: try JSONEncoder().encode(head), as: UTF8.self))]
+                + (try touched.sorted().map { i in
+                    (Self.chunkKey(group: settings.group, counter: name, index: i), String(decoding: try JSONEncoder().encode(chunks.chunks[i]), as: UTF8.self))
+                })
         } catch {
             answer(outcomes.enumerated().map { isChange[$0.offset] ? .failure(.state("\(error)")) : $0.element }, false)
             return
@@ -495,6 +568,8 @@ public final class FleetEngine {
             } else {
                 self.records[name] = record
                 self.applied[name] = set
+                self.idChunks[name] = chunks
+                self.unwrittenChunks[name] = nil
                 let at = self.now()
                 for c in self.owners[name] ?? [] { c.showCommitted(name, value: record.value, up: record.value >= old, now: at) }
                 self.publishState(name, extraIDs: again, refused: refused.isEmpty ? nil : refused)

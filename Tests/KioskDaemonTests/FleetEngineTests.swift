@@ -154,10 +154,11 @@ final class Answers {
         #expect(again.engine.seq(of: "HOME") == 1)
         #expect(try again.engine.applyNow(FleetCommand(op: .inc, id: "f1-x-2"), to: "HOME")?.get() == 2)
         #expect(again.engine.seq(of: "HOME") == 2)
-        // Value, seq and ids are one record (one save).
+        // Value and seq in the record's head, the ids in the chunk it names (one commit).
         let raw = try #require(store.values[FleetEngine.recordKey(group: "hall", counter: "HOME")])
         let rec = try JSONDecoder().decode(FleetEngine.Record.self, from: Data(raw.utf8))
-        #expect(rec == FleetEngine.Record(value: 2, seq: 2, ids: ["f1-x-1", "f1-x-2"]))
+        #expect(rec == FleetEngine.Record(value: 2, seq: 2, ids: [], chunk: 0))
+        #expect(store.values[FleetEngine.chunkKey(group: "hall", counter: "HOME", index: 0)] == #"["f1-x-1","f1-x-2"]"#)
     }
 
     @Test func primaryRefusalChangesNothingAndReachesTheFollowerCaller() throws {

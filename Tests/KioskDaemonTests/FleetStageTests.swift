@@ -115,4 +115,58 @@ import Testing
         let again = try FleetKiosk(.follower, id: "f", broker: broker, loop: loop, store: store, connected: false)
         #expect(again.value == 8 && again.engine.seq(of: "HOME") == 7)
     }
+
+    /// The primary's record is written incrementally: its head and the id chunk(s) a commit's ids
+    /// went into, never the whole history.
+    @Test func aCommitWritesTheRecordsHeadAndOnlyTheChunkItsIDsWentInto() throws {
+        let broker = FakeFleetBroker(), loop = ManualEventLoop()
+        let store = MemoryStateStore()
+        let primary = try FleetKiosk(.primary, id: "p", broker: broker, loop: loop, store: store)
+        var largest = 0
+        primary.engine.commit = { writes, done in
+            largest = max(largest, writes.reduce(0) { $0 + $1.key.utf8.count + $1.value.utf8.count })
+            for w in writes { try? store.save(w.key, w.value) }
+            done(nil)
+        }
+        for i in 0..<1000 {
+            _ = primary.engine.applyNow(FleetCommand(op: .inc, id: String(repeating: "z", count: 58) + String(format: "%06d", i)), to: "HOME")
+        }
+        #expect(primary.value == 1000)
+        #expect(largest <= 4096 + 400, "the largest commit wrote \(largest) bytes")
+        let head = try #require(store.values[FleetEngine.recordKey(group: "hall", counter: "HOME")])
+        #expect(head.utf8.count < 200 && !head.contains("zzz"), "\(head)")
+    }
+
+    /// With short ids at least `appliedIdLimit` (1 024) are remembered across a restart; the
+    /// oldest beyond that are forgotten.
+    @Test func theLatestAppliedIdLimitIdsAreRememberedAcrossARestart() throws {
+        let broker = FakeFleetBroker(), loop = ManualEventLoop()
+        let store = MemoryStateStore()
+        let primary = try FleetKiosk(.primary, id: "p", broker: broker, loop: loop, store: store)
+        for i in 0..<1200 { _ = primary.engine.applyNow(FleetCommand(op: .inc, id: "f-\(i)"), to: "HOME") }
+        #expect(primary.value == 1200)
+        let again = try FleetKiosk(.primary, id: "p", broker: broker, loop: loop, store: store)
+        for i in [1199, 700, 1200 - 1024] {
+            #expect(try again.engine.applyNow(FleetCommand(op: .inc, id: "f-\(i)"), to: "HOME")?.get() == 1200, "f-\(i) was applied again")
+        }
+        #expect(try again.engine.applyNow(FleetCommand(op: .inc, id: "f-0"), to: "HOME")?.get() == 1201, "the oldest id is forgotten")
+    }
+
+    /// A record kept by an earlier kioskd (its ids in the record itself) is read, and written as
+    /// a head and chunks at the next commit.
+    @Test func aRecordKeptWholeByAnEarlierKioskdIsReadAndRewrittenInChunks() throws {
+        let broker = FakeFleetBroker(), loop = ManualEventLoop()
+        let key = FleetEngine.recordKey(group: "hall", counter: "HOME")
+        let store = MemoryStateStore([key: #"{"value":2,"seq":2,"ids":["a","b"]}"#, "counter.score.HOME": "2"])
+        let primary = try FleetKiosk(.primary, id: "p", broker: broker, loop: loop, store: store)
+        #expect(primary.value == 2 && primary.engine.seq(of: "HOME") == 2)
+        #expect(try primary.engine.applyNow(FleetCommand(op: .inc, id: "a"), to: "HOME")?.get() == 2, "a known id of the old record")
+        #expect(try primary.engine.applyNow(FleetCommand(op: .inc, id: "c"), to: "HOME")?.get() == 3)
+        #expect(store.values.keys.filter { $0.hasPrefix("fleet.hall.HOME.ids.") }.count == FleetEngine.IDChunks.count)
+        #expect(store.values[key].map { !$0.contains("\"a\"") } == true)
+        let again = try FleetKiosk(.primary, id: "p", broker: broker, loop: loop, store: store)
+        for id in ["a", "b", "c"] {
+            #expect(try again.engine.applyNow(FleetCommand(op: .inc, id: id), to: "HOME")?.get() == 3, "\(id) was applied again")
+        }
+    }
 }
