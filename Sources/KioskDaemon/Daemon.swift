@@ -211,6 +211,14 @@ public final class Daemon {
     public func handle(_ command: ControlCommand, reply: @escaping (ControlResponse) -> Void) {
         if let route = asyncRoute, route(command, reply) { return }
         if pipeline != nil, routeToPipeline(command, reply: reply) { return }
+        if pipeline != nil, case .revokeDevice(let name) = command, let pairing {
+            // Answered once the revocation is on disk (the device is refused from now on).
+            pairing.revoke(name) { [weak self] answer in
+                reply(answer)
+                self?.changes.noteChange()
+            }
+            return
+        }
         if pipeline != nil, commands.submitChoice(command, on: self, reply: reply) {
             changes.noteChange()
             return

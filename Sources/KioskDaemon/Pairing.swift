@@ -34,7 +34,13 @@ public final class PairingBook {
         var wrongGuesses = 0
         /// Whether it is on the screen.
         var shown = false
+        /// A device is being paired with it (its save is in flight): no second one.
+        var redeeming = false
     }
+
+    /// Hands a save of the book to the daemon's command pipeline (true), which calls `done` on
+    /// the loop once it is on disk (nil) or refused; nil or false: saved at once.
+    var commit: ((_ key: String, _ value: String, _ done: @escaping (Error?) -> Void) -> Bool)?
 
     static let stateKey = "web.devices"
     static let maxWrongCodes = 5
@@ -186,8 +192,41 @@ public final class PairingBook {
     /// How many addresses have recent wrong codes remembered (tests).
     var trackedClients: Int { wrongCodes.count }
 
-    /// Redeems `code` for a device named `name`; `client` is the caller's address.
-    func redeem(code: String, name: String, client: String) -> WebRedeemResult {
+    /// Redeems `code` for a device named `name`; `client` is the caller's address. `done` gets
+    /// the answer: a pairing once it is saved.
+    func redeem(code: String, name: String, client: String, done: @escaping (WebRedeemResult) -> Void) {
+        if let refusal = check(code: code, name: name, client: client) { done(refusal); return }
+        guard var c = open else { done(.refused(.error(403, "wrong pairing code", field: "code"))); return }
+        let trimmed = name.trimmingCharacters(in: .whitespacesAndNewlines)
+        var unique = trimmed
+        var n = 2
+        while records.contains(where: { $0.name == unique }) { unique = "\(trimmed) (\(n))"; n += 1 }
+        var bytes = [UInt8](repeating: 0, count: 32)
+        var rng = SystemRandomNumberGenerator()
+        for i in bytes.indices { bytes[i] = rng.next() }
+        let token = PairingBook.base64url(bytes)
+        let record = Record(name: unique, role: c.role, tokenHash: SHA256.hex(Array(token.utf8)), created: wallNow(), lastUse: wallNow())
+        records.append(record)
+        c.redeeming = true
+        open = c
+        persist { [weak self] error in
+            guard let self else { done(.refused(.error(503, "kioskd is stopping; not paired"))); return }
+            if self.open?.code == c.code { self.open?.redeeming = false }
+            if let error {
+                self.records.removeAll { $0.tokenHash == record.tokenHash }
+                self.directory.set(self.records)
+                self.logger.error("cannot save the paired device; not paired", metadata: ["error": "\(error)"])
+                done(.refused(.error(500, "cannot save the paired device: \(error); not paired (the code stays valid)")))
+                return
+            }
+            if self.open?.code == c.code { self.closeCode() }
+            self.logger.notice("device paired", metadata: ["web.device": "\(unique)", "web.role": "\(c.role.rawValue)", "web.client": "\(client)"])
+            done(.paired(token: token, device: WebDevice(name: unique, role: c.role)))
+        }
+    }
+
+    /// Why a redeem is refused before anything is saved (nil: the code and name are right).
+    private func check(code: String, name: String, client: String) -> WebRedeemResult? {
         let now = monotonicNow()
         var recent = (wrongCodes[client] ?? []).filter { now - $0 < PairingBook.wrongCodeWindowNs }
         wrongCodes[client] = recent.isEmpty ? nil : recent
@@ -214,28 +253,14 @@ public final class PairingBook {
             }
             return wrong("wrong pairing code")
         }
+        if c.redeeming {
+            return .refused(.error(409, "the pairing code is being used by another device right now; open a new one on the kiosk (kioskctl pair)", field: "code"))
+        }
         let trimmed = name.trimmingCharacters(in: .whitespacesAndNewlines)
         if let problem = PairingBook.nameProblem(trimmed) {
             return .refused(.error(400, "field 'name' \(problem), such as \"Anna's phone\"", field: "name"))
         }
-        var unique = trimmed
-        var n = 2
-        while records.contains(where: { $0.name == unique }) { unique = "\(trimmed) (\(n))"; n += 1 }
-        var bytes = [UInt8](repeating: 0, count: 32)
-        var rng = SystemRandomNumberGenerator()
-        for i in bytes.indices { bytes[i] = rng.next() }
-        let token = PairingBook.base64url(bytes)
-        let record = Record(name: unique, role: c.role, tokenHash: SHA256.hex(Array(token.utf8)), created: wallNow(), lastUse: wallNow())
-        records.append(record)
-        do { try persist() } catch {
-            records.removeLast()
-            directory.set(records)
-            logger.error("cannot save the paired device; not paired", metadata: ["error": "\(error)"])
-            return .refused(.error(500, "cannot save the paired device: \(error); not paired (the code stays valid)"))
-        }
-        closeCode()
-        logger.notice("device paired", metadata: ["web.device": "\(unique)", "web.role": "\(c.role.rawValue)", "web.client": "\(client)"])
-        return .paired(token: token, device: WebDevice(name: unique, role: c.role))
+        return nil
     }
 
     /// Why `name` cannot name a device (nil: it can): 1 to 64 characters and at most 128 UTF-8
@@ -266,7 +291,7 @@ public final class PairingBook {
         let now = monotonicNow()
         if lastUseSavedNs.map({ now - $0 > 60_000_000_000 }) ?? true {
             lastUseSavedNs = now
-            try? persist()
+            persist { _ in }
         }
         return WebDevice(name: records[i].name, role: records[i].role)
     }
@@ -276,30 +301,42 @@ public final class PairingBook {
                                                    lastUse: $0.lastUse.map(PairingBook.iso)) })
     }
 
-    /// Revokes `name` at once (saved first; its live streams end).
-    func revoke(_ name: String) -> ControlResponse {
+    /// Revokes `name` at once (the device is refused from now on; its live streams end) and
+    /// answers once that is saved (a failed save puts the device back).
+    func revoke(_ name: String, done: @escaping (ControlResponse) -> Void) {
         guard let i = records.firstIndex(where: { $0.name == name }) else {
             let all = records.map(\.name)
-            return .error(404, "no paired device named '\(name)'; " + (all.isEmpty ? "no device is paired" : "devices: \(all.joined(separator: ", "))"), field: "name")
+            done(.error(404, "no paired device named '\(name)'; " + (all.isEmpty ? "no device is paired" : "devices: \(all.joined(separator: ", "))"), field: "name"))
+            return
         }
         let removed = records.remove(at: i)
-        do { try persist() } catch {
-            records.insert(removed, at: i)
-            directory.set(records)
-            return .error(500, "cannot save the revocation of '\(name)': \(error); the device stays paired")
-        }
         onRevoke?(name)
-        logger.notice("device revoked", metadata: ["web.device": "\(name)"])
-        return .json(200, RevokeAnswer(revoked: name))
+        persist { [weak self] error in
+            guard let self else { done(.error(503, "kioskd is stopping; the revocation of '\(name)' may not be saved")); return }
+            if let error {
+                if !self.records.contains(where: { $0.tokenHash == removed.tokenHash }) {
+                    self.records.insert(removed, at: min(i, self.records.count))
+                    self.directory.set(self.records)
+                }
+                done(.error(500, "cannot save the revocation of '\(name)': \(error); the device stays paired"))
+                return
+            }
+            self.logger.notice("device revoked", metadata: ["web.device": "\(name)"])
+            done(.json(200, RevokeAnswer(revoked: name)))
+        }
     }
 
-    private func persist() throws {
+    /// Saves the book (the device directory is updated at once), then calls `done` with nil or
+    /// the error: through the command pipeline (`commit`) off the loop, or at once without one.
+    private func persist(_ done: @escaping (Error?) -> Void) {
         directory.set(records)
         let e = JSONEncoder()
         e.outputFormatting = [.sortedKeys]
-        let text = String(decoding: try e.encode(records), as: UTF8.self)
-        if case .unavailable = state.durability { return }  // kept in memory; status says state is not saved
-        try state.save(PairingBook.stateKey, text)
+        let text: String
+        do { text = String(decoding: try e.encode(records), as: UTF8.self) } catch { done(error); return }
+        if case .unavailable = state.durability { done(nil); return }  // kept in memory; status says state is not saved
+        if let commit, commit(PairingBook.stateKey, text, done) { return }
+        do { try state.save(PairingBook.stateKey, text); done(nil) } catch { done(error) }
     }
 
     // MARK: helpers

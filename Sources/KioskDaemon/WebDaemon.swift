@@ -15,6 +15,17 @@ extension Daemon {
         book.onPrompt = { [weak self] p in self?.manager.pairingPrompt = p }
         let live = WebLive(daemon: self)
         book.onRevoke = { [weak live] name in live?.revoked(name) }
+        book.commit = { [weak self] key, value, done in
+            guard let self, let pipeline = self.pipeline else { return false }
+            let bound = LoopBound(done, loop: self.loop)
+            pipeline.submitWrites([(key, value)]) { outcome in
+                switch outcome {
+                case .saved: bound.value(nil)
+                case .refused(let e): bound.value(e)
+                }
+            }
+            return true
+        }
         pairing = book
         webLive = live
         pairGesture = settings.pairGesture.map(PairGesture.init)
@@ -70,7 +81,9 @@ extension Daemon {
             return .json(200, pairing.devicesAnswer)
         case .revokeDevice(let name):
             guard let pairing else { return noWeb }
-            return pairing.revoke(name)
+            var answer = ControlResponse.error(500, "the revocation of '\(name)' was not answered")
+            pairing.revoke(name) { answer = $0 }  // answered at once without a pipeline (Daemon.handle routes it otherwise)
+            return answer
         case .themes:
             return .json(200, ThemesAnswer(themes: ThemeLoader.available(in: config.themeDirectory), theme: activeThemeName, chosenTheme: themeName))
         case .palette:
@@ -208,8 +221,11 @@ struct DaemonWebBackend: WebBackend {
     }
 
     func redeem(code: String, name: String, client: String) async -> WebRedeemResult {
-        await onLoop { d in
-            d.pairing?.redeem(code: code, name: name, client: client) ?? .refused(.error(404, "pairing is off"))
+        await withCheckedContinuation { c in
+            daemon.post { d in
+                guard let pairing = d.pairing else { c.resume(returning: .refused(.error(404, "pairing is off"))); return }
+                pairing.redeem(code: code, name: name, client: client) { c.resume(returning: $0) }
+            }
         }
     }
 

@@ -177,7 +177,7 @@ let apiRoutes: [(method: String, path: String, body: String?, change: Bool)] = [
         let k = WebKiosk()
         try await k.start()
         let n = k.onLoop { d -> Int in
-            for i in 0..<3000 { _ = d.pairing!.redeem(code: "AAAAAA", name: "x", client: "10.\(i / 65536).\(i / 256 % 256).\(i % 256)") }
+            for i in 0..<3000 { d.pairing!.redeem(code: "AAAAAA", name: "x", client: "10.\(i / 65536).\(i / 256 % 256).\(i % 256)") { _ in } }
             return d.pairing!.trackedClients
         }
         #expect(n <= 1024, "\(n) addresses remembered")
