@@ -88,7 +88,12 @@ public final class FileStateStore: StateStore, @unchecked Sendable {
     private let mutex = NSRecursiveLock()
     private let logger: Logger
     private let sys: Syscalls
-    private var cache: [String: String?] = [:]
+    /// Values read or saved, by key (`.some(nil)`: known to be absent). Written only while
+    /// `mutex` is held; read without it by `load` and `contains` when the value is known, so the
+    /// render loop never waits for a commit in flight on the pipeline's thread.
+    private let cached = Mutex<[String: String?]>([:])
+    private func cacheValue(_ key: String) -> String?? { cached.withLock { $0[key] } }
+    private func setCache(_ key: String, _ value: String?) { cached.withLock { $0[key] = .some(value) } }
     private var dirFD: Int32 = -1
     private var lockFD: Int32 = -1
     /// The lock file's (device, inode) while this store holds its lock.
@@ -327,7 +332,7 @@ public final class FileStateStore: StateStore, @unchecked Sendable {
             writeBackPending = true
         }
         guard writeBackPending else { return }
-        for (key, value) in cache.sorted(by: { $0.key < $1.key }) {
+        for (key, value) in cached.withLock({ $0 }).sorted(by: { $0.key < $1.key }) {
             guard let v = value else { continue }
             try writeDurably(Self.encode(v), name: Self.fileName(for: key), keepBackup: false)
         }
@@ -437,8 +442,9 @@ public final class FileStateStore: StateStore, @unchecked Sendable {
     }
 
     public func load(_ key: String) -> String? {
+        if let c = cacheValue(key) { return c }
         mutex.lock(); defer { mutex.unlock() }
-        if let c = cache[key] { return c }
+        if let c = cacheValue(key) { return c }
         let name = Self.fileName(for: key)
         let p = "\(directory)/\(name)"
         if writable { _ = Glibc.unlinkat(dirFD, name + ".tmp", 0) } // an unacknowledged write interrupted by a crash
@@ -468,14 +474,15 @@ public final class FileStateStore: StateStore, @unchecked Sendable {
                 }
             }
         }
-        cache[key] = .some(value)
+        setCache(key, value)
         return value
     }
 
     /// Whether a file (or its backup) exists for `key`, without reading it.
     public func contains(_ key: String) -> Bool {
+        if let c = cacheValue(key) { return c != nil }
         mutex.lock(); defer { mutex.unlock() }
-        if let c = cache[key] { return c != nil }
+        if let c = cacheValue(key) { return c != nil }
         let name = Self.fileName(for: key)
         return exists(name) || exists(name + ".bak")
     }
@@ -492,16 +499,16 @@ public final class FileStateStore: StateStore, @unchecked Sendable {
         mutex.lock(); defer { mutex.unlock() }
         if let why = refusal { throw KioskError.state("state is not being saved: \(why)") }
         try ensureDirectory()
-        if let c = cache[key], c == value { return }
+        if let c = cacheValue(key), c == value { return }
         if journaled.contains(key) {
             // Its newest value is in the journal, which a start reads after the files: so is this one.
             try appendToJournal([(key, value)])
-            cache[key] = .some(value)
+            setCache(key, value)
             if journalBytes >= (nextCheckpoint ?? checkpointBytes) { checkpoint() }
             return
         }
         try writeDurably(Self.encode(value), name: Self.fileName(for: key), keepBackup: true)
-        cache[key] = .some(value)
+        setCache(key, value)
     }
 
     /// Group commit: the batch's values are appended to the journal (`journal.log`) as one
@@ -525,13 +532,13 @@ public final class FileStateStore: StateStore, @unchecked Sendable {
         }
         let todo = order.compactMap { k -> (key: String, value: String)? in
             let v = last[k]!
-            if let c = cache[k], c == v { return nil }
+            if let c = cacheValue(k), c == v { return nil }
             return (k, v)
         }
         guard !todo.isEmpty else { return }
         try appendToJournal(todo)
         for t in todo {
-            cache[t.key] = .some(t.value)
+            setCache(t.key, t.value)
             journaled.insert(t.key)
         }
         if journalBytes >= (nextCheckpoint ?? checkpointBytes) { checkpoint() }
@@ -612,7 +619,7 @@ public final class FileStateStore: StateStore, @unchecked Sendable {
         let p = "\(directory)/\(Self.journalName)"
         let (entries, length, problem) = Self.readJournal(bytes)
         for e in entries {
-            cache[e.key] = .some(e.value)
+            setCache(e.key, e.value)
             journaled.insert(e.key)
         }
         if let problem {
@@ -718,7 +725,7 @@ public final class FileStateStore: StateStore, @unchecked Sendable {
     private func checkpoint() -> Bool {
         let p = "\(directory)/\(Self.journalName)"
         let todo = journaled.sorted().compactMap { k -> (key: String, name: String, value: String)? in
-            guard let v = cache[k] ?? nil else { return nil }
+            guard let v = cacheValue(k) ?? nil else { return nil }
             return (k, Self.fileName(for: k), v)
         }
         do {
@@ -880,7 +887,7 @@ public final class FileStateStore: StateStore, @unchecked Sendable {
             }
         }
         guard sys.fsync(dirFD) == 0 else { throw failure("fsync", directory) }
-        cache[key] = .some(nil)
+        setCache(key, nil)
     }
 
     /// Removes a key (and its backup).
@@ -896,7 +903,7 @@ public final class FileStateStore: StateStore, @unchecked Sendable {
         _ = sys.unlinkat(dirFD, name)
         _ = sys.unlinkat(dirFD, name + ".bak")
         guard sys.fsync(dirFD) == 0 else { throw failure("fsync", directory) }
-        cache[key] = .some(nil)
+        setCache(key, nil)
     }
 
     private func failure(_ call: String, _ path: String, _ e: Int32 = errno) -> KioskError {

@@ -3,6 +3,7 @@ import KioskCore
 @testable import KioskDaemon
 import KioskTesting
 import Logging
+import Synchronization
 import Testing
 
 /// The state journal behind `FileStateStore.saveBatch` (the command pipeline's group commit):
@@ -167,5 +168,40 @@ import Testing
                 fresh.close()
             }
         }
+    }
+
+    /// The render loop reads known values while a commit is held in its `fsync` on the
+    /// pipeline's thread: it does not wait for the disk.
+    @Test func aKnownValueIsReadWhileACommitWaitsForTheDisk() throws {
+        let entered = DispatchSemaphore(value: 0), release = DispatchSemaphore(value: 0)
+        let holding = Mutex(false)
+        let sys = FileStateStore.Syscalls.system
+        let s = try FileStateStore(directory: tempDir(), logger: quietLogger, syscalls: .init(
+            openat: sys.openat, write: sys.write,
+            fsync: { fd in
+                if holding.withLock({ $0 }) { entered.signal(); _ = release.wait(timeout: .now() + 20) }
+                return sys.fsync(fd)
+            },
+            renameat: sys.renameat, unlinkat: sys.unlinkat, mkdir: sys.mkdir))
+        try s.saveBatch([("daemon.scene", "clock"), ("home", "1")])
+        holding.withLock { $0 = true }
+        let committed = DispatchSemaphore(value: 0)
+        Thread { try? s.saveBatch([("home", "2")]); committed.signal() }.start()
+        #expect(entered.wait(timeout: .now() + 5) == .success)
+        let read = DispatchSemaphore(value: 0)
+        let values = Mutex<[String?]>([])
+        Thread {
+            let v = [s.load("daemon.scene"), s.load("home")]
+            values.withLock { $0 = v }
+            read.signal()
+        }.start()
+        let readInTime = read.wait(timeout: .now() + 2) == .success
+        holding.withLock { $0 = false }
+        release.signal()
+        #expect(readInTime, "a read of a known value waited for the commit in flight")
+        #expect(committed.wait(timeout: .now() + 5) == .success)
+        _ = read.wait(timeout: .now() + 5)
+        #expect(values.withLock { $0 } == ["clock", "1"])
+        #expect(s.load("home") == "2")
     }
 }
