@@ -23,7 +23,7 @@ struct MQTTBridgeTests {
 
         /// Runs the loop until every message the bridge published is acknowledged.
         func settle() throws {
-            try pump(loop) { bridge.client.state == .connected && bridge.unacknowledged == 0 && bridge.client.queuedCount == 0 }
+            try pump(loop) { bridge.clientState == .connected && bridge.unacknowledged == 0 && bridge.clientView.snapshot.queued == 0 }
             try loop.runOnce(timeoutMs: 0)
             #expect(try pump(loop) { bridge.unacknowledged == 0 })
         }
@@ -124,7 +124,7 @@ struct MQTTBridgeTests {
     /// control API's message on kioskd/k1/error and changes nothing.
     @Test func homeAssistantSeesAndDrivesTheKiosk() throws {
         let r = try rig()
-        #expect(try pump(r.loop) { r.bridge.client.state == .connected })
+        #expect(try pump(r.loop) { r.bridge.clientState == .connected })
         try r.settle()
         #expect(try r.broker.retained("kioskd/k1/availability") == "online")
         let discovery = try #require(try r.broker.retained("homeassistant/device/kioskd_k1/config"))
@@ -220,7 +220,7 @@ struct MQTTBridgeTests {
     /// are published again, even when the broker lost them.
     @Test func homeAssistantOnlineRepublishesDiscovery() throws {
         let r = try rig()
-        #expect(try pump(r.loop) { r.bridge.client.state == .connected })
+        #expect(try pump(r.loop) { r.bridge.clientState == .connected })
         try r.settle()
         try r.broker.publish("homeassistant/device/kioskd_k1/config", nil, retain: true)
         try r.broker.publish("kioskd/k1/counter/HOME", nil, retain: true)
@@ -251,7 +251,7 @@ struct MQTTBridgeTests {
     /// A stop publishes `offline` and leaves the broker at once; the completion runs.
     @Test func stopPublishesOfflineWithinTwoSeconds() throws {
         let r = try rig()
-        #expect(try pump(r.loop) { r.bridge.client.state == .connected })
+        #expect(try pump(r.loop) { r.bridge.clientState == .connected })
         try r.settle()
         var stopped = false
         let t0 = nowNanos()
@@ -272,10 +272,10 @@ struct MQTTBridgeTests {
             m.backoffMax = 2_000_000
         }
         _ = r.daemon.handle(.scene(name: "clock"))
-        #expect(try pump(r.loop) { r.bridge.client.counters.attempts >= 20 })
+        #expect(try pump(r.loop) { r.bridge.clientView.snapshot.counters.attempts >= 20 })
         let frames = r.daemon.manager.frameCount
         let t0 = nowNanos()
-        #expect(try pump(r.loop, seconds: 30) { r.bridge.client.counters.attempts >= 1020 && nowNanos() - t0 > 2_100_000_000 })
+        #expect(try pump(r.loop, seconds: 30) { r.bridge.clientView.snapshot.counters.attempts >= 1020 && nowNanos() - t0 > 2_100_000_000 })
         #expect(r.daemon.manager.frameCount >= frames + 2, "the clock drew \(r.daemon.manager.frameCount - frames) frames in 2 s")
         #expect(r.log.count(containing: "MQTT disconnected: Connection refused") == 1, "\(r.log.all.prefix(5))")
         // A command through the control API meanwhile is answered at once.
