@@ -397,11 +397,14 @@ public final class MQTTBridge {
         /// A counter change goes to the pipeline from this thread (delivered `.here`: the render
         /// loop is only sent the committed values); a refusal is published from this thread.
         private func toPipeline(_ pipeline: CommandPipeline, _ change: CommandPipeline.Change, _ name: String, _ op: ControlCommand.CounterOp) {
-            let n = shared.inPipeline.add(1, ordering: .relaxed).newValue
+            let n = shared.inPipeline.add(1, ordering: .sequentiallyConsistent).newValue
             if n > shared.inPipelinePeak.load(ordering: .relaxed) { shared.inPipelinePeak.store(n, ordering: .relaxed) }
             if n >= MQTTBridge.maxCommandsInPipeline && !client.readingPaused {
+                // Armed before the pause: a completion from now on may post the resume.
+                shared.resumePosted.store(false, ordering: .sequentiallyConsistent)
                 client.pauseReading(true)
-                shared.resumePosted.store(false, ordering: .relaxed)
+                // Drained before the store was seen: no completion is left to post it.
+                if shared.inPipeline.load(ordering: .sequentiallyConsistent) <= MQTTBridge.maxCommandsInPipeline / 2 { client.pauseReading(false) }
                 let now = loop.now(.monotonic)
                 if pauseLoggedNs.map({ now - $0 >= 60_000_000_000 }) ?? true {
                     pauseLoggedNs = now
@@ -411,13 +414,13 @@ public final class MQTTBridge {
             let shared = self.shared, mqttLoop = loop
             let me = WeakLoopBound(self, loop: loop)
             pipeline.submit(change, delivery: .here) { outcome in
-                let left = shared.inPipeline.subtract(1, ordering: .relaxed).newValue
+                let left = shared.inPipeline.subtract(1, ordering: .sequentiallyConsistent).newValue
                 if case .refused = outcome {
                     let message = Daemon.answer(name, op, outcome).errorMessage ?? "counter '\(name)': refused"
                     mqttLoop.post { me.value?.publishError(message) }
                 }
                 if left <= MQTTBridge.maxCommandsInPipeline / 2,
-                   !shared.resumePosted.exchange(true, ordering: .relaxed) {
+                   !shared.resumePosted.exchange(true, ordering: .sequentiallyConsistent) {
                     mqttLoop.post { me.value?.resumeReading() }
                 }
             }

@@ -32,7 +32,8 @@ struct MQTTBridgeTests {
         func png() -> [UInt8] { daemon.handle(.screenshot).body }
     }
 
-    func rig(port: Int? = nil, startBroker: Bool = true, broker given: MQTTTestBroker? = nil,
+    func rig(port: Int? = nil, startBroker: Bool = true, broker given: MQTTTestBroker? = nil, digits: Int = 2,
+             state: StateStore = MemoryStateStore(durability: .volatile), pipeline: Bool = false,
              tune: (inout MQTTConfig) -> Void = { _ in }) throws -> Rig {
         let broker = try given ?? MQTTTestBroker()
         if startBroker && given == nil { try broker.start() }
@@ -45,7 +46,7 @@ struct MQTTBridgeTests {
         headless_size = "160x90"
         [scene.score]
         kind = "counter"
-        digits = 2
+        digits = \(digits)
         [[scene.score.counter]]
         name = "HOME"
         label = "Home"
@@ -64,10 +65,11 @@ struct MQTTBridgeTests {
         let loop = try EventLoop()
         let log = CapturedLog()
         let d = try Daemon(config: config, display: try HeadlessDisplay(size: Size(width: 160, height: 90)), input: nil,
-                           state: MemoryStateStore(durability: .volatile), loop: loop, logger: quietLogger)
+                           state: state, loop: loop, logger: quietLogger)
         let bridge = try MQTTBridge(daemon: d, config: m, logger: log.logger)
         d.mqtt = bridge
         d.start()
+        if pipeline { d.startPipeline() }
         bridge.start()
         return Rig(broker: broker, daemon: d, loop: loop, bridge: bridge, log: log)
     }
@@ -282,5 +284,53 @@ struct MQTTBridgeTests {
         let c0 = nowNanos()
         #expect(r.daemon.handle(.counter(name: "HOME", op: .inc, value: nil)).status == 200)
         #expect(nowNanos() - c0 < 100_000_000)
+    }
+}
+
+/// A store whose batch commits wait until `open()` (a disk that stalls).
+final class GatedStore: StateStore, @unchecked Sendable {
+    // @unchecked: `inner` locks itself; `isOpen` is guarded by `cond`.
+    let inner = MemoryStateStore(durability: .durable)
+    private let cond = NSCondition()
+    private var isOpen = false
+    func open() { cond.lock(); isOpen = true; cond.broadcast(); cond.unlock() }
+    func load(_ key: String) -> String? { inner.load(key) }
+    func save(_ key: String, _ value: String) throws { try inner.save(key, value) }
+    func saveBatch(_ changes: [(key: String, value: String)]) throws {
+        cond.lock()
+        while !isOpen { cond.wait() }
+        cond.unlock()
+        try inner.saveBatch(changes)
+    }
+}
+
+extension MQTTBridgeTests {
+    /// Counter commands go from the MQTT thread to the pipeline; while the disk stalls, at most
+    /// `maxCommandsInPipeline` of them wait in kioskd's memory and reading from the broker
+    /// pauses; once the disk comes back every command is applied (none lost: the broker held
+    /// the rest meanwhile, with its default limits) and reading resumes.
+    @Test func commandsWaitingForTheDiskAreBoundedAndNoneIsLost() throws {
+        let store = GatedStore()
+        let r = try rig(digits: 6, state: store, pipeline: true)
+        #expect(try pump(r.loop) { r.bridge.clientState == .connected })
+        try r.settle()
+        let n = MQTTBridge.maxCommandsInPipeline + 500
+        let d = r.broker.dir
+        try String(repeating: "1\n", count: n).write(toFile: "\(d)/lines", atomically: true, encoding: .utf8)
+        let (status, out) = try runTool("/bin/sh", ["-c", "/usr/bin/mosquitto_pub -h 127.0.0.1 -p \(r.broker.port) -q 1 -t kioskd/k1/counter/HOME/inc -l < \(d)/lines"], dir: d)
+        #expect(status == 0, "mosquitto_pub: \(out)")
+        let bound = MQTTBridge.maxCommandsInPipeline
+        #expect(try pump(r.loop, seconds: 30) { r.bridge.commandsInPipeline >= bound }, "in the pipeline: \(r.bridge.commandsInPipeline)")
+        #expect(r.bridge.clientView.snapshot.readingPaused)
+        try pump(r.loop, seconds: 0.5) { false }
+        #expect(r.bridge.commandsInPipeline == bound, "reading went on past the bound")
+        #expect(r.bridge.commandsInPipelinePeak == bound)
+        #expect(r.counter() == 0, "nothing is shown before it is committed")
+        store.open()
+        #expect(try pump(r.loop, seconds: 60) { r.counter() == n }, "applied \(r.counter()) of \(n)")
+        #expect(r.bridge.commandsInPipeline == 0)
+        #expect(!r.bridge.clientView.snapshot.readingPaused)
+        #expect(store.inner.load("counter.score.HOME") == String(n))
+        r.daemon.pipeline?.stop()
     }
 }
