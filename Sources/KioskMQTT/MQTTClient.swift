@@ -202,7 +202,7 @@ public final class MQTTClient {
         var retain: Bool
         var completion: ((PublishResult) -> Void)?
     }
-    private var queue: [Pending] = [] { didSet { let n = queue.count; if n != oldValue.count { view.update { $0.queued = n } } } }
+    private var queue: [Pending] = [] { didSet { let n = queue.count; view.update { $0.queued = n } } }
     /// Completions of messages handed to libmosquitto, by message id.
     private var inFlight: [Int32: (qos: Int, completion: (PublishResult) -> Void)] = [:]
     private var subscriptions: [(filter: String, qos: Int, handler: (Message) -> Void)] = []
