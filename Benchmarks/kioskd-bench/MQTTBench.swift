@@ -122,7 +122,7 @@ enum MQTTBench {
                 try loop.runOnce(timeoutMs: 5)
             }
         }
-        try until(10) { bridge.client.state == .connected && sender.state == .connected && bridge.unacknowledged == 0 }
+        try until(10) { bridge.clientState == .connected && sender.state == .connected && bridge.unacknowledged == 0 }
         // The command subscriptions are in place once a first command comes through.
         var warm = 0
         while lastValue != 500 && warm < 100 {

@@ -31,6 +31,7 @@ static const char *const purposes[KIOSK_LAZY_COUNT] = {
 #define POINTER(name) static __typeof__(&name) p_##name;
 POINTER(mosquitto_connack_string)
 POINTER(mosquitto_connect_async)
+POINTER(mosquitto_connect_bind_v5)
 POINTER(mosquitto_connect_callback_set)
 POINTER(mosquitto_destroy)
 POINTER(mosquitto_disconnect)
@@ -44,7 +45,10 @@ POINTER(mosquitto_loop_write)
 POINTER(mosquitto_message_callback_set)
 POINTER(mosquitto_new)
 POINTER(mosquitto_publish)
+POINTER(mosquitto_property_add_int32)
+POINTER(mosquitto_property_free_all)
 POINTER(mosquitto_publish_callback_set)
+POINTER(mosquitto_reason_string)
 POINTER(mosquitto_socket)
 POINTER(mosquitto_strerror)
 POINTER(mosquitto_subscribe)
@@ -64,6 +68,7 @@ struct entry { int lib; const char *name; void **slot; };
 static const struct entry entries[] = {
     ENTRY(KIOSK_LIB_MOSQUITTO, mosquitto_connack_string)
     ENTRY(KIOSK_LIB_MOSQUITTO, mosquitto_connect_async)
+    ENTRY(KIOSK_LIB_MOSQUITTO, mosquitto_connect_bind_v5)
     ENTRY(KIOSK_LIB_MOSQUITTO, mosquitto_connect_callback_set)
     ENTRY(KIOSK_LIB_MOSQUITTO, mosquitto_destroy)
     ENTRY(KIOSK_LIB_MOSQUITTO, mosquitto_disconnect)
@@ -77,7 +82,10 @@ static const struct entry entries[] = {
     ENTRY(KIOSK_LIB_MOSQUITTO, mosquitto_message_callback_set)
     ENTRY(KIOSK_LIB_MOSQUITTO, mosquitto_new)
     ENTRY(KIOSK_LIB_MOSQUITTO, mosquitto_publish)
+    ENTRY(KIOSK_LIB_MOSQUITTO, mosquitto_property_add_int32)
+    ENTRY(KIOSK_LIB_MOSQUITTO, mosquitto_property_free_all)
     ENTRY(KIOSK_LIB_MOSQUITTO, mosquitto_publish_callback_set)
+    ENTRY(KIOSK_LIB_MOSQUITTO, mosquitto_reason_string)
     ENTRY(KIOSK_LIB_MOSQUITTO, mosquitto_socket)
     ENTRY(KIOSK_LIB_MOSQUITTO, mosquitto_strerror)
     ENTRY(KIOSK_LIB_MOSQUITTO, mosquitto_subscribe)
@@ -170,6 +178,9 @@ static void need(int lib) {
 #define M KIOSK_LIB_MOSQUITTO
 const char *mosquitto_connack_string(int code) { need(M); return p_mosquitto_connack_string(code); }
 int mosquitto_connect_async(struct mosquitto *m, const char *host, int port, int keepalive) { need(M); return p_mosquitto_connect_async(m, host, port, keepalive); }
+int mosquitto_connect_bind_v5(struct mosquitto *m, const char *host, int port, int keepalive, const char *bind_address, const mosquitto_property *properties) {
+    need(M); return p_mosquitto_connect_bind_v5(m, host, port, keepalive, bind_address, properties);
+}
 void mosquitto_connect_callback_set(struct mosquitto *m, void (*cb)(struct mosquitto *, void *, int)) { need(M); p_mosquitto_connect_callback_set(m, cb); }
 void mosquitto_destroy(struct mosquitto *m) { need(M); p_mosquitto_destroy(m); }
 int mosquitto_disconnect(struct mosquitto *m) { need(M); return p_mosquitto_disconnect(m); }
@@ -183,7 +194,10 @@ int mosquitto_loop_write(struct mosquitto *m, int max_packets) { need(M); return
 void mosquitto_message_callback_set(struct mosquitto *m, void (*cb)(struct mosquitto *, void *, const struct mosquitto_message *)) { need(M); p_mosquitto_message_callback_set(m, cb); }
 struct mosquitto *mosquitto_new(const char *id, bool clean_session, void *obj) { need(M); return p_mosquitto_new(id, clean_session, obj); }
 int mosquitto_publish(struct mosquitto *m, int *mid, const char *topic, int len, const void *payload, int qos, bool retain) { need(M); return p_mosquitto_publish(m, mid, topic, len, payload, qos, retain); }
+int mosquitto_property_add_int32(mosquitto_property **proplist, int identifier, uint32_t value) { need(M); return p_mosquitto_property_add_int32(proplist, identifier, value); }
+void mosquitto_property_free_all(mosquitto_property **properties) { need(M); p_mosquitto_property_free_all(properties); }
 void mosquitto_publish_callback_set(struct mosquitto *m, void (*cb)(struct mosquitto *, void *, int)) { need(M); p_mosquitto_publish_callback_set(m, cb); }
+const char *mosquitto_reason_string(int reason_code) { need(M); return p_mosquitto_reason_string(reason_code); }
 int mosquitto_socket(struct mosquitto *m) { need(M); return p_mosquitto_socket(m); }
 const char *mosquitto_strerror(int e) { need(M); return p_mosquitto_strerror(e); }
 int mosquitto_subscribe(struct mosquitto *m, int *mid, const char *sub, int qos) { need(M); return p_mosquitto_subscribe(m, mid, sub, qos); }

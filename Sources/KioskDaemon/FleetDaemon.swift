@@ -78,7 +78,7 @@ extension Daemon {
         if let f = fleet, !f.otherPrimaries.isEmpty {
             list.append("two primaries in fleet group '\(f.settings.group)': \(f.otherPrimaries.joined(separator: ", ")) and \(f.kioskID); shared changes are refused")
         }
-        if let m = mqtt, let d = m.client.duplicateIDWarning { list.append(d) }
+        if let m = mqtt, let d = m.clientView.snapshot.duplicateIDWarning { list.append(d) }
         return list
     }
 
@@ -88,11 +88,12 @@ extension Daemon {
     }
 
     /// Joins the `[fleet]` group over the MQTT bridge's client, when both are configured (on the
-    /// loop, after the bridge started: its connect handler is kept and chained).
+    /// render loop, after the bridge started: the fleet stays on the render loop, its messages
+    /// go to and come from the MQTT thread as posts).
     public func startFleetOverMQTT() {
         guard config.fleet != nil, let bridge = mqtt else { return }
         do {
-            let transport = MQTTFleetTransport(client: bridge.client, scheduler: loop)
+            let transport = MQTTFleetTransport(bridge: bridge, loop: loop)
             bridge.onStateChange.append { [weak transport] state in transport?.stateChanged(state) }
             try startFleet(transport: transport, kioskID: bridge.config.id)
         } catch {

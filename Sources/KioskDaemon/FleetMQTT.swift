@@ -1,23 +1,27 @@
 import KioskCore
 import KioskMQTT
+import KioskPosix
 
-/// The fleet's transport over the daemon's `MQTTClient` (QoS 1, on the loop's thread).
+/// The fleet's transport over the MQTT bridge's client (QoS 1). The fleet runs on the render
+/// loop and the client on the MQTT thread: a publish or a subscription is posted to the MQTT
+/// thread, received messages and connection changes (`stateChanged`, called by the bridge's
+/// `onStateChange`) come back to the render loop as posts, in order.
 public final class MQTTFleetTransport: FleetTransport {
-    public let client: MQTTClient
-    private let scheduler: any Scheduler
+    private let bridge: MQTTBridge
+    private let loop: EventLoop
     private var handlers: [(Bool) -> Void] = []
     private var wasConnected = false
 
-    /// `scheduler`: the client's loop; received messages are handled at the end of its
-    /// iteration, outside libmosquitto's read (a publish from inside it can block on
-    /// libmosquitto's own lock). Call `stateChanged` with every state of the client.
-    public init(client: MQTTClient, scheduler: any Scheduler) {
-        self.client = client
-        self.scheduler = scheduler
-        wasConnected = client.state == .connected
+    /// `loop`: the render loop, where the fleet runs.
+    public init(bridge: MQTTBridge, loop: EventLoop) {
+        self.bridge = bridge
+        self.loop = loop
+        wasConnected = bridge.clientState == .connected
     }
 
-    public var isConnected: Bool { client.state == .connected }
+    /// The client's state now (a copy kept under a lock by the client), not as of the last
+    /// `stateChanged`: what a publish made now will meet.
+    public var isConnected: Bool { bridge.clientState == .connected }
 
     public func onConnectionChange(_ handler: @escaping (Bool) -> Void) { handlers.append(handler) }
 
@@ -28,15 +32,21 @@ public final class MQTTFleetTransport: FleetTransport {
         for h in handlers { h(up) }
     }
 
+    /// Posted to the MQTT thread. Refused here only when the client's own rule would refuse it
+    /// there (stopped, or the outgoing queue full while disconnected); a refusal that happens
+    /// there anyway is logged by the client, and the fleet's resend timer covers a command.
     public func publish(_ topic: String, _ payload: [UInt8], retain: Bool) -> String? {
-        if case .refused(let reason) = client.publish(topic, payload, qos: 1, retain: retain) { return reason }
+        let s = bridge.clientView.snapshot
+        if s.state == .stopped { return "the MQTT client is stopped; \"\(topic)\" was not sent" }
+        if s.state != .connected && s.queued >= bridge.config.queueLimit {
+            return "the outgoing MQTT queue is full (queue_limit \(bridge.config.queueLimit) messages, broker \(s.state)); refused \"\(topic)\""
+        }
+        bridge.onMQTTThread { $0.fleetPublish(topic, payload, retain: retain) }
         return nil
     }
 
     public func subscribe(_ filter: String, _ handler: @escaping (String, [UInt8]) -> Void) {
-        let scheduler = self.scheduler
-        client.subscribe(filter, qos: 1) { message in
-            scheduler.deferToEndOfIteration { handler(message.topic, message.payload) }
-        }
+        let handler = LoopBound(handler, loop: loop)
+        bridge.onMQTTThread { $0.fleetSubscribe(filter, handler) }
     }
 }

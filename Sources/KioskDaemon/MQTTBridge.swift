@@ -4,85 +4,153 @@ import KioskCore
 import KioskMQTT
 import KioskPosix
 import Logging
+import Synchronization
+
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// The kiosk on an MQTT broker: publishes its state (scene, theme, counters, panel, status) as
 /// retained topics under `kioskd/ID/`, carries out the commands sent to `…/set` (and a counter's
-/// `inc`, `dec`, `reset`) through `Daemon.handle(_:reply:)` like every other transport, and
-/// announces itself to Home Assistant (device-based discovery). Runs on the daemon's loop.
+/// `inc`, `dec`, `reset`) like every other transport, and announces itself to Home Assistant
+/// (device-based discovery).
 ///
-/// State is published when it differs from what was last published on this connection: after
-/// every change (`Daemon.changes`), whatever made it. On every connect, and when Home Assistant
-/// says `online` on `PREFIX/status`, discovery and every state are published again. A refused
-/// command publishes the control API's message on `kioskd/ID/error` and changes nothing.
+/// Two threads. The MQTT client runs on a loop and a thread of its own (`kioskd-mqtt`, from
+/// `start` to `stop`): the render loop never touches the broker's socket. A counter change
+/// received goes from there straight into the command pipeline (as the control socket's do) and
+/// a refusal is published on `kioskd/ID/error` from there too; other commands (scene, theme,
+/// blank, counters the pipeline does not own) are posted to the render loop and carried out by
+/// `Daemon.handle(_:reply:)`, their refusals posted back. The state to publish is computed on the
+/// render loop from `Daemon.changes` (it reads the daemon's objects) and posted to the MQTT
+/// thread as values; that thread publishes what differs from what was last published on this
+/// connection. On every connect, and when Home Assistant says `online` on `PREFIX/status`,
+/// discovery and every state are published again.
+///
+/// Commands received but not yet committed are held in kioskd's memory (libmosquitto sends the
+/// PUBACK on receipt): at most `maxCommandsInPipeline`; beyond that, reading from the broker
+/// pauses until half of them are committed (the broker holds the rest, within its own limits).
 public final class MQTTBridge {
-    public let client: MQTTClient
     public let config: MQTTConfig
     public let topics: KioskTopics
-    /// Called on the loop after every connect, once this bridge has published its state.
+    /// The MQTT client's loop, run by the thread `kioskd-mqtt` from `start` until `stop`.
+    public let mqttLoop: EventLoop
+    /// The client's state, counters and queue, readable from any thread.
+    public let clientView: MQTTClient.View
+    /// Called on the render loop after every connect, once this bridge has handed its state over
+    /// for publishing.
     public var onConnected: [() -> Void] = []
-    /// Called on the loop after every change of the client's state (the client's own
-    /// `onStateChange` is the bridge's: add handlers here instead).
+    /// Called on the render loop after every change of the client's state.
     public var onStateChange: [(MQTTClient.State) -> Void] = []
-    /// Messages published by the bridge that the broker has not acknowledged yet (QoS 1).
-    public private(set) var unacknowledged = 0
     /// Seconds between status publications (besides the one after a change of scene, theme or panel).
     public var statusInterval: Double = 30
+    /// Counter commands received over MQTT and not yet committed (and answered) by the pipeline
+    /// before reading from the broker pauses.
+    public static let maxCommandsInPipeline = 10_000
+
+    /// Figures shared by the two threads.
+    final class Shared: Sendable {
+        /// Publications handed to the MQTT thread and not yet handled there, plus messages
+        /// published and not yet acknowledged by the broker.
+        let unacknowledged = Atomic<Int>(0)
+        /// Counter commands handed to the pipeline and not yet decided.
+        let inPipeline = Atomic<Int>(0)
+        /// The most commands that were in the pipeline at once.
+        let inPipelinePeak = Atomic<Int>(0)
+        /// A resume of reading is posted to the MQTT thread (once per pause).
+        let resumePosted = Atomic<Bool>(false)
+    }
+
+    /// The client's state now (from any thread).
+    public var clientState: MQTTClient.State { clientView.snapshot.state }
+    /// Messages published by the bridge that the broker has not acknowledged yet (QoS 1),
+    /// counting those still on their way to the MQTT thread.
+    public var unacknowledged: Int { shared.unacknowledged.load(ordering: .relaxed) }
+    /// Counter commands received over MQTT that the pipeline has not decided yet.
+    public var commandsInPipeline: Int { shared.inPipeline.load(ordering: .relaxed) }
+    /// The most commands received over MQTT that waited for the pipeline at once.
+    public var commandsInPipelinePeak: Int { shared.inPipelinePeak.load(ordering: .relaxed) }
 
     private weak var daemon: Daemon?
     private let loop: EventLoop
     private let logger: Logger
+    private let shared = Shared()
+    /// The MQTT thread's side: owned here until `start` hands it to the thread.
+    private var owned: LoopBound<Link>?
+    private let link: WeakLoopBound<Link>
     private var started = false
+    private var threadRunning = false
+    private var stopWaiters: [() -> Void] = []
     private var observer: Int?
     private var statusTimer: TimerID?
-    /// Retained payloads published on this connection, by topic.
-    private var published: [String: [UInt8]] = [:]
     private var themes: [String] = []
     private var skippedCounters: Set<String> = []
-    private var loggedRetainedCommand = false
     private var lastStatusKey: String?
 
-    /// Makes the client (nothing is sent before `start`).
+    /// Makes the client and its loop (nothing runs or is sent before `start`).
     public init(daemon: Daemon, config: MQTTConfig, logger: Logger) throws {
         self.daemon = daemon
         self.loop = daemon.loop
         self.config = config
         self.logger = logger
         self.topics = KioskTopics(id: config.id)
-        client = try MQTTClient(config: config, loop: daemon.loop, logger: logger)
+        mqttLoop = try EventLoop()
+        let client = try MQTTClient(config: config, loop: mqttLoop, logger: logger)
+        clientView = client.view
+        let l = Link(client: client, loop: mqttLoop, topics: topics, logger: logger, shared: shared,
+                     renderLoop: daemon.loop, daemon: WeakLoopBound(daemon, loop: daemon.loop))
+        owned = LoopBound(l, loop: mqttLoop)
+        link = WeakLoopBound(l, loop: mqttLoop)
+    }
+
+    deinit {
+        // Not stopped (tests): the thread stops its client (offline, DISCONNECT) and ends.
+        if threadRunning {
+            let link = self.link, mqttLoop = self.mqttLoop
+            mqttLoop.post { Link.shutDown(link, mqttLoop) }
+        }
     }
 
     /// Adds a handler called after every connect (see `onConnected`).
     public func addConnectHandler(_ handler: @escaping () -> Void) { onConnected.append(handler) }
 
-    /// Subscribes to the command topics and Home Assistant's status, and connects. On the loop.
+    /// Starts the MQTT thread: it subscribes to the command topics and Home Assistant's status,
+    /// and connects. On the render loop, after `Daemon.startPipeline` (counter commands then go
+    /// to the pipeline without the render loop).
     public func start() {
         loop.assertInLoop()
-        guard !started, let daemon else { return }
+        guard !started, let daemon, let owned else { return }
         started = true
-        client.onStateChange = { [weak self] state in
-            guard let self else { return }
-            if state == .connected { self.connected() }
-            for h in self.onStateChange { h(state) }
-        }
-        client.subscribe(topics.setFilter) { [weak self] m in self?.received(m) }
-        client.subscribe(topics.counterFilter) { [weak self] m in self?.received(m) }
-        client.subscribe("\(config.discoveryPrefix)/status") { [weak self] m in
-            guard let self, m.text == "online", self.client.state == .connected else { return }
-            self.logger.info("Home Assistant is online: publishing discovery and state again")
-            self.publishAll()
-        }
+        owned.value.setUp(pipeline: daemon.pipeline, bridge: WeakLoopBound(self, loop: loop))
+        self.owned = nil
         observer = daemon.changes.observe { [weak self] state in self?.changed(state) }
         scheduleStatus()
-        client.start()
+        threadRunning = true
+        let mqttLoop = self.mqttLoop, renderLoop = self.loop
+        let me = WeakLoopBound(self, loop: loop)
+        let thread = Thread {
+            // Named from inside (what `top -H` shows), as the render and commit threads are.
+            let fd = open("/proc/thread-self/comm", O_WRONLY | O_CLOEXEC)
+            if fd >= 0 { _ = write(fd, "kioskd-mqtt", 11); close(fd) }
+            mqttLoop.post { owned.value.start() }
+            do {
+                try mqttLoop.run()
+            } catch {
+                owned.value.logger.critical("the MQTT loop failed", metadata: ["error": "\(error)"])
+            }
+            renderLoop.post { me.value?.threadEnded() }
+        }
+        thread.name = "kioskd-mqtt"
+        thread.start()
     }
 
-    /// Publishes `offline`, disconnects, then calls `completion` (on the loop): once the
-    /// DISCONNECT is written, or after `timeout` seconds at the latest (a broker that does not
-    /// answer never holds up a stop).
+    /// Publishes `offline`, disconnects, ends the MQTT thread, then calls `completion` (on the
+    /// render loop): once the thread has ended, or after `timeout` seconds at the latest (a broker
+    /// that does not answer never holds up a stop).
     public func stop(timeout: Double = 2, completion: @escaping () -> Void) {
         loop.assertInLoop()
         if let o = observer { daemon?.changes.remove(o); observer = nil }
         if let t = statusTimer { loop.cancel(t); statusTimer = nil }
+        guard threadRunning else { completion(); return }
         var done = false
         var guardTimer: TimerID?
         let loop = self.loop, logger = self.logger
@@ -97,27 +165,45 @@ public final class MQTTBridge {
             if !done { logger.warning("MQTT: the broker did not take the disconnect within \(timeout) s; stopping anyway") }
             finish()
         }
-        client.stop { finish() }
+        stopWaiters.append(finish)
+        let link = self.link, mqttLoop = self.mqttLoop
+        mqttLoop.post { Link.shutDown(link, mqttLoop, within: timeout) }
     }
 
-    // MARK: - Publishing
+    private func threadEnded() {
+        threadRunning = false
+        let waiters = stopWaiters
+        stopWaiters.removeAll()
+        for w in waiters { w() }
+    }
 
-    private func connected() {
-        publishAll()
-        for h in onConnected { h() }
+    /// Runs `body` with the MQTT thread's side of the bridge, on the MQTT thread.
+    func onMQTTThread(_ body: @escaping @Sendable (Link) -> Void) {
+        let link = self.link
+        mqttLoop.post { if let l = link.value { body(l) } }
+    }
+
+    // MARK: - Publishing (computed on the render loop, published on the MQTT thread)
+
+    /// On the render loop, posted by the MQTT thread after every change of the client's state.
+    fileprivate func clientStateChanged(_ state: MQTTClient.State) {
+        if state == .connected {
+            publishAll()
+            for h in onConnected { h() }
+        }
+        for h in onStateChange { h(state) }
     }
 
     /// Discovery, every state and the status, as if nothing had been published yet.
-    private func publishAll() {
+    fileprivate func publishAll() {
         guard let daemon else { return }
-        published.removeAll()
         lastStatusKey = nil // the status goes out with the states
         themes = ThemeLoader.available(in: daemon.config.themeDirectory)
-        changed(daemon.kioskState())
+        changed(daemon.kioskState(), fresh: true)
     }
 
-    private func changed(_ state: KioskState) {
-        guard client.state == .connected, let daemon else { return }
+    private func changed(_ state: KioskState, fresh: Bool = false) {
+        guard clientState == .connected, let daemon else { return }
         var counters: [KioskState.Counter] = []
         for c in state.counters where !counters.contains(where: { $0.name == c.name }) {
             if let problem = KioskTopics.counterNameProblem(c.name) {
@@ -131,32 +217,35 @@ public final class MQTTBridge {
         if !themes.contains(state.theme) { themes = (themes + [state.theme]).sorted() }
         let discovery = HADiscovery(id: config.id, prefix: config.discoveryPrefix, scenes: state.scenes, themes: themes,
                                     counters: counters.map { .init(name: $0.name, label: $0.label, minimum: $0.minimum, maximum: $0.maximum) })
-        retain(discovery.topic, discovery.json())
-        retain(topics.scene, Array(state.scene.utf8))
-        retain(topics.theme, Array(state.theme.utf8))
-        retain(topics.blank, Array((state.blanked ? "ON" : "OFF").utf8))
-        for c in counters { retain(topics.counter(c.name), Array(String(c.value).utf8)) }
+        var p = Publication(fresh: fresh)
+        p.retained.append((discovery.topic, discovery.json()))
+        p.retained.append((topics.scene, Array(state.scene.utf8)))
+        p.retained.append((topics.theme, Array(state.theme.utf8)))
+        p.retained.append((topics.blank, Array((state.blanked ? "ON" : "OFF").utf8)))
+        for c in counters { p.retained.append((topics.counter(c.name), Array(String(c.value).utf8))) }
         // The status names the scene, theme and panel's output: published again when they change.
         let key = "\(state.scene)|\(state.theme)|\(state.blanked)|\(daemon.display.displayDescription)|\(state.timeSynced)|\(daemon.warnings())"
-        if key != lastStatusKey { publishStatus() }
+        if key != lastStatusKey { p.status = statusPayload() }
+        hand(p)
     }
 
-    /// Publishes a retained state when it differs from what was last published.
-    private func retain(_ topic: String, _ payload: [UInt8]) {
-        guard published[topic] != payload else { return }
-        published[topic] = payload
-        send(topic, payload, retain: true)
+    /// The state to publish, as values for the MQTT thread.
+    struct Publication: Sendable {
+        /// Forget what was published on this connection (a connect, Home Assistant came online).
+        var fresh = false
+        var retained: [(topic: String, payload: [UInt8])] = []
+        var status: [UInt8]?
     }
 
-    private func send(_ topic: String, _ payload: [UInt8], retain: Bool) {
-        unacknowledged += 1
-        client.publish(topic, payload, qos: 1, retain: retain) { [weak self] _ in self?.unacknowledged -= 1 }
+    private func hand(_ p: Publication) {
+        shared.unacknowledged.add(1, ordering: .relaxed)
+        onMQTTThread { $0.publish(p) }
     }
 
     /// `kioskd/ID/status`: JSON with fps, frame time p99 (ms), frames, uptime (s), output,
     /// scene, theme and panel.
-    private func publishStatus() {
-        guard client.state == .connected, let daemon else { return }
+    private func statusPayload() -> [UInt8]? {
+        guard let daemon else { return nil }
         let s = daemon.status()
         lastStatusKey = "\(s.scene)|\(s.theme)|\(s.blanked)|\(s.output)|\(daemon.manager.timeSynchronized)|\(s.warnings ?? [])"
         var object: [String: Any] = [
@@ -169,48 +258,192 @@ public final class MQTTBridge {
         }
         if let t = s.timeSync { object["time_synced"] = t.synchronized }
         if let w = s.warnings { object["warnings"] = w }
-        guard let data = try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys, .withoutEscapingSlashes]) else { return }
-        published[topics.status] = Array(data)
-        send(topics.status, Array(data), retain: true)
+        guard let data = try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys, .withoutEscapingSlashes]) else { return nil }
+        return Array(data)
     }
 
     private func scheduleStatus() {
         statusTimer = try? loop.schedule(after: Int64(statusInterval * 1e9)) { [weak self] _ in
             guard let self else { return }
-            self.publishStatus()
+            if self.clientState == .connected, let status = self.statusPayload() {
+                var p = Publication()
+                p.status = status
+                self.hand(p)
+            }
             self.scheduleStatus()
         }
     }
 
-    // MARK: - Commands
+    // MARK: - The MQTT thread's side
 
-    private func received(_ m: MQTTClient.Message) {
-        guard let daemon else { return }
-        if m.retained {
-            // A retained command would be carried out again at every reconnect.
-            if !loggedRetainedCommand {
-                logger.warning("MQTT: ignored a retained command on \(m.topic); publish commands without the retain flag")
-                loggedRetainedCommand = true
-            }
-            return
-        }
-        let levels = m.topic.dropFirst(topics.base.count + 1).split(separator: "/", omittingEmptySubsequences: false).map(String.init)
-        switch MQTTBridge.command(levels: levels, payload: m.text) {
-        case .failure(let e):
-            publishError(e.message)
-        case .success(.none):
-            return // a state topic of ours, not a command
-        case .success(.some(let command)):
-            daemon.handle(command) { [weak self] response in
-                guard response.status >= 400 else { return }
-                self?.publishError(response.errorMessage ?? "refused (HTTP \(response.status))")
-            }
-        }
-    }
+    /// Owns the client on the MQTT loop: subscriptions, publishing, commands.
+    final class Link {
+        let client: MQTTClient
+        let loop: EventLoop
+        let topics: KioskTopics
+        let logger: Logger
+        let shared: Shared
+        let renderLoop: EventLoop
+        let daemon: WeakLoopBound<Daemon>
+        private var bridge: WeakLoopBound<MQTTBridge>?
+        private var pipeline: CommandPipeline?
+        /// Retained payloads published on this connection, by topic.
+        private var published: [String: [UInt8]] = [:]
+        private var loggedRetainedCommand = false
+        private var pauseLoggedNs: Int64?
+        private var shuttingDown = false
 
-    private func publishError(_ message: String) {
-        logger.notice("MQTT command refused: \(message)")
-        send(topics.error, Array(message.utf8), retain: false)
+        init(client: MQTTClient, loop: EventLoop, topics: KioskTopics, logger: Logger, shared: Shared,
+             renderLoop: EventLoop, daemon: WeakLoopBound<Daemon>) {
+            self.client = client
+            self.loop = loop
+            self.topics = topics
+            self.logger = logger
+            self.shared = shared
+            self.renderLoop = renderLoop
+            self.daemon = daemon
+        }
+
+        /// Before the thread runs.
+        func setUp(pipeline: CommandPipeline?, bridge: WeakLoopBound<MQTTBridge>) {
+            self.pipeline = pipeline
+            self.bridge = bridge
+        }
+
+        /// On the MQTT thread: subscribes and connects.
+        func start() {
+            let bridge = self.bridge
+            client.onStateChange = { [unowned self] state in
+                if state == .connected { self.published.removeAll() }
+                self.renderLoop.post { bridge?.value?.clientStateChanged(state) }
+            }
+            client.subscribe(topics.setFilter) { [unowned self] m in self.received(m) }
+            client.subscribe(topics.counterFilter) { [unowned self] m in self.received(m) }
+            client.subscribe("\(client.config.discoveryPrefix)/status") { [unowned self] m in
+                guard m.text == "online", self.client.state == .connected else { return }
+                self.logger.info("Home Assistant is online: publishing discovery and state again")
+                self.renderLoop.post { bridge?.value?.publishAll() }
+            }
+            client.start()
+        }
+
+        /// Stops the client (`offline`, DISCONNECT), then the loop: at once when done, after
+        /// `within` seconds at the latest.
+        static func shutDown(_ link: WeakLoopBound<Link>, _ loop: EventLoop, within: Double = 2) {
+            guard let l = link.value, !l.shuttingDown else { loop.stop(); return }
+            l.shuttingDown = true
+            _ = try? loop.schedule(after: Int64(within * 1e9)) { _ in loop.stop() }
+            l.client.stop { loop.stop() }
+        }
+
+        func publish(_ p: Publication) {
+            defer { shared.unacknowledged.subtract(1, ordering: .relaxed) }
+            guard client.state == .connected else { return }
+            if p.fresh { published.removeAll() }
+            for (topic, payload) in p.retained where published[topic] != payload {
+                published[topic] = payload
+                send(topic, payload, retain: true)
+            }
+            if let s = p.status {
+                published[topics.status] = s
+                send(topics.status, s, retain: true)
+            }
+        }
+
+        private func send(_ topic: String, _ payload: [UInt8], retain: Bool) {
+            shared.unacknowledged.add(1, ordering: .relaxed)
+            let shared = self.shared
+            client.publish(topic, payload, qos: 1, retain: retain) { _ in shared.unacknowledged.subtract(1, ordering: .relaxed) }
+        }
+
+        func publishError(_ message: String) {
+            logger.notice("MQTT command refused: \(message)")
+            send(topics.error, Array(message.utf8), retain: false)
+        }
+
+        private func received(_ m: MQTTClient.Message) {
+            if m.retained {
+                // A retained command would be carried out again at every reconnect.
+                if !loggedRetainedCommand {
+                    logger.warning("MQTT: ignored a retained command on \(m.topic); publish commands without the retain flag")
+                    loggedRetainedCommand = true
+                }
+                return
+            }
+            let levels = m.topic.dropFirst(topics.base.count + 1).split(separator: "/", omittingEmptySubsequences: false).map(String.init)
+            switch MQTTBridge.command(levels: levels, payload: m.text) {
+            case .failure(let e):
+                publishError(e.message)
+            case .success(.none):
+                return // a state topic of ours, not a command
+            case .success(.some(let command)):
+                if let pipeline, case .counter(let name, let op, let value) = command, op != .get, let entry = pipeline.entry(for: name) {
+                    toPipeline(pipeline, Daemon.change(entry, op, value), name, op)
+                    return
+                }
+                // Everything else is carried out on the render loop, its refusal published from here.
+                let me = WeakLoopBound(self, loop: loop), mqttLoop = loop
+                let daemon = self.daemon
+                renderLoop.post {
+                    daemon.value?.handle(command) { response in
+                        guard response.status >= 400 else { return }
+                        let message = response.errorMessage ?? "refused (HTTP \(response.status))"
+                        mqttLoop.post { me.value?.publishError(message) }
+                    }
+                }
+            }
+        }
+
+        /// A counter change goes to the pipeline from this thread (delivered `.here`: the render
+        /// loop is only sent the committed values); a refusal is published from this thread.
+        private func toPipeline(_ pipeline: CommandPipeline, _ change: CommandPipeline.Change, _ name: String, _ op: ControlCommand.CounterOp) {
+            let n = shared.inPipeline.add(1, ordering: .sequentiallyConsistent).newValue
+            if n > shared.inPipelinePeak.load(ordering: .relaxed) { shared.inPipelinePeak.store(n, ordering: .relaxed) }
+            if n >= MQTTBridge.maxCommandsInPipeline && !client.readingPaused {
+                // Armed before the pause: a completion from now on may post the resume.
+                shared.resumePosted.store(false, ordering: .sequentiallyConsistent)
+                client.pauseReading(true)
+                // Drained before the store was seen: no completion is left to post it.
+                if shared.inPipeline.load(ordering: .sequentiallyConsistent) <= MQTTBridge.maxCommandsInPipeline / 2 { client.pauseReading(false) }
+                let now = loop.now(.monotonic)
+                if pauseLoggedNs.map({ now - $0 >= 60_000_000_000 }) ?? true {
+                    pauseLoggedNs = now
+                    logger.warning("MQTT: \(n) commands wait for the disk; reading from the broker paused until half of them are committed (the broker keeps what it sends meanwhile, within its own limits)")
+                }
+            }
+            let shared = self.shared, mqttLoop = loop
+            let me = WeakLoopBound(self, loop: loop)
+            pipeline.submit(change, delivery: .here) { outcome in
+                let left = shared.inPipeline.subtract(1, ordering: .sequentiallyConsistent).newValue
+                if case .refused = outcome {
+                    let message = Daemon.answer(name, op, outcome).errorMessage ?? "counter '\(name)': refused"
+                    mqttLoop.post { me.value?.publishError(message) }
+                }
+                if left <= MQTTBridge.maxCommandsInPipeline / 2,
+                   !shared.resumePosted.exchange(true, ordering: .sequentiallyConsistent) {
+                    mqttLoop.post { me.value?.resumeReading() }
+                }
+            }
+        }
+
+        private func resumeReading() {
+            if client.readingPaused && shared.inPipeline.load(ordering: .relaxed) <= MQTTBridge.maxCommandsInPipeline / 2 {
+                client.pauseReading(false)
+            }
+        }
+
+        // Fleet transport (MQTTFleetTransport), on this thread.
+        func fleetPublish(_ topic: String, _ payload: [UInt8], retain: Bool) {
+            client.publish(topic, payload, qos: 1, retain: retain)
+        }
+
+        func fleetSubscribe(_ filter: String, _ handler: LoopBound<(String, [UInt8]) -> Void>) {
+            let renderLoop = self.renderLoop
+            client.subscribe(filter, qos: 1) { message in
+                let topic = message.topic, payload = message.payload
+                renderLoop.post { handler.value(topic, payload) }
+            }
+        }
     }
 
     public struct CommandError: Error, Equatable {

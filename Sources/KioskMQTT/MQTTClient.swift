@@ -7,12 +7,22 @@ import Foundation
 import KioskCore
 import KioskPosix
 import Logging
+import Synchronization
 
 /// An MQTT client on libmosquitto, driven by kioskd's epoll `EventLoop`: the broker socket is
 /// watched by the loop, reads and writes are `mosquitto_loop_read/write`, keepalive is
 /// `mosquitto_loop_misc` on a loop timer. No thread of mosquitto's own: every callback (message
 /// handlers, publish completions, `onStateChange`) runs on the loop's thread, and every method
-/// must be called there.
+/// must be called there. (kioskd gives the client a loop and a thread of its own, `kioskd-mqtt`:
+/// see `MQTTBridge`.) Other threads read the client's state, counters and queue through `view`.
+///
+/// MQTT 5 by default: the CONNECT tells the broker the largest packet kioskd accepts
+/// (`maxMessageBytes` plus `packetHeadroom` for the topic and header), so a broker that honours
+/// it never sends a larger message, and a receive maximum of `receiveMaximum` (the broker may
+/// send that many QoS 1 messages before their PUBACKs, instead of its default of 20). A broker
+/// that answers the MQTT 5 CONNECT with "unsupported protocol version" is spoken to in 3.1.1
+/// from then on; with 3.1.1 a larger message is read by libmosquitto and dropped on arrival,
+/// never copied.
 ///
 /// The connection is kept up by itself: after `start()` the client connects, and whenever the
 /// connection fails or drops it retries with exponential backoff (`backoffInitial` doubling up to
@@ -92,13 +102,61 @@ public final class MQTTClient {
         public var oversized = 0
     }
 
+    /// What other threads may read of the client (copied on every change, under a lock).
+    public struct Snapshot: Sendable, Equatable {
+        public var state: State = .idle
+        public var counters = Counters()
+        /// Messages waiting for a connection.
+        public var queued = 0
+        /// The MQTT version of the current (or next) connection.
+        public var protocolVersion: MQTTConfig.ProtocolVersion = .v5
+        /// True while reading from the broker is paused (`pauseReading`).
+        public var readingPaused = false
+        var duplicateWarning: String?
+        var connectedNs: Int64?
+        var warningOutlivedAfterNs: Int64 = 0
+
+        /// `MQTTClient.duplicateIDWarning`, from any thread.
+        public var duplicateIDWarning: String? {
+            guard let w = duplicateWarning else { return nil }
+            if let at = connectedNs, nowNanos(.monotonic) - at >= warningOutlivedAfterNs { return nil }
+            return w
+        }
+    }
+
+    /// The client's `Snapshot`, readable from any thread.
+    public final class View: Sendable {
+        private let current: Mutex<Snapshot>
+        init(_ s: Snapshot) { current = Mutex(s) }
+        public var snapshot: Snapshot { current.withLock { $0 } }
+        func update(_ body: (inout Snapshot) -> Void) { current.withLock { body(&$0) } }
+    }
+    public let view: View
+
+    /// The receive maximum sent in an MQTT 5 CONNECT: QoS 1 messages the broker may send before
+    /// it has their PUBACKs (the protocol's largest; libmosquitto acknowledges on reading, so
+    /// these are messages on their way through the socket, not messages kioskd holds).
+    public static let receiveMaximum = 65535
+    /// Bytes allowed beyond `maxMessageBytes` in the maximum packet size: the fixed header,
+    /// topic, packet id and properties.
+    public static let packetHeadroom = 4096
+
+    /// The maximum packet size sent in an MQTT 5 CONNECT.
+    public var maximumPacketSize: UInt32 { UInt32(min(config.maxMessageBytes + Self.packetHeadroom, 268_435_460)) }
+
     public let config: MQTTConfig
-    public private(set) var state: State = .idle
-    public private(set) var counters = Counters()
+    public private(set) var state: State = .idle { didSet { let s = state; view.update { $0.state = s } } }
+    public private(set) var counters = Counters() { didSet { let c = counters; view.update { $0.counters = c } } }
     /// Monotonic times (ns) of the last 64 connect attempts, oldest first.
     public private(set) var attemptTimes: [Int64] = []
     /// Messages waiting for a connection.
     public var queuedCount: Int { queue.count }
+    /// The MQTT version of the current (or next) connection: `config.protocolVersion`, or 3.1.1
+    /// after the broker refused MQTT 5.
+    public private(set) var protocolVersion: MQTTConfig.ProtocolVersion
+    /// True while `pauseReading(true)` holds: the broker's socket is not read (PUBACKs,
+    /// keepalive and publishing go on).
+    public private(set) var readingPaused = false
     /// Called on every state change (after logging it).
     public var onStateChange: ((State) -> Void)?
 
@@ -115,11 +173,17 @@ public final class MQTTClient {
     private var connectTimer: TimerID?
     /// A connect runs on a resolver thread: the mosquitto handle is that thread's until it posts back.
     private var connectInFlight = false
+    /// The next attempt must be a full `mosquitto_connect_bind_v5` (it stores the CONNECT's
+    /// properties in the handle, or drops them for 3.1.1): the first one, and after a switch
+    /// to 3.1.1. It runs on a helper thread (its TCP connect blocks).
+    private var needsFullConnect = true
+    /// Set when the broker refused MQTT 5: the next attempt speaks 3.1.1.
+    private var fallBackToV311 = false
     private var failures = 0
     /// When the current connection's CONNACK came (monotonic ns); nil while not connected.
-    private var connectedNs: Int64?
+    private var connectedNs: Int64? { didSet { let c = connectedNs; view.update { $0.connectedNs = c } } }
     private var takeover = TakeoverDetector()
-    private var duplicateWarning: String?
+    private var duplicateWarning: String? { didSet { let w = duplicateWarning; view.update { $0.duplicateWarning = w } } }
     /// Set while another client with this client id is suspected (`TakeoverDetector`): what the
     /// status says. Cleared by a connection that outlasts the other's longest retry delay.
     public var duplicateIDWarning: String? {
@@ -138,7 +202,7 @@ public final class MQTTClient {
         var retain: Bool
         var completion: ((PublishResult) -> Void)?
     }
-    private var queue: [Pending] = []
+    private var queue: [Pending] = [] { didSet { let n = queue.count; view.update { $0.queued = n } } }
     /// Completions of messages handed to libmosquitto, by message id.
     private var inFlight: [Int32: (qos: Int, completion: (PublishResult) -> Void)] = [:]
     private var subscriptions: [(filter: String, qos: Int, handler: (Message) -> Void)] = []
@@ -158,6 +222,9 @@ public final class MQTTClient {
         self.logger = logger
         self.logger[metadataKey: "broker"] = "\(config.tls == nil ? "mqtt" : "mqtts")://\(config.host):\(config.port)"
         self.random = random
+        protocolVersion = config.protocolVersion
+        view = View(Snapshot(protocolVersion: config.protocolVersion,
+                             warningOutlivedAfterNs: config.backoffMax + TakeoverDetector.shortSessionNs))
         guard let mosq = mosquitto_new(config.clientID, true, nil) else {
             throw Posix.error("mosquitto_new", errno: errno)
         }
@@ -167,7 +234,12 @@ public final class MQTTClient {
                 throw KioskError(.config, "\(what) failed: \(Self.describe(rc, errno: errno))")
             }
         }
-        try check(mosquitto_int_option(mosq, MOSQ_OPT_PROTOCOL_VERSION, Int32(MQTT_PROTOCOL_V311)), "mosquitto_int_option(protocol 3.1.1)")
+        if config.protocolVersion == .v5 {
+            try check(mosquitto_int_option(mosq, MOSQ_OPT_PROTOCOL_VERSION, Int32(MQTT_PROTOCOL_V5)), "mosquitto_int_option(protocol 5)")
+            try check(mosquitto_int_option(mosq, MOSQ_OPT_RECEIVE_MAXIMUM, Int32(Self.receiveMaximum)), "mosquitto_int_option(receive maximum)")
+        } else {
+            try check(mosquitto_int_option(mosq, MOSQ_OPT_PROTOCOL_VERSION, Int32(MQTT_PROTOCOL_V311)), "mosquitto_int_option(protocol 3.1.1)")
+        }
         // Small packets (a command's PUBACK, a state) go out at once, not after Nagle's delay.
         try check(mosquitto_int_option(mosq, MOSQ_OPT_TCP_NODELAY, 1), "mosquitto_int_option(TCP_NODELAY)")
         let offline = Array("offline".utf8)
@@ -308,7 +380,39 @@ public final class MQTTClient {
         attemptTimes.append(loop.now(.monotonic))
         if attemptTimes.count > 64 { attemptTimes.removeFirst(attemptTimes.count - 64) }
         setState(.connecting, log: false)
-        if Self.isNumericAddress(config.host) {
+        disconnectReasonCode = nil
+        if fallBackToV311 {
+            fallBackToV311 = false
+            protocolVersion = .v311
+            view.update { $0.protocolVersion = .v311 }
+            _ = mosquitto_int_option(handle.mosq, MOSQ_OPT_PROTOCOL_VERSION, Int32(MQTT_PROTOCOL_V311))
+            needsFullConnect = true
+        }
+        if needsFullConnect {
+            // mosquitto_connect_bind_v5 stores the CONNECT's properties (MQTT 5: the maximum
+            // packet size) for every later connect, or drops them (3.1.1); its TCP connect
+            // blocks, so it runs on a thread, the handle left to it.
+            connectInFlight = true
+            let handle = self.handle, cfg = config, loop = self.loop
+            let v5 = protocolVersion == .v5, maxPacket = maximumPacketSize
+            let me = WeakLoopBound(self, loop: loop)
+            Thread.detachNewThread {
+                var props: OpaquePointer?
+                if v5 { _ = mosquitto_property_add_int32(&props, Int32(MQTT_PROP_MAXIMUM_PACKET_SIZE.rawValue), maxPacket) }
+                let rc = mosquitto_connect_bind_v5(handle.mosq, cfg.host, Int32(cfg.port), Int32(cfg.keepalive), nil, props)
+                let e = errno
+                mosquitto_property_free_all(&props)
+                loop.post {
+                    guard let client = me.value else { return }
+                    client.connectInFlight = false
+                    // Stored unless the arguments themselves were refused (then try again in full).
+                    if rc != MOSQ_ERR_INVAL.rawValue && rc != MOSQ_ERR_NOMEM.rawValue && rc != MOSQ_ERR_NOT_SUPPORTED.rawValue {
+                        client.needsFullConnect = false
+                    }
+                    client.connectReturned(rc, errno: e)
+                }
+            }
+        } else if Self.isNumericAddress(config.host) {
             let rc = mosquitto_connect_async(handle.mosq, config.host, Int32(config.port), Int32(config.keepalive))
             connectReturned(rc, errno: errno)
         } else {
@@ -342,7 +446,8 @@ public final class MQTTClient {
         do {
             if let w = socketWatch { loop.unwatch(w); socketWatch = nil }
             wantsWrite = false
-            socketWatch = try loop.watch(fd: socketFD, events: .read) { [unowned self] ready in self.socketReady(ready) }
+            interestPaused = readingPaused
+            socketWatch = try loop.watch(fd: socketFD, events: readingPaused ? [] : .read) { [unowned self] ready in self.socketReady(ready) }
             updateInterest()
             guard socketFD >= 0 else { return } // the first write failed: already reported
             if let t = connectTimer { loop.cancel(t) }
@@ -360,6 +465,9 @@ public final class MQTTClient {
         }
     }
 
+    /// The reason code of an MQTT 5 broker's DISCONNECT on this connection.
+    private var disconnectReasonCode: Int32?
+
     /// Why the connection is being torn down by us (connect timeout), reported instead of
     /// libmosquitto's generic error.
     private var pendingReason: String?
@@ -367,16 +475,18 @@ public final class MQTTClient {
     /// The broker socket is readable or writable (or failed).
     private func socketReady(_ ready: EventLoop.WatchEvents) {
         guard socketFD >= 0 else { return }
+        // While reading is paused the socket is not watched for input: `.read` then comes only
+        // with an error or hang-up, which the read reports.
         if ready.contains(.read) {
-            // Every packet already in the socket's buffer (at most 256 per wake-up, so frames
-            // stay on time): reading one per wake-up let a burst of QoS 1 commands pile up in the
-            // broker's queue for this client until it dropped them.
+            // Every packet already in the socket's buffer (at most 256 per wake-up, so timers
+            // and posted work stay on time): reading one per wake-up let a burst of QoS 1
+            // commands pile up in the broker's queue for this client until it dropped them.
             var packets = 0
             repeat {
                 let rc = mosquitto_loop_read(handle.mosq, 1)
                 if !ioResult(rc, errno: errno) { return }
                 packets += 1
-            } while packets < Self.packetsPerWakeup && socketFD >= 0 && Self.bytesWaiting(socketFD) > 0
+            } while packets < Self.packetsPerWakeup && socketFD >= 0 && !readingPaused && Self.bytesWaiting(socketFD) > 0
         }
         if socketFD >= 0, ready.contains(.write) || mosquitto_want_write(handle.mosq) {
             let rc = mosquitto_loop_write(handle.mosq, 1)
@@ -397,10 +507,21 @@ public final class MQTTClient {
     /// Handles a libmosquitto I/O result; false when the connection is gone.
     private func ioResult(_ rc: Int32, errno e: Int32) -> Bool {
         if rc == MOSQ_ERR_SUCCESS.rawValue {
-            // A clean DISCONNECT written: libmosquitto closed the socket itself.
+            // libmosquitto closed the socket itself: our DISCONNECT was written (a stop), or an
+            // MQTT 5 broker sent DISCONNECT (the disconnect callback named its reason).
             if socketFD >= 0 && mosquitto_socket(handle.mosq) < 0 {
                 if let w = socketWatch { loop.unwatch(w); socketWatch = nil }
                 socketFD = -1
+                wantsWrite = false
+                if !stopping {
+                    let code = disconnectReasonCode
+                    let reason = pendingReason ?? code.map { "the broker sent DISCONNECT: \(String(cString: mosquitto_reason_string($0))) (reason code \($0))" }
+                        ?? "the broker closed the connection"
+                    pendingReason = nil
+                    disconnectReasonCode = nil
+                    closeSocket()
+                    if case .refused = state { scheduleRetry() } else { connectionLost(reason) }
+                }
                 return false
             }
             return true
@@ -438,8 +559,28 @@ public final class MQTTClient {
             guard socketFD >= 0 else { return }
         }
         let want = mosquitto_want_write(handle.mosq)
-        guard want != wantsWrite, let w = socketWatch else { return }
-        if (try? loop.setInterest(w, want ? [.read, .write] : .read)) != nil { wantsWrite = want }
+        guard want != wantsWrite || readingPaused != interestPaused, let w = socketWatch else { return }
+        var events: EventLoop.WatchEvents = readingPaused ? [] : .read
+        if want { events.insert(.write) }
+        if (try? loop.setInterest(w, events)) != nil {
+            wantsWrite = want
+            interestPaused = readingPaused
+        }
+    }
+    /// Whether the watch's interest leaves out `.read` now.
+    private var interestPaused = false
+
+    /// Stops (true) or resumes (false) reading the broker's socket: what the broker sends waits
+    /// in the socket and then at the broker, within the broker's limits (for an MQTT 5
+    /// connection `receiveMaximum` messages in flight, then its `max_queued_messages`, beyond
+    /// which the broker drops them). PUBACKs, keepalive pings and publishing go on; a pause
+    /// longer than the keepalive makes libmosquitto drop the connection (then it reconnects).
+    public func pauseReading(_ paused: Bool) {
+        loop.assertInLoop()
+        guard paused != readingPaused else { return }
+        readingPaused = paused
+        view.update { $0.readingPaused = paused }
+        updateInterest()
     }
 
     private func scheduleMisc() {
@@ -466,6 +607,7 @@ public final class MQTTClient {
         if let w = socketWatch { loop.unwatch(w); socketWatch = nil }
         socketFD = -1
         wantsWrite = false
+        interestPaused = false
         // Closes the socket if libmosquitto has not yet (no-op otherwise). The disconnect
         // callback this may run acts only on a clean stop, which finishes once.
         if mosquitto_socket(handle.mosq) >= 0 {
@@ -568,8 +710,18 @@ public final class MQTTClient {
     private func didConnect(_ rc: Int32) {
         if let t = connectTimer { loop.cancel(t); connectTimer = nil }
         guard rc == 0 else {
-            let reason = "\(String(cString: mosquitto_connack_string(rc))) (CONNACK code \(rc))"
-            if rc == 4 || rc == 5 {
+            // MQTT 5 reason codes are 128 and above; 3.1.1's CONNACK codes 1 to 5.
+            let text = rc >= 128 ? String(cString: mosquitto_reason_string(rc)) : String(cString: mosquitto_connack_string(rc))
+            let reason = "\(text) (CONNACK code \(rc))"
+            if rc == Int32(MQTT_RC_UNSUPPORTED_PROTOCOL_VERSION.rawValue) && protocolVersion == .v5 {
+                // Also what libmosquitto reports for a 3.1.1 broker's "unacceptable protocol version".
+                fallBackToV311 = true
+                logger.notice("MQTT: the broker does not speak MQTT 5 (\(reason)); speaking MQTT 3.1.1 from now on: messages larger than max_message_bytes are then received and dropped on arrival")
+                pendingReason = "the broker does not speak MQTT 5; reconnecting with MQTT 3.1.1"
+                return
+            }
+            // 4, 5 (3.1.1) and 134, 135 (MQTT 5): bad user name or password, not authorised.
+            if rc == 4 || rc == 5 || rc == 134 || rc == 135 {
                 refusal = reason
                 setState(.refused(reason: reason), log: true)
             } else {
@@ -590,7 +742,10 @@ public final class MQTTClient {
     }
 
     private func didDisconnect(_ rc: Int32) {
-        // Reported through ioResult / finishStop, which know why; nothing more here.
+        // Reported through ioResult / finishStop, which know why; an MQTT 5 broker's DISCONNECT
+        // gives its reason code here (142: another client took the session over), kept for
+        // the report.
+        if !stopping && rc != 0 { disconnectReasonCode = rc }
         if stopping && rc == 0 {
             // Clean DISCONNECT written: libmosquitto has closed the socket.
             loop.deferToEndOfIteration { [weak self] in

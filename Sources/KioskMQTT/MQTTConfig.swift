@@ -35,6 +35,15 @@ public struct MQTTConfig: Sendable, Equatable {
     /// Incoming messages with a larger payload are dropped on arrival, never copied
     /// (`[mqtt] max_message_bytes`, default 64 KiB).
     public var maxMessageBytes: Int = 65536
+    /// The MQTT version spoken: 5 (the default: the broker is told `maxMessageBytes` as the
+    /// maximum packet size and never sends larger messages; a broker that refuses MQTT 5 is
+    /// spoken to in 3.1.1 from then on) or 3.1.1 (`[mqtt] protocol = "3.1.1"`; larger messages
+    /// are then received and dropped on arrival).
+    public var protocolVersion: ProtocolVersion = .v5
+    public enum ProtocolVersion: String, Sendable, Equatable {
+        case v5 = "5"
+        case v311 = "3.1.1"
+    }
     /// Reconnect backoff: first delay and ceiling, in nanoseconds.
     public var backoffInitial: Int64 = 500_000_000
     public var backoffMax: Int64 = 30_000_000_000
@@ -77,7 +86,7 @@ public struct MQTTConfig: Sendable, Equatable {
 
     public static let knownKeys: Set<String> = [
         "broker", "id", "username", "password_file", "ca_file", "cert_file", "key_file", "keepalive", "queue_limit",
-        "discovery_prefix", "max_message_bytes",
+        "discovery_prefix", "max_message_bytes", "protocol",
     ]
 
     /// Builds the config from the keys of the `[mqtt]` table. Errors are `KioskError.config`
@@ -154,6 +163,15 @@ public struct MQTTConfig: Sendable, Equatable {
         if let k = try integer("keepalive", 5...65535) { config.keepalive = k }
         if let q = try integer("queue_limit", 0...100_000) { config.queueLimit = q }
         if let m = try integer("max_message_bytes", 16...268_435_455) { config.maxMessageBytes = m }
+        if let e = entries["protocol"] {
+            // `protocol = 5` is read as the string "5".
+            let v: String
+            if case .integer(let i) = e.value { v = String(i) } else { v = try string("protocol") ?? "" }
+            guard let p = ProtocolVersion(rawValue: v) else {
+                throw fail("protocol", entries["protocol"], "\"\(v.prefix(64))\" is not an MQTT version kioskd speaks: expected \"5\" or \"3.1.1\"")
+            }
+            config.protocolVersion = p
+        }
         if let p = try string("discovery_prefix") {
             if p.isEmpty || p.hasPrefix("/") || p.hasSuffix("/") || p.contains("//") || p.contains("+") || p.contains("#") || p.utf8.count > 256 {
                 throw fail("discovery_prefix", entries["discovery_prefix"], "\"\(p)\" is not a topic prefix: expected levels separated by '/', none empty, no '+' or '#', at most 256 bytes, like \"homeassistant\"")

@@ -522,6 +522,11 @@ public final class SceneManager {
         guard started else { return }
         updateOrbitTimer()
         let now = time.now()
+        // The armed deadline has come but its timer has not run yet (the loop runs the other
+        // work of this iteration first: a posted batch of committed values, an MQTT packet).
+        // Leave it: it ticks the scene and re-arms. Re-armed now for the next deadline, the
+        // scene would skip this one (the clock would miss a second: a 2 s gap between frames).
+        if let armed = armedDeadline, deadlineTimer != nil, armed.monotonicNs(from: now) <= now.monotonicNs { return }
         let d = current.nextDeadline(now: now)
         if d == armedDeadline, deadlineTimer != nil { return }
         if let t = deadlineTimer { loop.cancel(t); deadlineTimer = nil }

@@ -23,7 +23,7 @@ struct MQTTBridgeTests {
 
         /// Runs the loop until every message the bridge published is acknowledged.
         func settle() throws {
-            try pump(loop) { bridge.client.state == .connected && bridge.unacknowledged == 0 && bridge.client.queuedCount == 0 }
+            try pump(loop) { bridge.clientState == .connected && bridge.unacknowledged == 0 && bridge.clientView.snapshot.queued == 0 }
             try loop.runOnce(timeoutMs: 0)
             #expect(try pump(loop) { bridge.unacknowledged == 0 })
         }
@@ -32,7 +32,8 @@ struct MQTTBridgeTests {
         func png() -> [UInt8] { daemon.handle(.screenshot).body }
     }
 
-    func rig(port: Int? = nil, startBroker: Bool = true, broker given: MQTTTestBroker? = nil,
+    func rig(port: Int? = nil, startBroker: Bool = true, broker given: MQTTTestBroker? = nil, digits: Int = 2,
+             state: StateStore = MemoryStateStore(durability: .volatile), pipeline: Bool = false,
              tune: (inout MQTTConfig) -> Void = { _ in }) throws -> Rig {
         let broker = try given ?? MQTTTestBroker()
         if startBroker && given == nil { try broker.start() }
@@ -45,7 +46,7 @@ struct MQTTBridgeTests {
         headless_size = "160x90"
         [scene.score]
         kind = "counter"
-        digits = 2
+        digits = \(digits)
         [[scene.score.counter]]
         name = "HOME"
         label = "Home"
@@ -64,10 +65,11 @@ struct MQTTBridgeTests {
         let loop = try EventLoop()
         let log = CapturedLog()
         let d = try Daemon(config: config, display: try HeadlessDisplay(size: Size(width: 160, height: 90)), input: nil,
-                           state: MemoryStateStore(durability: .volatile), loop: loop, logger: quietLogger)
+                           state: state, loop: loop, logger: quietLogger)
         let bridge = try MQTTBridge(daemon: d, config: m, logger: log.logger)
         d.mqtt = bridge
         d.start()
+        if pipeline { d.startPipeline() }
         bridge.start()
         return Rig(broker: broker, daemon: d, loop: loop, bridge: bridge, log: log)
     }
@@ -124,7 +126,7 @@ struct MQTTBridgeTests {
     /// control API's message on kioskd/k1/error and changes nothing.
     @Test func homeAssistantSeesAndDrivesTheKiosk() throws {
         let r = try rig()
-        #expect(try pump(r.loop) { r.bridge.client.state == .connected })
+        #expect(try pump(r.loop) { r.bridge.clientState == .connected })
         try r.settle()
         #expect(try r.broker.retained("kioskd/k1/availability") == "online")
         let discovery = try #require(try r.broker.retained("homeassistant/device/kioskd_k1/config"))
@@ -220,7 +222,7 @@ struct MQTTBridgeTests {
     /// are published again, even when the broker lost them.
     @Test func homeAssistantOnlineRepublishesDiscovery() throws {
         let r = try rig()
-        #expect(try pump(r.loop) { r.bridge.client.state == .connected })
+        #expect(try pump(r.loop) { r.bridge.clientState == .connected })
         try r.settle()
         try r.broker.publish("homeassistant/device/kioskd_k1/config", nil, retain: true)
         try r.broker.publish("kioskd/k1/counter/HOME", nil, retain: true)
@@ -251,7 +253,7 @@ struct MQTTBridgeTests {
     /// A stop publishes `offline` and leaves the broker at once; the completion runs.
     @Test func stopPublishesOfflineWithinTwoSeconds() throws {
         let r = try rig()
-        #expect(try pump(r.loop) { r.bridge.client.state == .connected })
+        #expect(try pump(r.loop) { r.bridge.clientState == .connected })
         try r.settle()
         var stopped = false
         let t0 = nowNanos()
@@ -272,15 +274,63 @@ struct MQTTBridgeTests {
             m.backoffMax = 2_000_000
         }
         _ = r.daemon.handle(.scene(name: "clock"))
-        #expect(try pump(r.loop) { r.bridge.client.counters.attempts >= 20 })
+        #expect(try pump(r.loop) { r.bridge.clientView.snapshot.counters.attempts >= 20 })
         let frames = r.daemon.manager.frameCount
         let t0 = nowNanos()
-        #expect(try pump(r.loop, seconds: 30) { r.bridge.client.counters.attempts >= 1020 && nowNanos() - t0 > 2_100_000_000 })
+        #expect(try pump(r.loop, seconds: 30) { r.bridge.clientView.snapshot.counters.attempts >= 1020 && nowNanos() - t0 > 2_100_000_000 })
         #expect(r.daemon.manager.frameCount >= frames + 2, "the clock drew \(r.daemon.manager.frameCount - frames) frames in 2 s")
         #expect(r.log.count(containing: "MQTT disconnected: Connection refused") == 1, "\(r.log.all.prefix(5))")
         // A command through the control API meanwhile is answered at once.
         let c0 = nowNanos()
         #expect(r.daemon.handle(.counter(name: "HOME", op: .inc, value: nil)).status == 200)
         #expect(nowNanos() - c0 < 100_000_000)
+    }
+}
+
+/// A store whose batch commits wait until `open()` (a disk that stalls).
+final class GatedStore: StateStore, @unchecked Sendable {
+    // @unchecked: `inner` locks itself; `isOpen` is guarded by `cond`.
+    let inner = MemoryStateStore(durability: .durable)
+    private let cond = NSCondition()
+    private var isOpen = false
+    func open() { cond.lock(); isOpen = true; cond.broadcast(); cond.unlock() }
+    func load(_ key: String) -> String? { inner.load(key) }
+    func save(_ key: String, _ value: String) throws { try inner.save(key, value) }
+    func saveBatch(_ changes: [(key: String, value: String)]) throws {
+        cond.lock()
+        while !isOpen { cond.wait() }
+        cond.unlock()
+        try inner.saveBatch(changes)
+    }
+}
+
+extension MQTTBridgeTests {
+    /// Counter commands go from the MQTT thread to the pipeline; while the disk stalls, at most
+    /// `maxCommandsInPipeline` of them wait in kioskd's memory and reading from the broker
+    /// pauses; once the disk comes back every command is applied (none lost: the broker held
+    /// the rest meanwhile, with its default limits) and reading resumes.
+    @Test func commandsWaitingForTheDiskAreBoundedAndNoneIsLost() throws {
+        let store = GatedStore()
+        let r = try rig(digits: 6, state: store, pipeline: true)
+        #expect(try pump(r.loop) { r.bridge.clientState == .connected })
+        try r.settle()
+        let n = MQTTBridge.maxCommandsInPipeline + 500
+        let d = r.broker.dir
+        try String(repeating: "1\n", count: n).write(toFile: "\(d)/lines", atomically: true, encoding: .utf8)
+        let (status, out) = try runTool("/bin/sh", ["-c", "/usr/bin/mosquitto_pub -h 127.0.0.1 -p \(r.broker.port) -q 1 -t kioskd/k1/counter/HOME/inc -l < \(d)/lines"], dir: d)
+        #expect(status == 0, "mosquitto_pub: \(out)")
+        let bound = MQTTBridge.maxCommandsInPipeline
+        #expect(try pump(r.loop, seconds: 30) { r.bridge.commandsInPipeline >= bound }, "in the pipeline: \(r.bridge.commandsInPipeline)")
+        #expect(r.bridge.clientView.snapshot.readingPaused)
+        try pump(r.loop, seconds: 0.5) { false }
+        #expect(r.bridge.commandsInPipeline == bound, "reading went on past the bound")
+        #expect(r.bridge.commandsInPipelinePeak == bound)
+        #expect(r.counter() == 0, "nothing is shown before it is committed")
+        store.open()
+        #expect(try pump(r.loop, seconds: 60) { r.counter() == n }, "applied \(r.counter()) of \(n)")
+        #expect(r.bridge.commandsInPipeline == 0)
+        #expect(!r.bridge.clientView.snapshot.readingPaused)
+        #expect(store.inner.load("counter.score.HOME") == String(n))
+        r.daemon.pipeline?.stop()
     }
 }

@@ -264,11 +264,12 @@ final class MQTTClientTests: XCTestCase {
         let client = try MQTTClient(config: config, loop: loop, logger: capturingLogger(logs))
         client.start()
         XCTAssertTrue(try runUntil(loop) { if case .refused = client.state { return true } else { return false } }, "state \(client.state)")
-        XCTAssertEqual(client.state, .refused(reason: "Connection Refused: not authorised. (CONNACK code 5)"))
+        // MQTT 5: the reason code 135 (3.1.1 said "Connection Refused: not authorised." with code 5).
+        XCTAssertEqual(client.state, .refused(reason: "Not authorized (CONNACK code 135)"))
         try runFor(loop, seconds: 0.5)
         XCTAssertEqual(client.counters.attempts, 1, "no retry before backoff_max after a refused login")
         XCTAssertEqual(logs.all.filter { $0.hasPrefix("error") }, [
-            "error: MQTT broker refused the login as user \"kiosk\": Connection Refused: not authorised. (CONNACK code 5); check username and password_file; retrying every 5 s",
+            "error: MQTT broker refused the login as user \"kiosk\": Not authorized (CONNACK code 135); check username and password_file; retrying every 5 s",
         ])
         // The same broker lets the right password in.
         config.password = "right"

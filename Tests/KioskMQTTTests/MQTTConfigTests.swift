@@ -62,12 +62,20 @@ final class MQTTConfigTests: XCTestCase {
         XCTAssertEqual(error(["broker": E(.string("mqtt://hub"), at: "k.toml:2"), "keepalive": E(.string("60"), at: "k.toml:4")]),
                        "k.toml:4: key 'mqtt.keepalive': expected an integer, saw the string \"60\"")
         XCTAssertEqual(error(["broker": E(.string("mqtt://hub"), at: "k.toml:2"), "brokr": E(.string("x"), at: "k.toml:3")]),
-                       "k.toml:3: key 'mqtt.brokr': unknown key (known: broker, ca_file, cert_file, discovery_prefix, id, keepalive, key_file, max_message_bytes, password_file, queue_limit, username)")
+                       "k.toml:3: key 'mqtt.brokr': unknown key (known: broker, ca_file, cert_file, discovery_prefix, id, keepalive, key_file, max_message_bytes, password_file, protocol, queue_limit, username)")
         XCTAssertEqual(error(["broker": E(.string("mqtt://hub"), at: "k.toml:2"), "username": E(.string("u"), at: "k.toml:3"),
                               "password_file": E(.string("/nope"), at: "k.toml:4")]),
                        "k.toml:4: key 'mqtt.password_file': open /nope failed: No such file or directory (errno 2)")
         XCTAssertEqual(error(["broker": E(.string("mqtt://hub"), at: "k.toml:2"), "ca_file": E(.string("/ca"), at: "k.toml:5")]),
                        "k.toml:5: key 'mqtt.ca_file': set, but the broker \"mqtt://hub\" is mqtt:// (no TLS); use mqtts://")
+    }
+
+    func testProtocolVersion() throws {
+        XCTAssertEqual(try parse(["broker": E(.string("mqtt://hub"), at: "k.toml:2")]).protocolVersion, .v5)
+        XCTAssertEqual(try parse(["broker": E(.string("mqtt://hub"), at: "k.toml:2"), "protocol": E(.string("3.1.1"), at: "k.toml:3")]).protocolVersion, .v311)
+        XCTAssertEqual(try parse(["broker": E(.string("mqtt://hub"), at: "k.toml:2"), "protocol": E(.integer(5), at: "k.toml:3")]).protocolVersion, .v5)
+        XCTAssertEqual(error(["broker": E(.string("mqtt://hub"), at: "k.toml:2"), "protocol": E(.string("3.1"), at: "k.toml:3")]),
+                       "k.toml:3: key 'mqtt.protocol': \"3.1\" is not an MQTT version kioskd speaks: expected \"5\" or \"3.1.1\"")
     }
 
     func testDiscoveryPrefix() throws {

@@ -287,4 +287,35 @@ private func context() -> SceneContext {
         m.stop()
         #expect(loop.pendingTimers == 0)
     }
+
+    /// Work that runs after the second boundary but before the loop has run the clock's due
+    /// timer (posted work comes first in an iteration: a batch of committed counter values, an
+    /// MQTT packet) asks for a frame and a reschedule: the due timer is kept, so the clock still
+    /// shows that second (re-armed for the next boundary, the second was skipped: a 2 s gap
+    /// between frames, seen during MQTT bursts).
+    @Test func aRescheduleAfterTheBoundaryKeepsTheDueTick() throws {
+        final class Clock: TimeSource {
+            var t: WallTime
+            init(_ t: WallTime) { self.t = t }
+            func now() -> WallTime { t }
+        }
+        let start: Int64 = 1_699_968_916_400_000_000
+        let loop = ManualEventLoop(realtime: start)
+        let time = Clock(loop.now())
+        let display = try HeadlessDisplay(size: Size(width: 64, height: 36))
+        let scene = ClockScene(name: "wall", colorMode: .literal, timeZone: utc)
+        let m = SceneManager(scenes: [scene], theme: .default, display: display, loop: loop, time: time, logger: Logger(label: "test"))
+        m.start()
+        loop.runDeferred()
+        #expect(loop.nextDeadline(.realtime) == 1_699_968_917_000_000_000)
+        // 2 ms past the boundary; the loop has not fired the timer yet.
+        time.t = time.t.advanced(byNs: 602_000_000)
+        m.sceneDidChange()
+        loop.runDeferred()
+        #expect(loop.nextDeadline(.realtime) == 1_699_968_917_000_000_000, "the due tick was re-armed for the next second")
+        loop.advance(by: 600_000_000)
+        #expect(scene.reading?.seconds == 17, "the clock skipped 13:35:17")
+        #expect(loop.nextDeadline(.realtime) == 1_699_968_918_000_000_000)
+        m.stop()
+    }
 }
