@@ -186,5 +186,50 @@ class EnduranceRSSTests(unittest.TestCase):
         falling = [46108, 45000, 46000, 46108]  # falls, then rises back: 1000 + 108 kB of rises
         self.assertEqual(rss_growth_without_warmup(46108, falling, 2), 0)
 
+
+class PowerCutOracle(unittest.TestCase):
+    """The power-cut scenario's check after a cut under a concurrent burst (two counters, each
+    with its clients' acknowledged values in the order they were written)."""
+
+    @staticmethod
+    def acks(home, away):
+        return {"HOME": list(home), "AWAY": list(away)}
+
+    def check(self, before, acks, after, clients=None):
+        return vmharness.power_cut_problems(2, before, acks, after, clients or {"HOME": 4, "AWAY": 4})
+
+    def test_every_ack_present_and_a_few_unanswered_applied_pass(self):
+        # Answers arrive out of order across clients; 2 HOME requests applied but unanswered.
+        a = self.acks([11, 13, 12, 14], [6, 5])
+        self.assertEqual(self.check({"HOME": 10, "AWAY": 4}, a, {"HOME": 16, "AWAY": 6}), [])
+        self.assertEqual(self.check({"HOME": 10, "AWAY": 4}, self.acks([], []), {"HOME": 10, "AWAY": 8}), [])
+
+    def test_a_lost_acknowledged_increment_fails(self):
+        a = self.acks([11, 12, 13, 14], [5])
+        p = self.check({"HOME": 10, "AWAY": 4}, a, {"HOME": 13, "AWAY": 5})
+        self.assertEqual(len(p), 1, p)
+        self.assertIn("HOME is 13 after the cut; 14 was acknowledged", p[0])
+
+    def test_more_applied_than_acknowledged_plus_in_flight_fails(self):
+        a = self.acks([11, 12], [5])
+        p = self.check({"HOME": 10, "AWAY": 4}, a, {"HOME": 12, "AWAY": 10})
+        self.assertEqual(len(p), 1, p)
+        self.assertIn("applied twice: 1", p[0])
+        # One client on AWAY: one more than acknowledged is all that may be there.
+        p = self.check({"HOME": 10, "AWAY": 4}, a, {"HOME": 12, "AWAY": 7}, {"HOME": 1, "AWAY": 1})
+        self.assertEqual(len(p), 1, p)
+
+    def test_a_value_acknowledged_twice_fails(self):
+        a = self.acks([11, 12, 12], [])
+        p = self.check({"HOME": 10, "AWAY": 4}, a, {"HOME": 13, "AWAY": 4})
+        self.assertEqual(len(p), 1, p)
+        self.assertIn("values acknowledged twice: [12]", p[0])
+
+    def test_an_acknowledged_value_not_above_the_start_fails(self):
+        a = self.acks([10, 11], [])
+        p = self.check({"HOME": 10, "AWAY": 4}, a, {"HOME": 11, "AWAY": 4})
+        self.assertTrue(any("not above the start value 10" in x for x in p), p)
+
+
 if __name__ == "__main__":
     unittest.main()

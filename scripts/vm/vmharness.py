@@ -446,6 +446,32 @@ def rss_growth_without_warmup(base_kb: int, by_cycle: list, warmup_steps: int) -
     return sum(rises[warmup_steps:])
 
 
+def power_cut_problems(boot: int, before: dict, acked: dict, after: dict, clients: dict) -> list:
+    """The power-cut scenario's oracle, per counter: every acknowledged increment present after
+    the cut, none applied twice. `before`: the values the boot started with; `acked`: per
+    counter, the values its answers named before the cut (counters change in order, so the
+    largest one on disk means every earlier one is); `after`: the values the next boot starts
+    with; `clients`: each counter's clients (each had at most one request unanswered at the
+    cut). Returns the problems (empty: all good)."""
+    problems = []
+    for c in sorted(before):
+        v0, got, v = before[c], acked[c], after[c]
+        if len(set(got)) != len(got):
+            twice = sorted({x for x in got if got.count(x) > 1})
+            problems.append(f"boot {boot}: {c}: values acknowledged twice: {twice[:8]}")
+        if got and min(got) <= v0:
+            problems.append(f"boot {boot}: {c}: acknowledged {min(got)}, not above the start value {v0}")
+        top = max(got) if got else v0
+        if v < top:
+            problems.append(f"boot {boot}: {c} is {v} after the cut; {top} was acknowledged before it "
+                            f"({len(got)} acknowledged since {v0}; lost at least {top - v})")
+        if v - v0 > len(got) + clients[c]:
+            problems.append(f"boot {boot}: {c} is {v} after the cut: it started at {v0}, {len(got)} increments were "
+                            f"acknowledged and at most {clients[c]} more were in flight (applied twice: "
+                            f"{v - v0 - len(got) - clients[c]})")
+    return problems
+
+
 def black_frame_problem(img: "Image", qemu_placeholder: bool = False) -> Optional[str]:
     """None when every pixel of `img` is black; otherwise how many are not, and where.
     `qemu_placeholder`: QEMU's "Display output is not active." line is allowed too (a virtio-gpu
