@@ -266,9 +266,6 @@ def check_control(env):
             ok = p.returncode == 0 and (want is None or p.stdout.strip() == want)
             report("kioskctl " + " ".join(a), ok, (f"read back {p.stdout.strip()!r}" + (f", want {want!r}" if want else ""))
                    if p.returncode == 0 else f"exit {p.returncode}: {(p.stdout + p.stderr).strip()[-300:]}")
-        files = {f: open(os.path.join(state, f)).read().strip() for f in os.listdir(state) if f.endswith(".state")}
-        home = [v for f, v in files.items() if "home" in f]
-        report("counter value on disk", bool(home) and "42" in home[0], f"{files}")
     finally:
         if d.poll() is None:
             d.send_signal(signal.SIGTERM)
@@ -282,6 +279,13 @@ def check_control(env):
         crashed = "Fatal error" in text or d.returncode not in (0, -signal.SIGTERM)
         report("kioskd stopped cleanly on SIGTERM", not crashed,
                f"exit {d.returncode}" + (f": {log_summary(text)}" if crashed else ""))
+    # A clean stop writes the state journal's values into the state files and empties it.
+    files = {f: open(os.path.join(state, f)).read().strip() for f in os.listdir(state) if f.endswith(".state")}
+    home = [v for f, v in files.items() if "home" in f]
+    journal = os.path.join(state, "journal.log")
+    left = os.path.getsize(journal) if os.path.exists(journal) else 0
+    report("counter value on disk after the stop", bool(home) and "42" in home[0] and left == 0,
+           f"{files}, journal {left} bytes")
     check_counter(env, state_dir=state)
 
 
