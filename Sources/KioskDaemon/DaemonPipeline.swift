@@ -35,6 +35,20 @@ extension Daemon {
         return p
     }
 
+    /// Commits `writes` through the command pipeline and calls `done` on the loop with nil (on
+    /// disk) or the refusal; false (nothing done) when there is no pipeline.
+    func commitThroughPipeline(_ writes: [(key: String, value: String)], done: @escaping (Error?) -> Void) -> Bool {
+        guard let pipeline else { return false }
+        let bound = LoopBound(done, loop: loop)
+        pipeline.submitWrites(writes) { outcome in
+            switch outcome {
+            case .saved: bound.value(nil)
+            case .refused(let e): bound.value(e)
+            }
+        }
+        return true
+    }
+
     /// Tells the pipeline which counters it may change without the render loop: the first
     /// counter scene holding each name (as `kioskctl counter` finds it), except counters shared
     /// by a fleet (they go to the fleet, on the loop).

@@ -392,14 +392,15 @@ public final class FileStateStore: StateStore, @unchecked Sendable {
     // MARK: load
 
     /// The bytes of `name` in the directory (never through a symbolic link); nil when it does not exist.
-    private func readFile(_ name: String) -> [UInt8]? {
+    /// A state file is read up to `limit` bytes (1 MiB, plus one buffer to tell a longer one).
+    private func readFile(_ name: String, limit: Int = 1 << 20) -> [UInt8]? {
         guard dirFD >= 0 else { return nil }
         let fd = Glibc.openat(dirFD, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC)
         guard fd >= 0 else { return nil }
         defer { Glibc.close(fd) }
         var out: [UInt8] = []
-        var buf = [UInt8](repeating: 0, count: 4096)
-        while out.count <= 1 << 20 {
+        var buf = [UInt8](repeating: 0, count: 65536)
+        while out.count <= limit {
             let n = read(fd, &buf, buf.count)
             if n < 0 && errno == EINTR { continue }
             guard n > 0 else { break }
@@ -603,19 +604,7 @@ public final class FileStateStore: StateStore, @unchecked Sendable {
     /// damaged end cut off (a batch that was never acknowledged), then — when writable — a
     /// checkpoint, so the journal starts empty.
     private func replayJournal() {
-        guard dirFD >= 0 else { return }
-        let fd = Glibc.openat(dirFD, Self.journalName, O_RDONLY | O_NOFOLLOW | O_CLOEXEC)
-        guard fd >= 0 else { return }
-        var bytes: [UInt8] = []
-        var buf = [UInt8](repeating: 0, count: 65536)
-        while true {
-            let n = read(fd, &buf, buf.count)
-            if n < 0 && errno == EINTR { continue }
-            guard n > 0 else { break }
-            bytes += buf[..<n]
-        }
-        Glibc.close(fd)
-        guard !bytes.isEmpty else { return }
+        guard let bytes = readFile(Self.journalName, limit: .max), !bytes.isEmpty else { return }
         let p = "\(directory)/\(Self.journalName)"
         let (entries, length, problem) = Self.readJournal(bytes)
         for e in entries {

@@ -1,7 +1,6 @@
 import KioskControl
 import KioskCore
 import KioskMQTT
-import KioskPosix
 import KioskScenes
 
 extension Daemon {
@@ -16,18 +15,11 @@ extension Daemon {
         let engine = try FleetEngine(settings: settings, kioskID: kioskID, transport: transport, scheduler: loop, state: state,
                                      counters: manager.scene(as: CounterControl.self), now: { manager.time.now() }, logger: logger)
         fleet = engine
-        if let pipeline {
+        if pipeline != nil {
             // A stage of the command pipeline: the counter's value and the record are committed
             // on its thread with the other changes of the batch; the engine hears back on the loop.
-            let loop = self.loop
-            engine.commit = { writes, done in
-                let bound = LoopBound(done, loop: loop)
-                pipeline.submitWrites(writes) { outcome in
-                    switch outcome {
-                    case .saved: bound.value(nil)
-                    case .refused(let e): bound.value(e)
-                    }
-                }
+            engine.commit = { [weak self] writes, done in
+                if self?.commitThroughPipeline(writes, done: done) != true { done(KioskError.state("kioskd is stopping")) }
             }
         }
         engine.onChange = { [weak self] in

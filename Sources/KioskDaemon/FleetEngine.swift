@@ -546,13 +546,7 @@ public final class FleetEngine {
         record.chunk = chunks.current
         let writes: [(key: String, value: String)]
         do {
-            var head = record
-            head.ids = []
-            writes = (owners[name] ?? []).map { ($0.stateKey(name), String(record.value)) }
-                + [(Self.recordKey(group: settings.group, counter: name), String(decoding: try JSONEncoder().encode(head), as: UTF8.self))]
-                + (try touched.sorted().map { i in
-                    (Self.chunkKey(group: settings.group, counter: name, index: i), String(decoding: try JSONEncoder().encode(chunks.chunks[i]), as: UTF8.self))
-                })
+            writes = try self.writes(name, record, chunks: touched.sorted().map { ($0, chunks.chunks[$0]) })
         } catch {
             answer(outcomes.enumerated().map { isChange[$0.offset] ? .failure(.state("\(error)")) : $0.element }, false)
             return
@@ -691,25 +685,37 @@ public final class FleetEngine {
             return
         }
         if verdict == .show {
+            laterAnswers[name] = (s.ids, s.refused ?? [:])
             keepAndShow(s, for: name, at: at)
             return
         }
         answer(ids: s.ids, refused: s.refused ?? [:], for: name)
     }
 
-    /// (Follower) commits the state's value and record, then shows the value and answers its
-    /// ids (and those of states received meanwhile); then the next state, if one came.
+    /// The writes of one commit of `name`: each owner's value, the record's head (its ids are
+    /// kept in chunks, see `IDChunks`) and the given id chunks.
+    private func writes(_ name: String, _ record: Record, chunks: [(index: Int, ids: [String])]) throws -> [(key: String, value: String)] {
+        var head = record
+        head.ids = []
+        func json<T: Encodable>(_ v: T) throws -> String { String(decoding: try JSONEncoder().encode(v), as: UTF8.self) }
+        return (owners[name] ?? []).map { ($0.stateKey(name), String(record.value)) }
+            + [(Self.recordKey(group: settings.group, counter: name), try json(head))]
+            + (try chunks.map { (Self.chunkKey(group: settings.group, counter: name, index: $0.index), try json($0.ids)) })
+    }
+
+    /// (Follower) commits the state's value and record, then shows the value and answers the
+    /// ids waiting in `laterAnswers` (this state's and those of states received meanwhile); then
+    /// the next state, if one came.
     private func keepAndShow(_ s: FleetCounterState, for name: String, at: WallTime) {
         let record = Record(value: s.value, seq: s.seq, ids: [], primary: s.primary, takenNs: at.realtimeNs)
         let old = records[name]?.value ?? s.value
-        var later = laterAnswers.removeValue(forKey: name) ?? ([], [:])
-        later.ids = s.ids + later.ids
-        for (id, m) in s.refused ?? [:] { later.refused[id] = m }
-        laterAnswers[name] = later
         deciding[name] = record
         committing.insert(name)
-        let writes = (owners[name] ?? []).map { ($0.stateKey(name), String(s.value)) }
-            + [(Self.recordKey(group: settings.group, counter: name), (try? JSONEncoder().encode(record)).map { String(decoding: $0, as: UTF8.self) } ?? "")]
+        let writes: [(key: String, value: String)]
+        do { writes = try self.writes(name, record, chunks: []) } catch {
+            logger.error("cannot save the fleet's value", metadata: ["counter": "\(name)", "value": "\(s.value)", "error": "\(error)"])
+            writes = []
+        }
         commit(writes) { [weak self] error in
             guard let self else { return }
             self.committing.remove(name)
@@ -721,12 +727,11 @@ public final class FleetEngine {
             let now = self.now()
             for c in self.owners[name] ?? [] { c.showCommitted(name, value: s.value, up: s.value >= old, now: now) }
             self.onChange?()
-            let pending = self.laterAnswers.removeValue(forKey: name) ?? ([], [:])
             if let next = self.nextState.removeValue(forKey: name) {
-                self.laterAnswers[name] = pending
                 self.keepAndShow(next, for: name, at: now)
             } else {
                 self.deciding[name] = nil
+                let pending = self.laterAnswers.removeValue(forKey: name) ?? ([], [:])
                 self.answer(ids: pending.ids, refused: pending.refused, for: name)
             }
         }

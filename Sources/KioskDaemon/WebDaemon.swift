@@ -15,17 +15,7 @@ extension Daemon {
         book.onPrompt = { [weak self] p in self?.manager.pairingPrompt = p }
         let live = WebLive(daemon: self)
         book.onRevoke = { [weak live] name in live?.revoked(name) }
-        book.commit = { [weak self] key, value, done in
-            guard let self, let pipeline = self.pipeline else { return false }
-            let bound = LoopBound(done, loop: self.loop)
-            pipeline.submitWrites([(key, value)]) { outcome in
-                switch outcome {
-                case .saved: bound.value(nil)
-                case .refused(let e): bound.value(e)
-                }
-            }
-            return true
-        }
+        book.commit = { [weak self] key, value, done in self?.commitThroughPipeline([(key, value)], done: done) ?? false }
         pairing = book
         webLive = live
         pairGesture = settings.pairGesture.map(PairGesture.init)
