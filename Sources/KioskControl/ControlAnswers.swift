@@ -66,6 +66,8 @@ public struct StatusAnswer: Codable, Sendable, Equatable {
     /// Problems the kiosk shows and logs: another primary in its fleet group, another MQTT client
     /// with its client id. Absent when there is none.
     public var warnings: [String]?
+    /// Every output with its scene (the fields above describe the first).
+    public var outputs: [OutputsAnswer.Output]?
 
     /// Whether the system clock is synchronised, and who says so.
     public struct TimeSync: Codable, Sendable, Equatable {
@@ -122,16 +124,34 @@ public struct OutputsAnswer: Codable, Sendable, Equatable {
         public var logicalSize: String?
         public var rotation: Int
         public var blanked: Bool
-        public init(description: String, logicalSize: String?, rotation: Int, blanked: Bool) {
+        /// How commands name the output (`--output NAME`): its config connector, else `output-N`.
+        public var name: String?
+        /// The scene on screen there, and the scenes it shows in turn.
+        public var scene: String?
+        public var scenes: [String]?
+        /// The theme on screen there.
+        public var theme: String?
+        /// Frames presented there, and its frame rate over the last five seconds.
+        public var frames: UInt64?
+        public var fps: Double?
+        public init(description: String, logicalSize: String?, rotation: Int, blanked: Bool, name: String? = nil,
+                    scene: String? = nil, scenes: [String]? = nil, theme: String? = nil, frames: UInt64? = nil, fps: Double? = nil) {
             self.description = description; self.logicalSize = logicalSize; self.rotation = rotation; self.blanked = blanked
+            self.name = name; self.scene = scene; self.scenes = scenes; self.theme = theme; self.frames = frames; self.fps = fps
         }
-        enum CodingKeys: String, CodingKey { case description, logicalSize, rotation, blanked }
+        enum CodingKeys: String, CodingKey { case description, logicalSize, rotation, blanked, name, scene, scenes, theme, frames, fps }
         public func encode(to encoder: Encoder) throws {
             var c = encoder.container(keyedBy: CodingKeys.self)
+            try c.encodeIfPresent(name, forKey: .name)
             try c.encode(description, forKey: .description)
             try c.encode(logicalSize, forKey: .logicalSize) // null, not left out
             try c.encode(rotation, forKey: .rotation)
             try c.encode(blanked, forKey: .blanked)
+            try c.encodeIfPresent(scene, forKey: .scene)
+            try c.encodeIfPresent(scenes, forKey: .scenes)
+            try c.encodeIfPresent(theme, forKey: .theme)
+            try c.encodeIfPresent(frames, forKey: .frames)
+            try c.encodeIfPresent(fps, forKey: .fps)
         }
     }
     public var outputs: [Output]

@@ -3,14 +3,15 @@
 public enum ControlCommand: Sendable, Equatable {
     case status
     case outputs
-    case scene(name: String)
+    /// The scene shown on output `output` (the config's connector name; nil: the first output).
+    case scene(name: String, output: String? = nil)
     case theme(name: String)
     case counter(name: String, op: CounterOp, value: Int?)
     /// `name`: with save, the painting's file name in the paintings folder (nil: kioskd picks one).
     case paint(op: PaintOp, name: String?)
     /// Answers what the screen shows as PNG bytes; the client writes the file.
-    case screenshot
-    case blank(on: Bool)
+    case screenshot(output: String? = nil)
+    case blank(on: Bool, output: String? = nil)
     case reload
     /// The backlight in percent: nil reads it, a value 0…100 sets it.
     case brightness(percent: Double?)
@@ -67,7 +68,21 @@ public struct ClockModeRequest: Codable, Sendable, Equatable {
 /// `POST /blank`.
 public struct BlankRequest: Codable, Sendable, Equatable {
     public var on: Bool
-    public init(on: Bool) { self.on = on }
+    public var output: String?
+    public init(on: Bool, output: String? = nil) { self.on = on; self.output = output }
+}
+
+/// `POST /scene`: the scene, and the output it is shown on (nil: the first).
+public struct SceneRequest: Codable, Sendable, Equatable {
+    public var name: String
+    public var output: String?
+    public init(name: String, output: String? = nil) { self.name = name; self.output = output }
+}
+
+/// `POST /screenshot`: the output captured (nil: the first).
+public struct OutputRequest: Codable, Sendable, Equatable {
+    public var output: String?
+    public init(output: String? = nil) { self.output = output }
 }
 
 /// `POST /brightness`.

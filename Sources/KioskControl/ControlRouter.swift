@@ -65,7 +65,8 @@ public enum ControlRouter {
         },
         ControlRoute(segment: "scene", forms: ["POST /scene"]) { r in
             try r.exact(1); try r.requireMethod("POST")
-            return .scene(name: try requiredString(try object(r.body), "name"))
+            let o = try object(r.body)
+            return .scene(name: try requiredString(o, "name"), output: try optionalOutput(o))
         },
         ControlRoute(segment: "theme", forms: ["POST /theme", "GET /theme"]) { r in
             try r.exact(1)
@@ -113,13 +114,13 @@ public enum ControlRouter {
         },
         ControlRoute(segment: "screenshot", forms: ["POST /screenshot", "GET /screenshot"]) { r in
             try r.exact(1)
-            if ["GET", "HEAD"].contains(r.method) { return .screenshot }
+            if ["GET", "HEAD"].contains(r.method) { return .screenshot() }
             try r.requireMethod("POST")
             let o = try object(r.body, allowEmpty: true)
             if o["path"] != nil {
                 throw ControlRequestError(400, "field 'path' is not accepted: kioskd writes no screenshot file; the answer is the PNG and the client writes it (kioskctl screenshot FILE.png)", field: "path")
             }
-            return .screenshot
+            return .screenshot(output: try optionalOutput(o))
         },
         ControlRoute(segment: "blank", forms: ["POST /blank"]) { r in
             try r.exact(1); try r.requireMethod("POST")
@@ -128,7 +129,7 @@ public enum ControlRouter {
             guard let b = v as? Bool, CFGetTypeIsBool(v) else {
                 throw ControlRequestError(400, "field 'on' must be true or false, got \(describe(v))", field: "on")
             }
-            return .blank(on: b)
+            return .blank(on: b, output: try optionalOutput(o))
         },
         ControlRoute(segment: "reload", forms: ["POST /reload"]) { r in
             try r.exact(1); try r.requireMethod("POST")
@@ -235,6 +236,14 @@ public enum ControlRouter {
         return (ns.userInfo[NSDebugDescriptionErrorKey] as? String) ?? ns.localizedDescription
     }
 
+    /// The optional `output` field: an output's name (nil when absent or null).
+    static func optionalOutput(_ o: [String: Any]) throws -> String? {
+        guard let v = o["output"], !(v is NSNull) else { return nil }
+        let s = try requiredString(o, "output")
+        guard !s.isEmpty else { throw ControlRequestError(400, "field 'output' must name an output, got an empty string", field: "output") }
+        return s
+    }
+
     static func requiredString(_ o: [String: Any], _ field: String) throws -> String {
         guard let v = o[field] else { throw ControlRequestError(400, "missing field '\(field)' (a string)", field: field) }
         guard let s = v as? String else {
@@ -296,7 +305,7 @@ extension ControlCommand {
         switch self {
         case .status: return ControlRequest(method: "GET", path: "/status")
         case .outputs: return ControlRequest(method: "GET", path: "/outputs")
-        case .scene(let name): return ControlRequest(method: "POST", path: "/scene", body: body(NameRequest(name: name)))
+        case .scene(let name, let output): return ControlRequest(method: "POST", path: "/scene", body: body(SceneRequest(name: name, output: output)))
         case .theme(let name): return ControlRequest(method: "POST", path: "/theme", body: body(NameRequest(name: name)))
         case .counter(let name, let op, let value):
             let enc = name.addingPercentEncoding(withAllowedCharacters: .urlPathAllowed.subtracting(CharacterSet(charactersIn: "/"))) ?? name
@@ -304,8 +313,8 @@ extension ControlCommand {
             return ControlRequest(method: "POST", path: "/counter/\(enc)/\(op.rawValue)", body: value.map { body(CounterSetRequest(value: $0)) } ?? [])
         case .paint(let op, let name):
             return ControlRequest(method: "POST", path: "/paint/\(op.rawValue)", body: name.map { body(PaintSaveRequest(name: $0)) } ?? [])
-        case .screenshot: return ControlRequest(method: "POST", path: "/screenshot")
-        case .blank(let on): return ControlRequest(method: "POST", path: "/blank", body: body(BlankRequest(on: on)))
+        case .screenshot(let output): return ControlRequest(method: "POST", path: "/screenshot", body: output.map { body(OutputRequest(output: $0)) } ?? [])
+        case .blank(let on, let output): return ControlRequest(method: "POST", path: "/blank", body: body(BlankRequest(on: on, output: output)))
         case .reload: return ControlRequest(method: "POST", path: "/reload")
         case .brightness(let p):
             guard let p else { return ControlRequest(method: "GET", path: "/brightness") }

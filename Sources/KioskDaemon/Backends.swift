@@ -25,6 +25,29 @@ public enum Backends {
         }
     }
 
+    /// One display per output of `config`, in order. Headless: a framebuffer per output (its
+    /// `mode` as the size, else `headless_size`). DRM: one output is driven as before; several
+    /// share one card (`DRMCard`), which assigns each a CRTC.
+    public static func makeDisplays(_ config: DaemonConfig, loop: EventLoop, logger: Logger) throws -> [DisplayOutput] {
+        let outputs = config.outputs
+        if outputs.count == 1 {
+            var settings = config.display
+            settings.output = outputs[0].connector
+            settings.mode = outputs[0].mode
+            settings.rotation = outputs[0].rotation
+            return [try makeDisplay(settings, loop: loop, logger: logger)]
+        }
+        switch config.display.backend {
+        case .headless:
+            return try outputs.map { o in
+                let size = o.mode.flatMap { DaemonConfig.parseMode($0)?.0 } ?? config.display.headlessSize
+                return try HeadlessDisplay(size: size, rotation: o.rotation)
+            }
+        case .drm:
+            throw KioskError.display("several DRM outputs are not supported yet")
+        }
+    }
+
     /// The input for `config` (libinput on the seat for the DRM backend; nil for headless).
     public static func makeInput(_ config: DaemonConfig, rotation: Rotation, loop: EventLoop, logger: Logger) throws -> InputSource? {
         guard config.display.backend == .drm else { return nil }
@@ -33,15 +56,15 @@ public enum Backends {
         return try LibInputSource(options: options, loop: loop, logger: logger)
     }
 
-    /// Lets another program take the display (DRM master dropped, nothing presented) — SIGUSR1.
+    /// Lets another program take the displays (DRM master dropped, nothing presented) — SIGUSR1.
     /// No-op for the headless backend.
-    public static func releaseDisplay(_ display: DisplayOutput) {
-        (display as? DRMDisplay)?.releaseMaster()
+    public static func releaseDisplays(_ displays: [DisplayOutput]) {
+        for d in displays { (d as? DRMDisplay)?.releaseMaster() }
     }
 
-    /// Takes the display back (DRM master, full mode set and repaint) — SIGUSR2.
-    public static func acquireDisplay(_ display: DisplayOutput) throws {
-        try (display as? DRMDisplay)?.acquireMaster()
+    /// Takes the displays back (DRM master, full mode set and repaint) — SIGUSR2.
+    public static func acquireDisplays(_ displays: [DisplayOutput]) throws {
+        for d in displays { try (d as? DRMDisplay)?.acquireMaster() }
     }
 
     /// A text list of the DRM outputs (connectors, modes) for `kioskd --list-outputs`.

@@ -19,9 +19,7 @@ struct ControlCommandHandler {
             case .status:
                 return .json(200, status(daemon))
             case .outputs:
-                return .json(200, OutputsAnswer(outputs: [.init(description: display.displayDescription,
-                                                                 logicalSize: display.logicalSize.map { "\($0.width)x\($0.height)" },
-                                                                 rotation: display.rotation.rawValue, blanked: display.isBlanked)]))
+                return .json(200, OutputsAnswer(outputs: outputs(daemon)))
             case .scene, .theme, .clockMode:
                 switch choice(command, on: daemon) {
                 case .answer(let r)?: return r
@@ -29,7 +27,7 @@ struct ControlCommandHandler {
                 case nil: return .error(500, "not a choice: \(command)")
                 }
             case .counter(let name, let op, let value):
-                let owners = manager.scene(as: CounterControl.self)
+                let owners = daemon.scenes(as: CounterControl.self)
                 guard let c = owners.first(where: { $0.counterNames.contains(name) }) else {
                     let all = owners.flatMap(\.counterNames)
                     return .error(404, "unknown counter '\(name)'; " + (all.isEmpty ? "no scene has counters" : "counters: \(all.joined(separator: ", "))"), field: "name")
@@ -45,11 +43,11 @@ struct ControlCommandHandler {
                 } catch {
                     return .from(error, field: op == .set ? "value" : "name")
                 }
-                manager.sceneDidChange()
+                daemon.scenesDidChange()
                 return .json(200, CounterAnswer(counter: name, value: (try? c.value(of: name)) ?? 0))
             case .paint(let op, let name):
-                guard let p = manager.scene(as: PaintControl.self).first else {
-                    return .error(404, "no paint scene is configured (scenes: \(manager.scenes.map(\.name).joined(separator: ", ")))")
+                guard let p = daemon.scenes(as: PaintControl.self).first else {
+                    return .error(404, "no paint scene is configured (scenes: \(daemon.allScenes.map(\.name).joined(separator: ", ")))")
                 }
                 var answer = PaintAnswer(strokes: 0)
                 switch op {
@@ -65,14 +63,18 @@ struct ControlCommandHandler {
                     }
                 }
                 answer.strokes = p.strokeCount
-                manager.sceneDidChange()
+                daemon.scenesDidChange()
                 return .json(200, answer)
-            case .screenshot:
-                manager.renderIfPossible()
-                return ControlResponse(status: 200, contentType: "image/png", body: try manager.screenshotPNG())
-            case .blank(let on):
-                daemon.blanking.setManual(on)
-                return .json(200, BlankAnswer(blanked: display.isBlanked))
+            case .screenshot(let output):
+                let head: OutputHead
+                do { head = try daemon.head(named: output) } catch { return .from(error, field: "output") }
+                head.manager.renderIfPossible()
+                return ControlResponse(status: 200, contentType: "image/png", body: try head.manager.screenshotPNG())
+            case .blank(let on, let output):
+                let head: OutputHead
+                do { head = try daemon.head(named: output) } catch { return .from(error, field: "output") }
+                head.blanking.setManual(on)
+                return .json(200, BlankAnswer(blanked: head.display.isBlanked))
             case .brightness(let percent):
                 guard let percent else { return daemon.brightnessAnswer() }
                 switch daemon.brightnessChoice(percent) {
@@ -119,14 +121,22 @@ struct ControlCommandHandler {
     func choice(_ command: ControlCommand, on daemon: Daemon) -> Asked? {
         let manager = daemon.manager
         switch command {
-        case .scene(let name):
+        case .scene(let name, let output):
+            let manager: SceneManager, key: String
+            do {
+                let head = try daemon.head(named: output)
+                manager = head.manager
+                key = Daemon.sceneKey(output: daemon.heads.firstIndex { $0 === head } ?? 0, name: head.name)
+            } catch {
+                return .answer(.from(error, field: "output"))
+            }
             guard manager.scenes.contains(where: { $0.name == name }) else {
                 do { try manager.show(sceneNamed: name) } catch { return .answer(.from(error, field: "name")) }
                 return .answer(.json(200, ChoiceAnswer(scene: manager.current.name)))
             }
             let what = "scene '\(name)'"
             let stays = "the scene stays '\(manager.current.name)'"
-            return .choice(Choice(saves: [(Daemon.sceneKey, name)], subject: "the choice of \(what)",
+            return .choice(Choice(saves: [(key, name)], subject: "the choice of \(what)",
                                   refusal: { "cannot save the choice of \(what): \($0); \(stays)" }) { saved, note in
                 do { try manager.show(sceneNamed: name) } catch { return .from(error, field: "name") }
                 return .json(200, ChoiceAnswer(scene: manager.current.name, saved: saved, note: note))
@@ -142,13 +152,14 @@ struct ControlCommandHandler {
             let stays = "the theme stays '\(daemon.themes.activeName)'"
             return .choice(Choice(saves: [(Daemon.themeKey, name), (Daemon.themeConfigKey, config.themeName)], subject: "the choice of \(what)",
                                   refusal: { "cannot save the choice of \(what): \($0); \(stays)" }) { saved, note in
-                daemon.themes.choose(name, t)
+                // Outputs with a theme of their own keep it.
+                for h in daemon.heads where h.settings.theme == nil { h.themes.choose(name, t) }
                 return .json(200, ChoiceAnswer(theme: name, saved: saved, note: note))
             })
         case .clockMode(let modeName, let sceneName):
-            let clocks = manager.scenes.compactMap { $0 as? ClockScene }
+            let clocks = daemon.scenes(as: ClockScene.self)
             guard !clocks.isEmpty else {
-                return .answer(.error(404, "no clock scene is configured (scenes: \(manager.scenes.map(\.name).joined(separator: ", ")))", field: "scene"))
+                return .answer(.error(404, "no clock scene is configured (scenes: \(daemon.allScenes.map(\.name).joined(separator: ", ")))", field: "scene"))
             }
             var targets = clocks
             if let sceneName {
@@ -167,8 +178,10 @@ struct ControlCommandHandler {
             let names = targets.map(\.name)
             return .choice(Choice(saves: saves, subject: what, refusal: { "cannot save \(what): \($0); the clock mode stays \(was)" }) { saved, note in
                 // The clocks by name: a reload while the choice was being saved made new scenes.
-                for case let c as ClockScene in manager.scenes where names.contains(c.name) { c.setColorMode(mode) }
-                manager.sceneDidChange()
+                for h in daemon.heads {
+                    for case let c as ClockScene in h.manager.scenes where names.contains(c.name) { c.setColorMode(mode) }
+                }
+                daemon.scenesDidChange()
                 return .json(200, ClockModeAnswer(mode: mode.rawValue, scenes: names, saved: saved, note: note))
             })
         case .brightness(let percent?):
@@ -293,6 +306,18 @@ struct ControlCommandHandler {
         daemon.wallStatus(into: &answer)
         let warnings = daemon.warnings()
         answer.warnings = warnings.isEmpty ? nil : warnings
+        answer.outputs = outputs(daemon)
         return answer
+    }
+
+    /// Every output: its name, display, size, rotation, blanking, scene, theme and frames.
+    func outputs(_ daemon: Daemon) -> [OutputsAnswer.Output] {
+        daemon.heads.map { h in
+            let d = h.display, m = h.manager
+            return .init(description: d.displayDescription, logicalSize: d.logicalSize.map { "\($0.width)x\($0.height)" },
+                         rotation: d.rotation.rawValue, blanked: d.isBlanked, name: h.name, scene: m.current.name,
+                         scenes: m.scenes.map(\.name), theme: h.themes.activeName, frames: m.frameCount,
+                         fps: (m.stats.fps * 10).rounded() / 10)
+        }
     }
 }

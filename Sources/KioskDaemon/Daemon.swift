@@ -16,16 +16,20 @@ public final class Daemon {
     public internal(set) var config: DaemonConfig
     public let registry: SceneRegistry
     public let state: StateStore
-    public let display: DisplayOutput
+    /// The outputs driven, in config order (never empty).
+    public let heads: [OutputHead]
     public let input: InputSource?
-    public let manager: SceneManager
+    /// The first output's display, scene manager, blanking and theme (the only ones of a
+    /// single-output kioskd; the backlight and the brightness schedule act on this output).
+    public var display: DisplayOutput { heads[0].display }
+    public var manager: SceneManager { heads[0].manager }
     /// The chosen theme (config, or `kioskctl theme`); `activeThemeName` may differ during a `theme_schedule` period.
     public var themeName: String { themes.chosenName }
     /// The theme on screen.
     public var activeThemeName: String { themes.activeName }
-    let themes: ThemeController
+    var themes: ThemeController { heads[0].themes }
     /// Schedule, idle and manual blanking.
-    public let blanking: BlankController
+    public var blanking: BlankController { heads[0].blanking }
     let logger: Logger
     let startedNs = nowNanos(.monotonic)
     private let reloader: ReloadCoordinator
@@ -81,19 +85,32 @@ public final class Daemon {
         return scenes
     }
 
-    /// Makes the scenes of `config` and a scene manager over `display`. Call `start()` on the loop.
-    public init(config: DaemonConfig, registry: SceneRegistry = .standard, display: DisplayOutput, input: InputSource?,
+    /// Makes the scenes of `config` and a scene manager over `display` (a config with one output).
+    /// Call `start()` on the loop.
+    public convenience init(config: DaemonConfig, registry: SceneRegistry = .standard, display: DisplayOutput, input: InputSource?,
+                            state: StateStore, loop: EventLoop, time: TimeSource = SystemTimeSource(), logger: Logger,
+                            environment: [String: String] = ProcessInfo.processInfo.environment) throws {
+        try self.init(config: config, registry: registry, displays: [display], input: input, state: state, loop: loop,
+                      time: time, logger: logger, environment: environment)
+    }
+
+    /// Makes the scenes of `config` and a scene manager for each of its outputs over `displays`
+    /// (one per output, in config order). Call `start()` on the loop.
+    public init(config: DaemonConfig, registry: SceneRegistry = .standard, displays: [DisplayOutput], input: InputSource?,
                 state: StateStore, loop: EventLoop, time: TimeSource = SystemTimeSource(), logger: Logger,
                 environment: [String: String] = ProcessInfo.processInfo.environment) throws {
+        let outputs = config.outputs
+        guard displays.count == outputs.count else {
+            throw KioskError.display("\(outputs.count) outputs are configured but \(displays.count) displays were made")
+        }
         self.config = config
         self.registry = registry
         self.state = state
-        self.display = display
         self.input = input
         self.loop = loop
         self.logger = logger
         self.reloader = ReloadCoordinator(environment: environment)
-        let scenes = try Daemon.makeScenes(config, registry: registry, state: state, logger: logger)
+        let perOutput = try Daemon.makeOutputScenes(config, registry: registry, state: state, logger: logger)
         // A theme chosen at run time stays until the config's theme changes.
         var theme = config.theme
         var themeName = config.themeName
@@ -105,94 +122,130 @@ public final class Daemon {
                 logger.warning("the theme chosen at run time is gone; using the config's", metadata: ["theme": "\(saved)"])
             }
         }
-        manager = SceneManager(scenes: scenes, theme: theme, display: display, loop: loop, time: time,
-                               switching: config.switching, logger: logger)
-        themes = ThemeController(chosenName: themeName, chosen: theme, schedule: config.themeSchedule, manager: manager, loop: loop, logger: logger)
-        manager.gestureRecognizer = GestureRecognizer(thresholds: config.gestures)
-        manager.showsCursor = config.input.cursor
-        manager.pixelOrbit = config.wall.pixelOrbit
-        blanking = try BlankController(settings: config.display, wall: config.wall,
-                                       defaultPercent: state.load(Daemon.brightnessKey).flatMap(Double.init).map { min(max($0, 0), 100) } ?? 100,
-                                       display: display, loop: loop, time: time, logger: logger)
+        let defaultPercent = state.load(Daemon.brightnessKey).flatMap(Double.init).map { min(max($0, 0), 100) } ?? 100
+        var heads: [OutputHead] = []
+        for (i, (output, display)) in zip(outputs, displays).enumerated() {
+            var l = logger
+            if outputs.count > 1 { l[metadataKey: "output"] = "\(output.name)" }
+            // An output with a theme of its own shows it always; the others the chosen one and the schedule.
+            let own = output.theme.map { (output.themeName ?? "", $0) }
+            let manager = SceneManager(scenes: perOutput[i], theme: own?.1 ?? theme, display: display, loop: loop, time: time,
+                                       switching: config.switching, logger: l)
+            let themes = ThemeController(chosenName: own?.0 ?? themeName, chosen: own?.1 ?? theme,
+                                         schedule: own == nil ? config.themeSchedule : [], manager: manager, loop: loop, logger: l)
+            manager.gestureRecognizer = GestureRecognizer(thresholds: config.gestures)
+            manager.showsCursor = config.input.cursor && i == Daemon.keysOutputIndex(config)
+            manager.pixelOrbit = config.wall.pixelOrbit
+            // The backlight and the brightness schedule are the first output's.
+            let blanking = try BlankController(settings: output.blankSettings(config.display), wall: i == 0 ? config.wall : WallDisplaySettings(),
+                                               defaultPercent: i == 0 ? defaultPercent : 100, display: display, loop: loop, time: time, logger: l)
+            heads.append(OutputHead(settings: output, display: display, manager: manager, blanking: blanking, themes: themes))
+        }
+        self.heads = heads
         changes = ChangeFeed(scheduler: loop) { [weak self] in self?.kioskState() }
+    }
+
+    /// The output keys and mice act on (`[input] keys_output`, else the first).
+    static func keysOutputIndex(_ config: DaemonConfig) -> Int {
+        guard let k = config.input.keysOutput?.lowercased() else { return 0 }
+        return config.outputs.firstIndex { $0.name.lowercased() == k } ?? 0
     }
 
     /// Where scenes write files (saved paintings).
     static func dataDirectory(_ config: DaemonConfig) -> String { "\(config.stateDirectory)/paintings" }
 
-    /// Shows the first scene (the one on screen before the last stop, if it still exists).
+    /// Shows each output's first scene (the one on screen before the last stop, if it still exists).
     public func start() {
         input?.setRotation(display.rotation)
-        input?.onEvent = { [weak self] e in self?.manager.input(e) }
-        manager.onFirstFrame = { [weak self] in
-            guard let self else { return }
-            self.logger.info("first frame on screen", metadata: ["display": "\(self.display.displayDescription)", "scene": "\(self.manager.current.name)"])
-            self.onReady?()
-            self.publishStatus()
-        }
-        manager.onFrame = { [weak self] _ in
-            self?.onFrame?()
-            self?.changes.noteChange()
-        }
-        manager.onSceneChange = { [weak self] name in
-            guard let self else { return }
-            // Control requests save before showing (nothing more to write here); swipes, keys and
-            // the rotation save now: through the command pipeline, without waiting for the disk.
-            if self.state.durability == .durable {
-                if let pipeline = self.pipeline {
-                    let logger = self.logger
-                    pipeline.submitWrites([(Daemon.sceneKey, name)], delivery: .here) { outcome in
-                        if case .refused(let e) = outcome { logger.error("cannot save the current scene", metadata: ["error": "\(e)"]) }
-                    }
-                } else {
-                    do { try self.state.save(Daemon.sceneKey, name) } catch {
-                        self.logger.error("cannot save the current scene", metadata: ["error": "\(error)"])
+        input?.onEvent = { [weak self] e in self?.routeInput(e) }
+        var firstFrame = false
+        for (i, head) in heads.enumerated() {
+            let manager = head.manager, blanking = head.blanking
+            manager.onFirstFrame = { [weak self, unowned head] in
+                guard let self else { return }
+                self.logger.info("first frame on screen", metadata: ["display": "\(head.display.displayDescription)", "scene": "\(head.manager.current.name)"])
+                // systemd hears of the first frame on any output (an output may be unplugged).
+                if !firstFrame {
+                    firstFrame = true
+                    self.onReady?()
+                }
+                self.publishStatus()
+            }
+            manager.onFrame = { [weak self] _ in
+                self?.onFrame?()
+                self?.changes.noteChange()
+            }
+            let key = Daemon.sceneKey(output: i, name: head.name)
+            manager.onSceneChange = { [weak self] name in
+                guard let self else { return }
+                // Control requests save before showing (nothing more to write here); swipes, keys and
+                // the rotation save now: through the command pipeline, without waiting for the disk.
+                if self.state.durability == .durable {
+                    if let pipeline = self.pipeline {
+                        let logger = self.logger
+                        pipeline.submitWrites([(key, name)], delivery: .here) { outcome in
+                            if case .refused(let e) = outcome { logger.error("cannot save the current scene", metadata: ["error": "\(e)"]) }
+                        }
+                    } else {
+                        do { try self.state.save(key, name) } catch {
+                            self.logger.error("cannot save the current scene", metadata: ["error": "\(error)"])
+                        }
                     }
                 }
+                self.publishStatus()
+                self.changes.noteChange()
             }
-            self.publishStatus()
-            self.changes.noteChange()
+            if case .unavailable = state.durability { manager.stateWarning = "state not saved" }
+            manager.inputFilter = { [weak self] e in (blanking.input(e)) || (self?.pairingKey(e) ?? false) || (self?.pairingGesture(e) ?? false) }
+            blanking.onUnblank = { manager.setNeedsFrame(full: true) }
+            head.themes.onChange = { [weak self] in
+                self?.publishStatus()
+                self?.changes.noteChange()
+            }
+            blanking.onChange = { [weak self] in self?.changes.noteChange() }
         }
-        if case .unavailable = state.durability { manager.stateWarning = "state not saved" }
-        manager.inputFilter = { [weak self] e in (self?.blanking.input(e) ?? false) || (self?.pairingKey(e) ?? false) || (self?.pairingGesture(e) ?? false) }
-        blanking.onUnblank = { [weak self] in self?.manager.setNeedsFrame(full: true) }
-        themes.onChange = { [weak self] in
-            self?.publishStatus()
-            self?.changes.noteChange()
-        }
-        blanking.onChange = { [weak self] in self?.changes.noteChange() }
-        let saved = state.load(Daemon.sceneKey)
         startWall()
-        manager.start(initialScene: saved)
-        blanking.evaluate()
+        for (i, head) in heads.enumerated() {
+            head.manager.start(initialScene: state.load(Daemon.sceneKey(output: i, name: head.name)))
+            head.blanking.evaluate()
+        }
         refreshTheme()
-        logger.info("kioskd started", metadata: ["scene": "\(manager.current.name)", "theme": "\(themeName)",
-                                                 "display": "\(display.displayDescription)", "config": "\(config.file)"])
+        logger.info("kioskd started", metadata: ["scene": "\(heads.map(\.manager.current.name).joined(separator: ", "))", "theme": "\(themeName)",
+                                                 "display": "\(heads.map(\.display.displayDescription).joined(separator: "; "))", "config": "\(config.file)"])
     }
 
-    /// Stops timers, then input, then the display (which restores the console).
+    /// Gives an input event to the output it belongs to: touches to the output of their device,
+    /// keys and mice to `[input] keys_output` (the first output by default).
+    func routeInput(_ event: InputEvent) {
+        heads[Daemon.keysOutputIndex(config)].manager.input(event)
+    }
+
+    /// Stops timers, then input, then the displays (which restore the console).
     public func shutdown() {
         fleet?.stop()
         pipeline?.stop()
-        manager.stop()
-        blanking.stop()
+        for h in heads {
+            h.manager.stop()
+            h.blanking.stop()
+        }
         stopWall()
-        themes.stop()
+        for h in heads { h.themes.stop() }
         input?.shutdown()
-        display.shutdown()
+        for h in heads { h.display.shutdown() }
         state.close() // gives the state directory (and its lock) back
         logger.info("kioskd stopped")
     }
 
     public var statusLine: String {
-        "scene \(manager.current.name) (\(manager.current.statusSummary)), theme \(activeThemeName), \(display.displayDescription)"
+        heads.map { h in "scene \(h.manager.current.name) (\(h.manager.current.statusSummary)), theme \(h.themes.activeName), \(h.display.displayDescription)" }
+            .joined(separator: "; ")
     }
 
     func publishStatus() { onStatus?(statusLine) }
 
     /// Shows the scheduled theme of the current period (or the chosen one) and arms a wall-clock
     /// timer for the next change (it also fires when the clock is set).
-    public func refreshTheme(force: Bool = false) { themes.refresh(force: force) }
+    public func refreshTheme(force: Bool = false) { for h in heads { h.themes.refresh(force: force) } }
 
     /// Reads the config file again; a bad config is reported (file:line:key) and the running one kept.
     @discardableResult

@@ -94,7 +94,7 @@ extension Daemon {
         var counters: [KioskState.Counter] = []
         var paintings: [KioskState.Painting] = []
         var clocks: [KioskState.Clock] = []
-        for scene in manager.scenes {
+        for scene in allScenes {
             if let c = scene as? ClockScene {
                 clocks.append(.init(scene: c.name, mode: c.colorMode.rawValue, modes: ClockColorMode.allCases.map(\.rawValue)))
             }

@@ -51,6 +51,10 @@ public struct InputSettings: Sendable, Equatable {
     public var mapToOutput: String?
     public var pointerAsTouch = true
     public var cursor = false
+    /// `[[input.device]]`: which output a touch device belongs to.
+    public var devices: [InputDeviceRule] = []
+    /// The output keys and mice act on; nil: the first.
+    public var keysOutput: String?
     public init() {}
 }
 
@@ -92,8 +96,20 @@ public struct DaemonConfig {
     public var input = InputSettings()
     public var gestures = GestureThresholds()
     public var switching = SceneSwitching()
-    /// Scene definitions in the order they are shown.
+    /// Scene definitions in the order they are shown (with several outputs: every scene some
+    /// output shows, in the order first shown).
     public var scenes: [SceneDefinition] = []
+    /// `[[output]]` tables; nil: one output, from `[display]`.
+    public var outputTables: [OutputSettings]?
+    /// The outputs driven: the `[[output]]` tables, or one output from `[display]`'s `output`,
+    /// `mode` and `rotation` showing every scene. Never empty.
+    public var outputs: [OutputSettings] {
+        if let outputTables { return outputTables }
+        var one = OutputSettings(connector: display.output, scenes: scenes.map(\.name))
+        one.mode = display.mode
+        one.rotation = display.rotation
+        return [one]
+    }
     public var control: ControlSettings
     /// `[web]`: the phone page's server (nil: none).
     public var web: WebSettings?
@@ -177,7 +193,8 @@ public struct DaemonConfig {
         }
 
         // [display]
-        if let t = try root.table("display") {
+        let displayTable = try root.table("display")
+        if let t = displayTable {
             display.backend = try t.choice("backend", default: DisplayBackend.drm)
             display.device = try path(t, "device", what: "a device path like \"/dev/dri/card0\"")
             display.output = try word(t, "output", what: "a connector name like \"HDMI-A-1\"")
@@ -199,24 +216,15 @@ public struct DaemonConfig {
                 display.headlessSize = size
             }
             if let b = try t.table("blank") {
-                let sched = try b.stringArray("schedule") ?? []
-                for (i, p) in sched.enumerated() {
-                    do { _ = try BlankSchedule(parsing: p) } catch let e as KioskError {
-                        let n = try b.array("schedule")?[i]
-                        throw KioskError.config("\(n?.location ?? b.location): key '\(b.fullKey("schedule"))[\(i)]': expected a period \"HH:MM-HH:MM\" (24 h, e.g. \"23:00-07:00\"): \(e.message)")
-                    }
-                }
-                display.blankSchedule = sched
-                display.wakeSeconds = try b.double("wake_seconds", default: 60, range: 0...86400)
-                display.idleBlankSeconds = try b.double("idle_seconds", default: 0, range: 0...604800)
-                try b.finish()
+                (display.blankSchedule, display.wakeSeconds, display.idleBlankSeconds) = try DaemonConfig.parseBlank(b)
             }
             wall = try WallDisplaySettings.parse(t)
             try t.finish()
         }
 
-        // [input]
-        if let t = try root.table("input") {
+        // [input] (its device rules and keys_output are checked against the outputs below)
+        let inputTable = try root.table("input")
+        if let t = inputTable {
             input.seat = try word(t, "seat", what: "a seat name like \"seat0\"") ?? "seat0"
             if let m = try t.doubleArray("calibration") {
                 do { try InputTransform.validate(calibration: m) } catch let e as KioskError {
@@ -227,7 +235,7 @@ public struct DaemonConfig {
             input.mapToOutput = try word(t, "map_to_output", what: "a connector name like \"HDMI-A-1\"")
             input.pointerAsTouch = try t.bool("pointer_as_touch", default: true)
             input.cursor = try t.bool("cursor", default: false)
-            try t.finish()
+            input.keysOutput = try word(t, "keys_output", what: "an output's connector name like \"HDMI-A-1\"")
         }
 
         // [gestures]
@@ -308,6 +316,24 @@ public struct DaemonConfig {
             throw KioskError.config("\(file): no scene: add a table like [scene.clock] with kind = \"clock\"; kinds: \(kinds.sorted().joined(separator: ", "))")
         }
         scenes = order.map { n in defined.first { $0.name == n }! }
+
+        // [[output]] (or the one output of [display])
+        if let tables = try DaemonConfig.parseOutputs(root, displayTable: displayTable, order: order,
+                                                      defined: defined, themeDirectory: themeDirectory) {
+            outputTables = tables
+            // Every scene some output shows, in the order first shown.
+            var all: [String] = []
+            for o in tables { for n in o.scenes where !all.contains(n) { all.append(n) } }
+            scenes = all.map { n in defined.first { $0.name == n }! }
+        }
+        if let t = inputTable {
+            let outs = outputTables ?? [OutputSettings(connector: display.output)]
+            input.devices = try DaemonConfig.parseInputDevices(t, outputs: outs)
+            if let k = input.keysOutput, !outs.contains(where: { $0.name.lowercased() == k.lowercased() }) {
+                throw t.error("keys_output", "no output named \"\(k)\"; outputs: \(outs.map(\.name).joined(separator: ", "))")
+            }
+            try t.finish()
+        }
 
         // [control]
         let runtime = environment["RUNTIME_DIRECTORY"].flatMap { $0.split(separator: ":").first.map(String.init) } ?? "/run/kioskd"

@@ -15,9 +15,10 @@ extension Daemon {
             let daemon = bound.value
             let now = daemon.manager.time.now()
             for s in shown {
-                (daemon.manager.scenes.first { $0.name == s.scene } as? CounterScene)?.showCommitted(s.counter, value: s.new, up: s.up, now: now)
+                // The first instance shows it on every output showing the scene (its siblings).
+                (daemon.allScenes.first { $0.name == s.scene } as? CounterScene)?.showCommitted(s.counter, value: s.new, up: s.up, now: now)
             }
-            daemon.manager.sceneDidChange()
+            daemon.scenesDidChange()
             daemon.changes.noteChange()
         }
         p.start()
@@ -60,7 +61,7 @@ extension Daemon {
             return f.counters.map { $0.contains(name) } ?? true
         }
         var entries: [String: CommandPipeline.Entry] = [:]
-        for owner in manager.scene(as: CounterControl.self) {
+        for owner in scenes(as: CounterControl.self) {
             for name in owner.counterNames where entries[name] == nil {
                 guard let scene = owner as? CounterScene, !shared(name), let rules = try? scene.rules(of: name),
                       let value = try? scene.value(of: name) else { continue }
@@ -68,7 +69,7 @@ extension Daemon {
             }
         }
         // A name held first by another kind of counter scene is not the pipeline's to change.
-        for owner in manager.scene(as: CounterControl.self) where !(owner is CounterScene) {
+        for owner in scenes(as: CounterControl.self) where !(owner is CounterScene) {
             for name in owner.counterNames { entries[name] = nil }
         }
         pipeline.setDirectory(entries)
@@ -101,7 +102,7 @@ extension Daemon {
     func routeCounterInput() {
         guard pipeline != nil else { return }
         updatePipelineDirectory()
-        for case let scene as CounterScene in manager.scenes where scene.changeRouter == nil {
+        for case let scene as CounterScene in heads.flatMap(\.manager.scenes) where scene.changeRouter == nil {
             scene.changeRouter = { [weak self, weak scene] counter, action in
                 guard let self, let scene, let edit = action.edit else { return false }
                 return self.submitCounter(scene, counter, edit) { outcome in
@@ -117,7 +118,7 @@ extension Daemon {
     /// it is on disk; false for anything else (carried out on the loop as before).
     func routeToPipeline(_ command: ControlCommand, reply: @escaping (ControlResponse) -> Void) -> Bool {
         guard case .counter(let name, let op, let value) = command, op != .get else { return false }
-        guard let scene = manager.scene(as: CounterControl.self).first(where: { $0.counterNames.contains(name) }) as? CounterScene else { return false }
+        guard let scene = scenes(as: CounterControl.self).first(where: { $0.counterNames.contains(name) }) as? CounterScene else { return false }
         let edit: CounterEdit
         switch op {
         case .set: edit = .set(value ?? 0)
@@ -151,7 +152,7 @@ extension Daemon {
                 case .decrement, .reset: up = false
                 }
                 scene.showCommitted(counter, value: new, up: up, now: daemon.manager.time.now())
-                daemon.manager.sceneDidChange()
+                daemon.scenesDidChange()
                 daemon.changes.noteChange()
             }
             done(outcome)

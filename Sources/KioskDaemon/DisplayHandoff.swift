@@ -18,16 +18,16 @@ import NIOConcurrencyHelpers
 ///   `systemctl kill -s USR1 kioskd` lets a maintenance tool take it, `-s USR2` takes it back.
 final class DisplayHandoff: Sendable {
     let loop: EventLoop
-    private let display: LoopBound<DisplayOutput>
+    private let displays: LoopBound<[DisplayOutput]>
     /// Standard input when it is a VT in `VT_PROCESS` mode.
     private let vtFD = NIOLockedValueBox<Int32?>(nil)
     private let logger: Logger
 
     /// Takes the VT on the loop's thread. The signals that call `release` and `acquire` are
     /// installed by `DaemonSignals`.
-    init(display: LoopBound<DisplayOutput>, logger: Logger) {
-        self.loop = display.loop
-        self.display = display
+    init(displays: LoopBound<[DisplayOutput]>, logger: Logger) {
+        self.loop = displays.loop
+        self.displays = displays
         self.logger = logger
         // VT_SETMODE records the calling thread as the one to signal, and the kernel reverts the
         // VT to automatic switching (no signal) once that thread is gone. Concurrency threads come
@@ -40,20 +40,18 @@ final class DisplayHandoff: Sendable {
 
     /// SIGUSR1: stop drawing, drop DRM master, acknowledge the VT switch. On the loop's thread.
     func release() {
-        let display = self.display.value
         logger.notice("SIGUSR1: releasing the display")
-        Backends.releaseDisplay(display)
+        Backends.releaseDisplays(displays.value)
         if let vt = vtFD.withLockedValue({ $0 }) { _ = ioctl(vt, UInt(VT_RELDISP), Int32(1)) }
     }
 
     /// SIGUSR2: acknowledge the VT switch back, take DRM master, set the mode, repaint. On the loop's thread.
     func acquire() {
-        let display = self.display.value
         logger.notice("SIGUSR2: taking the display back")
         if let vt = vtFD.withLockedValue({ $0 }) { _ = ioctl(vt, UInt(VT_RELDISP), Int32(VT_ACKACQ)) }
-        do { try Backends.acquireDisplay(display) } catch {
+        do { try Backends.acquireDisplays(displays.value) } catch {
             logger.error("cannot take the display back",
-                         metadata: ["display": "\(display.displayDescription)", "error": "\(error)"])
+                         metadata: ["display": "\(displays.value.map(\.displayDescription).joined(separator: "; "))", "error": "\(error)"])
         }
     }
 

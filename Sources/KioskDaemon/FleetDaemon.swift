@@ -13,7 +13,7 @@ extension Daemon {
         guard let settings = config.fleet, fleet == nil else { return }
         let manager = self.manager
         let engine = try FleetEngine(settings: settings, kioskID: kioskID, transport: transport, scheduler: loop, state: state,
-                                     counters: manager.scene(as: CounterControl.self), now: { manager.time.now() }, logger: logger)
+                                     counters: scenes(as: CounterControl.self), now: { manager.time.now() }, logger: logger)
         fleet = engine
         if pipeline != nil {
             // A stage of the command pipeline: the counter's value and the record are committed
@@ -23,7 +23,7 @@ extension Daemon {
             }
         }
         engine.onChange = { [weak self] in
-            self?.manager.sceneDidChange()
+            self?.scenesDidChange()
             self?.changes.noteChange()
         }
         engine.onConnectivity = { [weak self] up in self?.showFleetConnectivity(up) }
@@ -31,7 +31,7 @@ extension Daemon {
             self?.showFleetConnectivity(transport?.isConnected ?? false)
             self?.changes.noteChange()
         }
-        for scene in manager.scenes {
+        for scene in heads.flatMap(\.manager.scenes) {
             guard let scene = scene as? CounterScene else { continue }
             // The fleet takes its shared counters; the others go where they went before (the pipeline).
             let earlier = scene.changeRouter
@@ -76,7 +76,7 @@ extension Daemon {
 
     /// Fails (config error naming `fleet.counters`) when a listed shared counter is in no scene.
     public func checkFleet() throws {
-        if let fleet = config.fleet { _ = try FleetEngine.sharedOwners(fleet, counters: manager.scene(as: CounterControl.self)) }
+        if let fleet = config.fleet { _ = try FleetEngine.sharedOwners(fleet, counters: scenes(as: CounterControl.self)) }
     }
 
     /// Joins the `[fleet]` group over the MQTT bridge's client, when both are configured (on the
@@ -100,6 +100,6 @@ extension Daemon {
         if case .unavailable = state.durability { marks.append("state not saved") }
         if !up { marks.append("offline") }
         if let others = fleet?.otherPrimaries, !others.isEmpty { marks.append("two primaries") }
-        manager.stateWarning = marks.isEmpty ? nil : marks.joined(separator: " · ")
+        for h in heads { h.manager.stateWarning = marks.isEmpty ? nil : marks.joined(separator: " · ") }
     }
 }

@@ -17,10 +17,13 @@ struct ReloadCoordinator {
         let config = daemon.config
         let logger = daemon.logger
         let state = daemon.state
-        let themes = daemon.themes
         do {
             let new = try DaemonConfig.load(path: config.file, environment: environment, kinds: daemon.registry.kinds)
-            let scenes = try Daemon.makeScenes(new, registry: daemon.registry, state: state, logger: logger)
+            let outputNames = new.outputs.map(\.name)
+            guard outputNames == daemon.heads.map(\.name) else {
+                throw KioskError.config("\(new.file): the outputs changed (\(daemon.heads.map(\.name).joined(separator: ", ")) → \(outputNames.joined(separator: ", "))); they take effect at a restart (systemctl restart kioskd); the running config stays")
+            }
+            let perOutput = try Daemon.makeOutputScenes(new, registry: daemon.registry, state: state, logger: logger)
             var notes: [String] = []
             if new.display != config.display { notes.append("[display] changes take effect at the next start") }
             if new.input != config.input { notes.append("[input] changes take effect at the next start") }
@@ -30,7 +33,7 @@ struct ReloadCoordinator {
             // The config's theme wins when it changed; otherwise a theme chosen at run time stays.
             // Either way it is read again, so edits to its file apply.
             let theme: Theme
-            var themeName = themes.chosenName
+            var themeName = daemon.themes.chosenName
             if new.themeName != config.themeName || themeName == new.themeName {
                 theme = new.theme
                 themeName = new.themeName
@@ -48,16 +51,23 @@ struct ReloadCoordinator {
                 theme = try ThemeLoader.load(named: themeName, directory: new.themeDirectory)
             }
             daemon.config = new
-            daemon.manager.gestureRecognizer = GestureRecognizer(thresholds: new.gestures)
-            daemon.manager.showsCursor = new.input.cursor
-            try daemon.blanking.update(settings: new.display, wall: new.wall)
-            daemon.manager.pixelOrbit = new.wall.pixelOrbit
+            for (i, head) in daemon.heads.enumerated() {
+                let output = new.outputs[i]
+                head.settings = output
+                head.manager.gestureRecognizer = GestureRecognizer(thresholds: new.gestures)
+                head.manager.showsCursor = new.input.cursor && i == Daemon.keysOutputIndex(new)
+                // The backlight and the brightness schedule are the first output's.
+                try head.blanking.update(settings: output.blankSettings(new.display), wall: i == 0 ? new.wall : WallDisplaySettings())
+                head.manager.pixelOrbit = new.wall.pixelOrbit
+                let own = output.theme.map { (output.themeName ?? "", $0) }
+                head.manager.replaceScenes(perOutput[i], switching: new.switching, theme: own?.1 ?? theme)
+                head.themes.reloaded(chosenName: own?.0 ?? themeName, chosen: own?.1 ?? theme, schedule: own == nil ? new.themeSchedule : [])
+            }
             if new.wall.backlight != config.wall.backlight || new.wall.ambient != config.wall.ambient {
                 notes.append("[display] backlight and [display.ambient] changes take effect at the next start")
             }
-            daemon.manager.replaceScenes(scenes, switching: new.switching, theme: theme)
             daemon.routeCounterInput()
-            themes.reloaded(chosenName: themeName, chosen: theme, schedule: new.themeSchedule)
+            let scenes = daemon.allScenes
             let msg = "reloaded \(new.file): scenes \(scenes.map(\.name).joined(separator: ", ")), theme \(themeName)"
                 + (notes.isEmpty ? "" : "; " + notes.joined(separator: "; "))
             logger.notice("\(msg)")

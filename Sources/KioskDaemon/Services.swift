@@ -140,19 +140,19 @@ public enum DaemonRunner {
     /// Everything up to a ready-to-start `Daemon` (not yet started).
     public static func makeDaemon(config: DaemonConfig, state: StateStore, registry: SceneRegistry = .standard,
                                   loop: EventLoop, logger: Logger) throws -> Daemon {
-        let display = try Backends.makeDisplay(config.display, loop: loop, logger: logger)
+        let displays = try Backends.makeDisplays(config, loop: loop, logger: logger)
         let input: InputSource?
         do {
-            input = try Backends.makeInput(config, rotation: display.rotation, loop: loop, logger: logger)
+            input = try Backends.makeInput(config, rotation: displays[0].rotation, loop: loop, logger: logger)
         } catch {
-            display.shutdown()
+            for d in displays { d.shutdown() }
             throw error
         }
         do {
-            return try Daemon(config: config, registry: registry, display: display, input: input, state: state, loop: loop, logger: logger)
+            return try Daemon(config: config, registry: registry, displays: displays, input: input, state: state, loop: loop, logger: logger)
         } catch {
             input?.shutdown()
-            display.shutdown()
+            for d in displays { d.shutdown() }
             throw error
         }
     }
@@ -227,7 +227,7 @@ public enum DaemonRunner {
         try daemon.checkFleet()
 
         // SIGHUP, SIGUSR1, SIGUSR2 (SIGTERM and SIGINT stop the group below).
-        let handoff = DisplayHandoff(display: LoopBound(daemon.display, loop: loop), logger: logger)
+        let handoff = DisplayHandoff(displays: LoopBound(daemon.heads.map(\.display), loop: loop), logger: logger)
         let signals = DaemonSignals(daemon: LoopBound(daemon, loop: loop), handoff: handoff, notifier: notifier, logger: logger)
         defer {
             signals.cancel()
@@ -251,7 +251,8 @@ public enum DaemonRunner {
     }
 
     /// Renders the configured scene on the headless backend and writes what the viewer sees as
-    /// PNG: the first frame, or the frame `afterSeconds` later.
+    /// PNG: the first frame, or the frame `afterSeconds` later. With several outputs the first
+    /// goes to `path` and each other one beside it (`snapshotPath(path, output:)`).
     public static func snapshot(config: DaemonConfig, to path: String, afterSeconds: Double,
                                 strokes: [[Point]] = [],
                                 registry: SceneRegistry = .standard, logger: Logger) throws {
@@ -266,14 +267,18 @@ public enum DaemonRunner {
         var failure: Error?
         var done = false
         daemon.start()
-        daemon.manager.stateWarning = nil // the snapshot reads the state; it never saves
+        for h in daemon.heads { h.manager.stateWarning = nil } // the snapshot reads the state; it never saves
         if !strokes.isEmpty {
             // Fingers drawn before the frame is taken (demos and screenshots of the paint scene).
             let t0 = UInt64(nowNanos(.monotonic) / 1000)
             for e in TouchScript.strokes(strokes, startUsec: t0, stepUsec: 8_000) { daemon.manager.input(e) }
         }
         let finish = {
-            do { try daemon.manager.screenshot(to: path) } catch { failure = error }
+            do {
+                for (i, h) in daemon.heads.enumerated() {
+                    try h.manager.screenshot(to: i == 0 ? path : snapshotPath(path, output: h.name))
+                }
+            } catch { failure = error }
             done = true
         }
         if afterSeconds > 0 {
@@ -289,6 +294,14 @@ public enum DaemonRunner {
         daemon.shutdown()
         if let failure { throw failure }
         guard daemon.manager.frameCount > 0 else { throw KioskError.display("the scene drew no frame") }
+    }
+
+    /// Where a snapshot of output `output` (not the first) is written beside `path`:
+    /// `shot.png` → `shot-DSI-1.png` (characters outside `A–Z a–z 0–9 . _ -` become `_`).
+    public static func snapshotPath(_ path: String, output: String) -> String {
+        let safe = String(output.map { c in c.isASCII && (c.isLetter || c.isNumber || "._-".contains(c)) ? c : "_" })
+        if path.hasSuffix(".png") { return String(path.dropLast(4)) + "-\(safe).png" }
+        return path + "-\(safe)"
     }
 }
 

@@ -135,7 +135,7 @@ extension Daemon {
     }
 
     private func applyTimeSync(_ status: TimeSyncStatus) {
-        manager.timeSynchronized = status.synchronized
+        for h in heads { h.manager.timeSynchronized = status.synchronized }
     }
 
     /// Makes the zone of `path` the one glibc and Foundation use. Foundation understands only a
@@ -157,10 +157,12 @@ extension Daemon {
     private func timeZoneChanged() {
         useZoneFile(wallRuntime.localtimePath)
         logger.notice("time zone changed", metadata: ["zone": "\(wallRuntime.zoneText)"])
-        blanking.zoneChanged()
+        for h in heads { h.blanking.zoneChanged() }
         refreshTheme()
-        manager.tick()
-        manager.setNeedsFrame(full: true)
+        for h in heads {
+            h.manager.tick()
+            h.manager.setNeedsFrame(full: true)
+        }
         publishStatus()
         changes.noteChange()
     }

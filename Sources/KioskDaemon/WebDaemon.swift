@@ -12,7 +12,7 @@ extension Daemon {
     /// read from the state directory). Call on the loop's thread (or before it runs).
     public func enableWeb(_ settings: WebSettings) {
         let book = PairingBook(settings: settings, state: state, scheduler: loop, logger: logger)
-        book.onPrompt = { [weak self] p in self?.manager.pairingPrompt = p }
+        book.onPrompt = { [weak self] p in for h in self?.heads ?? [] { h.manager.pairingPrompt = p } }
         let live = WebLive(daemon: self)
         book.onRevoke = { [weak live] name in live?.revoked(name) }
         book.commit = { [weak self] key, value, done in self?.commitThroughPipeline([(key, value)], done: done) ?? false }

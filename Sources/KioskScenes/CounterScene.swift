@@ -69,6 +69,13 @@ public final class CounterScene: Scene, CounterControl {
     /// it): a counter shared by a fleet is changed by the group's primary, not here. Nil: the
     /// scene changes its counters itself.
     public var changeRouter: ((_ counter: String, _ action: CounterAction) -> Bool)?
+    /// The other instances of this scene (the same scene shown on other outputs): every value
+    /// this one saves or is shown is shown by them too, so a counter shows one value everywhere.
+    public var siblings: [CounterScene] {
+        get { siblingRefs.compactMap(\.scene) }
+        set { siblingRefs = newValue.filter { $0 !== self }.map(WeakCounterScene.init) }
+    }
+    private var siblingRefs: [WeakCounterScene] = []
 
     private var counters: [Counter]
     private let state: StateStore
@@ -212,6 +219,11 @@ public final class CounterScene: Scene, CounterControl {
     /// Shows a value already made durable elsewhere (the command pipeline): nothing is saved, the
     /// wheels of the digits that changed start turning. A value the digits cannot show is ignored.
     public func showCommitted(_ counter: String, value new: Int, up: Bool, now: WallTime) {
+        showHere(counter, value: new, up: up, now: now)
+        for s in siblings { s.showHere(counter, value: new, up: up, now: now) }
+    }
+
+    private func showHere(_ counter: String, value new: Int, up: Bool, now: WallTime) {
         guard let i = counters.firstIndex(where: { $0.spec.name == counter }), new >= 0, new <= maxValue else { return }
         frameNs = now.monotonicNs
         startRolls(i, to: new, direction: up ? .up : .down, now: now)
@@ -229,6 +241,7 @@ public final class CounterScene: Scene, CounterControl {
             throw KioskError.state("counter '\(counters[i].spec.name)': cannot save \(new) (state key \(key)): \(error); the value stays \(old)")
         }
         startRolls(i, to: new, direction: direction, now: now)
+        for s in siblings { s.showHere(counters[i].spec.name, value: new, up: direction == .up, now: now) }
     }
 
     /// Sets the shown value and starts the wheels of the digits that changed.
@@ -567,4 +580,9 @@ extension CounterScene: PixelShiftable {
         }.filter { !$0.isEmpty }
     }
     public var shiftBackground: Color { theme.palette.background }
+}
+
+/// A counter scene held without keeping it alive (siblings refer to each other).
+private struct WeakCounterScene {
+    weak var scene: CounterScene?
 }

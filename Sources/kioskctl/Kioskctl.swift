@@ -146,7 +146,8 @@ struct SceneCmd: ParsableCommand {
     static let configuration = CommandConfiguration(commandName: "scene", abstract: "Show the scene with this name.")
     @OptionGroup var c: Connection
     @Argument(help: "Scene name (a [scene.NAME] of the config).") var name: String
-    func run() throws { try c.call(.scene(name: name), as: ChoiceAnswer.self) { "scene: \($0.scene ?? name)" } }
+    @Option(help: "The output to show it on (its connector, as `kioskctl outputs` names it); default: the first.") var output: String?
+    func run() throws { try c.call(.scene(name: name, output: output), as: ChoiceAnswer.self) { "scene: \($0.scene ?? name)" } }
 }
 
 struct ThemeCmd: ParsableCommand {
@@ -240,10 +241,11 @@ struct Screenshot: ParsableCommand {
     static let configuration = CommandConfiguration(abstract: "Write what the screen shows as PNG.")
     @OptionGroup var c: Connection
     @Argument(help: "Output file (.png), written by kioskctl.") var file: String
+    @Option(help: "The output to capture (its connector, as `kioskctl outputs` names it); default: the first.") var output: String?
     func run() throws {
         let client = ControlClient(socketPath: c.socket, timeout: c.timeout)
         let r: ControlResponse
-        do { r = try client.send(.screenshot) } catch let e as ControlClientError {
+        do { r = try client.send(.screenshot(output: output)) } catch let e as ControlClientError {
             FileHandle.standardError.write(Data("kioskctl: \(e.description)\n".utf8))
             throw ExitCode(e.kind == .timeout ? 3 : 2)
         }
@@ -280,8 +282,9 @@ struct Blank: ParsableCommand {
     static let configuration = CommandConfiguration(abstract: "Turn the screen off (on) or back on (off).")
     @OptionGroup var c: Connection
     @Argument(help: "on or off.") var state: String
+    @Option(help: "The output to blank (its connector, as `kioskctl outputs` names it); default: the first.") var output: String?
     func validate() throws { guard ["on", "off"].contains(state) else { throw ValidationError("expected on or off, got '\(state)'") } }
-    func run() throws { try c.call(.blank(on: state == "on"), as: BlankAnswer.self) { "screen: \($0.blanked ? "blanked" : "on")" } }
+    func run() throws { try c.call(.blank(on: state == "on", output: output), as: BlankAnswer.self) { "screen: \($0.blanked ? "blanked" : "on")" } }
 }
 
 struct BrightnessCmd: ParsableCommand {
@@ -336,7 +339,10 @@ struct Outputs: ParsableCommand {
     @OptionGroup var c: Connection
     func run() throws {
         try c.call(.outputs, as: OutputsAnswer.self) { o in
-            o.outputs.map { "\($0.description): logical \($0.logicalSize ?? "none"), rotation \($0.rotation)\($0.blanked ? ", blanked" : "")" }.joined(separator: "\n")
+            o.outputs.map { o in
+                let scene = o.scene.map { ", scene \($0)" } ?? ""
+                return "\(o.name.map { "\($0): " } ?? "")\(o.description): logical \(o.logicalSize ?? "none"), rotation \(o.rotation)\(o.blanked ? ", blanked" : "")\(scene)"
+            }.joined(separator: "\n")
         }
     }
 }

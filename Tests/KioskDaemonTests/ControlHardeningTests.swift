@@ -317,7 +317,7 @@ func waitFor(_ seconds: Double, _ cond: () -> Bool) -> Bool {
         let server = ControlServer(settings: daemon.config.control, limits: limits, logger: quietLogger) { job in
             Thread {
                 job.run { cmd in
-                    if case .scene(let name) = cmd {
+                    if case .scene(let name, _) = cmd {
                         usleep(name == "slow" ? 1_500_000 : 300_000)
                         return .json(200, ChoiceAnswer(scene: name))
                     }

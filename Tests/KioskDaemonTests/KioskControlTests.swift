@@ -76,7 +76,7 @@ import KioskTesting
     /// Every command's request is parsed back into the same command: the client and the server
     /// share one route table.
     @Test func everyCommandsRequestParsesBackToIt() throws {
-        var commands: [ControlCommand] = [.status, .outputs, .scene(name: "clock"), .theme(name: "high-contrast"), .screenshot,
+        var commands: [ControlCommand] = [.status, .outputs, .scene(name: "clock"), .theme(name: "high-contrast"), .screenshot(),
                                           .blank(on: true), .blank(on: false), .reload,
                                           .paint(op: .save, name: "drawing-1.png"), .paint(op: .save, name: nil),
                                           .brightness(percent: nil), .brightness(percent: 40), .brightness(percent: 12.5), .brightness(percent: 0)]

@@ -29,7 +29,7 @@ struct MQTTBridgeTests {
         }
 
         func counter() -> Int { daemon.kioskState().counters.first { $0.name == "HOME" }?.value ?? -1 }
-        func png() -> [UInt8] { daemon.handle(.screenshot).body }
+        func png() -> [UInt8] { daemon.handle(.screenshot()).body }
     }
 
     func rig(port: Int? = nil, startBroker: Bool = true, broker given: MQTTTestBroker? = nil, digits: Int = 2,

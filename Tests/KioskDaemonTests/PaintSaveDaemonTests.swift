@@ -35,7 +35,7 @@ import KioskPosix
         #expect(try FileManager.default.contentsOfDirectory(atPath: "\(d)/state/paintings").count == 2)
 
         // The screenshot is the frame's PNG, in the answer; nothing is written.
-        let shot = daemon.handle(.screenshot)
+        let shot = daemon.handle(.screenshot())
         #expect(shot.status == 200 && shot.contentType == "image/png")
         let file = "\(d)/shot.png"
         try Data(shot.body).write(to: URL(fileURLWithPath: file))

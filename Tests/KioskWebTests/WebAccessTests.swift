@@ -122,7 +122,7 @@ import Testing
         #expect(try ControlRouter.parse(method: "GET", uri: "/paintings/a.png", body: []) == .painting(name: "a.png"))
         #expect(throws: ControlRequestError.self) { try ControlRouter.parse(method: "GET", uri: "/paintings/..%2F..%2Fetc%2Fpasswd", body: []) }
         #expect(throws: ControlRequestError.self) { try ControlRouter.parse(method: "GET", uri: "/paintings/.hidden.png", body: []) }
-        for c: ControlCommand in [.pair(role: "viewer", show: false), .devices, .revokeDevice(name: "Anna's phone"), .themes, .palette, .paintings, .painting(name: "x.png"), .screenshot] {
+        for c: ControlCommand in [.pair(role: "viewer", show: false), .devices, .revokeDevice(name: "Anna's phone"), .themes, .palette, .paintings, .painting(name: "x.png"), .screenshot()] {
             let r = c.request
             #expect(try ControlRouter.parse(method: r.method, uri: r.path, body: r.body) == c)
         }

@@ -1,0 +1,163 @@
+import KioskCore
+
+/// One output kioskd drives: an `[[output]]` table, or the single `[display]` form (one output).
+/// Each has its connector, mode and rotation, the scenes it shows in order, its theme and its
+/// blanking; the device, API, buffers and backend of `[display]` are shared by all.
+public struct OutputSettings: Sendable, Equatable {
+    /// The connector (`HDMI-A-1`); nil (`"*"` or none written): the first connected one no
+    /// other output names or has taken.
+    public var connector: String?
+    /// `WxH` or `WxH@Hz`; nil: the preferred mode (headless: `[display] headless_size`).
+    public var mode: String?
+    public var rotation: Rotation = .r0
+    /// The `[scene.NAME]` tables shown here, in order.
+    public var scenes: [String] = []
+    /// The theme shown here; nil: the config's `theme` (and `theme_schedule`).
+    public var themeName: String?
+    public var theme: Theme?
+    /// `blank` (like `[display.blank]`); nil: `[display.blank]`'s.
+    public var blankSchedule: [String]?
+    public var wakeSeconds: Double?
+    public var idleBlankSeconds: Double?
+    /// Where it was written (errors naming an output point there).
+    public var location: String = ""
+    /// Its place among the outputs (0 = the first).
+    public var index: Int = 0
+
+    public init(connector: String? = nil, scenes: [String] = []) {
+        self.connector = connector
+        self.scenes = scenes
+    }
+
+    /// How commands and status name it: the connector written, else `output-N` (1-based).
+    public var name: String { connector ?? "output-\(index + 1)" }
+
+    /// The blanking settings of this output: `[display]`'s with this output's `blank` keys.
+    public func blankSettings(_ display: DisplaySettings) -> DisplaySettings {
+        var d = display
+        if let s = blankSchedule { d.blankSchedule = s }
+        if let w = wakeSeconds { d.wakeSeconds = w }
+        if let i = idleBlankSeconds { d.idleBlankSeconds = i }
+        return d
+    }
+
+    /// At most this many outputs (more CRTCs than any board kioskd runs on has).
+    public static let maxOutputs = 8
+}
+
+/// A `[[input.device]]` rule: touch devices whose name or sysname matches `match` (a shell glob)
+/// belong to `output`.
+public struct InputDeviceRule: Sendable, Equatable {
+    public var match: String
+    public var output: String
+    public init(match: String, output: String) { self.match = match; self.output = output }
+}
+
+extension DaemonConfig {
+    /// The `[[output]]` tables of `root` (nil: none; the one output is `[display]`'s). `order`
+    /// is the `[scenes] order` (the scenes an output without a `scenes` key shows); every defined
+    /// scene must be shown by some output.
+    static func parseOutputs(_ root: ConfigTable, displayTable: ConfigTable?, order: [String],
+                             defined: [SceneDefinition], themeDirectory: String) throws -> [OutputSettings]? {
+        guard let tables = try root.tableArray("output") else { return nil }
+        if let d = displayTable {
+            for key in ["output", "mode", "rotation"] where d.has(key) {
+                throw d.error(key, "with [[output]] tables each output has its own \(key == "output" ? "connector" : key); move it into an [[output]] table")
+            }
+        }
+        let all = root.entries["output"]?.location
+        guard !tables.isEmpty else {
+            throw KioskError.config("\(all.map { "\($0)" } ?? root.location.description): key 'output': expected at least one [[output]] table")
+        }
+        guard tables.count <= OutputSettings.maxOutputs else {
+            throw KioskError.config("\(tables[OutputSettings.maxOutputs].location): table '[[output]]': at most \(OutputSettings.maxOutputs) outputs")
+        }
+        var outputs: [OutputSettings] = []
+        for (i, t) in tables.enumerated() {
+            var o = OutputSettings()
+            o.index = i
+            o.location = "\(t.location)"
+            if let c = try t.string("connector") {
+                if c.isEmpty { throw t.error("connector", "expected a connector name like \"HDMI-A-1\" or \"*\", got an empty string") }
+                if c != "*" {
+                    if let other = outputs.first(where: { $0.connector?.lowercased() == c.lowercased() }) {
+                        throw t.error("connector", "connector \"\(c)\" is already used by the output at \(other.location)")
+                    }
+                    o.connector = c
+                }
+            }
+            if let m = try t.string("mode") {
+                guard DaemonConfig.parseMode(m) != nil else {
+                    throw t.error("mode", "expected a mode like \"1920x1080\" or \"1920x1080@60\", got \"\(m)\"")
+                }
+                o.mode = m
+            }
+            let r = try t.int("rotation", default: 0)
+            guard let rot = Rotation(degrees: r) else { throw t.error("rotation", "expected 0, 90, 180 or 270, got \(r)") }
+            o.rotation = rot
+            if let names = try t.stringArray("scenes") {
+                let nodes = try t.array("scenes") ?? []
+                if names.isEmpty { throw t.error("scenes", "expected at least one scene name") }
+                for (j, n) in names.enumerated() {
+                    guard defined.contains(where: { $0.name == n }) else {
+                        let known = defined.map(\.name)
+                        throw KioskError.config("\(nodes[j].location): key '\(t.fullKey("scenes"))[\(j)]': no scene named \"\(n)\"; "
+                            + (known.isEmpty ? "define one as a [scene.\(n)] table" : "scenes: \(known.joined(separator: ", "))"))
+                    }
+                    if names[..<j].contains(n) {
+                        throw KioskError.config("\(nodes[j].location): key '\(t.fullKey("scenes"))[\(j)]': scene \"\(n)\" is listed twice")
+                    }
+                }
+                o.scenes = names
+            } else {
+                o.scenes = order
+            }
+            if let name = try t.string("theme") {
+                o.theme = try ThemeLoader.load(named: name, directory: themeDirectory, table: t, key: "theme")
+                o.themeName = name
+            }
+            if let b = try t.table("blank") {
+                let parsed = try DaemonConfig.parseBlank(b)
+                o.blankSchedule = parsed.schedule
+                o.wakeSeconds = parsed.wake
+                o.idleBlankSeconds = parsed.idle
+            }
+            try t.finish()
+            outputs.append(o)
+        }
+        if let unused = defined.first(where: { d in !outputs.contains { $0.scenes.contains(d.name) } }) {
+            throw KioskError.config("\(unused.table.location): table '[scene.\(unused.name)]': defined but shown by no output (add it to an [[output]] table's scenes)")
+        }
+        return outputs
+    }
+
+    /// A `blank` table (`[display.blank]` or an output's): schedule, wake and idle seconds.
+    static func parseBlank(_ b: ConfigTable) throws -> (schedule: [String], wake: Double, idle: Double) {
+        let sched = try b.stringArray("schedule") ?? []
+        for (i, p) in sched.enumerated() {
+            do { _ = try BlankSchedule(parsing: p) } catch let e as KioskError {
+                let n = try b.array("schedule")?[i]
+                throw KioskError.config("\(n?.location ?? b.location): key '\(b.fullKey("schedule"))[\(i)]': expected a period \"HH:MM-HH:MM\" (24 h, e.g. \"23:00-07:00\"): \(e.message)")
+            }
+        }
+        let wake = try b.double("wake_seconds", default: 60, range: 0...86400)
+        let idle = try b.double("idle_seconds", default: 0, range: 0...604800)
+        try b.finish()
+        return (sched, wake, idle)
+    }
+
+    /// `[[input.device]]` tables: each rule's output must be one of `outputs`.
+    static func parseInputDevices(_ input: ConfigTable, outputs: [OutputSettings]) throws -> [InputDeviceRule] {
+        guard let tables = try input.tableArray("device") else { return [] }
+        return try tables.map { t in
+            let match = try t.requiredString("match")
+            if match.isEmpty { throw t.error("match", "expected a device name or sysname glob like \"ILITEK*\", got an empty string") }
+            let output = try t.requiredString("output")
+            guard outputs.contains(where: { $0.name.lowercased() == output.lowercased() }) else {
+                throw t.error("output", "no output named \"\(output)\"; outputs: \(outputs.map(\.name).joined(separator: ", "))")
+            }
+            try t.finish()
+            return InputDeviceRule(match: match, output: output)
+        }
+    }
+}
