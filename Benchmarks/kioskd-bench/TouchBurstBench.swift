@@ -241,6 +241,7 @@ final class PipeTouchInput: InputSource, @unchecked Sendable {
     // @unchecked: `onEvent`, `delivered`, `k` and `watch` are used on the loop only; `phases`
     // and `sent` under `lock`.
     var onEvent: ((InputEvent) -> Void)?
+    var onRoutedEvent: ((InputEvent, Int?) -> Void)?
     var devices: [InputDeviceInfo] { [] }
     func setRotation(_ rotation: Rotation) {}
     func shutdown() { if let w = watch { loop.unwatch(w); watch = nil } }

@@ -33,6 +33,10 @@ public protocol DisplayOutput: AnyObject {
 public protocol InputSource: AnyObject {
     /// Set by the scene manager; called on the event loop.
     var onEvent: ((InputEvent) -> Void)? { get set }
+    /// With several outputs: when set, every event comes here instead of `onEvent`, with the
+    /// index of the output its device belongs to (touch screens, tablets, absolute pointers), or
+    /// nil for keys, mice and device news.
+    var onRoutedEvent: ((InputEvent, Int?) -> Void)? { get set }
     /// Devices currently open.
     var devices: [InputDeviceInfo] { get }
     /// The logical scene orientation to map touches into (set when the display's rotation or size changes).

@@ -51,8 +51,12 @@ public enum Backends {
     /// The input for `config` (libinput on the seat for the DRM backend; nil for headless).
     public static func makeInput(_ config: DaemonConfig, rotation: Rotation, loop: EventLoop, logger: Logger) throws -> InputSource? {
         guard config.display.backend == .drm else { return nil }
-        let options = InputOptions(seat: config.input.seat, calibration: config.input.calibration, rotation: rotation,
+        var options = InputOptions(seat: config.input.seat, calibration: config.input.calibration, rotation: rotation,
                                    mapToOutput: config.input.mapToOutput, pointerAsTouch: config.input.pointerAsTouch)
+        if config.outputs.count > 1 {
+            options.outputs = config.outputs.map { ($0.name, $0.rotation) }
+            options.deviceRules = config.input.devices.map { ($0.match, $0.output) }
+        }
         return try LibInputSource(options: options, loop: loop, logger: logger)
     }
 

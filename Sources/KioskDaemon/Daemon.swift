@@ -157,7 +157,11 @@ public final class Daemon {
     /// Shows each output's first scene (the one on screen before the last stop, if it still exists).
     public func start() {
         input?.setRotation(display.rotation)
-        input?.onEvent = { [weak self] e in self?.routeInput(e) }
+        if heads.count > 1 {
+            input?.onRoutedEvent = { [weak self] e, output in self?.routeInput(e, output: output) }
+        } else {
+            input?.onEvent = { [weak self] e in self?.manager.input(e) }
+        }
         var firstFrame = false
         for (i, head) in heads.enumerated() {
             let manager = head.manager, blanking = head.blanking
@@ -214,10 +218,11 @@ public final class Daemon {
                                                  "display": "\(heads.map(\.display.displayDescription).joined(separator: "; "))", "config": "\(config.file)"])
     }
 
-    /// Gives an input event to the output it belongs to: touches to the output of their device,
-    /// keys and mice to `[input] keys_output` (the first output by default).
-    func routeInput(_ event: InputEvent) {
-        heads[Daemon.keysOutputIndex(config)].manager.input(event)
+    /// Gives an input event to the output it belongs to: touches to the output of their device
+    /// (`output`), keys and mice to `[input] keys_output` (the first output by default).
+    func routeInput(_ event: InputEvent, output: Int?) {
+        let i = output.map { min(max($0, 0), heads.count - 1) } ?? Daemon.keysOutputIndex(config)
+        heads[i].manager.input(event)
     }
 
     /// Stops timers, then input, then the displays (which restore the console).

@@ -1,3 +1,6 @@
+#if canImport(Glibc)
+import Glibc
+#endif
 import KioskCore
 
 /// Turns device events (plain values, as libinput reports them) into kioskd's `InputEvent`s.
@@ -24,7 +27,12 @@ public struct InputMapper: Sendable {
     /// evdev BTN_LEFT: the button that makes an absolute pointer's finger touch.
     public static let buttonLeft: UInt32 = 0x110
 
+    /// The transform of output 0 (and of every device while there is one output).
     public var transform: InputTransform
+    /// With several outputs: the transform of each other output (its rotation), by index.
+    public var outputTransforms: [Int: InputTransform] = [:]
+    /// With several outputs: the output each device belongs to, by device index (absent: 0).
+    public var deviceOutputs: [Int: Int] = [:]
     /// Absolute pointers and tablet tools act as one finger (otherwise they are ignored).
     public var pointerAsTouch: Bool
 
@@ -173,8 +181,17 @@ public struct InputMapper: Sendable {
         return Self.slot(device: device, deviceSlot: local)
     }
 
+    /// The output the finger in kioskd slot `s` belongs to (its device's).
+    public func output(ofSlot s: Int) -> Int { deviceOutputs[s / Self.slotsPerDevice] ?? 0 }
+
+    /// The transform for the finger in slot `s`: its output's.
+    private func transform(forSlot s: Int) -> InputTransform {
+        let o = output(ofSlot: s)
+        return o == 0 ? transform : (outputTransforms[o] ?? transform)
+    }
+
     private mutating func down(slot s: Int, physical: Point, timeUsec: UInt64) -> [InputEvent] {
-        guard let p = transform.map(physical: physical) else { return [] }
+        guard let p = transform(forSlot: s).map(physical: physical) else { return [] }
         if active[s] != nil {
             // A second down without an up: treat it as a move of the same finger.
             active[s] = p
@@ -185,7 +202,7 @@ public struct InputMapper: Sendable {
     }
 
     private mutating func motion(slot s: Int, physical: Point, timeUsec: UInt64) -> [InputEvent] {
-        guard active[s] != nil, let p = transform.map(physical: physical) else { return [] }
+        guard active[s] != nil, let p = transform(forSlot: s).map(physical: physical) else { return [] }
         active[s] = p
         return [.touch(TouchEvent(.motion, slot: s, x: p.x, y: p.y, timeUsec: timeUsec))]
     }
@@ -211,6 +228,20 @@ public func touchDeviceMatchesOutput(deviceOutput: String?, wanted: String?) -> 
     guard let wanted, !wanted.isEmpty else { return true }
     guard let d = deviceOutput, !d.isEmpty else { return true }
     return d.lowercased() == wanted.lowercased()
+}
+
+/// The output (index into `outputs`, the outputs' names) a touch device belongs to: the first
+/// `[[input.device]]` rule whose glob matches its name or sysname, else the output its udev
+/// `WL_OUTPUT` names, else the first output. Names compare case-insensitively; globs are
+/// shell patterns (`fnmatch`).
+public func touchDeviceOutput(name: String, sysname: String, wlOutput: String?, rules: [(match: String, output: String)],
+                              outputs: [String]) -> Int {
+    func index(_ n: String) -> Int? { outputs.firstIndex { $0.lowercased() == n.lowercased() } }
+    for r in rules where fnmatch(r.match, name, 0) == 0 || fnmatch(r.match, sysname, 0) == 0 {
+        if let i = index(r.output) { return i }
+    }
+    if let w = wlOutput, !w.isEmpty, let i = index(w) { return i }
+    return 0
 }
 
 /// The message for a device node kioskd may not open (EACCES/EPERM from open()).

@@ -9,7 +9,7 @@ import Logging
 import KioskPosix
 
 /// How kioskd reads input devices.
-public struct InputOptions: Sendable, Equatable {
+public struct InputOptions: Sendable {
     /// The udev seat whose devices are used (`ID_SEAT`, default "seat0").
     public var seat: String
     /// A 6-number calibration matrix (`a b c d e f`, as udev's LIBINPUT_CALIBRATION_MATRIX),
@@ -23,6 +23,10 @@ public struct InputOptions: Sendable, Equatable {
     public var mapToOutput: String?
     /// Absolute pointers (KVMs, QEMU's tablets) and tablet tools act as one finger.
     public var pointerAsTouch: Bool
+    /// With several outputs: each output's name and rotation, in order (the first is `rotation`'s).
+    public var outputs: [(name: String, rotation: Rotation)] = []
+    /// `[[input.device]]`: touch devices whose name or sysname matches `match` belong to `output`.
+    public var deviceRules: [(match: String, output: String)] = []
 
     public init(seat: String = "seat0", calibration: [Double]? = nil, rotation: Rotation = .r0,
                 mapToOutput: String? = nil, pointerAsTouch: Bool = true) {
@@ -44,12 +48,17 @@ public struct InputOptions: Sendable, Equatable {
 /// /dev/input/event* (the `input` group, or a logind session on the seat).
 public final class LibInputSource: InputSource {
     public var onEvent: ((InputEvent) -> Void)?
+    public var onRoutedEvent: ((InputEvent, Int?) -> Void)?
 
     private struct Device {
         var index: Int
         var info: InputDeviceInfo
         /// Touch events of this device are ignored (it belongs to another output).
         var ignoresTouch: Bool
+        /// The output its touches go to (with several outputs).
+        var output: Int = 0
+        /// Whether its events are positions on a screen (touch, tablet, absolute pointer).
+        var positional: Bool = false
     }
 
     public let options: InputOptions
@@ -87,6 +96,9 @@ public final class LibInputSource: InputSource {
         self.logger = logger
         let transform = try InputTransform(calibration: options.calibration ?? InputTransform.identity, rotation: options.rotation)
         mapper = InputMapper(transform: transform, pointerAsTouch: options.pointerAsTouch)
+        for (i, o) in options.outputs.enumerated() where i > 0 {
+            mapper.outputTransforms[i] = try InputTransform(calibration: options.calibration ?? InputTransform.identity, rotation: o.rotation)
+        }
         interface = .allocate(capacity: 1)
         interface.initialize(to: libinput_interface(
             open_restricted: { path, flags, user in
@@ -205,8 +217,20 @@ public final class LibInputSource: InputSource {
         guard let li else { return }
         while let ev = libinput_get_event(li) {
             let out = handle(ev)
+            let device = libinput_event_get_device(ev).flatMap { table[$0] }
             libinput_event_destroy(ev)
-            for e in out { onEvent?(e) }
+            for e in out { deliver(e, from: device) }
+        }
+    }
+
+    /// Gives `e` to `onRoutedEvent` with its device's output (positional devices only), else to `onEvent`.
+    private func deliver(_ e: InputEvent, from device: Device?) {
+        guard let routed = onRoutedEvent else { onEvent?(e); return }
+        switch e {
+        case .touch, .touchFrame:
+            routed(e, device.map(\.output) ?? 0)
+        default:
+            routed(e, nil)
         }
     }
 
@@ -292,18 +316,24 @@ public final class LibInputSource: InputSource {
         if libinput_device_has_capability(dev, LIBINPUT_DEVICE_CAP_TABLET_TOOL) != 0 { caps.insert(.tabletTool) }
         let name = libinput_device_get_name(dev).map { String(cString: $0) } ?? "?"
         let sysname = libinput_device_get_sysname(dev).map { String(cString: $0) } ?? "?"
-        var output: String?
+        var output_: String?
         if let u = libinput_device_get_udev_device(dev) {
-            output = udevProperty(u, "WL_OUTPUT")
+            output_ = udevProperty(u, "WL_OUTPUT")
             udevRelease(u)
         }
         let positional = caps.contains(.touch) || caps.contains(.tabletTool) || caps.contains(.pointer)
-        let ignores = positional && !touchDeviceMatchesOutput(deviceOutput: output, wanted: options.mapToOutput)
+        let ignores = positional && !touchDeviceMatchesOutput(deviceOutput: output_, wanted: options.mapToOutput)
         let info = InputDeviceInfo(name: name, sysname: sysname, capabilities: caps)
-        table[dev] = Device(index: nextIndex, info: info, ignoresTouch: ignores)
+        var output = 0
+        if options.outputs.count > 1, positional {
+            output = touchDeviceOutput(name: name, sysname: sysname, wlOutput: output_, rules: options.deviceRules, outputs: options.outputs.map(\.name))
+            mapper.deviceOutputs[nextIndex] = output
+        }
+        table[dev] = Device(index: nextIndex, info: info, ignoresTouch: ignores, output: output, positional: positional)
         nextIndex += 1
         var note = ""
-        if ignores { note = "; touch ignored: mapped to output \(output ?? "?"), not \(options.mapToOutput ?? "?")" }
+        if ignores { note = "; touch ignored: mapped to output \(output_ ?? "?"), not \(options.mapToOutput ?? "?")" }
+        else if options.outputs.count > 1, positional { note = "; touches go to output \(options.outputs[output].name)" }
         else if options.mapToOutput != nil, caps.contains(.touch), output == nil { note = "; no WL_OUTPUT in udev, used for every output" }
         logger.info("input device added: \(name) (\(sysname)) [\(caps.names.joined(separator: ", "))]\(note)",
                     metadata: ["input.device": "\(sysname)"])

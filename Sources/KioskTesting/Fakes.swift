@@ -20,13 +20,17 @@ public final class ManualTimeSource: TimeSource {
 /// An input source driven by a script of events (multi-touch strokes, keys).
 public final class ScriptedInput: InputSource {
     public var onEvent: ((InputEvent) -> Void)?
+    public var onRoutedEvent: ((InputEvent, Int?) -> Void)?
     public var devices: [InputDeviceInfo] = [InputDeviceInfo(name: "scripted touchscreen", sysname: "event-scripted", capabilities: [.touch, .keyboard])]
     public private(set) var rotation: Rotation = .r0
     public init() {}
     public func setRotation(_ rotation: Rotation) { self.rotation = rotation }
     public func shutdown() {}
-    public func send(_ e: InputEvent) { onEvent?(e) }
-    public func send(_ events: [InputEvent]) { for e in events { onEvent?(e) } }
+    /// Sends `e` as a device of output `output` would (nil: a keyboard or mouse).
+    public func send(_ e: InputEvent, output: Int? = nil) {
+        if let r = onRoutedEvent { r(e, output) } else { onEvent?(e) }
+    }
+    public func send(_ events: [InputEvent], output: Int? = nil) { for e in events { send(e, output: output) } }
 
     /// Evenly spaced points from `a` to `b` (normalised), `count` ≥ 2.
     public static func line(from a: Point, to b: Point, count: Int = 12) -> [Point] {

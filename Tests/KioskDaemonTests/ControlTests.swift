@@ -22,7 +22,7 @@ import KioskPosix
         #expect(try ControlRouter.parse(method: "POST", uri: "/counter/HOME/inc", body: []) == .counter(name: "HOME", op: .inc, value: nil))
         #expect(try ControlRouter.parse(method: "POST", uri: "/paint/save", body: Array(#"{"name":"a.png"}"#.utf8)) == .paint(op: .save, name: "a.png"))
         #expect(try ControlRouter.parse(method: "POST", uri: "/blank", body: Array(#"{"on":false}"#.utf8)) == .blank(on: false))
-        #expect(try ControlRouter.parse(method: "POST", uri: "/screenshot", body: []) == .screenshot)
+        #expect(try ControlRouter.parse(method: "POST", uri: "/screenshot", body: []) == .screenshot())
     }
 
     @Test func badRequestsNameTheField() {
@@ -112,7 +112,7 @@ func makeDaemon(_ dir: String, extra: String = "", digits: Int = 2) throws -> Da
         #expect(blank.jsonObject?["blanked"] as? Bool == true)
         #expect(daemon.display.isBlanked)
         _ = daemon.handle(.blank(on: false))
-        let shot = daemon.handle(.screenshot)
+        let shot = daemon.handle(.screenshot())
         #expect(shot.contentType == "image/png")
         #expect(Array(shot.body.prefix(4)) == [0x89, 0x50, 0x4E, 0x47])
         let status = daemon.status()
