@@ -10,6 +10,8 @@ mkdir -p "$out"
 run() { "$bin" --backend headless --log-level warning "$@"; }
 run --config config/wall-clock.toml --snapshot "$out/clock.png"
 run --config config/scoreboard.toml --snapshot "$out/counter.png"
+# Two outputs: two-screens.png (HDMI-A-1) and two-screens-DSI-1.png.
+run --config config/two-screens.toml --snapshot "$out/two-screens.png"
 # Two fingers at once along smooth waves (points x,y in 0…1 of the screen).
 wave() { python3 -c "import math,sys; y,a,f,p=map(float,sys.argv[1:]); print(':'.join(f'{0.06+0.88*i/8:.3f},{y+a*math.sin(f*i/8*math.pi*2+p):.3f}' for i in range(9)))" "$@"; }
 run --config config/painting-kiosk.toml --snapshot "$out/paint.png" \
