@@ -28,8 +28,9 @@ enum Daemon {
         return access(k, X_OK) == 0 ? k : nil
     }
 
-    /// A config showing one scene of `kind` at `size`, with state and control socket under `dir`.
-    static func writeConfig(kind: String, size: Size, dir: String) throws -> String {
+    /// A config showing one scene of `kind` at `size` (on each of `outputs` headless outputs),
+    /// with state and control socket under `dir`.
+    static func writeConfig(kind: String, size: Size, dir: String, outputs: Int = 1) throws -> String {
         let extra = Rig.config(kind: kind).map { k, v -> String in
             if case .int(let i) = v { return "\(k) = \(i)" }
             return ""
@@ -44,7 +45,7 @@ enum Daemon {
 
             [control]
             socket = "\(dir)/control.sock"
-
+            \((0..<(outputs > 1 ? outputs : 0)).map { "[[output]]\nconnector = \"OUT-\($0 + 1)\"\nmode = \"\(size)\"\n" }.joined())
             [scenes]
             order = ["bench"]
 
@@ -53,7 +54,7 @@ enum Daemon {
             \(extra)
 
             """
-        let path = "\(dir)/kioskd-\(kind).toml"
+        let path = "\(dir)/kioskd-\(kind)-\(outputs).toml"
         mkdir("\(dir)/state", 0o700)
         guard FileManager.default.createFile(atPath: path, contents: Data(text.utf8)) else {
             throw KioskError(.system, "cannot write \(path)")

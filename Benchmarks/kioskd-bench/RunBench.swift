@@ -227,6 +227,35 @@ struct RunBench: ParsableCommand {
                     }
                 }
             }
+            if run("clock") {
+                // Two 1080p outputs with a clock each beside one, in the same run: what a second
+                // output costs (target: what a second single-output daemon would, no more).
+                log.say("kioskd daemon, clock on one and on two outputs at \(main)")
+                attempt("kioskd daemon two outputs") {
+                    var one: [DaemonRun] = [], two: [DaemonRun] = []
+                    for _ in 0..<(quick ? 1 : 2) {
+                        for (count, into) in [(1, 0), (2, 1)] {
+                            let config = try Daemon.writeConfig(kind: "clock", size: main, dir: dir, outputs: count)
+                            let r = try Daemon.run(kioskd: kioskd, config: config, dir: dir, holdSeconds: idleS, settleSeconds: settleS)
+                            if into == 0 { one.append(r) } else { two.append(r) }
+                            if !r.stoppedCleanly { res.notes.append("kioskd (clock, \(count) outputs) did not exit 0 on SIGTERM") }
+                        }
+                    }
+                    func median(_ runs: [DaemonRun], _ f: (DaemonRun) -> Double) -> Double { Samples(runs.map(f)).median }
+                    let cpu1 = median(one) { $0.idleCPUPerHour }, cpu2 = median(two) { $0.idleCPUPerHour }
+                    let sw1 = median(one) { $0.wakeupsPerSecond }, sw2 = median(two) { $0.wakeupsPerSecond }
+                    let rss1 = median(one) { Double($0.peakRSSKiB) / 1024 }, rss2 = median(two) { Double($0.peakRSSKiB) / 1024 }
+                    res.add(Row(section: "outputs", name: "clock idle CPU s/h: 1 output | 2 outputs", size: main,
+                                kioskd: .value(cpu2, unit: "CPU s/h"), vsFloor: false,
+                                note: "1 output \(fmt(cpu1, 1)); 2 outputs / 1 output = \(fmt(cpu2 / max(cpu1, 0.001), 2))× (target ≤ 2×)", key: "outputs.idle_cpu"))
+                    res.add(Row(section: "outputs", name: "clock idle context switches /s: 1 output | 2 outputs", size: main,
+                                kioskd: .value(sw2, unit: "/s"), vsFloor: false,
+                                note: "1 output \(fmt(sw1, 1)); both clocks tick on the same second boundary", key: "outputs.idle_switches"))
+                    res.add(Row(section: "outputs", name: "clock peak RSS (MB): 1 output | 2 outputs", size: main,
+                                kioskd: .value(rss2, unit: "MB"), vsFloor: false,
+                                note: "1 output \(fmt(rss1, 1)); the second output adds \(fmt(rss2 - rss1, 1)) MB (a \(main) framebuffer is \(fmt(Double(main.area * 4) / 1_048_576, 1)) MB)", key: "outputs.rss"))
+                }
+            }
             try? FileManager.default.removeItem(atPath: dir)
         } else {
             res.notes.append("kioskd not built next to kioskd-bench: the daemon rows are missing (swift build -c release --product kioskd with the same --scratch-path)")
