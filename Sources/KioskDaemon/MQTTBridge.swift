@@ -483,7 +483,7 @@ public final class MQTTBridge {
             default: return .success(nil)
             }
         case 4 where levels[0] == "output" && levels[3] == "set" && ["scene", "blank"].contains(levels[2]):
-            let topic = levels.joined(separator: "/")
+            let topic = "output/\(levels[1].prefix(64))/\(levels[2])/set"
             guard let output = outputs.first(where: { KioskTopics.outputLevel($0) == levels[1] }) else {
                 let known = outputs.map(KioskTopics.outputLevel).joined(separator: ", ")
                 return .failure(CommandError(message: "\(topic): no output '\(levels[1].prefix(64))'; " + (known.isEmpty ? "this kiosk has one output (use \(levels[2])/set)" : "outputs: \(known)")))

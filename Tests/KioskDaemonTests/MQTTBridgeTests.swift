@@ -253,6 +253,10 @@ struct MQTTBridgeTests {
                 == .failure(.init(message: "output/DSI-1/scene/set: no output 'DSI-1'; outputs: HDMI-A-1, \(odd)")))
         #expect(MQTTBridge.command(levels: ["output", "HDMI-A-1", "scene", "set"], payload: "clock")
                 == .failure(.init(message: "output/HDMI-A-1/scene/set: no output 'HDMI-A-1'; this kiosk has one output (use scene/set)")))
+        let long = String(repeating: "x", count: 100)
+        #expect(cmd(["output", long, "blank", "set"], "ON")
+                == .failure(.init(message: "output/\(long.prefix(64))/blank/set: no output '\(long.prefix(64))'; outputs: HDMI-A-1, \(odd)")),
+                "a long level is cut in the refusal")
         #expect(try cmd(["output", odd, "scene"], "x").get() == nil, "a state topic of ours")
         #expect(try cmd(["output", odd, "theme", "set"], "x").get() == nil)
     }
