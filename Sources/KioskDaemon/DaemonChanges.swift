@@ -38,6 +38,17 @@ public struct KioskState: Sendable, Equatable, Codable {
     public var clocks: [Clock]
     /// A fleet problem the kiosk shows (e.g. another primary in the group); absent when none.
     public var fleetWarning: String? = nil
+    /// One output of several: its name (`--output NAME`), the scene on screen there, the scenes
+    /// it shows and whether it is blanked.
+    public struct Output: Sendable, Equatable, Codable {
+        public var name: String
+        public var scene: String
+        public var scenes: [String]
+        public var blanked: Bool
+    }
+    /// Every output, in the config's order, when there are several; absent with one output (the
+    /// fields above then say all).
+    public var outputs: [Output]? = nil
 }
 
 /// Tells observers the kiosk's `KioskState` after it changed. Changes are gathered until the
@@ -109,6 +120,9 @@ extension Daemon {
                           theme: activeThemeName, chosenTheme: themeName, blanked: display.isBlanked,
                           timeSynced: manager.timeSynchronized,
                           counters: counters, paintings: paintings, clocks: clocks,
-                          fleetWarning: warnings().first { $0.hasPrefix("two primaries") })
+                          fleetWarning: warnings().first { $0.hasPrefix("two primaries") },
+                          outputs: heads.count > 1 ? heads.map {
+                              .init(name: $0.name, scene: $0.manager.current.name, scenes: $0.manager.scenes.map(\.name), blanked: $0.display.isBlanked)
+                          } : nil)
     }
 }

@@ -97,7 +97,8 @@ public final class MQTTBridge {
         let client = try MQTTClient(config: config, loop: mqttLoop, logger: logger)
         clientView = client.view
         let l = Link(client: client, loop: mqttLoop, topics: topics, logger: logger, shared: shared,
-                     renderLoop: daemon.loop, daemon: WeakLoopBound(daemon, loop: daemon.loop))
+                     renderLoop: daemon.loop, daemon: WeakLoopBound(daemon, loop: daemon.loop),
+                     outputs: daemon.heads.count > 1 ? daemon.heads.map(\.name) : [])
         owned = LoopBound(l, loop: mqttLoop)
         link = WeakLoopBound(l, loop: mqttLoop)
     }
@@ -216,12 +217,17 @@ public final class MQTTBridge {
         }
         if !themes.contains(state.theme) { themes = (themes + [state.theme]).sorted() }
         let discovery = HADiscovery(id: config.id, prefix: config.discoveryPrefix, scenes: state.scenes, themes: themes,
-                                    counters: counters.map { .init(name: $0.name, label: $0.label, minimum: $0.minimum, maximum: $0.maximum) })
+                                    counters: counters.map { .init(name: $0.name, label: $0.label, minimum: $0.minimum, maximum: $0.maximum) },
+                                    outputs: (state.outputs ?? []).map { .init(name: $0.name, scenes: $0.scenes) })
         var p = Publication(fresh: fresh)
         p.retained.append((discovery.topic, discovery.json()))
         p.retained.append((topics.scene, Array(state.scene.utf8)))
         p.retained.append((topics.theme, Array(state.theme.utf8)))
         p.retained.append((topics.blank, Array((state.blanked ? "ON" : "OFF").utf8)))
+        for o in state.outputs ?? [] {
+            p.retained.append(("\(topics.output(o.name))/scene", Array(o.scene.utf8)))
+            p.retained.append(("\(topics.output(o.name))/blank", Array((o.blanked ? "ON" : "OFF").utf8)))
+        }
         for c in counters { p.retained.append((topics.counter(c.name), Array(String(c.value).utf8))) }
         // The status names the scene, theme and panel's output: published again when they change.
         let key = "\(state.scene)|\(state.theme)|\(state.blanked)|\(daemon.display.displayDescription)|\(state.timeSynced)|\(daemon.warnings())"
@@ -285,6 +291,8 @@ public final class MQTTBridge {
         let shared: Shared
         let renderLoop: EventLoop
         let daemon: WeakLoopBound<Daemon>
+        /// The outputs' names when there are several (their commands' topics); empty with one.
+        let outputs: [String]
         private var bridge: WeakLoopBound<MQTTBridge>?
         private var pipeline: CommandPipeline?
         /// Retained payloads published on this connection, by topic.
@@ -294,7 +302,7 @@ public final class MQTTBridge {
         private var shuttingDown = false
 
         init(client: MQTTClient, loop: EventLoop, topics: KioskTopics, logger: Logger, shared: Shared,
-             renderLoop: EventLoop, daemon: WeakLoopBound<Daemon>) {
+             renderLoop: EventLoop, daemon: WeakLoopBound<Daemon>, outputs: [String]) {
             self.client = client
             self.loop = loop
             self.topics = topics
@@ -302,6 +310,7 @@ public final class MQTTBridge {
             self.shared = shared
             self.renderLoop = renderLoop
             self.daemon = daemon
+            self.outputs = outputs
         }
 
         /// Before the thread runs.
@@ -319,6 +328,7 @@ public final class MQTTBridge {
             }
             client.subscribe(topics.setFilter) { [unowned self] m in self.received(m) }
             client.subscribe(topics.counterFilter) { [unowned self] m in self.received(m) }
+            if !outputs.isEmpty { client.subscribe(topics.outputFilter) { [unowned self] m in self.received(m) } }
             client.subscribe("\(client.config.discoveryPrefix)/status") { [unowned self] m in
                 guard m.text == "online", self.client.state == .connected else { return }
                 self.logger.info("Home Assistant is online: publishing discovery and state again")
@@ -371,7 +381,7 @@ public final class MQTTBridge {
                 return
             }
             let levels = m.topic.dropFirst(topics.base.count + 1).split(separator: "/", omittingEmptySubsequences: false).map(String.init)
-            switch MQTTBridge.command(levels: levels, payload: m.text) {
+            switch MQTTBridge.command(levels: levels, payload: m.text, outputs: outputs) {
             case .failure(let e):
                 publishError(e.message)
             case .success(.none):
@@ -452,9 +462,11 @@ public final class MQTTBridge {
 
     /// The control command for the topic levels after `kioskd/ID/` and a payload: `scene/set`,
     /// `theme/set` (a name), `blank/set` (`ON`/`OFF`), `counter/NAME/set` (an integer),
-    /// `counter/NAME/inc`, `dec`, `reset` (any payload). nil: not a command topic.
+    /// `counter/NAME/inc`, `dec`, `reset` (any payload), and with several `outputs` (their
+    /// names) `output/LEVEL/scene/set` and `output/LEVEL/blank/set` (LEVEL:
+    /// `KioskTopics.outputLevel` of a name). nil: not a command topic.
     /// The payload is read (converted to text) only for the topics that use it (`…/set`).
-    public static func command(levels: [String], payload: @autoclosure () -> String) -> Result<ControlCommand?, CommandError> {
+    public static func command(levels: [String], payload: @autoclosure () -> String, outputs: [String] = []) -> Result<ControlCommand?, CommandError> {
         var converted: String?
         var text: String {
             if let c = converted { return c }
@@ -467,14 +479,16 @@ public final class MQTTBridge {
             switch levels[0] {
             case "scene": return .success(.scene(name: text))
             case "theme": return .success(.theme(name: text))
-            case "blank":
-                switch text.uppercased() {
-                case "ON": return .success(.blank(on: true))
-                case "OFF": return .success(.blank(on: false))
-                default: return .failure(CommandError(message: "blank/set: expected ON or OFF, got \"\(text.prefix(64))\""))
-                }
+            case "blank": return blank(text, output: nil, topic: "blank/set")
             default: return .success(nil)
             }
+        case 4 where levels[0] == "output" && levels[3] == "set" && ["scene", "blank"].contains(levels[2]):
+            let topic = "output/\(levels[1].prefix(64))/\(levels[2])/set"
+            guard let output = outputs.first(where: { KioskTopics.outputLevel($0) == levels[1] }) else {
+                let known = outputs.map(KioskTopics.outputLevel).joined(separator: ", ")
+                return .failure(CommandError(message: "\(topic): no output '\(levels[1].prefix(64))'; " + (known.isEmpty ? "this kiosk has one output (use \(levels[2])/set)" : "outputs: \(known)")))
+            }
+            return levels[2] == "scene" ? .success(.scene(name: text, output: output)) : blank(text, output: output, topic: topic)
         case 3 where levels[0] == "counter":
             let name = levels[1]
             switch levels[2] {
@@ -495,6 +509,15 @@ public final class MQTTBridge {
             }
         default:
             return .success(nil)
+        }
+    }
+
+    /// `ON`/`OFF` (any case) on a blank topic (`topic` names it in the refusal).
+    private static func blank(_ text: String, output: String?, topic: String) -> Result<ControlCommand?, CommandError> {
+        switch text.uppercased() {
+        case "ON": return .success(.blank(on: true, output: output))
+        case "OFF": return .success(.blank(on: false, output: output))
+        default: return .failure(CommandError(message: "\(topic): expected ON or OFF, got \"\(text.prefix(64))\""))
         }
     }
 }

@@ -13,10 +13,19 @@ public struct KioskTopics: Sendable, Equatable {
     public var status: String { "\(base)/status" }
     public var error: String { "\(base)/error" }
     public func counter(_ name: String) -> String { "\(base)/counter/\(name)" }
+    /// `kioskd/ID/output/LEVEL`: one output of several, its name made one safe topic level
+    /// (`outputLevel`).
+    public func output(_ name: String) -> String { "\(base)/output/\(Self.outputLevel(name))" }
     /// `kioskd/ID/+/set`: scene, theme and blank commands.
     public var setFilter: String { "\(base)/+/set" }
     /// `kioskd/ID/counter/+/+`: counter commands (set, inc, dec, reset).
     public var counterFilter: String { "\(base)/counter/+/+" }
+    /// `kioskd/ID/output/+/+/set`: an output's scene and blank commands.
+    public var outputFilter: String { "\(base)/output/+/+/set" }
+
+    /// An output's name as one topic level: `[A-Za-z0-9_-]` (`HADiscovery.slug`), so a
+    /// connector such as `HDMI-A-1` stays as it is and `/`, `+`, `#` never reach a topic.
+    public static func outputLevel(_ name: String) -> String { HADiscovery.slug(name) }
 
     /// Why a counter name cannot be one topic level (nil when it can): MQTT reserves `+` and `#`
     /// in topics (`/` is not allowed in counter names at all).
@@ -32,7 +41,8 @@ public struct KioskTopics: Sendable, Equatable {
 /// every entity (components): a `select` for the scene and one for the theme, per counter a
 /// `number` (a box from the counter's minimum to its maximum, 10^digits − 1) and three
 /// `button`s (+1, −1, reset), a `switch` for the blanked panel and diagnostic `sensor`s read from
-/// the status JSON. Pure: the same input gives the same bytes (keys sorted).
+/// the status JSON; with several outputs also a scene `select` and a blanked `switch` per output
+/// (the first two address the first output). Pure: the same input gives the same bytes (keys sorted).
 public struct HADiscovery: Sendable, Equatable {
     public struct Counter: Sendable, Equatable {
         public var name: String
@@ -44,14 +54,23 @@ public struct HADiscovery: Sendable, Equatable {
         }
     }
 
+    /// One output of several: its name and the scenes it shows.
+    public struct Output: Sendable, Equatable {
+        public var name: String
+        public var scenes: [String]
+        public init(name: String, scenes: [String]) { self.name = name; self.scenes = scenes }
+    }
+
     public var id: String
     public var prefix: String
     public var scenes: [String]
     public var themes: [String]
     public var counters: [Counter]
+    /// Empty with one output (no per-output entities).
+    public var outputs: [Output]
 
-    public init(id: String, prefix: String, scenes: [String], themes: [String], counters: [Counter]) {
-        self.id = id; self.prefix = prefix; self.scenes = scenes; self.themes = themes; self.counters = counters
+    public init(id: String, prefix: String, scenes: [String], themes: [String], counters: [Counter], outputs: [Output] = []) {
+        self.id = id; self.prefix = prefix; self.scenes = scenes; self.themes = themes; self.counters = counters; self.outputs = outputs
     }
 
     /// `kioskd_ID` with every character outside `[A-Za-z0-9_-]` replaced (Home Assistant's rule
@@ -118,6 +137,22 @@ public struct HADiscovery: Sendable, Equatable {
             "platform": "switch", "unique_id": "\(uid)_blank", "name": "Panel blanked", "icon": "mdi:monitor-off",
             "state_topic": t.blank, "command_topic": "\(t.blank)/set", "payload_on": "ON", "payload_off": "OFF",
         ] as [String: Any]
+        for o in outputs {
+            // `select.kioskd_ID_scene_hdmi_a_1`, `switch.kioskd_ID_panel_blanked_hdmi_a_1`.
+            let key = "output_" + KioskTopics.outputLevel(o.name)
+            let entity = Self.entitySlug(o.name)
+            let topic = t.output(o.name)
+            entitySuffix["\(key)_scene"] = "scene_\(entity)"
+            entitySuffix["\(key)_blank"] = "panel_blanked_\(entity)"
+            components["\(key)_scene"] = [
+                "platform": "select", "unique_id": "\(uid)_\(key)_scene", "name": "Scene \(o.name)", "icon": "mdi:monitor",
+                "state_topic": "\(topic)/scene", "command_topic": "\(topic)/scene/set", "options": o.scenes,
+            ] as [String: Any]
+            components["\(key)_blank"] = [
+                "platform": "switch", "unique_id": "\(uid)_\(key)_blank", "name": "Panel blanked \(o.name)", "icon": "mdi:monitor-off",
+                "state_topic": "\(topic)/blank", "command_topic": "\(topic)/blank/set", "payload_on": "ON", "payload_off": "OFF",
+            ] as [String: Any]
+        }
         for c in counters {
             let key = "counter_" + Self.slug(c.name)
             let entity = Self.entitySlug(c.name)

@@ -32,8 +32,10 @@ struct MQTTBridgeTests {
         func png() -> [UInt8] { daemon.handle(.screenshot()).body }
     }
 
+    /// A kiosk on the broker; `outputs`: `[[output]]` tables (one headless display each) in
+    /// place of the one 160x90 display.
     func rig(port: Int? = nil, startBroker: Bool = true, broker given: MQTTTestBroker? = nil, digits: Int = 2,
-             state: StateStore = MemoryStateStore(durability: .volatile), pipeline: Bool = false,
+             state: StateStore = MemoryStateStore(durability: .volatile), pipeline: Bool = false, outputs: String = "",
              tune: (inout MQTTConfig) -> Void = { _ in }) throws -> Rig {
         let broker = try given ?? MQTTTestBroker()
         if startBroker && given == nil { try broker.start() }
@@ -44,6 +46,7 @@ struct MQTTBridgeTests {
         [display]
         backend = "headless"
         headless_size = "160x90"
+        \(outputs)
         [scene.score]
         kind = "counter"
         digits = \(digits)
@@ -64,14 +67,43 @@ struct MQTTBridgeTests {
         config.mqtt = m
         let loop = try EventLoop()
         let log = CapturedLog()
-        let d = try Daemon(config: config, display: try HeadlessDisplay(size: Size(width: 160, height: 90)), input: nil,
-                           state: state, loop: loop, logger: quietLogger)
+        let displays: [any DisplayOutput] = outputs.isEmpty ? [try HeadlessDisplay(size: Size(width: 160, height: 90))]
+            : try Backends.makeDisplays(config, loop: loop, logger: quietLogger)
+        let d = try Daemon(config: config, displays: displays, input: nil, state: state, loop: loop, logger: quietLogger)
         let bridge = try MQTTBridge(daemon: d, config: m, logger: log.logger)
         d.mqtt = bridge
         d.start()
         if pipeline { d.startPipeline() }
         bridge.start()
         return Rig(broker: broker, daemon: d, loop: loop, bridge: bridge, log: log)
+    }
+
+    /// What kioskd publishes on kioskd/k1/error from now on, as Home Assistant would see it.
+    final class ErrorWatch {
+        let client: MQTTClient
+        var seen: [String] = []
+
+        /// Subscribed once a probe on the topic came back (the probe is then forgotten).
+        init(_ r: Rig) throws {
+            client = try MQTTClient(config: MQTTConfig(host: "127.0.0.1", port: r.broker.port, id: "ha"), loop: r.loop)
+            client.subscribe("kioskd/k1/error") { [unowned self] in self.seen.append($0.text) }
+            client.start()
+            #expect(try pump(r.loop) { self.client.state == .connected })
+            for _ in 0..<50 where seen.isEmpty {
+                client.publish("kioskd/k1/error", "probe", qos: 1)
+                try pump(r.loop, seconds: 0.1) { !self.seen.isEmpty }
+            }
+            #expect(try pump(r.loop) { self.seen.contains("probe") })
+            seen.removeAll()
+        }
+
+        /// The messages published after `topic` got `payload` (at least one, waited for).
+        func after(_ r: Rig, _ topic: String, _ payload: String) throws -> [String] {
+            seen.removeAll()
+            try r.broker.publish(topic, payload)
+            #expect(try pump(r.loop) { !self.seen.isEmpty }, "nothing on kioskd/k1/error after \(payload) on \(topic)")
+            return seen
+        }
     }
 
     /// The screen once the digits have stopped rolling (bounded), decoded from the control API's
@@ -169,20 +201,8 @@ struct MQTTBridgeTests {
         #expect(try r.broker.retained("kioskd/k1/counter/HOME") == "0")
 
         // Out of range: the control API's message on kioskd/k1/error, nothing changes.
-        let errors = try MQTTClient(config: MQTTConfig(host: "127.0.0.1", port: r.broker.port, id: "ha"), loop: r.loop)
-        var seen: [String] = []
-        errors.subscribe("kioskd/k1/error") { seen.append($0.text) }
-        errors.start()
-        #expect(try pump(r.loop) { errors.state == .connected })
-        // The subscription is in place once a probe on the topic comes back.
-        for _ in 0..<50 where seen.isEmpty {
-            errors.publish("kioskd/k1/error", "probe", qos: 1)
-            try pump(r.loop, seconds: 0.1) { !seen.isEmpty }
-        }
-        #expect(try pump(r.loop) { seen.contains("probe") })
-        seen.removeAll()
-        try r.broker.publish("kioskd/k1/counter/HOME/set", "100")
-        #expect(try pump(r.loop) { !seen.isEmpty })
+        let errors = try ErrorWatch(r)
+        let seen = try errors.after(r, "kioskd/k1/counter/HOME/set", "100")
         let expected = r.daemon.handle(.counter(name: "HOME", op: .set, value: 100)).errorMessage
         #expect(expected != nil)
         #expect(seen == [expected ?? ""])
@@ -190,10 +210,7 @@ struct MQTTBridgeTests {
         try r.settle()
         #expect(try r.broker.retained("kioskd/k1/counter/HOME") == "0")
         // An unknown scene: the control API's 404 message.
-        seen.removeAll()
-        try r.broker.publish("kioskd/k1/scene/set", "nope")
-        #expect(try pump(r.loop) { !seen.isEmpty })
-        #expect(seen == [r.daemon.handle(.scene(name: "nope")).errorMessage ?? ""])
+        #expect(try errors.after(r, "kioskd/k1/scene/set", "nope") == [r.daemon.handle(.scene(name: "nope")).errorMessage ?? ""])
         #expect(r.daemon.manager.current.name == "score")
 
         // The scene and theme selects.
@@ -215,7 +232,100 @@ struct MQTTBridgeTests {
         try r.broker.publish("kioskd/k1/blank/set", "OFF")
         #expect(try pump(r.loop) { !r.daemon.display.isBlanked })
 
-        errors.stop()
+        errors.client.stop()
+    }
+
+    @Test func outputCommandTopicsNameOutputsBySafeLevels() throws {
+        let outputs = ["HDMI-A-1", "Desk #2/left+"]
+        func cmd(_ levels: [String], _ p: String) -> Result<ControlCommand?, MQTTBridge.CommandError> {
+            MQTTBridge.command(levels: levels, payload: p, outputs: outputs)
+        }
+        let odd = KioskTopics.outputLevel("Desk #2/left+")
+        #expect(odd.hasPrefix("Desk__2_left__") && odd.allSatisfy { $0.isASCII && ($0.isLetter || $0.isNumber || "_-".contains($0)) }, "\(odd)")
+        #expect(KioskTopics.outputLevel("HDMI-A-1") == "HDMI-A-1")
+        #expect(KioskTopics.outputLevel("Desk #2/left#") != odd, "names differing only in replaced characters stay apart")
+        #expect(KioskTopics(id: "k1").output("Desk #2/left+") == "kioskd/k1/output/\(odd)")
+        #expect(try cmd(["output", "HDMI-A-1", "scene", "set"], " clock\n").get() == .scene(name: "clock", output: "HDMI-A-1"))
+        #expect(try cmd(["output", odd, "scene", "set"], "score").get() == .scene(name: "score", output: "Desk #2/left+"))
+        #expect(try cmd(["output", odd, "blank", "set"], "on").get() == .blank(on: true, output: "Desk #2/left+"))
+        #expect(cmd(["output", odd, "blank", "set"], "dim") == .failure(.init(message: "output/\(odd)/blank/set: expected ON or OFF, got \"dim\"")))
+        #expect(cmd(["output", "DSI-1", "scene", "set"], "clock")
+                == .failure(.init(message: "output/DSI-1/scene/set: no output 'DSI-1'; outputs: HDMI-A-1, \(odd)")))
+        #expect(MQTTBridge.command(levels: ["output", "HDMI-A-1", "scene", "set"], payload: "clock")
+                == .failure(.init(message: "output/HDMI-A-1/scene/set: no output 'HDMI-A-1'; this kiosk has one output (use scene/set)")))
+        let long = String(repeating: "x", count: 100)
+        #expect(cmd(["output", long, "blank", "set"], "ON")
+                == .failure(.init(message: "output/\(long.prefix(64))/blank/set: no output '\(long.prefix(64))'; outputs: HDMI-A-1, \(odd)")),
+                "a long level is cut in the refusal")
+        #expect(try cmd(["output", odd, "scene"], "x").get() == nil, "a state topic of ours")
+        #expect(try cmd(["output", odd, "theme", "set"], "x").get() == nil)
+    }
+
+    /// With two outputs (one named oddly), Home Assistant gets a scene select and a blank switch
+    /// per output; each changes only its output, and a refusal is published as on scene/set.
+    @Test func homeAssistantDrivesEachOutput() throws {
+        let odd = "Desk #2/left+"
+        let r = try rig(outputs: """
+        [[output]]
+        connector = "HDMI-A-1"
+        scenes = ["score"]
+        [[output]]
+        connector = "\(odd)"
+        scenes = ["score", "clock"]
+        """)
+        #expect(try pump(r.loop) { r.bridge.clientState == .connected })
+        try r.settle()
+        let discovery = try #require(try r.broker.retained("homeassistant/device/kioskd_k1/config"))
+        let object = try #require(try JSONSerialization.jsonObject(with: Data(discovery.utf8)) as? [String: Any])
+        let cmps = try #require(object["components"] as? [String: [String: Any]])
+        #expect(cmps["scene"]?["options"] as? [String] == ["score"], "the first output's select stays")
+        let hdmi = try #require(cmps["output_HDMI-A-1_scene"])
+        #expect(hdmi["default_entity_id"] as? String == "select.kioskd_k1_scene_hdmi_a_1")
+        #expect(hdmi["unique_id"] as? String == "kioskd_k1_output_HDMI-A-1_scene")
+        #expect(hdmi["command_topic"] as? String == "kioskd/k1/output/HDMI-A-1/scene/set")
+        #expect(hdmi["options"] as? [String] == ["score"])
+        let level = KioskTopics.outputLevel(odd)
+        let desk = try #require(cmps["output_\(level)_scene"])
+        let deskState = try #require(desk["state_topic"] as? String)
+        #expect(deskState == "kioskd/k1/output/\(level)/scene")
+        #expect(!deskState.contains("+") && !deskState.contains("#") && deskState.split(separator: "/").count == 5, "\(deskState)")
+        let entity = try #require(desk["default_entity_id"] as? String)
+        #expect(entity.hasPrefix("select.kioskd_k1_scene_desk__2_left__") && entity.dropFirst(7).allSatisfy { $0.isLowercase || $0.isNumber || $0 == "_" }, "\(entity)")
+        #expect(desk["options"] as? [String] == ["score", "clock"])
+        let deskBlank = try #require(cmps["output_\(level)_blank"])
+        #expect((deskBlank["default_entity_id"] as? String)?.hasPrefix("switch.kioskd_k1_panel_blanked_desk__2_left__") == true)
+        #expect(try r.broker.retained("kioskd/k1/output/HDMI-A-1/scene") == "score")
+        #expect(try r.broker.retained(deskState) == "score")
+        #expect(try r.broker.retained("kioskd/k1/output/\(level)/blank") == "OFF")
+
+        // The second output's select changes the second output only.
+        try r.broker.publish(try #require(desk["command_topic"] as? String), "clock")
+        #expect(try pump(r.loop) { r.daemon.heads[1].manager.current.name == "clock" })
+        try r.settle()
+        #expect(r.daemon.heads[0].manager.current.name == "score")
+        #expect(try r.broker.retained(deskState) == "clock")
+        #expect(try r.broker.retained("kioskd/k1/scene") == "score")
+        #expect(try r.broker.retained("kioskd/k1/output/HDMI-A-1/scene") == "score")
+
+        // Its switch blanks the second output only.
+        try r.broker.publish(try #require(deskBlank["command_topic"] as? String), "ON")
+        #expect(try pump(r.loop) { r.daemon.heads[1].display.isBlanked })
+        try r.settle()
+        #expect(!r.daemon.heads[0].display.isBlanked)
+        #expect(try r.broker.retained("kioskd/k1/output/\(level)/blank") == "ON")
+        #expect(try r.broker.retained("kioskd/k1/blank") == "OFF")
+
+        // Refusals: the control API's messages, nothing changes.
+        let errors = try ErrorWatch(r)
+        #expect(try errors.after(r, "kioskd/k1/output/HDMI-A-1/scene/set", "clock")
+                == [r.daemon.handle(.scene(name: "clock", output: "HDMI-A-1")).errorMessage ?? "(accepted)"])
+        #expect(try errors.after(r, "kioskd/k1/output/\(level)/scene/set", "nope")
+                == [r.daemon.handle(.scene(name: "nope", output: odd)).errorMessage ?? "(accepted)"])
+        #expect(try errors.after(r, "kioskd/k1/output/DSI-1/scene/set", "score") == ["output/DSI-1/scene/set: no output 'DSI-1'; outputs: HDMI-A-1, \(level)"])
+        #expect(try errors.after(r, "kioskd/k1/output/\(level)/blank/set", "dim") == ["output/\(level)/blank/set: expected ON or OFF, got \"dim\""])
+        #expect(r.daemon.heads.map(\.manager.current.name) == ["score", "clock"])
+        #expect(r.daemon.heads[1].display.isBlanked)
+        errors.client.stop()
     }
 
     /// Home Assistant restarted (it says `online` on homeassistant/status): discovery and state

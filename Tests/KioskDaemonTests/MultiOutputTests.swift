@@ -196,6 +196,35 @@ import Testing
         d.shutdown()
     }
 
+    /// What web pages and MQTT see: every output with its scene, scenes and panel, following
+    /// each output's changes; a single output's state has no `outputs` on the wire.
+    @Test func theRemoteStateListsEachOutput() throws {
+        let dir = tempDir()
+        let (d, _, _) = try Self.daemon(write(Self.config(dir, second: "scenes = [\"score\", \"clock\"]"), dir))
+        d.start()
+        try Self.settle(d)
+        var told: [KioskState] = []
+        d.changes.observe { told.append($0) }
+        #expect(d.kioskState().outputs == [.init(name: "HDMI-A-1", scene: "clock", scenes: ["clock"], blanked: false),
+                                           .init(name: "DSI-1", scene: "score", scenes: ["score", "clock"], blanked: false)])
+        #expect(d.handle(.scene(name: "clock", output: "DSI-1")).status == 200)
+        #expect(d.handle(.blank(on: true, output: "DSI-1")).status == 200)
+        try Self.settle(d)
+        #expect(told.last?.outputs?.map(\.scene) == ["clock", "clock"])
+        #expect(told.last?.outputs?.map(\.blanked) == [false, true])
+        #expect(told.last?.scene == "clock" && told.last?.blanked == false, "the top-level fields stay the first output's")
+        let json = try #require(String(bytes: try ControlJSON.encode(d.kioskState()), encoding: .utf8))
+        #expect(json.contains("\"outputs\":[{\"blanked\":false,\"name\":\"HDMI-A-1\",\"scene\":\"clock\",\"scenes\":[\"clock\"]}"), "\(json)")
+        d.shutdown()
+
+        let single = write("state_dir = \"\(dir)/one\"\n[display]\nbackend = \"headless\"\n" + Self.scenes, tempDir())
+        let (one, _, _) = try Self.daemon(single)
+        one.start()
+        #expect(one.kioskState().outputs == nil)
+        #expect(try !String(decoding: ControlJSON.encode(one.kioskState()), as: UTF8.self).contains("outputs"))
+        one.shutdown()
+    }
+
     @Test func aReloadWithOtherOutputsIsRefusedAndKeepsTheRunningConfig() throws {
         let dir = tempDir()
         let path = write(Self.config(dir), dir)

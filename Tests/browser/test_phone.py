@@ -124,24 +124,8 @@ def free_port():
     return port
 
 
-class Kiosk:
-    def __init__(self, bindir, tmp):
-        self.kioskd = os.path.join(bindir, "kioskd")
-        self.kioskctl_bin = os.path.join(bindir, "kioskctl")
-        for b in (self.kioskd, self.kioskctl_bin):
-            if not os.access(b, os.X_OK):
-                raise Stop(f"no {b}: build kioskd and kioskctl first (swift build), or pass --bin")
-        self.dir = tmp
-        self.sock = os.path.join(tmp, "c.sock")
-        self.port = free_port()
-        self.base = f"http://127.0.0.1:{self.port}/"
-        state = os.path.join(tmp, "state")
-        os.makedirs(os.path.join(state, "paintings"))
-        self.config = os.path.join(tmp, "kioskd.toml")
-        with open(self.config, "w") as f:
-            f.write(f"""state_dir = "{state}"
-theme = "default"
-[display]
+# The scoreboard kiosk: counters HOME and AWAY, a paint and a clock scene on one screen.
+SCOREBOARD = f"""[display]
 backend = "headless"
 headless_size = "{SCREEN[0]}x{SCREEN[1]}"
 [scenes]
@@ -161,6 +145,50 @@ kind = "paint"
 [scene.clock]
 kind = "clock"
 time_zone = "UTC"
+"""
+
+# Two screens (config/two-screens.toml's shape): the hall's HDMI-A-1 shows the score, the
+# upright DSI-1 panel the score and the clock.
+TWO_SCREENS = """[display]
+backend = "headless"
+[[output]]
+connector = "HDMI-A-1"
+mode = "640x360"
+scenes = ["score"]
+[[output]]
+connector = "DSI-1"
+mode = "320x240"
+rotation = 90
+scenes = ["score", "clock"]
+[scene.score]
+kind = "counter"
+[[scene.score.counter]]
+name = "home"
+label = "HOME"
+[scene.clock]
+kind = "clock"
+time_zone = "UTC"
+"""
+
+
+class Kiosk:
+    def __init__(self, bindir, tmp, body=SCOREBOARD):
+        self.kioskd = os.path.join(bindir, "kioskd")
+        self.kioskctl_bin = os.path.join(bindir, "kioskctl")
+        for b in (self.kioskd, self.kioskctl_bin):
+            if not os.access(b, os.X_OK):
+                raise Stop(f"no {b}: build kioskd and kioskctl first (swift build), or pass --bin")
+        self.dir = tmp
+        self.sock = os.path.join(tmp, "c.sock")
+        self.port = free_port()
+        self.base = f"http://127.0.0.1:{self.port}/"
+        state = os.path.join(tmp, "state")
+        os.makedirs(os.path.join(state, "paintings"))
+        self.config = os.path.join(tmp, "kioskd.toml")
+        with open(self.config, "w") as f:
+            f.write(f"""state_dir = "{state}"
+theme = "default"
+{body}
 [control]
 socket = "{self.sock}"
 [web]
@@ -463,6 +491,66 @@ def run(args, res):
             shutil.rmtree(tmp, ignore_errors=True)
 
 
+def run_outputs(args, res):
+    """Two outputs: the Screen page has a scene chooser and a screen switch per output, each
+    changing only its output (as `kioskctl status` lists them), and the preview shows either."""
+    tmp = tempfile.mkdtemp(prefix="k-pw2-", dir="/tmp")
+    kiosk = Kiosk(args.bin, tmp, TWO_SCREENS)
+    kiosk.start()
+    pw = sync_playwright().start()
+    browser = pw.chromium.launch(executable_path=args.chromium, headless=True)
+    failed = res.failed
+    try:
+        page = browser.new_context(viewport=PHONE, is_mobile=True, has_touch=True).new_page()
+        errors = []
+        page.on("pageerror", lambda e: errors.append(str(e)))
+        pair_page(page, kiosk.ctl_json("pair", "--print")["url"], "Two screens phone")
+        page.goto(kiosk.base + "#screen")
+        heads = page.locator("#scene-choices .output h4")
+        expect(heads).to_have_count(2)
+        res.check("two outputs: one scene chooser per output, named", heads.all_text_contents() == ["HDMI-A-1", "DSI-1"],
+                  f"{heads.all_text_contents()}")
+        res.check("each chooser offers the scenes its output shows",
+                  page.get_by_role("button", name="Scene clock on HDMI-A-1", exact=True).count() == 0
+                  and page.get_by_role("button", name="Scene clock on DSI-1", exact=True).is_visible())
+
+        def outputs():
+            return [(o["name"], o["scene"], o["blanked"]) for o in kiosk.ctl_json("status")["outputs"]]
+
+        clock = page.get_by_role("button", name="Scene clock on DSI-1", exact=True)
+        clock.click()
+        expect(clock).to_have_attribute("aria-pressed", "true", timeout=3000)
+        expect(page.get_by_role("button", name="Scene score on HDMI-A-1", exact=True)).to_have_attribute("aria-pressed", "true")
+        res.check("the second output's chooser changed that output only (kioskctl status)",
+                  outputs() == [("HDMI-A-1", "score", False), ("DSI-1", "clock", False)], f"{outputs()}")
+        kiosk.ctl("scene", "score", "--output", "DSI-1")
+        expect(page.get_by_role("button", name="Scene score on DSI-1", exact=True)).to_have_attribute("aria-pressed", "true", timeout=2000)
+        res.check("kioskctl scene --output DSI-1: the page follows live", True)
+
+        page.get_by_role("button", name="Turn the screen DSI-1 off", exact=True).click()
+        expect(page.get_by_role("button", name="Turn the screen DSI-1 on", exact=True)).to_be_visible(timeout=3000)
+        res.check("the second output's screen switch blanks that output only",
+                  outputs() == [("HDMI-A-1", "score", False), ("DSI-1", "score", True)], f"{outputs()}")
+        page.get_by_role("button", name="Turn the screen DSI-1 on", exact=True).click()
+        expect(page.get_by_role("button", name="Turn the screen DSI-1 off", exact=True)).to_be_visible(timeout=3000)
+
+        # The preview: HDMI-A-1 is 640 wide; DSI-1, 320x240 turned upright, 240.
+        width = "() => document.querySelector('#preview-img').naturalWidth"
+        page.wait_for_function(f"({width})() === 640")
+        page.get_by_label("Screen shown").select_option("DSI-1")
+        page.wait_for_function(f"({width})() === 240 && document.querySelector('#preview-caption').textContent.startsWith('screen DSI-1 ·')")
+        res.check("the preview shows the output chosen (DSI-1: 240 px wide, upright)", True)
+        res.check("no script error on the two-output page", not errors, "; ".join(errors))
+    finally:
+        browser.close()
+        pw.stop()
+        kiosk.stop()
+        if res.failed > failed:
+            print(f"kioskd log ({kiosk.log_path}):\n{kiosk.log_text()}")
+        else:
+            shutil.rmtree(tmp, ignore_errors=True)
+
+
 def take_screenshots(args, kiosk, op, browser, tmp):
     out = args.screenshots
     os.makedirs(out, exist_ok=True)
@@ -515,6 +603,7 @@ def main():
     res = Results()
     try:
         run(args, res)
+        run_outputs(args, res)
     except Stop as e:
         res.check("setup", False, str(e))
     except Exception as e:  # a Playwright expectation or timeout: report it as a failed check

@@ -2,14 +2,15 @@
 """kioskd against a real Home Assistant (python3 stdlib only).
 
 Starts mosquitto on a free loopback port, two kioskd (headless, [mqtt] on that broker; the
-second with the id "Hall.East", whose entity ids get a hash) and Home
+second with the id "Hall.East", whose entity ids get a hash, and two outputs) and Home
 Assistant in the root made by scripts/ha/setup.sh (chroot in a private mount namespace, the
 host's network), onboards Home Assistant through its HTTP API, adds the MQTT integration through
 the config-flow API, then checks:
   (a) each kiosk's device and entities: the ids docs/mqtt.md names are asked for, and Home
       Assistant made exactly the ids kioskd asks for (default_entity_id);
   (b) buttons, number, selects and switch pressed in Home Assistant reach the kiosk (kioskctl);
-  (c) changes made with kioskctl reach Home Assistant's states.
+  (c) changes made with kioskctl reach Home Assistant's states;
+  (d) the second kiosk's per-output scene select changes that output only, and follows it.
 One PASS/FAIL line per check, then 'N passed, N failed'; exit 1 on any failure.
 """
 import argparse
@@ -32,6 +33,8 @@ COUNTERS = [("home", "HOME"), ("away", "AWAY")]
 # hash) and whose counter name is upper case.
 KIOSK2_ID = "Hall.East"
 COUNTERS2 = [("HOME", "Home")]
+# Its two outputs (docs/config.md "Several outputs") and the scenes each shows.
+OUTPUTS2 = [("HDMI-A-1", ["score"]), ("DSI-1", ["score", "clock"])]
 
 
 def entity_slug(s):
@@ -180,9 +183,11 @@ class HA:
         return self.ok("POST", f"/api/services/{domain}/{service}", body=data)
 
 
-def documented_entities(dev, counters):
+def documented_entities(dev, counters, outputs=()):
     """The entity ids docs/mqtt.md names."""
     ids = [f"select.{dev}_scene", f"select.{dev}_theme", f"switch.{dev}_panel_blanked"]
+    for name, _ in outputs:
+        ids += [f"select.{dev}_scene_{entity_slug(name)}", f"switch.{dev}_panel_blanked_{entity_slug(name)}"]
     for name, _ in counters:
         name = entity_slug(name)
         ids += [f"number.{dev}_{name}", f"button.{dev}_{name}_increment",
@@ -237,8 +242,9 @@ def main():
         log(f"mosquitto on 127.0.0.1:{bport}")
 
         # kioskd: the kiosk the checks drive, and the second one.
-        def start_kiosk(name, kid, counter_list, scenes, sock_path):
+        def start_kiosk(name, kid, counter_list, scenes, sock_path, outputs=()):
             counters = "".join(f'[[scene.score.counter]]\nname = "{n}"\nlabel = "{l}"\n' for n, l in counter_list)
+            heads = "".join(f'[[output]]\nconnector = "{c}"\nscenes = {json.dumps(sc)}\n' for c, sc in outputs)
             clock = '[scene.clock]\nkind = "clock"\n' if "clock" in scenes else ""
             with open(f"{work}/{name}.toml", "w") as f:
                 f.write(f'''theme = "scoreboard"
@@ -247,7 +253,7 @@ state_dir = "{work}/{name}-state"
 [display]
 backend = "headless"
 headless_size = "320x180"
-[scenes]
+{heads}[scenes]
 order = {json.dumps(scenes)}
 [scene.score]
 kind = "counter"
@@ -274,7 +280,7 @@ keepalive = 5
                 raise Fatal(f"{name}'s control socket did not answer within 30 s")
             log(f"{name} ({kid}) answers on its control socket")
         start_kiosk("kioskd", KIOSK_ID, COUNTERS, SCENES, sock)
-        start_kiosk("kioskd2", KIOSK2_ID, COUNTERS2, ["score"], sock2)
+        start_kiosk("kioskd2", KIOSK2_ID, COUNTERS2, ["score", "clock"], sock2, OUTPUTS2)
 
         # Home Assistant: chroot in a private mount namespace; its config dir bound at /mnt.
         hport = free_port()
@@ -360,8 +366,8 @@ logger:
         want1 = asked.get(f"kioskd {KIOSK_ID}", [])
         want2 = asked.get(f"kioskd {KIOSK2_ID}", [])
         want = sorted(want1 + want2)
-        for kid, dev, counters, w in ((KIOSK_ID, DEV, COUNTERS, want1), (KIOSK2_ID, DEV2, COUNTERS2, want2)):
-            doc = documented_entities(dev, counters)
+        for kid, dev, counters, outputs, w in ((KIOSK_ID, DEV, COUNTERS, (), want1), (KIOSK2_ID, DEV2, COUNTERS2, OUTPUTS2, want2)):
+            doc = documented_entities(dev, counters, outputs)
             check(f"(a) kiosk {kid} asks for the {len(doc)} documented entity ids ({len(w)} in all)",
                   set(doc) <= set(w), f"not asked for: {sorted(set(doc) - set(w))}; asked: {w}")
 
@@ -432,8 +438,8 @@ logger:
         expect_kiosk("(b) switch panel_blanked off → kiosk shown", lambda: ha.service("switch", "turn_off", entity_id=f"switch.{DEV}_panel_blanked"), lambda: kiosk_status()["blanked"], False)
 
         # (c) kiosk → Home Assistant.
-        def expect_ha(name, command, entity, test, seconds=15):
-            """Runs kioskctl COMMAND, then waits for test(entity's state)."""
+        def expect_ha(name, command, entity, test, seconds=15, sock=sock):
+            """Runs kioskctl COMMAND (on the kiosk of `sock`), then waits for test(entity's state)."""
             last = [None]
 
             def probe():
@@ -443,7 +449,7 @@ logger:
                 except (TypeError, ValueError):
                     return False
             try:
-                ctl(*command)
+                ctl(*command, sock=sock)
                 ok = wait_until(name, seconds, probe, 0.2)
                 check(name, ok, f"{entity} is {last[0]!r} after {seconds} s")
             except Exception as e:
@@ -455,6 +461,16 @@ logger:
         expect_ha("(c) kioskctl theme default → select theme default", ("theme", "default"), f"select.{DEV}_theme", lambda s: s == "default")
         expect_ha("(c) kioskctl blank on → switch on", ("blank", "on"), f"switch.{DEV}_panel_blanked", lambda s: s == "on")
         expect_ha("(c) kioskctl blank off → switch off", ("blank", "off"), f"switch.{DEV}_panel_blanked", lambda s: s == "off")
+
+        # (d) The second kiosk's outputs: DSI-1's select changes DSI-1 only, and follows kioskctl.
+        dsi = f"select.{DEV2}_scene_dsi_1"
+        scenes2 = lambda: [o["scene"] for o in ctl("status", sock=sock2)["outputs"]]
+        check("(d) DSI-1's select offers the scenes DSI-1 shows", (ha.state(dsi) or {}).get("attributes", {}).get("options") == ["score", "clock"],
+              json.dumps(ha.state(dsi)))
+        expect_kiosk("(d) select DSI-1 scene clock → DSI-1 shows clock, HDMI-A-1 still score",
+                     lambda: ha.service("select", "select_option", entity_id=dsi, option="clock"), scenes2, ["score", "clock"])
+        expect_ha("(d) kioskctl scene score --output DSI-1 → DSI-1's select score", ("scene", "score", "--output", "DSI-1"), dsi,
+                  lambda s: s == "score", sock=sock2)
     except Fatal as e:
         failed_hard = True
         check("run", False, str(e))

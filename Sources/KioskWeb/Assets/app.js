@@ -398,20 +398,75 @@ function renderClock() {
   })));
 }
 
+/// The kiosk's screens: with several outputs each of them ({"outputs": [{"name", "scene",
+/// "scenes", "blanked"}]}, addressed by name), else the one screen (name null: no output sent).
+function screens() {
+  const k = page.kiosk;
+  if (!k) return [];
+  if (Array.isArray(k.outputs) && k.outputs.length > 1) return k.outputs;
+  return [{ name: null, scene: k.scene, scenes: k.scenes || [], blanked: !!k.blanked }];
+}
+/// A request body for screen `o`: `body` with its output when it has a name.
+const onScreen = (o, body) => (o.name ? { ...body, output: o.name } : body);
+/// "the screen" or "the screen DSI-1", for labels.
+const screenName = o => (o.name ? `the screen ${o.name}` : 'the screen');
+
 function renderScreen() {
   const k = page.kiosk;
   if (!k) return;
-  $('#scene-choices').replaceChildren(...(k.scenes || []).map(s => {
-    const b = button(s, `Scene ${s}`, () => act(`Scene ${s}`, 'POST', 'scene', { name: s }));
-    b.setAttribute('aria-pressed', String(s === k.scene));
-    return b;
+  const list = screens();
+  // One scene chooser per output, headed by its name when there are several.
+  $('#scene-choices').replaceChildren(...list.map(o => {
+    const box = document.createElement('div');
+    box.className = 'choices';
+    box.append(...(o.scenes || []).map(s => {
+      const what = o.name ? `Scene ${s} on ${o.name}` : `Scene ${s}`;
+      const b = button(s, what, () => act(what, 'POST', 'scene', onScreen(o, { name: s })));
+      b.setAttribute('aria-pressed', String(s === o.scene));
+      return b;
+    }));
+    if (!o.name) return box;
+    const group = document.createElement('div');
+    group.className = 'output';
+    group.dataset.output = o.name;
+    const h = document.createElement('h4');
+    h.textContent = o.name;
+    group.append(h, box);
+    return group;
   }));
   renderThemes();
-  const blank = $('#blank');
-  blank.setAttribute('aria-pressed', String(!!k.blanked));
-  blank.textContent = k.blanked ? 'Screen off — turn on' : 'Screen on — turn off';
-  blank.setAttribute('aria-label', k.blanked ? 'Turn the screen on' : 'Turn the screen off');
+  // One on/off switch per output.
+  $('#blank-switches').replaceChildren(...list.map(o => {
+    const row = document.createElement('div');
+    row.className = 'row';
+    const h = document.createElement('h3');
+    h.textContent = o.name ? `Screen ${o.name}` : 'Screen';
+    const what = `Turn ${screenName(o)} ${o.blanked ? 'on' : 'off'}`;
+    const b = button(o.blanked ? 'Screen off — turn on' : 'Screen on — turn off', what,
+                     () => act(what, 'POST', 'blank', onScreen(o, { on: !o.blanked })), 'toggle');
+    b.setAttribute('aria-pressed', String(!!o.blanked));
+    row.append(h, b);
+    return row;
+  }));
+  renderPreviewChoice();
 }
+
+/// The preview's output chooser: shown with several outputs, keeping the choice while it exists.
+function renderPreviewChoice() {
+  const select = $('#preview-output');
+  const names = screens().map(o => o.name).filter(Boolean);
+  select.hidden = names.length === 0;
+  if (!names.includes(preview.output)) preview.output = names[0] || null;
+  if (select.options.length !== names.length || names.some((n, i) => select.options[i].value !== n)) {
+    select.replaceChildren(...names.map(n => new Option(n, n)));
+  }
+  if (preview.output) select.value = preview.output;
+}
+$('#preview-output').addEventListener('change', ev => {
+  preview.output = ev.target.value;
+  preview.last = 0;
+  refreshPreview();
+});
 
 function renderThemes() {
   const k = page.kiosk;
@@ -484,7 +539,8 @@ window.addEventListener('hashchange', () => { if (page.kiosk && page.paired) ren
 
 // ---------------------------------------------------------------- live preview
 
-const preview = { last: 0, timer: null, loading: false, again: false };
+// `output`: the output shown (null with one output); `url`: the picture's object URL.
+const preview = { last: 0, timer: null, loading: false, again: false, output: null, url: null };
 const PREVIEW_MIN_MS = 1000;
 
 /// Reloads the screenshot, at most once a second; a change meanwhile gives one more afterwards.
@@ -500,14 +556,23 @@ function refreshPreview() {
   preview.loading = true;
   preview.last = Date.now();
   const img = $('#preview-img');
+  const what = preview.output ? `screen ${preview.output}` : 'screen';
   const done = ok => {
     preview.loading = false;
-    $('#preview-caption').textContent = ok ? `screen · ${new Date().toLocaleTimeString()}` : 'screen: no picture';
+    $('#preview-caption').textContent = ok ? `${what} · ${new Date().toLocaleTimeString()}` : `${what}: no picture`;
     if (preview.again) refreshPreview();
   };
   img.onload = () => done(true);
   img.onerror = () => done(false);
-  img.src = 'api/screenshot?t=' + Date.now();
+  // POST api/screenshot names the output; the picture is shown from an object URL.
+  fetch('api/screenshot', {
+    method: 'POST', credentials: 'same-origin', headers: { 'Content-Type': 'application/json' },
+    body: JSON.stringify(preview.output ? { output: preview.output } : {}),
+  }).then(r => (r.ok ? r.blob() : Promise.reject(new Error(`HTTP ${r.status}`)))).then(blob => {
+    if (preview.url) URL.revokeObjectURL(preview.url);
+    preview.url = URL.createObjectURL(blob);
+    img.src = preview.url;
+  }, () => done(false));
 }
 // A clock changes every second without a state change: its preview follows every few seconds.
 setInterval(() => { if (page.tab === 'clock' || page.tab === 'screen') refreshPreview(); }, 5000);
