@@ -53,7 +53,7 @@ public final class FakeKMS: KMSDevice {
     }
 
     /// One output of `outputs(_:crtcs:consoleFB:)`: a connector with its modes and status.
-    public struct Output {
+    public struct Output: Sendable, Equatable {
         public var name: String
         public var modes: [DRMMode]
         public var status: DRMConnector.Status
