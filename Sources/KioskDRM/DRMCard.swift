@@ -221,12 +221,15 @@ public final class DRMCard {
         if !match.unassigned.isEmpty && !announce {
             _ = try DRMSelection.assignCRTCs(connectors: driven, encoders: res.encoders, crtcs: res.crtcs, device: device.path)
         }
+        func give(_ h: DRMDisplay, up error: Error) {
+            logger.error("reconfiguring after hotplug failed: \(error)", metadata: h.meta)
+            h.deactivate(announce: true)
+        }
         var planes = Set<UInt32>()
         for h in running {
             let id = ObjectIdentifier(h)
             if let error = failed[id] {
-                logger.error("reconfiguring after hotplug failed: \(error)", metadata: h.meta)
-                h.deactivate(announce: announce)
+                give(h, up: error)
                 continue
             }
             guard let c = connector[id], c.status == .connected, !c.modes.isEmpty else {
@@ -252,8 +255,7 @@ public final class DRMCard {
                 try h.apply(KMSOutput(connector: c, crtc: crtc, mode: mode, plane: plane), device: device, announce: announce)
             } catch {
                 if !announce { throw error }
-                logger.error("reconfiguring after hotplug failed: \(error)", metadata: h.meta)
-                h.deactivate(announce: true)
+                give(h, up: error)
             }
         }
     }

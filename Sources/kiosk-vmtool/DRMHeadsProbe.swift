@@ -6,8 +6,8 @@ import KioskDRM
 import Logging
 import KioskPosix
 
-/// `kiosk-vmtool drm-heads [--device PATH] [--api auto|atomic|legacy] [--flips N] OUTPUT=RRGGBB …`:
-/// one `DRMCard` with a head per OUTPUT. Each head is filled with its colour (its mode set), then
+/// `kiosk-vmtool drm-heads [--device PATH] [--api auto|atomic|legacy] [--mode WxH[@R]] [--flips N] OUTPUT=RRGGBB …`:
+/// one `DRMCard` with a head per OUTPUT (each in `--mode`, else its preferred mode). Each head is filled with its colour (its mode set), then
 /// N frames (a small square changing in the top-left corner) go out on every head at once, each
 /// head presenting its next frame when its own flip completed. Prints one line per head,
 /// "ok head=NAME logical=WxH modesets=M flipEvents=F firstMs=A lastMs=B" (times of its first and
@@ -54,6 +54,7 @@ private final class HeadsProbe {
         var device: String?
         var api = DRMOptions.API.auto
         var flips = 60
+        var mode: String?
         var heads: [(String, UInt32)] = []
         var i = 0
         func value() throws -> String {
@@ -68,6 +69,7 @@ private final class HeadsProbe {
                 let v = try value()
                 guard let a = DRMOptions.API(rawValue: v) else { throw KioskError.config("--api \(v): use auto, atomic or legacy") }
                 api = a
+            case "--mode": mode = try value()
             case "--flips":
                 let v = try value()
                 guard let n = Int(v), n > 0 else { throw KioskError.config("--flips \(v): not a positive number") }
@@ -89,7 +91,7 @@ private final class HeadsProbe {
         lastEvent = firstEvent
         flipEvents = Array(repeating: 0, count: heads.count)
         loop = try EventLoop()
-        card = try DRMCard(device: device, api: api, buffers: 2, heads: names.map { DRMHeadOptions(output: $0) }, loop: loop,
+        card = try DRMCard(device: device, api: api, buffers: 2, heads: names.map { DRMHeadOptions(output: $0, mode: mode) }, loop: loop,
                            logger: logger)
     }
 
