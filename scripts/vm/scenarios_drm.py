@@ -216,7 +216,7 @@ def head_dump(s: Session, head: int, label: str) -> Image:
           timeout=300, guest="drm-two-heads.sh")
 def two_heads_virtio(s: Session) -> None:
     """One DRMCard drives Virtual-1 and Virtual-2 (atomic, then legacy): each head sets its mode
-    once and gets every one of its 60 flip events while the other flips, page-flip events routed
+    once (1024x768) and gets every one of its 60 flip events while the other flips, page-flip events routed
     by CRTC; each head shows its own colour."""
     for api, colours in (("atomic", (RED, GREEN)), ("legacy", (BLUE, WHITE))):
         heads = [kv(s.wait_marker(f"{api}-head{i}", 180)) for i in (1, 2)]
@@ -225,7 +225,7 @@ def two_heads_virtio(s: Session) -> None:
         s.result(f"{api}_switches", done.get("switches"))
         for i, h in enumerate(heads):
             name = f"{api} Virtual-{i + 1}"
-            s.expect(h.get("head") == f"Virtual-{i + 1}" and h.get("logical") == "1280x800", f"{name} active at 1280x800 ({h})")
+            s.expect(h.get("head") == f"Virtual-{i + 1}" and h.get("logical") == "1024x768", f"{name} active at 1024x768 ({h})")
             s.expect(h.get("modesets") == "1", f"{name}: one mode set ({h.get('modesets')})")
             s.expect(h.get("flipEvents") == str(FLIPS), f"{name}: {FLIPS} flip events, each routed to its head ({h.get('flipEvents')})")
         a, b = (int(h.get("firstMs", "-1")) for h in heads), (int(h.get("lastMs", "-1")) for h in heads)
