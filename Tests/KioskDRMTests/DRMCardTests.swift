@@ -219,6 +219,49 @@ final class CardRig {
         #expect(!r.kms.isMaster && r.kms.live == [])
     }
 
+    /// Blanking one head waits for its own flip only: the other head's queued flip stays queued
+    /// and completes at its own vertical blank.
+    @Test func blankingOneHeadLeavesTheOtherAlone() throws {
+        let r = try CardRig()
+        let (a, b) = (r.heads[0], r.heads[1])
+        try r.presentBoth(Rig.red)
+        try r.present(1, Rig.green)
+        try a.setBlanked(true)
+        #expect(r.kms.committed.last == .setActive(false) && a.isBlanked && !b.isBlanked)
+        #expect(r.kms.waits == [], "no wait for a flip: head 0 had none queued")
+        #expect(r.kms.pendingFlipFB(crtc: 11) == 103 && b.pageFlipCount == 0)
+        #expect(r.kms.completeFlip(crtc: 11) && b.pageFlipCount == 1 && b.canPresent)
+        #expect(!a.canPresent, "a blanked head presents nothing")
+    }
+
+    /// Nobody calls shutdown: a card let go (with its heads), or a display made with
+    /// `init(options:…)` let go, still gives the CRTCs back and frees everything (no cycle keeps
+    /// them alive).
+    @Test func lettingGoShutsDown() throws {
+        let kms = FakeKMS(resources: FakeKMS.outputs(CardRig.twoOutputs))
+        let loop = ManualEventLoop()
+        let painter = Painter()
+        do {
+            let card = try DRMCard(device: kms.path, api: .auto, buffers: 2, heads: [DRMHeadOptions(), DRMHeadOptions()],
+                                   scheduler: loop, backend: kms.backend, logger: Logger(label: "test.card"))
+            for h in card.heads { try painter.present(Rig.red, on: h) }
+            try painter.present(Rig.green, on: card.heads[0])
+        }
+        #expect(kms.committed.suffix(2) == [.restore(CardRig.console(10)), .restore(CardRig.console(11))])
+        #expect(kms.live == [] && kms.freedWhileInUse == [] && !kms.isMaster)
+
+        let one = FakeKMS(resources: FakeKMS.oneOutput(modes: [Rig.big]))
+        do {
+            let d = try DRMDisplay(options: DRMOptions(device: one.path), scheduler: loop, backend: one.backend,
+                                   logger: Logger(label: "test.drm"))
+            try painter.present(Rig.red, on: d)
+            try painter.present(Rig.green, on: d)
+        }
+        #expect(one.committed.count == 3 && one.committed.last == .restore(CardRig.console(10)))
+        #expect(one.pendingFlipFB == nil && one.onScreenFB == 7, "the queued flip was waited for, then the console given back")
+        #expect(one.live == [] && one.freedWhileInUse == [] && !one.isMaster)
+    }
+
     /// One CRTC for two connected outputs: opening says which output cannot be driven and what exists.
     @Test func cardThatCannotDriveBothHeadsSaysSo() throws {
         var message = ""
