@@ -91,14 +91,14 @@ final class AtomicKMS: KernelKMS {
     let loop: EventLoop
     var watch: EventLoop.WatchID?
     var apiName: String { "atomic" }
-    /// Property ids of the output last prepared.
-    private var props: (output: KMSOutput, ids: AtomicProps)?
-    /// The mode blob of the last mode set (the CRTC refers to it while it is shown).
-    private var modeBlob: PropertyBlob?
+    /// Property ids of the output last prepared on each CRTC.
+    private var props: [UInt32: (output: KMSOutput, ids: AtomicProps)] = [:]
+    /// The mode blob of each CRTC's last mode set (the CRTC refers to it while it is shown).
+    private var modeBlobs: [UInt32: PropertyBlob] = [:]
 
     init(device: DRMDeviceHandle, loop: EventLoop) {
         self.device = device
-        self.events = DRMEvents(device: device)
+        self.events = DRMEvents(device: device, atomic: true)
         self.loop = loop
     }
 
@@ -110,16 +110,15 @@ final class AtomicKMS: KernelKMS {
         }
         let ids = try AtomicProps(fd: device.fd, connector: output.connector.id, crtc: output.crtc.id, plane: plane.id,
                                   what: "\(device.path) \(output.connector.name)")
-        props = (output, ids)
+        props[output.crtc.id] = (output, ids)
     }
 
     private func ids(_ output: KMSOutput) throws -> AtomicProps {
-        if let p = props, p.output.connector.id == output.connector.id, p.output.crtc.id == output.crtc.id,
-           p.output.plane?.id == output.plane?.id {
+        if let p = props[output.crtc.id], p.output.connector.id == output.connector.id, p.output.plane?.id == output.plane?.id {
             return p.ids
         }
         try prepare(output)
-        return props!.ids
+        return props[output.crtc.id]!.ids
     }
 
     /// One commit with ALLOW_MODESET: mode blob, ACTIVE, connector → CRTC and the plane showing
@@ -128,9 +127,9 @@ final class AtomicKMS: KernelKMS {
         let what = what(output)
         guard let raw = output.mode.raw else { throw KioskError.display("\(what): mode has no kernel record") }
         let p = try ids(output)
-        modeBlob = nil
+        modeBlobs[output.crtc.id] = nil
         let blob = try PropertyBlob(device: device, mode: raw, what: what)
-        modeBlob = blob
+        modeBlobs[output.crtc.id] = blob
         let w = UInt64(buffer.size.width), h = UInt64(buffer.size.height)
         let req = AtomicRequest(device: device)
         req.add(output.connector.id, p.connectorCrtcID, UInt64(output.crtc.id))
@@ -152,7 +151,7 @@ final class AtomicKMS: KernelKMS {
         req.add(p.plane, p.planeFbID, UInt64(buffer.fbID))
         req.add(p.plane, p.planeCrtcID, UInt64(output.crtc.id))
         try req.commit(flags: UInt32(DRM_MODE_PAGE_FLIP_EVENT) | UInt32(DRM_MODE_ATOMIC_NONBLOCK),
-                       name: "drmModeAtomicCommit(page flip)", what: what(output), user: events.user)
+                       name: "drmModeAtomicCommit(page flip)", what: what(output), user: events.user(crtc: output.crtc.id))
     }
 
     /// The CRTC's ACTIVE property.
@@ -166,6 +165,6 @@ final class AtomicKMS: KernelKMS {
 
     func restore(_ saved: SavedCrtc) throws {
         try restoreWithSetCrtc(saved)
-        modeBlob = nil
+        modeBlobs[saved.crtc] = nil
     }
 }

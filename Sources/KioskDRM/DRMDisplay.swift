@@ -6,11 +6,13 @@ import KioskCore
 import Logging
 import KioskPosix
 
-/// A DRM/KMS output: the policy of what to show and when. Frames are copied (damage × buffer
-/// age, turned by `rotation`) into scan-out buffers; the first frame goes out by a mode set and
-/// the next ones by page flips with events; a busy flip is retried; hotplug reconfigures; the
-/// panel blanks; the CRTC found at start is given back. Everything the kernel does goes through
-/// a `KMSDevice` (atomic or legacy, or a fake in tests).
+/// A DRM/KMS output (a head of a `DRMCard`): the policy of what to show and when. Frames are
+/// copied (damage × buffer age, turned by `rotation`) into scan-out buffers; the first frame goes
+/// out by a mode set and the next ones by page flips with events, paced by this head's own
+/// vertical blank; a busy flip is retried; the panel blanks. The card it belongs to owns the
+/// device (DRM master, hotplug, the CRTC each head drives, the CRTCs given back at the end);
+/// `init(options:…)` makes a card of its own with this one head. Everything the kernel does goes
+/// through a `KMSDevice` (atomic or legacy, or a fake in tests).
 ///
 /// Buffers the kernel may still read — the one on screen and the one a queued flip goes to —
 /// are held until they leave the screen, even when a resize replaced the set they came from.
@@ -36,32 +38,56 @@ public final class DRMDisplay: DirectFrameDisplay {
     /// not stop the display for good).
     static let flipEventTimeoutNs: Int64 = 2_000_000_000
 
-    private let options: DRMOptions
-    private let modeRequest: ModeRequest?
+    /// The connector asked for (nil: the first connected one no other head took).
+    let outputName: String?
+    private let bufferCount: Int
+    let modeRequest: ModeRequest?
     private let scheduler: any Scheduler
-    private let backend: KMSBackend
     private var logger: Logger
 
-    private var device: (any KMSDevice)?
-    private var hotplugMonitor: AnyObject?
-    private var output: KMSOutput?
+    /// The card this head belongs to. A card made with `DRMCard.init` owns its heads (this link
+    /// is weak); a display made with `init(options:…)` owns its private card (`ownCard`).
+    weak var card: DRMCard?
+    private var ownCard: DRMCard?
+    private var device: (any KMSDevice)? { card?.device }
+    private var hasMaster: Bool { card?.hasMaster ?? false }
+
+    /// The connector → CRTC → plane chain and mode this head drives (kept while inactive, to
+    /// tell a change from a return).
+    private(set) var output: KMSOutput?
     /// The scan-out buffers of the current mode size, indexed as `flips` counts them.
     private var buffers: [any ScanoutBuffer] = []
-    /// The buffer the kernel scans out (set by a mode set or a completed flip).
-    private var onScreen: (any ScanoutBuffer)?
-    /// The buffer a queued flip goes to, until its event arrives.
-    private var queued: (any ScanoutBuffer)?
+    /// The buffers the kernel holds and what is in flight.
+    private var held = Held.idle(onScreen: nil)
     private var flips = FlipScheduler(count: 2, logicalSize: Size(width: 1, height: 1))
-    private var active = false
-    private var hasMaster = true
-    /// A flip refused with EBUSY, to try again: its timer and the buffer it shows.
-    private var retry: (timer: TimerID, index: Int)?
-    private var retryAttempts = 0
-    /// Gives a queued flip up when its event does not come.
-    private var flipWatchdog: TimerID?
-    private var isShutDown = false
-    /// CRTC state found before the first mode set, restored by `shutdown()`.
-    private var saved: SavedCrtc?
+    private(set) var active = false
+    /// `shutdown()` was called: the head shows nothing more and its card gives its CRTC back.
+    private(set) var isShutDown = false
+
+    /// What the kernel holds of this head's buffers and what is in flight, as one value: a flip
+    /// cannot be queued while another waits for its retry or a buffer is lent, and the timers
+    /// live with the state they belong to.
+    private enum Held {
+        /// Nothing in flight; `onScreen` is scanned out (nil: nothing of ours, e.g. the console).
+        case idle(onScreen: (any ScanoutBuffer)?)
+        /// Buffer `index` is lent to a full frame (`beginFullFrame`), to go out by mode set or flip.
+        case lent(onScreen: (any ScanoutBuffer)?, index: Int, modeset: Bool)
+        /// The flip to buffer `index` was refused with EBUSY `attempts` times; `timer` tries again.
+        case retrying(onScreen: (any ScanoutBuffer)?, index: Int, timer: TimerID, attempts: Int)
+        /// A flip of CRTC `crtc` to `buffer` is queued; `watchdog` gives it up when its event does not come.
+        case queued(onScreen: (any ScanoutBuffer)?, buffer: any ScanoutBuffer, crtc: UInt32, watchdog: TimerID?)
+
+        var onScreen: (any ScanoutBuffer)? {
+            switch self {
+            case .idle(let b), .lent(let b, _, _), .retrying(let b, _, _, _), .queued(let b, _, _, _): return b
+            }
+        }
+        /// The buffer of the queued flip, if any.
+        var queued: (any ScanoutBuffer)? {
+            if case .queued(_, let b, _, _) = self { return b }
+            return nil
+        }
+    }
 
     /// Opens the device and picks the output (udev enumeration, the kernel's KMS objects) and
     /// follows hotplug on `loop`. See `init(options:scheduler:backend:logger:)`.
@@ -69,33 +95,26 @@ public final class DRMDisplay: DirectFrameDisplay {
         try self.init(options: options, scheduler: loop, backend: .kernel(loop: loop), logger: logger)
     }
 
-    /// Opens the device through `backend` and picks the output; timers run on `scheduler`. Does
-    /// not throw when nothing is connected (or no device exists yet): it stays inactive and
-    /// follows hotplug. Throws for bad options (unknown output or mode), permission and
-    /// capability errors.
-    public init(options: DRMOptions, scheduler: any Scheduler, backend: KMSBackend, logger: Logger) throws {
-        guard options.buffers == 2 || options.buffers == 3 else {
-            throw KioskError.config("display buffers = \(options.buffers): must be 2 or 3")
-        }
-        self.options = options
-        self.rotation = options.rotation
+    /// Opens the device through `backend` and picks the output; timers run on `scheduler`: a
+    /// `DRMCard` of its own with this display as its one head. Does not throw when nothing is
+    /// connected (or no device exists yet): it stays inactive and follows hotplug. Throws for bad
+    /// options (unknown output or mode), permission and capability errors.
+    public convenience init(options: DRMOptions, scheduler: any Scheduler, backend: KMSBackend, logger: Logger) throws {
+        try DRMCard.checkBuffers(options.buffers)
+        try self.init(head: DRMHeadOptions(output: options.output, mode: options.mode, rotation: options.rotation),
+                      buffers: options.buffers, scheduler: scheduler, logger: logger)
+        ownCard = try DRMCard(device: options.device, api: options.api, heads: [self], ownsHeads: false,
+                              scheduler: scheduler, backend: backend, logger: logger)
+    }
+
+    /// A head not yet on a card; throws for a bad mode.
+    init(head: DRMHeadOptions, buffers: Int, scheduler: any Scheduler, logger: Logger) throws {
+        outputName = head.output
+        rotation = head.rotation
+        bufferCount = buffers
+        modeRequest = try head.mode.map { try ModeRequest(parsing: $0) }
         self.scheduler = scheduler
-        self.backend = backend
         self.logger = logger
-        self.modeRequest = try options.mode.map { try ModeRequest(parsing: $0) }
-        hotplugMonitor = backend.followHotplug(logger) { [weak self] action, node in self?.hotplug(action: action, node: node) }
-        guard let path = options.device ?? backend.pickDevice() else {
-            logger.warning("no DRM device on seat0 yet; waiting for one to appear", metadata: ["drm.api": "\(options.api)"])
-            return
-        }
-        do {
-            try open(path: path)
-            try configure(announce: false)
-        } catch {
-            teardown()
-            hotplugMonitor = nil
-            throw error
-        }
     }
 
     deinit {
@@ -116,7 +135,7 @@ public final class DRMDisplay: DirectFrameDisplay {
     }
 
     public var canPresent: Bool {
-        guard active, hasMaster, !isBlanked, output != nil, retry == nil, queued == nil else { return false }
+        guard active, hasMaster, !isBlanked, output != nil, case .idle = held else { return false }
         return flips.canBegin
     }
 
@@ -144,22 +163,22 @@ public final class DRMDisplay: DirectFrameDisplay {
     public func beginFullFrame() -> PixelBuffer? {
         guard rotation == .r0, output != nil, device != nil, canPresent,
               let job = flips.beginFrame(Damage.full(flips.logicalSize)) else { return nil }
-        lent = (job.index, job.modeset)
+        held = .lent(onScreen: held.onScreen, index: job.index, modeset: job.modeset)
         lastCopiedPixels = 0
         return buffers[job.index].pixels
     }
 
     public func presentFullFrame() throws {
-        guard let job = lent else { throw KioskError.display("presentFullFrame() without beginFullFrame()") }
-        lent = nil
+        guard case .lent(let onScreen, let index, let modeset) = held else {
+            throw KioskError.display("presentFullFrame() without beginFullFrame()")
+        }
+        held = .idle(onScreen: onScreen)
+        let job = (index: index, modeset: modeset)
         guard output != nil, device != nil, job.index < buffers.count else {
             throw KioskError.display("the output went away while a frame was drawn into its buffer")
         }
         try submit(index: job.index, modeset: job.modeset)
     }
-
-    /// The buffer lent by `beginFullFrame()` and whether it goes out by mode set.
-    private var lent: (index: Int, modeset: Bool)?
 
     /// Shows buffer `index`, filled with the frame: a mode set (first frame) or a page flip.
     private func submit(index: Int, modeset: Bool) throws {
@@ -174,7 +193,7 @@ public final class DRMDisplay: DirectFrameDisplay {
                 refused(error)
                 throw error
             }
-            onScreen = back
+            held = .idle(onScreen: back)
             modesetCount += 1
             logger.info("mode set", metadata: meta)
             flips.shownByModeset(job.index)
@@ -195,7 +214,7 @@ public final class DRMDisplay: DirectFrameDisplay {
             isBlanked = blanked
             return
         }
-        waitForFlip(timeoutMs: 500)
+        card?.waitForFlips(of: [self], timeoutMs: 500)
         do {
             try device.setActive(output, !blanked)
         } catch {
@@ -212,42 +231,26 @@ public final class DRMDisplay: DirectFrameDisplay {
         }
     }
 
-    /// Gives back the CRTC found at start (its framebuffer, mode and connector) so the console
-    /// comes back, frees the buffers and drops DRM master.
+    /// Stops this head for good. Its card gives back every CRTC found at start (framebuffer,
+    /// mode and connector, so the console comes back), frees the buffers and drops DRM master once
+    /// all its heads are shut down — at once for a display made with `init(options:…)`.
     public func shutdown() {
         guard !isShutDown else { return }
-        isShutDown = true
-        hotplugMonitor = nil
-        if device != nil {
-            waitForFlip(timeoutMs: 500)
-            restoreSavedCrtc()
-        }
-        teardown()
+        card?.shutDown(self)
     }
 
     // MARK: VT / session hand-over (plain master handling)
 
-    /// Gives the device to another session (VT switch away): waits for a queued flip, drops DRM
-    /// master and stops presenting until `acquireMaster()`.
+    /// Gives the device to another session (VT switch away): `DRMCard.releaseMaster()` of the
+    /// card, which stops every head of it.
     public func releaseMaster() {
-        guard let device, hasMaster else { return }
-        waitForFlip(timeoutMs: 500)
-        device.dropMaster()
-        hasMaster = false
-        let was = active
-        deactivate(announce: false)
-        logger.info("released DRM master", metadata: meta)
-        if was { onEvent?(.inactive) }
+        card?.releaseMaster()
     }
 
-    /// Takes the device back (VT switch back): DRM master, then a full mode set and repaint.
+    /// Takes the device back (VT switch back): `DRMCard.acquireMaster()` of the card, a full mode
+    /// set and repaint of every head.
     public func acquireMaster() throws {
-        guard let device, !hasMaster else { return }
-        try device.setMaster()
-        hasMaster = true
-        flips.needModeset(full: true)
-        logger.info("acquired DRM master", metadata: meta)
-        try configure(announce: true)
+        try card?.acquireMaster()
     }
 
     // MARK: Listing
@@ -265,9 +268,15 @@ public final class DRMDisplay: DirectFrameDisplay {
     // MARK: Internals
 
     /// The framebuffers the display believes the kernel holds: on screen and queued.
-    var scanout: (onScreen: UInt32?, queued: UInt32?) { (onScreen?.fbID, queued?.fbID) }
+    var scanout: (onScreen: UInt32?, queued: UInt32?) { (held.onScreen?.fbID, held.queued?.fbID) }
 
-    private var meta: Logger.Metadata {
+    /// The CRTC a queued flip of this head goes to (its event completes it), if one is queued.
+    var queuedFlipCRTC: UInt32? {
+        if case .queued(_, _, let crtc, _) = held { return crtc }
+        return nil
+    }
+
+    var meta: Logger.Metadata {
         var m: Logger.Metadata = [:]
         if let device { m["drm.device"] = "\(device.path)" }
         if let output {
@@ -277,52 +286,21 @@ public final class DRMDisplay: DirectFrameDisplay {
         return m
     }
 
-    private func open(path: String) throws {
-        let dev = try backend.open(path, options.api)
-        if !dev.isMaster {
-            do { try dev.setMaster() } catch {
-                logger.warning("\(error)", metadata: ["drm.device": "\(path)"])
-            }
-        }
-        hasMaster = dev.isMaster
-        try dev.watchEvents { [weak self] in self?.handleDRMEvents() }
-        device = dev
-        logger.info("opened DRM device", metadata: ["drm.device": "\(path)", "drm.api": "\(dev.apiName)",
-                                                    "drm.master": "\(hasMaster)"])
-    }
-
-    /// Picks connector, mode, CRTC and plane from a fresh snapshot and (re)allocates buffers.
-    /// `announce`: tell the scene manager (.needsFullRedraw / .inactive) about changes.
-    private func configure(announce: Bool) throws {
-        guard let device else { return }
-        let res = try device.snapshot()
-        guard let connector = try DRMSelection.connector(res.connectors, named: options.output, device: device.path),
-              connector.status == .connected, !connector.modes.isEmpty else {
-            let names = res.connectors.map { "\($0.name) (\($0.status.rawValue))" }.joined(separator: ", ")
-            logger.warning("no connected output; waiting for hotplug", metadata: ["drm.device": "\(device.path)",
-                                                                                  "drm.output": "\(options.output ?? "any")",
-                                                                                  "drm.connectors": "\(names)"])
-            deactivate(announce: announce)
-            return
-        }
-        let mode = try DRMSelection.mode(connector, request: modeRequest)
-        let crtc = try DRMSelection.crtc(for: connector, encoders: res.encoders, crtcs: res.crtcs)
-        let plane = DRMSelection.primaryPlane(res.planes, crtc: crtc, format: kiosk_drm_format_xrgb8888())
-        let next = KMSOutput(connector: connector, crtc: crtc, mode: mode, plane: plane)
+    /// Drives `next` (connector, CRTC, mode and plane the card chose) from now on: checks it with
+    /// the device and (re)allocates buffers when the size changed. `announce`: tell the scene
+    /// manager (.needsFullRedraw) when it changed or the head was inactive.
+    func apply(_ next: KMSOutput, device: any KMSDevice, announce: Bool) throws {
         try device.prepare(next)
-        if saved == nil {
-            saved = SavedCrtc(crtc: crtc.id, fb: crtc.bufferID, x: UInt32(crtc.x), y: UInt32(crtc.y), mode: crtc.mode,
-                              connector: connector.id)
-        }
+        let mode = next.mode
         let sizeChanged = output.map { $0.mode.size != mode.size } ?? true
-        let changed = output.map { $0.connector.id != connector.id || $0.mode != mode || $0.crtc.id != crtc.id } ?? true
+        let changed = output.map { $0.connector.id != next.connector.id || $0.mode != mode || $0.crtc.id != next.crtc.id } ?? true
         output = next
         let replaced = sizeChanged || buffers.isEmpty
         if replaced {
-            // The set is replaced; `onScreen` and `queued` keep the buffers the kernel still reads.
+            // The set is replaced; `held` keeps the buffers the kernel still reads.
             buffers.removeAll()
-            let what = "\(device.path) \(connector.name)"
-            for _ in 0..<options.buffers {
+            let what = "\(device.path) \(next.connector.name)"
+            for _ in 0..<bufferCount {
                 buffers.append(try device.makeBuffer(size: mode.size, what: what))
             }
         }
@@ -336,12 +314,13 @@ public final class DRMDisplay: DirectFrameDisplay {
             flips.needModeset(full: true)
             cancelRetry()
         }
-        logger.info("output ready", metadata: meta.merging(["drm.crtc": "\(crtc.id)", "drm.buffers": "\(buffers.count)",
+        logger.info("output ready", metadata: meta.merging(["drm.crtc": "\(next.crtc.id)", "drm.buffers": "\(buffers.count)",
                                                             "drm.rotation": "\(rotation)"]) { a, _ in a })
         if announce && (changed || !wasActive) { onEvent?(.needsFullRedraw) }
     }
 
-    private func deactivate(announce: Bool) {
+    /// Stops presenting until the card configures this head again; the next frame sets the mode.
+    func deactivate(announce: Bool) {
         let was = active
         active = false
         flips.needModeset(full: true)
@@ -349,174 +328,98 @@ public final class DRMDisplay: DirectFrameDisplay {
         if was && announce { onEvent?(.inactive) }
     }
 
-    private func cancelRetry() {
-        if let r = retry { scheduler.cancel(r.timer); retry = nil }
-        retryAttempts = 0
+    /// The next frame sets the mode again with a complete picture (DRM master taken back).
+    func needFullModeset() {
+        flips.needModeset(full: true)
     }
 
-    /// Queues a flip to buffer `index` with an event. EBUSY (a previous flip still pending in
-    /// the kernel) is retried shortly; other errors throw.
-    private func flip(to index: Int) throws {
+    /// Presents nothing more (`shutdown()`); the card gives the CRTCs back.
+    func markShutDown() {
+        isShutDown = true
+        deactivate(announce: false)
+    }
+
+    private func cancelRetry() {
+        if case .retrying(let onScreen, _, let timer, _) = held {
+            scheduler.cancel(timer)
+            held = .idle(onScreen: onScreen)
+        }
+    }
+
+    /// Queues a flip to buffer `index` with an event (`attempt`: how often it was tried). EBUSY
+    /// (a previous flip still pending in the kernel) is retried shortly; other errors throw.
+    private func flip(to index: Int, attempt: Int = 1) throws {
         guard let device, let output else { return }
         let buffer = buffers[index]
+        let onScreen = held.onScreen
         do {
             try device.flip(output, to: buffer)
-        } catch let error as KioskError where error.errno == EBUSY && retryAttempts < Self.busyRetryLimit {
+        } catch let error as KioskError where error.errno == EBUSY && attempt <= Self.busyRetryLimit {
             busyRetries += 1
-            retryAttempts += 1
             logger.debug("page flip busy; retrying", metadata: meta)
             let timer = try scheduler.schedule(after: Self.busyRetryDelayNs) { [weak self] _ in
-                guard let self else { return }
-                self.retry = nil
+                guard let self, case .retrying(let onScreen, _, _, _) = self.held else { return }
+                self.held = .idle(onScreen: onScreen)
                 guard self.active, self.hasMaster else { return }
-                do { try self.flip(to: index) } catch {
+                do { try self.flip(to: index, attempt: attempt + 1) } catch {
                     self.logger.error("page flip failed: \(error)", metadata: self.meta)
                 }
             }
-            retry = (timer, index)
+            held = .retrying(onScreen: onScreen, index: index, timer: timer, attempts: attempt)
             return
         } catch {
-            retryAttempts = 0
             // The buffer was drawn but not shown: it must get everything again next time.
             flips.frameFailed(index)
             if let e = (error as? KioskError)?.errno, e == EINVAL || e == ENOENT || e == ENOSPC { flips.needModeset(full: false) }
             refused(error)
             throw error
         }
-        queued = buffer
         flips.flipQueued(index)
-        retryAttempts = 0
-        flipWatchdog = try? scheduler.schedule(after: Self.flipEventTimeoutNs) { [weak self] _ in
-            guard let self else { return }
-            self.flipWatchdog = nil
-            guard self.queued != nil else { return }
+        let watchdog = try? scheduler.schedule(after: Self.flipEventTimeoutNs) { [weak self] _ in
+            guard let self, self.held.queued != nil else { return }
             self.abandonFlip(after: Self.flipEventTimeoutNs / 1_000_000)
             if self.active && self.hasMaster && !self.isBlanked { self.onEvent?(.ready) }
         }
+        held = .queued(onScreen: onScreen, buffer: buffer, crtc: output.crtc.id, watchdog: watchdog)
     }
 
     /// The queued flip's event did not come within `ms`: the old front stays what we consider
     /// on screen, the frame is lost.
-    private func abandonFlip(after ms: Int64) {
+    func abandonFlip(after ms: Int64) {
+        guard case .queued(let onScreen, _, _, let watchdog) = held else { return }
         logger.warning("page flip event did not arrive within \(ms) ms", metadata: meta)
-        if let w = flipWatchdog { scheduler.cancel(w); flipWatchdog = nil }
-        queued = nil
+        if let watchdog { scheduler.cancel(watchdog) }
+        held = .idle(onScreen: onScreen)
         flips.abandonFlip()
     }
 
     /// After the kernel refused a change: EACCES/EPERM while the device says we are no longer
-    /// master means another client took it (a session switch we were not told about) — stop
-    /// presenting until `acquireMaster()`.
+    /// master means another client took it (a session switch we were not told about) — the
+    /// card stops presenting on every head until `acquireMaster()`.
     private func refused(_ error: Error) {
         guard let device, let e = (error as? KioskError)?.errno, e == EACCES || e == EPERM, !device.isMaster else { return }
-        hasMaster = false
-        logger.warning("lost DRM master: another client holds the device; presenting stops until it is given back", metadata: meta)
-        deactivate(announce: true)
+        card?.lostMaster()
     }
 
     /// A page flip's event arrived: its buffer is on screen, the one it replaced may be freed.
-    private func flipCompleted() {
+    func flipCompleted() {
         pageFlipCount += 1
-        if let w = flipWatchdog { scheduler.cancel(w); flipWatchdog = nil }
-        if let q = queued {
-            onScreen = q
-            queued = nil
+        if case .queued(_, let buffer, _, let watchdog) = held {
+            if let watchdog { scheduler.cancel(watchdog) }
+            held = .idle(onScreen: buffer)
         }
         flips.flipCompleted()
         if active && hasMaster && !isBlanked { onEvent?(.ready) }
     }
 
-    /// Reads pending device events when they wait.
-    private func handleDRMEvents() {
-        guard let device else { return }
-        do {
-            let n = try device.dispatchEvents()
-            for _ in 0..<n { flipCompleted() }
-        } catch {
-            logger.debug("\(error)", metadata: meta)
-        }
-    }
-
-    /// Waits (bounded) for a queued flip's event, dispatching it; a signal does not cut the wait short.
-    private func waitForFlip(timeoutMs: Int32) {
-        guard let device else { return }
-        let deadline = nowNanos() + Int64(timeoutMs) * 1_000_000
-        wait: while queued != nil {
-            let left = Int32(max(0, (deadline - nowNanos()) / 1_000_000))
-            do {
-                switch try device.waitForEvents(timeoutMs: left) {
-                case .ready: handleDRMEvents()
-                case .interrupted: continue wait
-                case .timedOut: break wait
-                }
-            } catch {
-                logger.warning("waiting for the page flip event failed: \(error)", metadata: meta)
-                break wait
-            }
-        }
-        if queued != nil { abandonFlip(after: Int64(timeoutMs)) }
-    }
-
-    private func restoreSavedCrtc() {
-        guard let device, let s = saved, hasMaster || device.isMaster else { return }
-        do {
-            try device.restore(s)
-            logger.info("restored the CRTC found at start", metadata: meta.merging(["drm.fb": "\(s.fb)"]) { a, _ in a })
-        } catch {
-            logger.warning("could not restore the CRTC found at start: \(error)",
-                           metadata: meta.merging(["drm.crtc": "\(s.crtc)", "drm.fb": "\(s.fb)"]) { a, _ in a })
-        }
-    }
-
-    /// Frees everything tied to the open device and lets it go (drops master first).
-    private func teardown() {
+    /// Lets go of everything tied to the open device (the device itself is the card's).
+    func detach() {
         cancelRetry()
-        lent = nil
-        if let w = flipWatchdog { scheduler.cancel(w); flipWatchdog = nil }
+        if case .queued(_, _, _, let watchdog?) = held { scheduler.cancel(watchdog) }
+        held = .idle(onScreen: nil)
         buffers.removeAll()
-        queued = nil
-        onScreen = nil
-        if let device {
-            device.unwatchEvents()
-            if device.isMaster { device.dropMaster() }
-        }
-        device = nil
         output = nil
         active = false
         flips.needModeset(full: true)
-    }
-
-    // MARK: Hotplug
-
-    /// Follows a udev event on a DRM primary node.
-    func hotplug(action: String, node: String) {
-        logger.info("udev drm event", metadata: ["udev.action": "\(action)", "drm.node": "\(node)"])
-        switch action {
-        case "remove":
-            guard let device, device.path == node else { return }
-            logger.warning("DRM device removed; waiting for it to come back", metadata: meta)
-            let was = active
-            teardown()
-            saved = nil
-            if was { onEvent?(.inactive) }
-        case "add", "change":
-            if let device {
-                guard device.path == node, hasMaster else { return }
-                do { try configure(announce: true) } catch {
-                    logger.error("reconfiguring after hotplug failed: \(error)", metadata: meta)
-                    deactivate(announce: true)
-                }
-            } else if options.device == nil || options.device == node {
-                do {
-                    try open(path: node)
-                    try configure(announce: true)
-                } catch {
-                    logger.error("using \(node) after hotplug failed: \(error)", metadata: ["drm.node": "\(node)"])
-                    teardown()
-                }
-            }
-        default:
-            break
-        }
     }
 }

@@ -90,8 +90,9 @@ public protocol KMSDevice: AnyObject {
     /// Calls `handler` on the event loop whenever events wait (then `dispatchEvents()` reads them).
     func watchEvents(_ handler: @escaping () -> Void) throws
     func unwatchEvents()
-    /// Reads the events that wait; returns how many page flips completed, oldest first.
-    func dispatchEvents() throws -> Int
+    /// Reads the events that wait; returns the CRTC id of each page flip that completed, oldest
+    /// first (the event of a flip queued on that CRTC by `flip`).
+    func dispatchEvents() throws -> [UInt32]
     /// Waits up to `timeoutMs` for events (a `poll(2)` of the device); throws on failures other
     /// than EINTR, which is reported as `.interrupted`.
     func waitForEvents(timeoutMs: Int32) throws -> KMSWait

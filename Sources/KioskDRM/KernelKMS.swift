@@ -5,27 +5,47 @@ import CDRM
 import KioskCore
 import KioskPosix
 
-/// Reads a device's events (`drmHandleEvent`) and counts the page flips that completed.
+/// Reads a device's events (`drmHandleEvent`) and tells which CRTCs' page flips completed.
+/// Each flip passes, as its user data, the token of the CRTC it was queued on; an event names its
+/// CRTC by the kernel's `crtc_id` (`page_flip_handler2`) for atomic commits, and by that token
+/// for legacy flips.
 final class DRMEvents {
     let device: DRMDeviceHandle
+    /// Whether the CRTC comes from the kernel's event (atomic) or the flip's token (legacy).
+    private let crtcFromEvent: Bool
     private var context = drmEventContext()
-    private var completed = 0
+    private var completed: [UInt32] = []
+    private var tokens: [UInt32: FlipToken] = [:]
 
-    init(device: DRMDeviceHandle) {
+    /// A flip's user data: the CRTC it was queued on and where its event is counted.
+    private final class FlipToken {
+        let crtc: UInt32
+        unowned let events: DRMEvents
+        init(crtc: UInt32, events: DRMEvents) { self.crtc = crtc; self.events = events }
+    }
+
+    init(device: DRMDeviceHandle, atomic: Bool) {
         self.device = device
-        context.version = 2
-        context.page_flip_handler = { _, _, _, _, user in
+        crtcFromEvent = atomic
+        context.version = 3
+        context.page_flip_handler2 = { _, _, _, _, crtc, user in
             guard let user else { return }
-            Unmanaged<DRMEvents>.fromOpaque(user).takeUnretainedValue().completed += 1
+            let token = Unmanaged<FlipToken>.fromOpaque(user).takeUnretainedValue()
+            let events = token.events
+            events.completed.append(events.crtcFromEvent && crtc != 0 ? crtc : token.crtc)
         }
     }
 
-    /// The user data a flip passes so that its event is counted here.
-    var user: UnsafeMutableRawPointer { Unmanaged.passUnretained(self).toOpaque() }
+    /// The user data a flip of `crtc` passes so that its event is counted here.
+    func user(crtc: UInt32) -> UnsafeMutableRawPointer {
+        let token = tokens[crtc] ?? FlipToken(crtc: crtc, events: self)
+        tokens[crtc] = token
+        return Unmanaged.passUnretained(token).toOpaque()
+    }
 
-    /// `drmHandleEvent`; the number of flips completed by the events read.
-    func dispatch() throws -> Int {
-        completed = 0
+    /// `drmHandleEvent`; the CRTCs whose flips the events read completed, oldest first.
+    func dispatch() throws -> [UInt32] {
+        completed = []
         if drmHandleEvent(device.fd, &context) != 0 {
             let e = errno
             if e != EAGAIN && e != EINTR { throw Posix.error("drmHandleEvent", path: device.path, errno: e) }
@@ -70,7 +90,7 @@ extension KernelKMS {
     func unwatchEvents() {
         if let w = watch { loop.unwatch(w); watch = nil }
     }
-    func dispatchEvents() throws -> Int { try events.dispatch() }
+    func dispatchEvents() throws -> [UInt32] { try events.dispatch() }
     func waitForEvents(timeoutMs: Int32) throws -> KMSWait { try events.wait(timeoutMs: timeoutMs) }
 
     /// "/dev/dri/card0 HDMI-A-1 1920x1080@60", for errors.

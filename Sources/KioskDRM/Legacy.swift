@@ -16,7 +16,7 @@ final class LegacyKMS: KernelKMS {
 
     init(device: DRMDeviceHandle, loop: EventLoop) {
         self.device = device
-        self.events = DRMEvents(device: device)
+        self.events = DRMEvents(device: device, atomic: false)
         self.loop = loop
     }
 
@@ -38,7 +38,7 @@ final class LegacyKMS: KernelKMS {
 
     /// `drmModePageFlip` with DRM_MODE_PAGE_FLIP_EVENT.
     func flip(_ output: KMSOutput, to buffer: any ScanoutBuffer) throws {
-        let fd = device.fd, fb = buffer.fbID, user = events.user
+        let fd = device.fd, fb = buffer.fbID, user = events.user(crtc: output.crtc.id)
         try device.call("drmModePageFlip", what(output)) {
             drmModePageFlip(fd, output.crtc.id, fb, UInt32(DRM_MODE_PAGE_FLIP_EVENT), user)
         }

@@ -40,15 +40,17 @@ private func trimmed(_ text: String) -> String {
 
 /// Pure choices of connector, mode, CRTC and plane from snapshot values.
 public enum DRMSelection {
-    /// The connector named `name` (exact kernel name, case-insensitive), or the first connected one.
-    /// Returns nil when `name` is nil and nothing is connected; an unknown name throws, listing what exists.
-    public static func connector(_ connectors: [DRMConnector], named name: String?, device: String) throws -> DRMConnector? {
+    /// The connector named `name` (exact kernel name, case-insensitive), or the first connected one
+    /// not in `taken` (ids). Returns nil when `name` is nil and nothing is left connected; an unknown
+    /// name throws, listing what exists.
+    public static func connector(_ connectors: [DRMConnector], named name: String?, device: String,
+                                 taken: Set<UInt32> = []) throws -> DRMConnector? {
         if let name {
             if let c = connectors.first(where: { $0.name.lowercased() == name.lowercased() }) { return c }
             let list = connectors.isEmpty ? "none" : connectors.map { "\($0.name) (\($0.status.rawValue))" }.joined(separator: ", ")
             throw KioskError.notFound("output \"\(name)\" does not exist on \(device); connectors: \(list)")
         }
-        return connectors.first { $0.status == .connected }
+        return connectors.first { $0.status == .connected && !taken.contains($0.id) }
     }
 
     /// The mode matching `request` on `connector`, or its preferred mode (else its first) when `request` is nil.
@@ -76,25 +78,77 @@ public enum DRMSelection {
         throw KioskError.notFound("mode \(request) is not offered by \(connector.name); modes: \(list)")
     }
 
-    /// A CRTC for `connector`: the one its current encoder drives, otherwise the first CRTC one of its
-    /// encoders can use that is not in `busy`.
-    public static func crtc(for connector: DRMConnector, encoders: [DRMEncoder], crtcs: [DRMCrtc], busy: Set<UInt32> = []) throws -> DRMCrtc {
-        if connector.encoderID != 0, let enc = encoders.first(where: { $0.id == connector.encoderID }), enc.crtcID != 0,
-           let c = crtcs.first(where: { $0.id == enc.crtcID }) {
-            return c
+    /// A distinct CRTC for every connector in `connectors` (connector id → CRTC), each reached
+    /// through one of the connector's encoders (its `possibleCRTCs`), no encoder used twice. A
+    /// connector keeps the CRTC its current encoder drives when all still fit that way (earlier
+    /// connectors first); otherwise the assignment is searched (a greedy pick fails for masks
+    /// such as A: {0, 1}, B: {0}). Throws naming `device`, the connectors that cannot be driven
+    /// and the CRTCs that exist when the card cannot drive them all at once.
+    public static func assignCRTCs(connectors: [DRMConnector], encoders: [DRMEncoder], crtcs: [DRMCrtc],
+                                   device: String) throws -> [UInt32: DRMCrtc] {
+        let found = matchCRTCs(connectors: connectors, encoders: encoders, crtcs: crtcs)
+        guard found.unassigned.isEmpty else {
+            let names = found.unassigned.map(\.name).joined(separator: ", ")
+            let all = crtcs.isEmpty ? "none" : crtcs.map { "\($0.id)" }.joined(separator: ", ")
+            throw KioskError.display("\(device) cannot drive \(connectors.map(\.name).joined(separator: ", ")) at once: "
+                                     + "no CRTC left for \(names) (every output needs a CRTC of its own that one of its encoders can use; "
+                                     + "CRTCs: \(all))")
         }
-        for eid in connector.encoderIDs {
-            guard let enc = encoders.first(where: { $0.id == eid }) else { continue }
-            for c in crtcs where enc.possibleCRTCs & (1 << UInt32(c.index)) != 0 && !busy.contains(c.id) {
-                return c
-            }
-        }
-        throw KioskError.display("no free CRTC can drive connector \(connector.name)")
+        return found.assigned
     }
 
-    /// The primary plane of CRTC `crtc` that scans out `format`, if any.
-    public static func primaryPlane(_ planes: [DRMPlane], crtc: DRMCrtc, format: UInt32) -> DRMPlane? {
-        planes.first { $0.kind == .primary && $0.possibleCRTCs & (1 << UInt32(crtc.index)) != 0 && $0.formats.contains(format) }
+    /// The largest assignment `assignCRTCs` can make: the CRTC of each connector it could drive,
+    /// and the connectors left without one (later connectors are the ones left out).
+    static func matchCRTCs(connectors: [DRMConnector], encoders: [DRMEncoder], crtcs: [DRMCrtc])
+        -> (assigned: [UInt32: DRMCrtc], unassigned: [DRMConnector]) {
+        // Each connector's ways to be driven, its current (encoder, CRTC) first.
+        let choices: [[(encoder: UInt32, crtc: Int)]] = connectors.map { c in
+            var out: [(encoder: UInt32, crtc: Int)] = []
+            for eid in c.encoderIDs {
+                guard let enc = encoders.first(where: { $0.id == eid }) else { continue }
+                for (i, k) in crtcs.enumerated() where enc.possibleCRTCs & (1 << UInt32(k.index)) != 0 {
+                    out.append((eid, i))
+                }
+            }
+            if let cur = encoders.first(where: { $0.id == c.encoderID && $0.crtcID != 0 }),
+               let at = out.firstIndex(where: { $0.encoder == cur.id && crtcs[$0.crtc].id == cur.crtcID }) {
+                out.insert(out.remove(at: at), at: 0)
+            }
+            return out
+        }
+        // Depth-first in that order, skipping a connector only as the last resort: the first
+        // complete assignment found wins; otherwise the one driving the most connectors.
+        var best: [Int?] = Array(repeating: nil, count: connectors.count)
+        var bestCount = -1
+        var pick: [Int?] = best
+        var usedEncoders = Set<UInt32>(), usedCRTCs = Set<Int>()
+        func search(_ n: Int, _ count: Int) -> Bool {
+            if count + (connectors.count - n) <= bestCount { return false }
+            if n == connectors.count {
+                best = pick
+                bestCount = count
+                return count == connectors.count
+            }
+            for (k, way) in choices[n].enumerated() where !usedEncoders.contains(way.encoder) && !usedCRTCs.contains(way.crtc) {
+                usedEncoders.insert(way.encoder); usedCRTCs.insert(way.crtc); pick[n] = k
+                defer { usedEncoders.remove(way.encoder); usedCRTCs.remove(way.crtc); pick[n] = nil }
+                if search(n + 1, count + 1) { return true }
+            }
+            return search(n + 1, count)
+        }
+        _ = search(0, 0)
+        var assigned: [UInt32: DRMCrtc] = [:]
+        var unassigned: [DRMConnector] = []
+        for (n, c) in connectors.enumerated() {
+            if let k = best[n] { assigned[c.id] = crtcs[choices[n][k].crtc] } else { unassigned.append(c) }
+        }
+        return (assigned, unassigned)
+    }
+
+    /// The primary plane of CRTC `crtc` that scans out `format`, if any (not one in `taken`).
+    public static func primaryPlane(_ planes: [DRMPlane], crtc: DRMCrtc, format: UInt32, taken: Set<UInt32> = []) -> DRMPlane? {
+        planes.first { $0.kind == .primary && $0.possibleCRTCs & (1 << UInt32(crtc.index)) != 0 && $0.formats.contains(format)
+            && !taken.contains($0.id) }
     }
 }
 

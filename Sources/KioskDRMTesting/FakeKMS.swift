@@ -6,13 +6,16 @@ import KioskDRM
 import KioskPosix
 import Logging
 
-/// A KMS device in memory, for tests of `DRMDisplay`: one CRTC that shows a framebuffer, a flip
-/// that stays queued until the test lets the vertical blank happen, and the failures a real
-/// device produces — EBUSY on a flip, EACCES once another client took DRM master, a connector
-/// that vanishes, a flip event that never comes, a wait cut short by a signal. It records what
-/// was committed and which buffers were made and freed (and whether one was freed while the
-/// kernel still read it), whether a framebuffer was drawn into while the CRTC scanned it out,
-/// and, optionally, virtio-gpu's blank scan-out after a mode set that keeps the framebuffer.
+/// A KMS device in memory, for tests of `DRMDisplay` and `DRMCard`: connectors, encoders and
+/// CRTCs that each show a framebuffer, a flip that stays queued until the test lets that CRTC's
+/// vertical blank happen, and the failures a real device produces — EBUSY on a flip (of any CRTC
+/// or of one), EACCES once another client took DRM master, a connector that vanishes or is
+/// unplugged, a flip event that never comes, a wait cut short by a signal. It records what was
+/// committed and which buffers were made and freed (and whether one was freed while the kernel
+/// still read it), whether a framebuffer was drawn into while a CRTC scanned it out, and,
+/// optionally, virtio-gpu's blank scan-out after a mode set that keeps the framebuffer. Mode sets,
+/// completed flips and restores show in `snapshot()` as the kernel's would (the encoder bound to
+/// the CRTC, its framebuffer and mode).
 ///
 /// Errors read like the kernel implementations' (`drmModePageFlip /dev/dri/card0 Virtual-1
 /// 1280x800@60 failed: Device or resource busy (errno 16)`).
@@ -34,6 +37,33 @@ public final class FakeKMS: KMSDevice {
         }
     }
 
+    /// What one CRTC scans out.
+    public struct Scanout: Equatable, Sendable {
+        /// The framebuffer the CRTC scans out (nil: off).
+        public var onScreenFB: UInt32?
+        /// The framebuffer a queued flip goes to, until `completeFlip`.
+        public var pendingFlipFB: UInt32?
+        /// The framebuffer a viewer sees (blanking aside): `onScreenFB`, but nil while the scan-out
+        /// is off after a mode set that kept the framebuffer (`modesetKeepingFBBlanks`).
+        public var displayedFB: UInt32?
+        /// The mode the CRTC runs: the CRTC's at start, then each mode set's.
+        public var mode: DRMMode?
+        /// The pixels of the framebuffer on screen when it went there.
+        var shownPixels: [UInt32]?
+    }
+
+    /// One output of `outputs(_:crtcs:consoleFB:)`: a connector with its modes and status.
+    public struct Output: Sendable, Equatable {
+        public var name: String
+        public var modes: [DRMMode]
+        public var status: DRMConnector.Status
+        /// The CRTCs (bit = index) its encoder can drive; nil: every CRTC.
+        public var possibleCRTCs: UInt32?
+        public init(_ name: String, modes: [DRMMode], status: DRMConnector.Status = .connected, possibleCRTCs: UInt32? = nil) {
+            self.name = name; self.modes = modes; self.status = status; self.possibleCRTCs = possibleCRTCs
+        }
+    }
+
     public let path: String
     public var apiName: String { "fake" }
     /// What `snapshot()` returns; change it (then `hotplug()`) to plug, unplug or resize.
@@ -43,39 +73,32 @@ public final class FakeKMS: KMSDevice {
     public private(set) var masterHeldElsewhere = false
     /// Every mode set, flip, blank and restore accepted, in order.
     public private(set) var committed: [Commit] = []
-    /// The framebuffer the CRTC scans out (nil: off).
-    public private(set) var onScreenFB: UInt32?
-    /// The framebuffer a queued flip goes to, until `completeFlip()`.
-    public private(set) var pendingFlipFB: UInt32?
+    /// What each CRTC scans out, by CRTC id.
+    public private(set) var scanouts: [UInt32: Scanout] = [:]
     /// Framebuffers made, and freed, in order.
     public private(set) var created: [UInt32] = []
     public private(set) var freed: [UInt32] = []
     /// Framebuffers freed while on screen or queued (the kernel would have turned the CRTC off
     /// or flipped to freed memory).
     public private(set) var freedWhileInUse: [UInt32] = []
-    /// errno values the next flips fail with, one per flip (e.g. `[EBUSY, EBUSY]`).
+    /// errno values the next flips (of any CRTC) fail with, one per flip (e.g. `[EBUSY, EBUSY]`).
     public var flipErrors: [Int32] = []
+    /// errno values the next flips of one CRTC (by id) fail with, after `flipErrors`.
+    public var flipErrorsOfCRTC: [UInt32: [Int32]] = [:]
     /// Flips still happen at the vertical blank but their events are never delivered.
     public var flipEventsLost = false
     /// The next `waitForEvents` calls return `.interrupted` (EINTR) this many times.
     public var interruptedWaits = 0
     /// `waitForEvents` calls made (with their timeouts).
     public private(set) var waits: [Int32] = []
-    /// Flip events waiting to be read.
-    public private(set) var eventsWaiting = 0
-    /// The mode the CRTC runs: the CRTC's at start, then each mode set's.
-    public private(set) var mode: DRMMode?
+    /// The CRTCs of the flip events waiting to be read.
+    public private(set) var eventsWaiting: [UInt32] = []
     /// As virtio-gpu does (Linux 6.12): a mode set that changes the mode but keeps the framebuffer
     /// the CRTC scanned out turns the scan-out off (`displayedFB` nil) until the next flip.
     public var modesetKeepingFBBlanks = false
-    /// The framebuffer a viewer sees (blanking aside): `onScreenFB`, but nil while the scan-out is
-    /// off after a mode set that kept the framebuffer (`modesetKeepingFBBlanks`).
-    public private(set) var displayedFB: UInt32?
-    /// Framebuffers whose pixels changed while the CRTC scanned them out (seen at the next mode
+    /// Framebuffers whose pixels changed while a CRTC scanned them out (seen at the next mode
     /// set, flip, flip completion or restore): a frame drawn into the front buffer.
     public private(set) var drawnWhileOnScreen: [UInt32] = []
-    /// The pixels of the framebuffer on screen when it went there.
-    private var shownPixels: (fb: UInt32, pixels: [UInt32])?
 
     private var eventHandler: (() -> Void)?
     private var hotplugHandler: ((String, String) -> Void)?
@@ -83,24 +106,45 @@ public final class FakeKMS: KMSDevice {
     private var nextFB: UInt32 = 100
     private struct Weak { weak var buffer: FakeBuffer? }
 
-    /// A device with `resources`; the CRTCs' `bufferID`s are what is on screen at start.
+    /// A device with `resources`; the CRTCs' `bufferID`s and modes are what they show at start.
     public init(path: String = "/dev/dri/card0", resources: DRMResources) {
         self.path = path
         self.resources = resources
-        let crtc = resources.crtcs.first(where: { $0.bufferID != 0 })
-        onScreenFB = crtc?.bufferID
-        displayedFB = onScreenFB
-        mode = crtc?.mode
+        for c in resources.crtcs {
+            let fb = c.bufferID == 0 ? nil : c.bufferID
+            scanouts[c.id] = Scanout(onScreenFB: fb, pendingFlipFB: nil, displayedFB: fb, mode: c.mode)
+        }
     }
 
     /// One connector `name` with the given modes (the first preferred), one encoder, one CRTC
     /// showing framebuffer `consoleFB` in the first mode, one primary plane.
     public static func oneOutput(name: String = "Virtual-1", modes: [DRMMode], consoleFB: UInt32 = 7) -> DRMResources {
-        DRMResources(
-            connectors: [DRMConnector(id: 30, name: name, status: .connected, modes: modes, encoderID: 20, encoderIDs: [20])],
-            encoders: [DRMEncoder(id: 20, crtcID: 10, possibleCRTCs: 1)],
-            crtcs: [DRMCrtc(id: 10, index: 0, bufferID: consoleFB, mode: modes.first)],
-            planes: [DRMPlane(id: 40, kind: .primary, possibleCRTCs: 1, crtcID: 10, formats: [0x3432_5258])])
+        outputs([Output(name, modes: modes)], consoleFB: consoleFB)
+    }
+
+    /// Connectors 30, 31, … for `outputs`, each with an encoder of its own (20, 21, …), `crtcs`
+    /// CRTCs (10, 11, …; default one an output) with a primary plane each (40, 41, …). The first
+    /// connected outputs are driven at start: connector i through encoder i by CRTC i, showing
+    /// framebuffer `consoleFB + i` in its first mode (the console).
+    public static func outputs(_ outputs: [Output], crtcs: Int? = nil, consoleFB: UInt32 = 7) -> DRMResources {
+        let n = crtcs ?? outputs.count
+        let all = n >= 32 ? UInt32.max : (UInt32(1) << UInt32(n)) - 1
+        var connectors: [DRMConnector] = [], encoders: [DRMEncoder] = []
+        var crtcList = (0..<n).map { DRMCrtc(id: 10 + UInt32($0), index: $0) }
+        for (i, o) in outputs.enumerated() {
+            let eid = 20 + UInt32(i)
+            let lit = i < n && o.status == .connected
+            if lit {
+                crtcList[i].bufferID = consoleFB + UInt32(i)
+                crtcList[i].mode = o.modes.first
+            }
+            connectors.append(DRMConnector(id: 30 + UInt32(i), name: o.name, status: o.status, modes: o.modes,
+                                           encoderID: lit ? eid : 0, encoderIDs: [eid]))
+            encoders.append(DRMEncoder(id: eid, crtcID: lit ? 10 + UInt32(i) : 0, possibleCRTCs: o.possibleCRTCs ?? all))
+        }
+        let planes = (0..<n).map { DRMPlane(id: 40 + UInt32($0), kind: .primary, possibleCRTCs: 1 << UInt32($0), crtcID: 10 + UInt32($0),
+                                            formats: [0x3432_5258]) }
+        return DRMResources(connectors: connectors, encoders: encoders, crtcs: crtcList, planes: planes)
     }
 
     /// A backend that opens this device (for `device`, or whatever is asked when nil) and lets
@@ -117,6 +161,18 @@ public final class FakeKMS: KMSDevice {
                 return self
             })
     }
+
+    // MARK: The first CRTC (a device with one output)
+
+    /// The framebuffer the first CRTC scans out (nil: off).
+    public var onScreenFB: UInt32? { firstScanout?.onScreenFB }
+    /// The framebuffer a queued flip of the first CRTC goes to, until `completeFlip()`.
+    public var pendingFlipFB: UInt32? { firstScanout?.pendingFlipFB }
+    /// What a viewer sees on the first CRTC (see `Scanout.displayedFB`).
+    public var displayedFB: UInt32? { firstScanout?.displayedFB }
+    /// The mode the first CRTC runs.
+    public var mode: DRMMode? { firstScanout?.mode }
+    private var firstScanout: Scanout? { resources.crtcs.first.flatMap { scanouts[$0.id] } }
 
     // MARK: What a test does to the device
 
@@ -149,18 +205,18 @@ public final class FakeKMS: KMSDevice {
     /// The other client lets master go (`setMaster` succeeds again).
     public func releaseOtherMaster() { masterHeldElsewhere = false }
 
-    /// The vertical blank: a queued flip takes effect and its event (unless lost) is delivered.
-    /// Returns false when no flip was queued.
+    /// The vertical blank of CRTC `crtc` (nil: of every CRTC, in order): a queued flip takes effect
+    /// and its event (unless lost) is delivered. Returns false when no flip was queued there.
     @discardableResult
-    public func completeFlip() -> Bool {
-        guard let fb = pendingFlipFB else { return false }
-        pendingFlipFB = nil
-        show(fb)
-        if !flipEventsLost {
-            eventsWaiting += 1
-            eventHandler?()
+    public func completeFlip(crtc: UInt32? = nil) -> Bool {
+        let ids = crtc.map { [$0] } ?? resources.crtcs.map(\.id)
+        var any = false
+        for id in ids where takePendingFlip(id) {
+            any = true
+            if !flipEventsLost { eventsWaiting.append(id) }
         }
-        return true
+        if any && !flipEventsLost { eventHandler?() }
+        return any
     }
 
     /// The pixel at physical (x, y) of live framebuffer `fb` (XRGB8888), nil if it was freed.
@@ -168,6 +224,12 @@ public final class FakeKMS: KMSDevice {
         guard let b = buffers[fb]?.buffer else { return nil }
         return (b.pixels.base + y * b.pixels.stride).load(fromByteOffset: x * 4, as: UInt32.self)
     }
+
+    /// The framebuffer CRTC `crtc` scans out (nil: off).
+    public func onScreenFB(crtc: UInt32) -> UInt32? { scanouts[crtc]?.onScreenFB }
+
+    /// The framebuffer a queued flip of CRTC `crtc` goes to.
+    public func pendingFlipFB(crtc: UInt32) -> UInt32? { scanouts[crtc]?.pendingFlipFB }
 
     /// All pixels of live framebuffer `fb`, row by row.
     private func contents(_ fb: UInt32) -> [UInt32]? {
@@ -180,19 +242,28 @@ public final class FakeKMS: KMSDevice {
         return out
     }
 
-    /// Notes a change of the pixels on screen since they went there.
-    private func checkFront() {
-        guard let s = shownPixels, s.fb == onScreenFB, let now = contents(s.fb), now != s.pixels else { return }
-        drawnWhileOnScreen.append(s.fb)
-        shownPixels = (s.fb, now)
+    /// Notes a change of the pixels CRTC `crtc` shows since they went there.
+    private func checkFront(_ crtc: UInt32) {
+        guard let s = scanouts[crtc], let fb = s.onScreenFB, let was = s.shownPixels, let now = contents(fb), now != was else { return }
+        drawnWhileOnScreen.append(fb)
+        scanouts[crtc]?.shownPixels = now
     }
 
-    /// `fb` is scanned out (and seen) from now on.
-    private func show(_ fb: UInt32?) {
-        checkFront()
-        onScreenFB = fb
-        displayedFB = fb
-        shownPixels = fb.flatMap { f in contents(f).map { (f, $0) } }
+    /// CRTC `crtc` scans out `fb` (and is seen) from now on.
+    private func show(_ fb: UInt32?, on crtc: UInt32) {
+        checkFront(crtc)
+        scanouts[crtc, default: Scanout()].onScreenFB = fb
+        scanouts[crtc]?.displayedFB = fb
+        scanouts[crtc]?.shownPixels = fb.flatMap { contents($0) }
+        if let k = resources.crtcs.firstIndex(where: { $0.id == crtc }) { resources.crtcs[k].bufferID = fb ?? 0 }
+    }
+
+    /// A queued flip of `crtc` takes effect; false when none was queued.
+    private func takePendingFlip(_ crtc: UInt32) -> Bool {
+        guard let fb = scanouts[crtc]?.pendingFlipFB else { return false }
+        scanouts[crtc]?.pendingFlipFB = nil
+        show(fb, on: crtc)
+        return true
     }
 
     /// The framebuffers alive now (made and not freed).
@@ -230,24 +301,45 @@ public final class FakeKMS: KMSDevice {
     }
 
     public func modeset(_ output: KMSOutput, buffer: any ScanoutBuffer, active: Bool) throws {
+        let crtc = output.crtc.id
         try mustBeMaster("drmModeSetCrtc(mode set)", what(output))
-        if pendingFlipFB != nil { throw Posix.error("drmModeSetCrtc(mode set)", path: what(output), errno: EBUSY) }
-        committed.append(.modeset(connector: output.connector.name, crtc: output.crtc.id, fb: buffer.fbID, size: buffer.size, active: active))
-        let sameFBOtherMode = buffer.fbID == onScreenFB && output.mode != mode
-        mode = output.mode
-        show(buffer.fbID)
-        if sameFBOtherMode && modesetKeepingFBBlanks { displayedFB = nil }
+        if scanouts[crtc]?.pendingFlipFB != nil { throw Posix.error("drmModeSetCrtc(mode set)", path: what(output), errno: EBUSY) }
+        committed.append(.modeset(connector: output.connector.name, crtc: crtc, fb: buffer.fbID, size: buffer.size, active: active))
+        let sameFBOtherMode = buffer.fbID == scanouts[crtc]?.onScreenFB && output.mode != scanouts[crtc]?.mode
+        scanouts[crtc, default: Scanout()].mode = output.mode
+        show(buffer.fbID, on: crtc)
+        if sameFBOtherMode && modesetKeepingFBBlanks { scanouts[crtc]?.displayedFB = nil }
+        bind(output)
+    }
+
+    /// As the kernel's objects read after a mode set: the connector's encoder drives the CRTC in the mode.
+    private func bind(_ output: KMSOutput) {
+        let crtc = output.crtc
+        if let k = resources.crtcs.firstIndex(where: { $0.id == crtc.id }) { resources.crtcs[k].mode = output.mode }
+        guard let c = resources.connectors.firstIndex(where: { $0.id == output.connector.id }),
+              let eid = resources.connectors[c].encoderIDs.first(where: { id in
+                  resources.encoders.contains { $0.id == id && $0.possibleCRTCs & (1 << UInt32(crtc.index)) != 0 }
+              }) else { return }
+        for e in resources.encoders.indices {
+            if resources.encoders[e].id == eid { resources.encoders[e].crtcID = crtc.id } else if resources.encoders[e].crtcID == crtc.id { resources.encoders[e].crtcID = 0 }
+        }
+        resources.connectors[c].encoderID = eid
     }
 
     public func flip(_ output: KMSOutput, to buffer: any ScanoutBuffer) throws {
+        let crtc = output.crtc.id
         try mustBeMaster("drmModePageFlip", what(output))
         if !flipErrors.isEmpty {
             throw Posix.error("drmModePageFlip", path: what(output), errno: flipErrors.removeFirst())
         }
-        if pendingFlipFB != nil { throw Posix.error("drmModePageFlip", path: what(output), errno: EBUSY) }
-        checkFront()
+        if let e = flipErrorsOfCRTC[crtc]?.first {
+            flipErrorsOfCRTC[crtc]?.removeFirst()
+            throw Posix.error("drmModePageFlip", path: what(output), errno: e)
+        }
+        if scanouts[crtc]?.pendingFlipFB != nil { throw Posix.error("drmModePageFlip", path: what(output), errno: EBUSY) }
+        checkFront(crtc)
         committed.append(.flip(fb: buffer.fbID))
-        pendingFlipFB = buffer.fbID
+        scanouts[crtc, default: Scanout()].pendingFlipFB = buffer.fbID
     }
 
     public func setActive(_ output: KMSOutput, _ active: Bool) throws {
@@ -258,33 +350,31 @@ public final class FakeKMS: KMSDevice {
     public func restore(_ saved: SavedCrtc) throws {
         try mustBeMaster("drmModeSetCrtc(restore CRTC \(saved.crtc))", path)
         committed.append(.restore(saved))
-        show(saved.fb == 0 ? nil : saved.fb)
-        mode = saved.mode
+        show(saved.fb == 0 ? nil : saved.fb, on: saved.crtc)
+        scanouts[saved.crtc]?.mode = saved.mode
+        if let k = resources.crtcs.firstIndex(where: { $0.id == saved.crtc }) { resources.crtcs[k].mode = saved.mode }
     }
 
     public func watchEvents(_ handler: @escaping () -> Void) throws { eventHandler = handler }
     public func unwatchEvents() { eventHandler = nil }
 
-    public func dispatchEvents() throws -> Int {
-        let n = eventsWaiting
-        eventsWaiting = 0
-        return n
+    public func dispatchEvents() throws -> [UInt32] {
+        defer { eventsWaiting = [] }
+        return eventsWaiting
     }
 
-    /// EINTR while `interruptedWaits` lasts; else events waiting, or a queued flip that
-    /// completes during the wait (unless its event is lost); else the time runs out at once.
+    /// EINTR while `interruptedWaits` lasts; else events waiting, or the queued flips, which
+    /// complete during the wait (unless their events are lost); else the time runs out at once.
     public func waitForEvents(timeoutMs: Int32) throws -> KMSWait {
         waits.append(timeoutMs)
         if interruptedWaits > 0 {
             interruptedWaits -= 1
             return .interrupted
         }
-        if eventsWaiting > 0 { return .ready }
-        if let fb = pendingFlipFB, !flipEventsLost {
-            pendingFlipFB = nil
-            show(fb)
-            eventsWaiting += 1
-            return .ready
+        if !eventsWaiting.isEmpty { return .ready }
+        if !flipEventsLost {
+            for c in resources.crtcs where takePendingFlip(c.id) { eventsWaiting.append(c.id) }
+            if !eventsWaiting.isEmpty { return .ready }
         }
         return .timedOut
     }
@@ -292,10 +382,15 @@ public final class FakeKMS: KMSDevice {
     fileprivate func bufferFreed(_ fb: UInt32) {
         freed.append(fb)
         buffers[fb] = nil
-        if fb == onScreenFB || fb == pendingFlipFB {
+        for (crtc, s) in scanouts where fb == s.onScreenFB || fb == s.pendingFlipFB {
             freedWhileInUse.append(fb)
             // As drmModeRmFB does: a CRTC scanning out a removed framebuffer is turned off.
-            if fb == onScreenFB { onScreenFB = nil; displayedFB = nil; shownPixels = nil }
+            if fb == s.onScreenFB {
+                scanouts[crtc]?.onScreenFB = nil
+                scanouts[crtc]?.displayedFB = nil
+                scanouts[crtc]?.shownPixels = nil
+                if let k = resources.crtcs.firstIndex(where: { $0.id == crtc }) { resources.crtcs[k].bufferID = 0 }
+            }
         }
     }
 }

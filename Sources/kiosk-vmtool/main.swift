@@ -29,6 +29,8 @@ usage:
       Runs kioskd's libinput source and prints one "vmtool: event …" line per input event.
   kiosk-vmtool drm …
       DRM probes (DRMProbe.swift).
+  kiosk-vmtool drm-heads [--device PATH] [--api A] [--mode WxH] [--flips N] OUTPUT=RRGGBB …
+      One DRM card driving several heads at once (DRMHeadsProbe.swift).
   kiosk-vmtool vt activate N [--timeout-ms MS] [--device PATH] | vt active
       Switches virtual consoles (VT_ACTIVATE, bounded wait), or prints the active one.
 """
@@ -157,6 +159,7 @@ do {
     case "keys": try runKeys(argv.dropFirst(2))
     case "input-events": try runInputEvents(argv.dropFirst(2))
     case "drm": DRMProbe.main(Array(argv.dropFirst(2)))
+    case "drm-heads": DRMHeadsProbe.main(Array(argv.dropFirst(2)))
     case "vt": VTTool.main(argv.dropFirst(2))
     case "-h", "--help", "help": print(usage)
     default: fail("unknown command '\(argv[1])'\n\(usage)", code: 2)

@@ -44,7 +44,7 @@ final class Rig {
     let logs = LogLines()
     let display: DRMDisplay
     var events: [DisplayEvent] = []
-    private var frame: PixelBuffer?
+    private let painter = Painter()
 
     init(modes: [DRMMode] = [Rig.big], output: String? = nil, buffers: Int = 2) throws {
         kms = FakeKMS(resources: FakeKMS.oneOutput(modes: modes))
@@ -56,12 +56,28 @@ final class Rig {
     deinit {
         display.onEvent = nil
         display.shutdown()
-        frame?.base.deallocate()
     }
 
     /// Presents a frame of one colour (`damage`, else the whole frame, marked changed), then
     /// ends the loop iteration.
     func present(_ color: UInt32, damage: Damage? = nil) throws {
+        defer { loop.runDeferred() }
+        try painter.present(color, on: display, damage: damage)
+    }
+
+    func modeset(fb: UInt32, _ mode: DRMMode = Rig.big, active: Bool = true) -> FakeKMS.Commit {
+        .modeset(connector: "Virtual-1", crtc: 10, fb: fb, size: mode.size, active: active)
+    }
+}
+
+/// Frames of one colour for a display, in a buffer of the display's logical size.
+final class Painter {
+    private var frame: PixelBuffer?
+
+    deinit { frame?.base.deallocate() }
+
+    /// Presents a frame of one colour on `display` (`damage`, else the whole frame, marked changed).
+    func present(_ color: UInt32, on display: DRMDisplay, damage: Damage? = nil) throws {
         let size = display.logicalSize ?? frame?.size ?? Size(width: 1, height: 1)
         if frame?.size != size {
             frame?.base.deallocate()
@@ -69,12 +85,7 @@ final class Rig {
         }
         let f = frame!
         for i in 0..<size.area { f.base.storeBytes(of: color, toByteOffset: i * 4, as: UInt32.self) }
-        defer { loop.runDeferred() }
         try display.present(f, damage: damage ?? Damage.full(size))
-    }
-
-    func modeset(fb: UInt32, _ mode: DRMMode = Rig.big, active: Bool = true) -> FakeKMS.Commit {
-        .modeset(connector: "Virtual-1", crtc: 10, fb: fb, size: mode.size, active: active)
     }
 }
 

@@ -82,17 +82,74 @@ private let connectors = [
         #expect(throws: KioskError.self) { _ = try DRMSelection.mode(connectors[0], request: nil) }
     }
 
-    @Test func crtcChoice() throws {
-        let encoders = [DRMEncoder(id: 51, crtcID: 0, possibleCRTCs: 0b110), DRMEncoder(id: 52, crtcID: 31, possibleCRTCs: 0b011)]
-        let crtcs = [DRMCrtc(id: 30, index: 0), DRMCrtc(id: 31, index: 1), DRMCrtc(id: 32, index: 2)]
-        // Already driven: keep its CRTC.
-        var dp = connectors[2]; dp.encoderID = 52
-        #expect(try DRMSelection.crtc(for: dp, encoders: encoders, crtcs: crtcs).id == 31)
-        // Not driven: first possible CRTC (bit 1 → id 31), skipping busy ones.
-        #expect(try DRMSelection.crtc(for: connectors[1], encoders: encoders, crtcs: crtcs).id == 31)
-        #expect(try DRMSelection.crtc(for: connectors[1], encoders: encoders, crtcs: crtcs, busy: [31]).id == 32)
-        #expect(throws: KioskError.self) {
-            _ = try DRMSelection.crtc(for: connectors[1], encoders: encoders, crtcs: crtcs, busy: [31, 32])
+    /// A card's connectors, encoders (id 50 + n) and CRTCs (id 30 + index), and the CRTC each
+    /// connector must get (nil: the assignment must fail naming `unassigned`).
+    struct CRTCCase: Sendable, CustomStringConvertible {
+        var description: String
+        /// Per connector: its encoders and the CRTC its current encoder drives (nil: none).
+        var connectors: [(encoders: [UInt32], current: UInt32?)]
+        /// Per encoder id: possible_crtcs.
+        var encoders: [UInt32: UInt32]
+        var crtcCount: Int
+        /// The CRTC id each connector gets, in order; nil: it throws.
+        var expected: [UInt32]?
+        /// The connectors the error names (when `expected` is nil).
+        var unassigned: [String] = []
+
+        var res: (connectors: [DRMConnector], encoders: [DRMEncoder], crtcs: [DRMCrtc]) {
+            var encs = encoders.keys.sorted().map { DRMEncoder(id: $0, crtcID: 0, possibleCRTCs: encoders[$0]!) }
+            let conns = connectors.enumerated().map { i, c -> DRMConnector in
+                var enc: UInt32 = 0
+                if let cur = c.current, let e = encs.firstIndex(where: { c.encoders.contains($0.id) && $0.crtcID == 0 }) {
+                    encs[e].crtcID = cur
+                    enc = encs[e].id
+                }
+                return DRMConnector(id: 40 + UInt32(i), name: "OUT-\(i + 1)", status: .connected, modes: [], encoderID: enc,
+                                    encoderIDs: c.encoders)
+            }
+            return (conns, encs, (0..<crtcCount).map { DRMCrtc(id: 30 + UInt32($0), index: $0) })
+        }
+    }
+
+    static let crtcCases: [CRTCCase] = [
+        CRTCCase(description: "one output a CRTC", connectors: [([50], nil), ([51], nil)], encoders: [50: 0b11, 51: 0b11],
+                 crtcCount: 2, expected: [30, 31]),
+        CRTCCase(description: "greedy fails: A {0,1}, B {0}", connectors: [([50], nil), ([51], nil)], encoders: [50: 0b11, 51: 0b01],
+                 crtcCount: 2, expected: [31, 30]),
+        CRTCCase(description: "the current CRTC is kept", connectors: [([50], 31), ([51], nil)], encoders: [50: 0b11, 51: 0b11],
+                 crtcCount: 2, expected: [31, 30]),
+        CRTCCase(description: "the current CRTC is left when the other output needs it", connectors: [([50], 30), ([51], nil)],
+                 encoders: [50: 0b11, 51: 0b01], crtcCount: 2, expected: [31, 30]),
+        CRTCCase(description: "three searched: A {0,1,2}, B {0,1}, C {0}", connectors: [([50], nil), ([51], nil), ([52], nil)],
+                 encoders: [50: 0b111, 51: 0b011, 52: 0b001], crtcCount: 3, expected: [32, 31, 30]),
+        CRTCCase(description: "encoders shared MST-style, one a CRTC", connectors: [([50, 51], nil), ([50, 51], nil)],
+                 encoders: [50: 0b01, 51: 0b10], crtcCount: 2, expected: [30, 31]),
+        CRTCCase(description: "fewer CRTCs than outputs", connectors: [([50], nil), ([51], nil), ([52], nil)],
+                 encoders: [50: 0b11, 51: 0b11, 52: 0b11], crtcCount: 2, expected: nil, unassigned: ["OUT-3"]),
+        CRTCCase(description: "one encoder shared by two outputs", connectors: [([50], nil), ([50], nil)], encoders: [50: 0b11],
+                 crtcCount: 2, expected: nil, unassigned: ["OUT-2"]),
+        CRTCCase(description: "no CRTC any encoder can use", connectors: [([50], nil)], encoders: [50: 0b100], crtcCount: 2,
+                 expected: nil, unassigned: ["OUT-1"]),
+    ]
+
+    @Test(arguments: crtcCases)
+    func crtcAssignment(_ c: CRTCCase) throws {
+        let r = c.res
+        if let expected = c.expected {
+            let got = try DRMSelection.assignCRTCs(connectors: r.connectors, encoders: r.encoders, crtcs: r.crtcs, device: "/dev/dri/card1")
+            #expect(r.connectors.map { got[$0.id]?.id } == expected)
+        } else {
+            var message = ""
+            #expect(throws: KioskError.self) {
+                do { _ = try DRMSelection.assignCRTCs(connectors: r.connectors, encoders: r.encoders, crtcs: r.crtcs, device: "/dev/dri/card1") }
+                catch let e as KioskError { message = e.message; throw e }
+            }
+            #expect(message.hasPrefix("/dev/dri/card1 cannot drive \(r.connectors.map(\.name).joined(separator: ", ")) at once"), "\(message)")
+            #expect(message.contains("no CRTC left for \(c.unassigned.joined(separator: ", ")) ("), "\(message)")
+            #expect(message.hasSuffix("CRTCs: \(r.crtcs.map { "\($0.id)" }.joined(separator: ", ")))"), "\(message)")
+            let partial = DRMSelection.matchCRTCs(connectors: r.connectors, encoders: r.encoders, crtcs: r.crtcs)
+            #expect(partial.unassigned.map(\.name) == c.unassigned)
+            #expect(Set(partial.assigned.values.map(\.id)).count == partial.assigned.count, "no CRTC given twice")
         }
     }
 

@@ -25,6 +25,12 @@ struct DRMVMTests {
         try VMScenario.check("drm-hotplug-virtio")
     }
 
+    /// One DRMCard drives both outputs of a virtio GPU (max_outputs=2): both heads flip at once,
+    /// each getting its own flip events, atomic and legacy; each head shows its own colour.
+    @Test func twoHeadsOnOneCardFlipAtOnce() throws {
+        try VMScenario.check("drm-two-heads-virtio")
+    }
+
     /// The real kioskd: the clock background at the VM's RTC time (-rtc base=2026-03-14T13:35:16)
     /// equals red = round(h·255/24), green = round(m·255/60), blue = round(s·255/60) within one second.
     @Test func kioskdClockMatchesTheFormulaAtRTCTime() throws {

@@ -1,7 +1,9 @@
 """DRM/KMS scenarios: the display code (through `kiosk-vmtool drm`, and the real kioskd) on bochs-drm
 (-device VGA) and virtio-gpu, atomic and legacy; pixels checked from QMP screendumps."""
 
-from vmharness import BOCHS_CONSOLE_LOST, Session, black_frame_problem, close_rgb, scenario
+import os
+
+from vmharness import BOCHS_CONSOLE_LOST, Image, Session, black_frame_problem, close_rgb, scenario
 
 RED, GREEN, BLUE, WHITE, BLACK = (255, 0, 0), (0, 255, 0), (0, 0, 255), (255, 255, 255), (0, 0, 0)
 
@@ -192,6 +194,53 @@ def hotplug_virtio(s: Session) -> None:
     s.wait_screen(lambda i: i.count(GREEN) == i.width * i.height, 15, "green-again", what="the green frame repainted on the new device")
     s.answer()
     s.expect(s.wait_marker("probe-exit", 60) == "0", "probe still alive and exits 0 after hotplug")
+
+
+# One DRM card driving two outputs: `kiosk-vmtool drm-heads` (a DRMCard with two heads) on
+# virtio-gpu with max_outputs=2, both heads' pictures read with QMP screendump device/head.
+
+FLIPS = 60
+SQUARE = 16 * 16  # the corner the flips repaint
+
+
+def head_dump(s: Session, head: int, label: str) -> Image:
+    """QMP screendump of one head of the virtio GPU (device id video0)."""
+    s.shots += 1
+    path = os.path.join(s.rundir, f"shot{s.shots:02d}-{label}.ppm")
+    s.qmp.command("screendump", filename=path, device="video0", head=head)
+    s.last_shot = path
+    return Image.read_ppm(path)
+
+
+@scenario("drm-two-heads-virtio", display="virtio-gpu-pci,max_outputs=2,id=video0", kernel_args="video=Virtual-2:1280x800e",
+          timeout=300, guest="drm-two-heads.sh")
+def two_heads_virtio(s: Session) -> None:
+    """One DRMCard drives Virtual-1 and Virtual-2 (atomic, then legacy): each head sets its mode
+    once (1024x768) and gets every one of its 60 flip events while the other flips, page-flip events routed
+    by CRTC; each head shows its own colour."""
+    for api, colours in (("atomic", (RED, GREEN)), ("legacy", (BLUE, WHITE))):
+        heads = [kv(s.wait_marker(f"{api}-head{i}", 180)) for i in (1, 2)]
+        done = kv(s.wait_marker(f"{api}-done", 60))
+        s.result(f"{api}_heads", heads)
+        s.result(f"{api}_switches", done.get("switches"))
+        for i, h in enumerate(heads):
+            name = f"{api} Virtual-{i + 1}"
+            s.expect(h.get("head") == f"Virtual-{i + 1}" and h.get("logical") == "1024x768", f"{name} active at 1024x768 ({h})")
+            s.expect(h.get("modesets") == "1", f"{name}: one mode set ({h.get('modesets')})")
+            s.expect(h.get("flipEvents") == str(FLIPS), f"{name}: {FLIPS} flip events, each routed to its head ({h.get('flipEvents')})")
+        a, b = (int(h.get("firstMs", "-1")) for h in heads), (int(h.get("lastMs", "-1")) for h in heads)
+        (first1, first2), (last1, last2) = a, b
+        s.expect(first1 < last2 and first2 < last1,
+                 f"{api}: the heads flipped during the same time (Virtual-1 {first1}-{last1} ms, Virtual-2 {first2}-{last2} ms)")
+        s.expect(int(done.get("switches", "0")) >= 10, f"{api}: flip events of the two heads interleaved ({done.get('switches')} switches)")
+        for i, rgb in enumerate(colours):
+            img = head_dump(s, i, f"{api}-head{i + 1}")
+            total = img.width * img.height
+            s.expect(close_rgb(img.pixel_at(0.5, 0.5), rgb) and img.count(rgb) >= total - SQUARE,
+                     f"{api}: Virtual-{i + 1} shows {rgb} ({img.count(rgb)} of {total} pixels, centre {img.pixel_at(0.5, 0.5)})")
+        s.answer()
+        s.expect(s.wait_marker(f"{api}-bye", 60) == "ok bye", f"{api}: the card shut down")
+        s.expect(s.wait_marker(f"{api}-exit", 60) == "0", f"{api}: drm-heads exited 0")
 
 
 # ---------------------------------------------------------------------------------------------
