@@ -7,44 +7,78 @@ import KioskPosix
 
 /// Makes the display and input for a config: DRM/KMS + libinput, or the headless backend (no input).
 public enum Backends {
+    /// The displays of the outputs, in order, and what they need kept alive while used (the
+    /// DRM card several outputs share; it owns its heads, which only point back to it).
+    public struct Displays {
+        public var outputs: [DisplayOutput]
+        public var owner: AnyObject?
+    }
+
     /// The display for `settings` (`DRMDisplay` or `HeadlessDisplay`), living on `loop`.
-    public static func makeDisplay(_ settings: DisplaySettings, loop: EventLoop, logger: Logger) throws -> DisplayOutput {
+    /// `kms`: how DRM devices are found and opened (nil: the kernel's; tests give a fake).
+    public static func makeDisplay(_ settings: DisplaySettings, loop: EventLoop, logger: Logger, kms: KMSBackend? = nil) throws -> DisplayOutput {
         switch settings.backend {
         case .headless:
             return try HeadlessDisplay(size: settings.headlessSize, rotation: settings.rotation)
         case .drm:
-            let api: DRMOptions.API
-            switch settings.api {
-            case .auto: api = .auto
-            case .atomic: api = .atomic
-            case .legacy: api = .legacy
-            }
             let options = DRMOptions(device: settings.device, output: settings.output, mode: settings.mode,
-                                     rotation: settings.rotation, buffers: settings.buffers, api: api)
-            return try DRMDisplay(options: options, loop: loop, logger: logger)
+                                     rotation: settings.rotation, buffers: settings.buffers, api: api(settings.api))
+            return try DRMDisplay(options: options, scheduler: loop, backend: kms ?? .kernel(loop: loop), logger: logger)
         }
     }
 
     /// One display per output of `config`, in order. Headless: a framebuffer per output (its
     /// `mode` as the size, else `headless_size`). DRM: one output is driven as before; several
     /// share one card (`DRMCard`), which assigns each a CRTC.
-    public static func makeDisplays(_ config: DaemonConfig, loop: EventLoop, logger: Logger) throws -> [DisplayOutput] {
+    /// A connector or mode the card does not have is a config error (exit status 78) naming
+    /// where it was written.
+    public static func makeDisplays(_ config: DaemonConfig, loop: EventLoop, logger: Logger, kms: KMSBackend? = nil) throws -> Displays {
+        do {
+            return try makeEachDisplay(config, loop: loop, logger: logger, kms: kms)
+        } catch let e as KioskError where e.kind == .notFound {
+            // Which output's connector or mode the card lacks (the message names it).
+            let single = config.outputTables == nil
+            for (i, o) in config.outputs.enumerated() {
+                let at = o.location.isEmpty ? config.file : o.location
+                if let c = o.connector, e.message.contains("\"\(c)\"") {
+                    throw KioskError.config("\(at): key '\(single ? "display.output" : "output[\(i)].connector")': \(e.message)")
+                }
+                if let m = o.mode, let r = try? ModeRequest(parsing: m), e.message.contains("mode \(r) ") {
+                    throw KioskError.config("\(at): key '\(single ? "display.mode" : "output[\(i)].mode")': \(e.message)")
+                }
+            }
+            throw KioskError.config("\(config.file): [display]: \(e.message)")
+        }
+    }
+
+    private static func makeEachDisplay(_ config: DaemonConfig, loop: EventLoop, logger: Logger, kms: KMSBackend?) throws -> Displays {
         let outputs = config.outputs
         if outputs.count == 1 {
             var settings = config.display
             settings.output = outputs[0].connector
             settings.mode = outputs[0].mode
             settings.rotation = outputs[0].rotation
-            return [try makeDisplay(settings, loop: loop, logger: logger)]
+            return Displays(outputs: [try makeDisplay(settings, loop: loop, logger: logger, kms: kms)])
         }
         switch config.display.backend {
         case .headless:
-            return try outputs.map { o in
+            return Displays(outputs: try outputs.map { o in
                 let size = o.mode.flatMap { DaemonConfig.parseMode($0)?.0 } ?? config.display.headlessSize
                 return try HeadlessDisplay(size: size, rotation: o.rotation)
-            }
+            })
         case .drm:
-            throw KioskError.display("several DRM outputs are not supported yet")
+            let card = try DRMCard(device: config.display.device, api: api(config.display.api), buffers: config.display.buffers,
+                                   heads: outputs.map { DRMHeadOptions(output: $0.connector, mode: $0.mode, rotation: $0.rotation) },
+                                   scheduler: loop, backend: kms ?? .kernel(loop: loop), logger: logger)
+            return Displays(outputs: card.heads, owner: card)
+        }
+    }
+
+    static func api(_ choice: DisplayAPIChoice) -> DRMOptions.API {
+        switch choice {
+        case .auto: return .auto
+        case .atomic: return .atomic
+        case .legacy: return .legacy
         }
     }
 
@@ -61,7 +95,7 @@ public enum Backends {
     }
 
     /// Lets another program take the displays (DRM master dropped, nothing presented) — SIGUSR1.
-    /// No-op for the headless backend.
+    /// No-op for the headless backend. Heads of one card release it together (once).
     public static func releaseDisplays(_ displays: [DisplayOutput]) {
         for d in displays { (d as? DRMDisplay)?.releaseMaster() }
     }

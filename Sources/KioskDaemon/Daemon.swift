@@ -19,6 +19,8 @@ public final class Daemon {
     /// The outputs driven, in config order (never empty).
     public let heads: [OutputHead]
     public let input: InputSource?
+    /// What the displays need kept alive (`Backends.Displays.owner`: a DRM card several outputs share).
+    public var displayOwner: AnyObject?
     /// The first output's display, scene manager, blanking and theme (the only ones of a
     /// single-output kioskd; the backlight and the brightness schedule act on this output).
     public var display: DisplayOutput { heads[0].display }

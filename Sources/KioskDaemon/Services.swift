@@ -140,7 +140,8 @@ public enum DaemonRunner {
     /// Everything up to a ready-to-start `Daemon` (not yet started).
     public static func makeDaemon(config: DaemonConfig, state: StateStore, registry: SceneRegistry = .standard,
                                   loop: EventLoop, logger: Logger) throws -> Daemon {
-        let displays = try Backends.makeDisplays(config, loop: loop, logger: logger)
+        let made = try Backends.makeDisplays(config, loop: loop, logger: logger)
+        let displays = made.outputs
         let input: InputSource?
         do {
             input = try Backends.makeInput(config, rotation: displays[0].rotation, loop: loop, logger: logger)
@@ -149,7 +150,9 @@ public enum DaemonRunner {
             throw error
         }
         do {
-            return try Daemon(config: config, registry: registry, displays: displays, input: input, state: state, loop: loop, logger: logger)
+            let daemon = try Daemon(config: config, registry: registry, displays: displays, input: input, state: state, loop: loop, logger: logger)
+            daemon.displayOwner = made.owner
+            return daemon
         } catch {
             input?.shutdown()
             for d in displays { d.shutdown() }

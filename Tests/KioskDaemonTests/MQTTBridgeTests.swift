@@ -68,7 +68,7 @@ struct MQTTBridgeTests {
         let loop = try EventLoop()
         let log = CapturedLog()
         let displays: [any DisplayOutput] = outputs.isEmpty ? [try HeadlessDisplay(size: Size(width: 160, height: 90))]
-            : try Backends.makeDisplays(config, loop: loop, logger: quietLogger)
+            : try Backends.makeDisplays(config, loop: loop, logger: quietLogger).outputs
         let d = try Daemon(config: config, displays: displays, input: nil, state: state, loop: loop, logger: quietLogger)
         let bridge = try MQTTBridge(daemon: d, config: m, logger: log.logger)
         d.mqtt = bridge

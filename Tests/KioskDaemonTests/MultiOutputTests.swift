@@ -2,6 +2,8 @@ import Foundation
 import KioskControl
 import KioskCore
 @testable import KioskDaemon
+import KioskDRM
+import KioskDRMTesting
 import KioskPosix
 import KioskRender
 import KioskScenes
@@ -45,7 +47,7 @@ import Testing
         throws -> (Daemon, [HeadlessDisplay], ScriptedInput) {
         let config = try DaemonConfig.load(path: path, environment: [:])
         let loop = try EventLoop()
-        let displays = try Backends.makeDisplays(config, loop: loop, logger: quietLogger).map { $0 as! HeadlessDisplay }
+        let displays = try Backends.makeDisplays(config, loop: loop, logger: quietLogger).outputs.map { $0 as! HeadlessDisplay }
         let input = ScriptedInput()
         let d = try Daemon(config: config, displays: displays, input: input, state: state, loop: loop, time: time, logger: quietLogger)
         return (d, displays, input)
@@ -251,5 +253,62 @@ import Testing
         #expect(Array(first[16..<24]) == [0, 0, 0, 160, 0, 0, 0, 90])
         #expect(Array(second[16..<24]) == [0, 0, 0, 80, 0, 0, 0, 120])
         #expect(DaemonRunner.snapshotPath("/a/b.png", output: "HDMI A/1") == "/a/b-HDMI_A_1.png")
+    }
+
+    // MARK: one DRM card
+
+    /// The two outputs on a fake card: HDMI-A-1 160x90 (CRTC 10), DSI-1 120x80 (CRTC 11).
+    static func drmConfig(_ dir: String, kms: FakeKMS, second: String = "DSI-1") -> String {
+        Self.config(dir).replacingOccurrences(of: "backend = \"headless\"", with: "backend = \"drm\"\ndevice = \"\(kms.path)\"")
+            .replacingOccurrences(of: "mode = \"160x90\"\n", with: "").replacingOccurrences(of: "mode = \"120x80\"\n", with: "")
+            .replacingOccurrences(of: "\"DSI-1\"", with: "\"\(second)\"")
+    }
+
+    static func fakeCard() -> FakeKMS {
+        FakeKMS(resources: FakeKMS.outputs([.init("HDMI-A-1", modes: [DRMMode(width: 160, height: 90, refresh: 60, isPreferred: true)]),
+                                            .init("DSI-1", modes: [DRMMode(width: 120, height: 80, refresh: 60, isPreferred: true)])]))
+    }
+
+    @Test func twoOutputsOfOneDRMCardEachShowTheirScene() throws {
+        let dir = tempDir()
+        let kms = Self.fakeCard()
+        let config = try loadConfig(Self.drmConfig(dir, kms: kms), dir: dir)
+        let loop = try EventLoop()
+        let made = try Backends.makeDisplays(config, loop: loop, logger: quietLogger, kms: kms.backend)
+        let displays = made.outputs
+        #expect(displays.count == 2 && made.owner is DRMCard)
+        let input = ScriptedInput()
+        let d = try Daemon(config: config, displays: displays, input: input, state: MemoryStateStore(), loop: loop, logger: quietLogger)
+        d.displayOwner = made.owner
+        d.start()
+        try Self.settle(d)
+        let crtcs = kms.resources.crtcs.map(\.id)
+        let fbs = crtcs.compactMap { kms.onScreenFB(crtc: $0) }
+        #expect(fbs.count == 2, "both CRTCs show a frame: \(kms.committed)")
+        guard fbs.count == 2 else { return }
+        // CRTC 0 scans out the clock (one colour along a row), CRTC 1 the counter turned 90°.
+        let clock = (0..<160).compactMap { kms.pixel(fb: fbs[0], x: $0, y: 88) }
+        #expect(clock.count == 160 && Set(clock).count == 1)
+        #expect(kms.pixel(fb: fbs[1], x: 1, y: 1) != clock.first)
+        #expect(d.status().outputs?.map(\.logicalSize) == ["160x90", "80x120"])
+        // A tap on the panel's output changes the counter and only CRTC 1 flips for it.
+        let committedBefore = kms.committed.count
+        _ = kms.completeFlip()
+        Self.tap(input, output: 1)
+        try Self.settle(d)
+        #expect(Self.home(d) == 1)
+        let flipped = kms.committed[committedBefore...].compactMap { c -> String? in "\(c)".contains("flip") ? "\(c)" : nil }
+        #expect(!flipped.isEmpty && flipped.allSatisfy { !$0.contains("crtc \(crtcs[0])") || $0.contains("crtc \(crtcs[1])") }, "\(flipped)")
+        d.shutdown()
+        // Both CRTCs were given back what they showed before.
+        #expect(crtcs.allSatisfy { kms.scanouts[$0]?.onScreenFB != fbs[crtcs.firstIndex(of: $0)!] })
+    }
+
+    @Test func aConnectorTheCardLacksIsAConfigErrorNamingTheOutput() throws {
+        let dir = tempDir()
+        let kms = Self.fakeCard()
+        let config = try loadConfig(Self.drmConfig(dir, kms: kms, second: "DSI-2"), dir: dir)
+        let e = configError { _ = try Backends.makeDisplays(config, loop: try EventLoop(), logger: quietLogger, kms: kms.backend) }
+        #expect(e?.contains("kioskd.toml:9: key 'output[1].connector': output \"DSI-2\" does not exist on /dev/dri/card0; connectors: HDMI-A-1 (connected), DSI-1 (connected)") == true, "\(e ?? "no error")")
     }
 }
