@@ -333,8 +333,9 @@ def prepare(work: str = WORK, arch: str = "x86_64") -> Artifacts:
 class Image:
     """An RGB image read from a binary PPM (P6, maxval 255)."""
 
-    def __init__(self, width: int, height: int, data: bytes):
+    def __init__(self, width: int, height: int, data: bytes, path: str = ""):
         self.width, self.height, self.data = width, height, data
+        self.path = path  # the screendump file it was read from ("" when made in memory)
 
     @staticmethod
     def read_ppm(path: str) -> "Image":
@@ -360,7 +361,7 @@ class Image:
         data = raw[i:i + w * h * 3]
         if len(data) != w * h * 3:
             raise VMError(f"{path}: truncated PPM ({len(data)} of {w * h * 3} bytes)")
-        return Image(w, h, data)
+        return Image(w, h, data, path)
 
     def pixel(self, x: int, y: int) -> tuple[int, int, int]:
         if not (0 <= x < self.width and 0 <= y < self.height):
