@@ -88,9 +88,25 @@ def counter_problem(img: Image) -> Optional[str]:
 def two_outputs(s: Session) -> None:
     """One kioskd on two heads: the clock on Virtual-1 and a counter on Virtual-2 at once, a touchscreen mapped to Virtual-2, one head unplugged while the other keeps its rate, both consoles back on SIGTERM; a missing connector exits 78."""
     s.result("checks", CHECKS)
+    progress: list = []
+    try:
+        _two_outputs(s, progress)
+    except VMError as e:
+        # A marker or QMP wait that fails ends the run: name the check it belongs to and those
+        # that did not run.
+        check = progress[-1] if progress else "the consoles before kioskd"
+        s.result("not_run", CHECKS[CHECKS.index(check) + 1:] if check in CHECKS else CHECKS)
+        raise VMError(f"{check}: stopped: {e}") from e
+
+
+def _two_outputs(s: Session, progress: list) -> None:
+    def begin(check: str) -> str:
+        progress.append(check)
+        return check
+
     consoles = s.consoles_before([0, 1])
 
-    check = "missing connector"
+    check = begin("missing connector")
     code = s.wait_marker("bad-exit", 90)
     said = s.wait_marker("bad-log", 30)
     s.result("missing_connector", {"exit": code, "log": said[-400:]})
@@ -102,12 +118,12 @@ def two_outputs(s: Session) -> None:
         s.expect(p is None, f"{check}: head {h} still shows the text console after the refused config: {p}")
     s.answer()
 
-    check = "two scenes at once"
+    check = begin("two scenes at once")
     up = s.wait_marker("kioskd-up", 120)
     if up == "failed":
         said = (s.markers("kioskd-log") or [""])[-1]
         s.expect(False, f"{check}: kioskd showed no first frame with the two-output config; it said: {said[-500:]}")
-        s.result("not_run", CHECKS[CHECKS.index(check):])
+        s.result("not_run", CHECKS[CHECKS.index(check) + 1:])
         return
     t1 = float(s.wait_marker("shot1", 30))
     counter0 = screen(s, check, s.settled, "counter", "head 1 settles on the counter's first frame", head=1)
@@ -129,7 +145,7 @@ def two_outputs(s: Session) -> None:
                  f"{check}: kioskctl status lists output {name} with scene {scene} and its frames "
                  f"(entry: {json.dumps(o)[:200] if o else 'none'}; outputs: {str(st1.get('outputs'))[:300]})")
 
-    check = "touch on head 1"
+    check = begin("touch on head 1")
     s.expect(s.wait_marker("tapped", 90) == "0", f"{check}: kiosk-vmtool tapped with kioskd-vm-touch-1")
     values = s.wait_marker("values", 60)
     s.result("after_tap", values)
@@ -146,7 +162,7 @@ def two_outputs(s: Session) -> None:
              f"{check}: only HOME's half of head 1 changed (changed pixels within {box}, the left half ends at x={tapped.width // 2})")
     s.expect(counter_problem(tapped) is None, f"{check}: head 1 still shows the counter: {counter_problem(tapped)}")
 
-    check = "head 1 unplugged"
+    check = begin("head 1 unplugged")
     t_b, st_b = timed_status(s.wait_marker("before-off", 30))
     seen = s.wait_marker("seen-off", 60)
     s.result("kioskd_said_on_unplug", seen[:300])
@@ -180,7 +196,7 @@ def two_outputs(s: Session) -> None:
                                  f"the clock's one a second allows no fewer than {need} (connected: {before:.2f}/s)")
     s.result("virtual2_frames_while_off", [frames_of(st_o0, "Virtual-2"), frames_of(st_o1, "Virtual-2")])
 
-    check = "head 1 back"
+    check = begin("head 1 back")
     s.wait_marker("reconnected", 60)
     back = screen(s, check, s.wait_screen, lambda i: i.differs(tapped) == 0, 30, "back", head=1,
                   what="head 1 shows the counter again, identical to the frame before the unplug")
@@ -198,7 +214,7 @@ def two_outputs(s: Session) -> None:
                                     if isinstance(o, dict)])
     s.expect(s.wait_marker("alive", 30) == "yes", f"{check}: kioskd still running")
 
-    check = "SIGTERM"
+    check = begin("SIGTERM")
     code = s.wait_marker("kioskd-exit", 30)
     s.expect(code == "0", f"{check}: kioskd exits 0 (status {code})")
     s.wait_marker("stopped", 30)
