@@ -1,9 +1,12 @@
 """DRM/KMS scenarios: the display code (through `kiosk-vmtool drm`, and the real kioskd) on bochs-drm
 (-device VGA) and virtio-gpu, atomic and legacy; pixels checked from QMP screendumps."""
 
-import os
+import json
+import time
+from typing import Optional
 
-from vmharness import BOCHS_CONSOLE_LOST, Image, Session, black_frame_problem, close_rgb, scenario
+from vmharness import (BOCHS_CONSOLE_LOST, Session, black_frame_problem, clock_rgb, clock_second, close_rgb,
+                       console_restored_problem, scenario)
 
 RED, GREEN, BLUE, WHITE, BLACK = (255, 0, 0), (0, 255, 0), (0, 0, 255), (255, 255, 255), (0, 0, 0)
 
@@ -203,17 +206,7 @@ FLIPS = 60
 SQUARE = 16 * 16  # the corner the flips repaint
 
 
-def head_dump(s: Session, head: int, label: str) -> Image:
-    """QMP screendump of one head of the virtio GPU (device id video0)."""
-    s.shots += 1
-    path = os.path.join(s.rundir, f"shot{s.shots:02d}-{label}.ppm")
-    s.qmp.command("screendump", filename=path, device="video0", head=head)
-    s.last_shot = path
-    return Image.read_ppm(path)
-
-
-@scenario("drm-two-heads-virtio", display="virtio-gpu-pci,max_outputs=2,id=video0", kernel_args="video=Virtual-2:1280x800e",
-          timeout=300, guest="drm-two-heads.sh")
+@scenario("drm-two-heads-virtio", display="virtio-gpu-pci", heads=2, timeout=300, guest="drm-two-heads.sh")
 def two_heads_virtio(s: Session) -> None:
     """One DRMCard drives Virtual-1 and Virtual-2 (atomic, then legacy): each head sets its mode
     once (1024x768) and gets every one of its 60 flip events while the other flips, page-flip events routed
@@ -234,7 +227,7 @@ def two_heads_virtio(s: Session) -> None:
                  f"{api}: the heads flipped during the same time (Virtual-1 {first1}-{last1} ms, Virtual-2 {first2}-{last2} ms)")
         s.expect(int(done.get("switches", "0")) >= 10, f"{api}: flip events of the two heads interleaved ({done.get('switches')} switches)")
         for i, rgb in enumerate(colours):
-            img = head_dump(s, i, f"{api}-head{i + 1}")
+            img = s.screendump(f"{api}-head{i + 1}", head=i)
             total = img.width * img.height
             s.expect(close_rgb(img.pixel_at(0.5, 0.5), rgb) and img.count(rgb) >= total - SQUARE,
                      f"{api}: Virtual-{i + 1} shows {rgb} ({img.count(rgb)} of {total} pixels, centre {img.pixel_at(0.5, 0.5)})")
@@ -251,73 +244,84 @@ RTC_BASE = "2026-03-14T13:35:16"
 
 
 
-def clock_rgb(t: float) -> tuple[int, int, int]:
-    """The scaled clock formula for UTC time t (whole second)."""
-    import time as _t
-    tm = _t.gmtime(int(t))
+def clock_scenario(head: Optional[int] = None, other_head: Optional[int] = None, output: str = ""):
+    """The check of the real kioskd's clock. `head`: the virtio-gpu head kioskd drives (None: the
+    only display); `other_head`: a head it leaves alone, which must keep showing the text console
+    while kioskd runs and after it stops; `output`: the connector status must name."""
+    heads = [head] if other_head is None else [head, other_head]
+    on = "" if head is None else f"head {head}: "
 
-    def sc(v, m):
-        return int(v * 255 / m + 0.5)
-    return sc(tm.tm_hour, 24), sc(tm.tm_min, 60), sc(tm.tm_sec, 60)
-
-
-def clock_matches(s: Session, img, t1: float, t2: float, at=(0.03, 0.03)) -> tuple[bool, int]:
-    """Whether the background equals the formula for a second in [t1, t2] (±1 s); returns the offset."""
-    got = img.pixel_at(*at)
-    for sec in range(int(t1) - 1, int(t2) + 2):
-        if got == clock_rgb(sec):
-            return True, sec - int(t1)
-    return False, 0
-
-
-
-
-def clock_check(s: Session) -> None:
-    console = s.console_before()
-    up = s.wait_marker("kioskd-up", 90)
-    s.expect(up != "failed", "kioskd showed its first frame")
-    if up == "failed":
-        return
-    t1 = float(s.wait_marker("shot1", 30))
-    img1 = s.screendump("clock1")
-    s.answer()
-    t1b = float(s.wait_marker("shot1-done", 30))
-    ok, off = clock_matches(s, img1, t1, t1b)
-    s.result("clock_rgb", img1.pixel_at(0.03, 0.03))
-    s.result("expected_rgb_at_t1", clock_rgb(t1))
-    s.result("guest_time", t1)
-    s.result("second_offset", off)
-    s.expect(ok, f"clock background {img1.pixel_at(0.03, 0.03)} matches the formula for {t1:.1f}..{t1b:.1f} "
-                 f"(expected about {clock_rgb(t1)})")
-    import time as _t
-    tm = _t.gmtime(int(t1))
-    s.expect(tm.tm_year == 2026 and tm.tm_mon == 3 and tm.tm_mday == 14, f"guest clock follows -rtc base (guest time {t1})")
-    t2 = float(s.wait_marker("shot2", 30))
-    # The next tick: the background changes within about a second (bounded).
-    img2 = s.wait_screen(lambda i: i.pixel_at(0.03, 0.03) != img1.pixel_at(0.03, 0.03), 5, "clock2",
-                         what="the clock background changes with the next second")
-    s.answer()
-    t2b = float(s.wait_marker("shot2-done", 30))
-    ok2, _ = clock_matches(s, img2, t2, t2b)
-    s.expect(ok2, f"second screendump matches the formula too ({img2.pixel_at(0.03, 0.03)} vs {clock_rgb(t2)})")
-    st = s.wait_marker("status", 30)
-    s.result("status", st[:300])
-    import json as _j
-    try:
-        stj = _j.loads(st)
-        s.result("frames", stj.get("frames"))
-        # Frames after the first go out by page flip: each waits for the previous flip's event.
-        s.expect((stj.get("frames") or 0) >= 3, f"several frames presented (flip events arrived): {stj.get('frames')}")
-    except ValueError:
-        s.expect(False, f"kioskctl status --json is JSON: {st[:200]}")
-    s.expect(s.wait_marker("kioskd-exit", 30) == "0", "kioskd exits 0 on SIGTERM")
-    s.expect_console_back(console, "restored", "SIGTERM gives the text console back as it was")
-    s.answer()
+    def check(s: Session) -> None:
+        consoles = s.consoles_before(heads)
+        console = consoles[0]
+        up = s.wait_marker("kioskd-up", 90)
+        s.expect(up != "failed", "kioskd showed its first frame")
+        if up == "failed":
+            return
+        t1 = float(s.wait_marker("shot1", 30))
+        img1 = s.screendump("clock1", head)
+        s.answer()
+        t1b = float(s.wait_marker("shot1-done", 30))
+        off = clock_second(img1, t1, t1b)
+        ok = off is not None
+        s.result("clock_rgb", img1.pixel_at(0.03, 0.03))
+        s.result("expected_rgb_at_t1", clock_rgb(t1))
+        s.result("guest_time", t1)
+        s.result("second_offset", off)
+        s.expect(ok, f"{on}clock background {img1.pixel_at(0.03, 0.03)} matches the formula for {t1:.1f}..{t1b:.1f} "
+                     f"(expected about {clock_rgb(t1)})")
+        tm = time.gmtime(int(t1))
+        s.expect(tm.tm_year == 2026 and tm.tm_mon == 3 and tm.tm_mday == 14, f"guest clock follows -rtc base (guest time {t1})")
+        t2 = float(s.wait_marker("shot2", 30))
+        # The next tick: the background changes within about a second (bounded).
+        img2 = s.wait_screen(lambda i: i.pixel_at(0.03, 0.03) != img1.pixel_at(0.03, 0.03), 5, "clock2",
+                             what=f"{on}the clock background changes with the next second", head=head)
+        if other_head is not None:
+            # kioskd has drawn at least two frames on its head; the other one is untouched.
+            other = s.screendump("other", other_head)
+            problem = console_restored_problem(consoles[1], other)
+            s.result(f"head{other_head}_diff_from_console_while_kioskd_runs", other.differs(consoles[1]))
+            s.expect(problem is None, f"head {other_head} keeps showing the text console while kioskd drives head {head}: {problem}")
+        s.answer()
+        t2b = float(s.wait_marker("shot2-done", 30))
+        ok2 = clock_second(img2, t2, t2b) is not None
+        s.expect(ok2, f"{on}second screendump matches the formula too ({img2.pixel_at(0.03, 0.03)} vs {clock_rgb(t2)})")
+        st = s.wait_marker("status", 30)
+        s.result("status", st[:300])
+        try:
+            stj = json.loads(st)
+            s.result("frames", stj.get("frames"))
+            # Frames after the first go out by page flip: each waits for the previous flip's event.
+            s.expect((stj.get("frames") or 0) >= 3, f"several frames presented (flip events arrived): {stj.get('frames')}")
+            if output:
+                # `output` describes the display ("/dev/dri/card0 Virtual-2 1024x768@60 atomic");
+                # a multi-output kioskd also lists `outputs` by name.
+                names = [o.get("name") for o in stj.get("outputs") or [] if isinstance(o, dict)]
+                said = str(stj.get("output"))
+                s.result("status_output", said)
+                s.expect(output in said.split() and names in ([], [output]),
+                         f"kioskctl status names the output {output} (output: {said!r}, outputs: {names})")
+        except ValueError:
+            s.expect(False, f"kioskctl status --json is JSON: {st[:200]}")
+        s.expect(s.wait_marker("kioskd-exit", 30) == "0", "kioskd exits 0 on SIGTERM")
+        s.expect_console_back(console, "restored", f"{on}SIGTERM gives the text console back as it was", head=head)
+        if other_head is not None:
+            s.expect_console_back(consoles[1], "restored", f"head {other_head}: the text console as it was after kioskd stopped",
+                                  head=other_head)
+        s.answer()
+    return check
 
 
 scenario("kioskd-clock-bochs", display="VGA", qemu_args=["-rtc", f"base={RTC_BASE}"],
          guest="kioskd-clock.sh", env={"ROT": "0"},
-         description="real kioskd: clock background at the RTC time matches the scaled formula, ticks, SIGTERM restores")(clock_check)
+         description="real kioskd: clock background at the RTC time matches the scaled formula, ticks, SIGTERM restores")(clock_scenario())
+
+# Two heads on one virtio-gpu (heads=2: max_outputs=2, Virtual-2 forced on by `video=`); kioskd
+# (one output) drives the second by `[display] output`, checked on head 1's own screendump.
+scenario("kioskd-clock-virtual2", display="virtio-gpu-pci", heads=2, qemu_args=["-rtc", f"base={RTC_BASE}"],
+         guest="kioskd-clock.sh", env={"ROT": "0", "OUTPUT": "Virtual-2"},
+         description="real kioskd with output = Virtual-2: the clock on head 1 by its screendump, head 0 keeps the console, "
+                     "SIGTERM restores both")(clock_scenario(head=1, other_head=0, output="Virtual-2"))
 
 
 CYAN, MAGENTA, YELLOW = (0, 255, 255), (255, 0, 255), (255, 255, 0)

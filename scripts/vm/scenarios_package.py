@@ -9,9 +9,8 @@ kioskd's runtime libraries); on x86 the host root must have them too."""
 
 import os
 import shutil
-import time as _time
 
-from vmharness import MIN_CONSOLE_TEXT, Session, VMError, scenario
+from vmharness import MIN_CONSOLE_TEXT, Session, VMError, clock_rgb, clock_second, scenario
 
 
 def kv(payload: str) -> dict:
@@ -22,24 +21,6 @@ def kv(payload: str) -> dict:
             k, v = part.split("=", 1)
             out[k.strip()] = v.strip()
     return out
-
-
-def clock_rgb(t: float) -> tuple:
-    """The scaled clock formula (hour/24, minute/60, second/60 of 255) for UTC time t."""
-    tm = _time.gmtime(int(t))
-
-    def sc(v, m):
-        return int(v * 255 / m + 0.5)
-    return sc(tm.tm_hour, 24), sc(tm.tm_min, 60), sc(tm.tm_sec, 60)
-
-
-def clock_second(img, t1: float, t2: float, at=(0.03, 0.03)):
-    """The offset (s) of the second in [t1-1, t2+1] whose clock colour the background shows, or None."""
-    got = img.pixel_at(*at)
-    for sec in range(int(t1) - 1, int(t2) + 2):
-        if got == clock_rgb(sec):
-            return sec - int(t1)
-    return None
 
 
 def text_console_problem(img) -> "str | None":

@@ -7,9 +7,8 @@ with the picture back; a bad reload keeps the daemon running with file:line:key 
 the console comes back on stop; a bad config at start exits 78 and is not restarted; no
 "Failed to set thread priority" noise in the journal."""
 
-import time as _time
 
-from vmharness import BOCHS_CONSOLE_LOST, Session, scenario
+from vmharness import BOCHS_CONSOLE_LOST, Session, clock_rgb, clock_second, scenario
 
 
 
@@ -30,24 +29,6 @@ def pairs(payload: str) -> dict:
     if not words or any("=" not in w for w in words):
         return {"error": payload}
     return dict(w.split("=", 1) for w in words)
-
-
-def clock_rgb(t: float) -> tuple:
-    """The scaled clock formula (hour/24, minute/60, second/60 of 255) for UTC time t."""
-    tm = _time.gmtime(int(t))
-
-    def sc(v, m):
-        return int(v * 255 / m + 0.5)
-    return sc(tm.tm_hour, 24), sc(tm.tm_min, 60), sc(tm.tm_sec, 60)
-
-
-def clock_second(img, t1: float, t2: float, at=(0.03, 0.03)):
-    """The offset (s) of the second in [t1-1, t2+1] whose clock colour the background shows, or None."""
-    got = img.pixel_at(*at)
-    for sec in range(int(t1) - 1, int(t2) + 2):
-        if got == clock_rgb(sec):
-            return sec - int(t1)
-    return None
 
 
 @scenario("systemd-unit", display="VGA", timeout=420, boot="scripts/vm/systemd-boot.sh",

@@ -37,17 +37,19 @@ def console_text() -> Image:
 
 
 class FakeSession(vmharness.Session):
-    """A Session whose screendumps come from a list (the last one repeats); no QEMU."""
+    """A Session whose screendumps come from a list (the last one repeats), or one list per head
+    (a dict); no QEMU."""
 
     def __init__(self, frames):
-        self.frames = list(frames)
+        self.frames = {h: list(f) for h, f in frames.items()} if isinstance(frames, dict) else {None: list(frames)}
         self.shots = 0
         self.last_shot = ""
 
-    def screendump(self, label: str = "") -> Image:
+    def screendump(self, label: str = "", head=None) -> Image:
         self.shots += 1
-        self.last_shot = f"shot{self.shots:02d}-{label}.ppm"
-        return self.frames.pop(0) if len(self.frames) > 1 else self.frames[0]
+        self.last_shot = f"shot{self.shots:02d}-{label}{'' if head is None else f'-h{head}'}.ppm"
+        frames = self.frames[head]
+        return frames.pop(0) if len(frames) > 1 else frames[0]
 
 
 class WaitsFailOnTimeout(unittest.TestCase):
@@ -83,6 +85,48 @@ class WaitsFailOnTimeout(unittest.TestCase):
         with self.assertRaises(VMError) as e:
             s.settled("busy", "a steady frame", timeout=0.5)
         self.assertIn("no settled frame within 0.5s", str(e.exception))
+
+
+class Heads(unittest.TestCase):
+    def test_one_head_keeps_the_display_as_named(self):
+        self.assertEqual(vmharness.display_device("VGA"), "VGA")
+        self.assertEqual(vmharness.display_device("virtio-gpu-pci,max_outputs=2"), "virtio-gpu-pci,max_outputs=2")
+        self.assertEqual(vmharness.heads_kernel_args(1), "")
+
+    def test_two_heads_name_the_device_and_force_the_second_on(self):
+        self.assertEqual(vmharness.display_device("virtio-gpu-pci", 2), "virtio-gpu-pci,max_outputs=2,id=video0,edid=off")
+        self.assertEqual(vmharness.heads_kernel_args(2), "video=Virtual-2:1280x800e")
+        self.assertEqual(vmharness.heads_kernel_args(3), "video=Virtual-2:1280x800e video=Virtual-3:1280x800e")
+
+    def test_two_heads_on_bochs_are_refused(self):
+        with self.assertRaises(VMError):
+            vmharness.display_device("VGA", 2)
+
+    def test_waits_take_the_named_heads_screendumps(self):
+        red, blue = frame((255, 0, 0)), frame((0, 0, 255))
+        s = FakeSession({0: [red], 1: [frame(), blue]})
+        self.assertIs(s.wait_screen(lambda i: i.pixel(0, 0) == (0, 0, 255), 5, "x", what="blue", head=1), blue)
+        self.assertIn("-h1", s.last_shot)
+        with self.assertRaises(VMError) as e:
+            s.wait_screen(lambda i: i.pixel(0, 0) == (0, 0, 255), 0.3, "x", what="blue on head 0", head=0)
+        self.assertIn("blue on head 0", str(e.exception))
+
+    def test_screendump_of_a_head_the_scenario_does_not_have_fails(self):
+        sc = vmharness.Scenario("x", "smoke.sh", lambda s: None, display="virtio-gpu-pci")
+        s = vmharness.Session.__new__(vmharness.Session)
+        s.sc, s.shots, s.rundir = sc, 0, "/nonexistent"
+        with self.assertRaises(VMError) as e:
+            s.screendump("x", head=1)
+        self.assertIn("1 head(s)", str(e.exception))
+
+
+class Clock(unittest.TestCase):
+    def test_the_scaled_colour_and_the_second_it_shows(self):
+        t = 1773495369.4  # 2026-03-14 13:36:09 UTC
+        self.assertEqual(vmharness.clock_rgb(t), (138, 153, 38))
+        img = frame(vmharness.clock_rgb(t + 1))
+        self.assertEqual(vmharness.clock_second(img, t, t + 0.5), 1)
+        self.assertIsNone(vmharness.clock_second(img, t + 3, t + 3.5))
 
 
 class BlackFrame(unittest.TestCase):

@@ -51,6 +51,32 @@ NO_TIMER_CHECK = "no_timer_check"
 
 MARKER_RE = re.compile(r"@@KIOSK:([A-Za-z0-9_.-]+):(.*?)@@")
 
+# Several heads on one virtio-gpu (`heads=N` in a scenario): the display device gets
+# `max_outputs=N` and this id (QMP `screendump` names it with `head`). With `-display none` QEMU
+# reports every head but the first disconnected; the kernel's `video=Virtual-K:1280x800e` (the `e`
+# forces the connector on) makes Virtual-2 … Virtual-N usable, and the console runs there at that
+# mode. `edid=off`: with QEMU's EDID (7.2) a head after the first gets no preferred mode (its
+# first, 5120x2160@50, is what a client picks: frames of 44 MB under TCG) and the console runs at
+# 5120x2160 there (the mode in `video=` is ignored); without EDID every head has a preferred mode,
+# the first the display's 1280x800@60, the others the kernel's 1024x768@60 (seen with kernel 6.1).
+DISPLAY_ID = "video0"
+FORCED_HEAD_MODE = "1280x800"
+
+
+def display_device(display: str, heads: int = 1) -> str:
+    """The QEMU -device value for a scenario's display: as named for one head; for several, a
+    virtio-gpu with `max_outputs`, the id DISPLAY_ID and no EDID."""
+    if heads == 1:
+        return display
+    if not display.startswith("virtio-gpu"):
+        raise VMError(f"{heads} heads need a virtio-gpu display, not {display!r}")
+    return f"{display},max_outputs={heads},id={DISPLAY_ID},edid=off"
+
+
+def heads_kernel_args(heads: int = 1) -> str:
+    """Kernel arguments forcing the heads after the first on (empty for one head)."""
+    return " ".join(f"video=Virtual-{k}:{FORCED_HEAD_MODE}e" for k in range(2, heads + 1))
+
 
 def log(msg: str) -> None:
     print(f"[vm {time.strftime('%H:%M:%S')}] {msg}", file=sys.stderr, flush=True)
@@ -307,8 +333,9 @@ def prepare(work: str = WORK, arch: str = "x86_64") -> Artifacts:
 class Image:
     """An RGB image read from a binary PPM (P6, maxval 255)."""
 
-    def __init__(self, width: int, height: int, data: bytes):
+    def __init__(self, width: int, height: int, data: bytes, path: str = ""):
         self.width, self.height, self.data = width, height, data
+        self.path = path  # the screendump file it was read from ("" when made in memory)
 
     @staticmethod
     def read_ppm(path: str) -> "Image":
@@ -334,7 +361,7 @@ class Image:
         data = raw[i:i + w * h * 3]
         if len(data) != w * h * 3:
             raise VMError(f"{path}: truncated PPM ({len(data)} of {w * h * 3} bytes)")
-        return Image(w, h, data)
+        return Image(w, h, data, path)
 
     def pixel(self, x: int, y: int) -> tuple[int, int, int]:
         if not (0 <= x < self.width and 0 <= y < self.height):
@@ -520,6 +547,26 @@ def close_rgb(a: tuple[int, int, int], b: tuple[int, int, int], tolerance: int =
     return all(abs(x - y) <= tolerance for x, y in zip(a, b))
 
 
+def clock_rgb(t: float) -> tuple[int, int, int]:
+    """The clock scene's background with `color_mode = "scaled"` for UTC time t (whole second):
+    hour/24, minute/60, second/60 of 255."""
+    tm = time.gmtime(int(t))
+
+    def sc(v, m):
+        return int(v * 255 / m + 0.5)
+    return sc(tm.tm_hour, 24), sc(tm.tm_min, 60), sc(tm.tm_sec, 60)
+
+
+def clock_second(img: "Image", t1: float, t2: float, at=(0.03, 0.03)) -> Optional[int]:
+    """The offset (s, from int(t1)) of the second in [t1-1, t2+1] whose clock colour `img` shows
+    at `at`, or None."""
+    got = img.pixel_at(*at)
+    for sec in range(int(t1) - 1, int(t2) + 2):
+        if got == clock_rgb(sec):
+            return sec - int(t1)
+    return None
+
+
 # ---------------------------------------------------------------------------------------------
 # QMP
 # ---------------------------------------------------------------------------------------------
@@ -615,6 +662,7 @@ class Scenario:
     prelude: str = "prelude.sh"       # the guest prelude (a file in scripts/vm/guest/; systemd-prelude.sh under systemd)
     ready_timeout: float = 60.0       # bound for the prelude's udev-ready marker after /init (a systemd boot needs more)
     env: dict[str, str] = field(default_factory=dict)  # exported to the guest script (scenario parameters)
+    heads: int = 1                    # virtio-gpu heads (max_outputs); > 1 forces Virtual-2 … on (video=…e)
 
 
 SCENARIOS: dict[str, Scenario] = {}
@@ -624,7 +672,7 @@ def scenario(name: str, guest: str, display: str = "VGA", qemu_args: Optional[li
              timeout: float = 180.0, description: str = "",
              setup: Optional[Callable[["Session"], None]] = None, kernel_args: str = "",
              udev: bool = True, boot: str = "", prelude: str = "prelude.sh",
-             ready_timeout: float = 60.0, env: Optional[dict[str, str]] = None):
+             ready_timeout: float = 60.0, env: Optional[dict[str, str]] = None, heads: int = 1):
     """Decorator registering a host-side check function with its guest script.
 
     `guest`: a bash file in scripts/vm/guest/ (checked by shellcheck), sourced after the prelude;
@@ -635,7 +683,10 @@ def scenario(name: str, guest: str, display: str = "VGA", qemu_args: Optional[li
     `boot`: a busybox sh script (path relative to the checkout) the initramfs sources right after
     mounting the host root on /host, before the usual chroot; it may `exec switch_root`.
     `prelude`: the guest prelude file (default prelude.sh).
-    `ready_timeout`: how long to wait for the prelude's udev-ready marker."""
+    `ready_timeout`: how long to wait for the prelude's udev-ready marker.
+    `heads`: outputs of the virtio-gpu display (max_outputs; the heads after the first forced on
+    with the kernel's `video=` argument); `Session.screendump(head=K)` takes one head."""
+    display_device(display, heads)  # a bad combination fails at registration
     for f in (guest, prelude):
         if not os.path.isfile(os.path.join(GUEST_DIR, f)):
             raise VMError(f"scenario {name}: no guest file {os.path.join(GUEST_DIR, f)}")
@@ -645,7 +696,8 @@ def scenario(name: str, guest: str, display: str = "VGA", qemu_args: Optional[li
             raise VMError(f"scenario {name} registered twice")
         SCENARIOS[name] = Scenario(name, guest, fn, display, list(qemu_args or []), timeout,
                                    description or (fn.__doc__ or "").strip().split("\n")[0], setup, kernel_args, udev,
-                                   os.path.join(REPO, boot) if boot else "", prelude, ready_timeout, dict(env or {}))
+                                   os.path.join(REPO, boot) if boot else "", prelude, ready_timeout, dict(env or {}),
+                                   heads)
         return fn
     return wrap
 
@@ -727,10 +779,10 @@ class Session:
             args += ["-virtfs", f"local,path={REPO},mount_tag=repo,security_model=none,readonly=on,multidevs=remap"]
         args += ["-qmp", f"unix:{self.qmp_path},server=on,wait=off", "-no-reboot"]
         if self.sc.display != "none":
-            args += ["-device", self.sc.display]
+            args += ["-device", display_device(self.sc.display, self.sc.heads)]
         args += self.sc.qemu_args
         args += self.extra_qemu_args
-        kargs = self.sc.kernel_args
+        kargs = " ".join(a for a in (self.sc.kernel_args, heads_kernel_args(self.sc.heads)) if a)
         if arch.name != "x86_64":
             kargs = " ".join(a for a in kargs.split() if a != NO_TIMER_CHECK)  # an x86 option
         if kargs:
@@ -858,34 +910,44 @@ class Session:
         os.write(self.ctl_fd, (line + "\n").encode())
 
     # -- QMP helpers --------------------------------------------------------------------
-    def screendump(self, label: str = "") -> Image:
-        """QMP screendump to PPM, parsed."""
+    def screendump(self, label: str = "", head: Optional[int] = None) -> Image:
+        """QMP screendump to PPM, parsed. `head`: one head of a scenario with `heads` > 1 (QMP
+        `screendump` with `device` DISPLAY_ID and `head`); None: QEMU's default console (head 0)."""
         self.shots += 1
-        path = os.path.join(self.rundir, f"shot{self.shots:02d}{'-' + label if label else ''}.ppm")
-        self.qmp.command("screendump", filename=path)
+        tag = "".join(f"-{t}" for t in (label, "" if head is None else f"h{head}") if t)
+        path = os.path.join(self.rundir, f"shot{self.shots:02d}{tag}.ppm")
+        if head is None:
+            self.qmp.command("screendump", filename=path)
+        else:
+            if not 0 <= head < self.sc.heads:
+                raise VMError(f"screendump of head {head}: the scenario has {self.sc.heads} head(s) (heads=N)")
+            self.qmp.command("screendump", filename=path, device=DISPLAY_ID, head=head)
         self.last_shot = path
         return Image.read_ppm(path)
 
-    def wait_screen(self, pred: Callable[[Image], bool], timeout: float = 20.0, label: str = "", *, what: str) -> Image:
-        """Takes screendumps until `pred` holds and returns that one. When it does not hold within
-        `timeout`, raises VMError naming `what` (the condition awaited) and the last screendump."""
+    def wait_screen(self, pred: Callable[[Image], bool], timeout: float = 20.0, label: str = "", *, what: str,
+                    head: Optional[int] = None) -> Image:
+        """Takes screendumps (of `head`, see screendump) until `pred` holds and returns that one.
+        When it does not hold within `timeout`, raises VMError naming `what` (the condition
+        awaited) and the last screendump."""
         deadline = time.monotonic() + timeout
         while True:
-            img = self.screendump(label)
+            img = self.screendump(label, head)
             if pred(img):
                 return img
             if time.monotonic() > deadline:
                 raise VMError(f"screen: {what}: not seen within {timeout:g}s (last screendump {self.last_shot})")
             time.sleep(0.3)
 
-    def settled(self, label: str, what: str, differs_from: Optional[Image] = None, timeout: float = 20.0) -> Image:
-        """Screendumps until two in a row are identical (and, when given, differ from
+    def settled(self, label: str, what: str, differs_from: Optional[Image] = None, timeout: float = 20.0,
+                head: Optional[int] = None) -> Image:
+        """Screendumps (of `head`) until two in a row are identical (and, when given, differ from
         `differs_from`); returns the second. Raises VMError naming `what` on timeout."""
         deadline = time.monotonic() + timeout
-        prev = self.screendump(label)
+        prev = self.screendump(label, head)
         while True:
             time.sleep(0.4)
-            cur = self.screendump(label)
+            cur = self.screendump(label, head)
             if cur.differs(prev) == 0 and (differs_from is None or cur.differs(differs_from) > 0):
                 return cur
             if time.monotonic() > deadline:
@@ -898,28 +960,36 @@ class Session:
     def console_before(self, marker: str = "console-ready") -> Image:
         """After the guest's `console_banner; ask_host console-ready`: the text console before any
         display client started (a screendump), then the answer."""
+        return self.consoles_before([None], marker)[0]
+
+    def consoles_before(self, heads: list, marker: str = "console-ready") -> list:
+        """console_before for several heads (see screendump): one screendump of each, in order, all
+        taken before the answer. Records `console_lit_pixels` (`…_headK` for head K)."""
         self.wait_marker(marker, 60)
-        img = self.screendump("console")
+        imgs = [self.screendump("console", h) for h in heads]
         self.answer()
-        self.result("console_lit_pixels", img.lit())
-        return img
+        for h, img in zip(heads, imgs):
+            self.result("console_lit_pixels" + ("" if h is None else f"_head{h}"), img.lit())
+        return imgs
 
     def expect_console_back(self, console: Image, label: str, what: str, timeout: float = 10.0,
-                            black_known: str = "") -> None:
-        """Waits (bounded) until the screen shows `console` again (console_restored_problem);
+                            black_known: str = "", head: Optional[int] = None) -> None:
+        """Waits (bounded) until the screen (`head`) shows `console` again (console_restored_problem);
         otherwise records the failure with what is wrong in a screendump taken then.
         `black_known`: a known reason why the console may come back black (every pixel); such a
-        frame is then recorded as `console_black_known` instead of failing (anything else fails)."""
+        frame is then recorded as `console_black_known` instead of failing (anything else fails).
+        Results: `console_restored_diff` (`…_headK` for head K)."""
         def ok(i: Image) -> bool:
             return console_restored_problem(console, i) is None or (bool(black_known) and i.lit() == 0)
         try:
-            after = self.wait_screen(ok, timeout, label, what=what)
+            after = self.wait_screen(ok, timeout, label, what=what, head=head)
         except VMError:
-            after = self.screendump(label)
+            after = self.screendump(label, head)
             self.expect(False, f"{what}: {console_restored_problem(console, after)}")
+        suffix = "" if head is None else f"_head{head}"
         if console_restored_problem(console, after) is not None:
-            self.result("console_black_known", black_known)
-        self.result("console_restored_diff", after.differs(console))
+            self.result("console_black_known" + suffix, black_known)
+        self.result("console_restored_diff" + suffix, after.differs(console))
 
     def send_abs(self, fx: float, fy: float, button: Optional[bool] = None) -> None:
         """input-send-event: absolute pointer move to a fraction of the screen, optional left button."""

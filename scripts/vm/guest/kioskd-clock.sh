@@ -1,11 +1,15 @@
 # shellcheck shell=bash
-# kioskd-clock-*: the clock in scaled colours at rotation ROT; two screendumps at known guest
-# times (the second once the host saw the next tick), status, SIGTERM restores the console.
+# kioskd-clock-*: the clock in scaled colours at rotation ROT (on the connector OUTPUT, if set);
+# two screendumps at known guest times (the second once the host saw the next tick), status,
+# SIGTERM restores the console.
 # shellcheck source=lib/kioskd.sh
 . "$REPO/scripts/vm/guest/lib/kioskd.sh"
 console_banner
 ask_host console-ready 60
-kioskd_start "$(printf '[display]\nbackend = "drm"\nrotation = %s\n[scenes]\norder = ["clock"]\n[scene.clock]\nkind = "clock"\ncolor_mode = "scaled"\nunsynced = "ignore"\n' "${ROT:-0}")"
+# OUTPUT (optional): the connector kioskd drives ([display] output); otherwise the first connected one.
+output_line=""
+if [ -n "${OUTPUT:-}" ]; then output_line="output = \"$OUTPUT\""; fi
+kioskd_start "$(printf '[display]\nbackend = "drm"\nrotation = %s\n%s\n[scenes]\norder = ["clock"]\n[scene.clock]\nkind = "clock"\ncolor_mode = "scaled"\nunsynced = "ignore"\n' "${ROT:-0}" "$output_line")"
 mark shot1 "$EPOCHREALTIME"
 wait_host 60
 mark shot1-done "$EPOCHREALTIME"
