@@ -14,8 +14,8 @@ ready=${KIOSK_ARM64_READY:-.build-arm64/READY}
 scenarios=("$@")
 if [ ${#scenarios[@]} = 0 ]; then
   # The clock on bochs-drm (pixels, SIGTERM gives the console back), two uinput fingers painting,
-  # a connector hotplug on virtio-gpu, the .deb under systemd.
-  scenarios=(kioskd-clock-bochs input-kioskd-paint-rot90 kioskd-connector-hotplug-virtio kioskd-package-apt)
+  # a connector hotplug on virtio-gpu, two outputs on one virtio-gpu ([[output]]), the .deb under systemd.
+  scenarios=(kioskd-clock-bochs input-kioskd-paint-rot90 kioskd-connector-hotplug-virtio kioskd-two-outputs kioskd-package-apt)
 fi
 
 t=$SECONDS
