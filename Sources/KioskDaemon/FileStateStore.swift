@@ -99,17 +99,12 @@ public final class FileStateStore: StateStore, @unchecked Sendable {
     private var dirFD: Int32 { dir?.raw ?? -1 }
     /// `kioskd.lock`, `flock`ed while this store holds the directory.
     private var lockFile: Descriptor?
-    /// The lock file's (device, inode) while this store holds its lock.
-    private var lockKey: LockKey?
 
-    struct LockKey: Hashable, Sendable { let dev: UInt64, ino: UInt64 }
-    /// The lock files the stores of this process hold. A lock that is busy, recorded as ours,
-    /// and not in this set is held for a moment by a child process being started elsewhere in
-    /// this process (it shares the lock's open file description between fork and exec).
-    private static let heldLocks = Mutex<Set<LockKey>>([])
-
+    /// Unlocks explicitly before closing: a child process being started elsewhere in this process
+    /// shares the lock's open file description between its fork and its exec, and a close alone
+    /// would leave the directory locked until then.
     private func releaseLock() {
-        if let k = lockKey { _ = Self.heldLocks.withLock { $0.remove(k) }; lockKey = nil }
+        if let fd = lockFile?.raw { _ = try? Posix.call("flock(LOCK_UN)") { flock(fd, LOCK_UN) } }
         lockFile = nil
     }
     /// The directory's identity when it was opened (a removed or replaced directory differs).
@@ -274,29 +269,16 @@ public final class FileStateStore: StateStore, @unchecked Sendable {
             throw Unusable(message: "cannot open the lock file: \(Self.failed("open", "\(directory)/\(Self.lockName)"))")
         }
         let file = Descriptor(adopting: fd)
-        var fst = stat()
-        let key = fstat(fd, &fst) == 0 ? LockKey(dev: UInt64(fst.st_dev), ino: UInt64(fst.st_ino)) : nil
-        var waitedNs: Int64 = 0
-        while flock(fd, LOCK_EX | LOCK_NB) != 0 {
+        if flock(fd, LOCK_EX | LOCK_NB) != 0 {
             let e = errno
             var buf = [UInt8](repeating: 0, count: 32)
             let n = pread(fd, &buf, buf.count, 0)
             let pid = n > 0 ? String(decoding: buf[..<n], as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines) : ""
-            // Recorded as this process's, yet no store here holds it: a child being started
-            // elsewhere in this process shares the description until its exec closes it. Wait
-            // for that (bounded) instead of calling ourselves another kioskd.
-            if e == EWOULDBLOCK, pid == "\(getpid())", let key, !Self.heldLocks.withLock({ $0.contains(key) }), waitedNs < 2_000_000_000 {
-                usleep(5_000)
-                waitedNs += 5_000_000
-                continue
-            }
             guard e == EWOULDBLOCK else {
                 throw Unusable(message: "cannot lock the state directory: \(Self.failed("flock", "\(directory)/\(Self.lockName)", e))")
             }
             throw KioskError.state("another kioskd (pid \(pid.isEmpty ? "unknown" : pid)) is using the state directory \(directory)")
         }
-        if let key { _ = Self.heldLocks.withLock { $0.insert(key) } }
-        lockKey = key
         if canWrite {
             let pid = Array("\(getpid())\n".utf8)
             _ = ftruncate(fd, 0)
