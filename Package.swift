@@ -101,7 +101,9 @@ let package = Package(
             .product(name: "TOMLKit", package: "TOMLKit"),
         ]),
         // Fakes shipped as a product: scripted input, manual clock, pixel helpers.
-        .target(name: "KioskTesting", dependencies: ["KioskCore", "KioskPosix", "KioskRender", "KioskScenes"]),
+        .target(name: "KioskTesting", dependencies: ["KioskCore", "KioskPosix", "KioskRender", "KioskScenes",
+                                                    .product(name: "Logging", package: "swift-log"),
+                                                    .product(name: "InMemoryLogging", package: "swift-log")]),
         // Test traits (imports Testing, so only test targets depend on it).
         .target(name: "KioskTestTraits"),
         // A KMS device in memory (FakeKMS) for DRMDisplay tests; its own target so that
