@@ -1,7 +1,8 @@
 #if canImport(Glibc)
 import Glibc
 #endif
-import CKioskShims
+import CKioskLazy
+import CKioskLinux
 import CMosquitto
 import Foundation
 import KioskCore

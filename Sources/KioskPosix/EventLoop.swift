@@ -1,7 +1,7 @@
 #if canImport(Glibc)
 import Glibc
 #endif
-import CKioskShims
+import CKioskLinux
 import KioskCore
 
 /// A single-threaded event loop on epoll: file descriptors, timers and work posted from other

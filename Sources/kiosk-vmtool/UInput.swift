@@ -1,14 +1,14 @@
 #if canImport(Glibc)
 import Glibc
 #endif
-import CKioskShims
+import CKioskUInput
 import KioskCore
 import KioskPosix
 
 /// A virtual input device made through /dev/uinput (test devices inside the VM).
 ///
 /// Wraps the uinput ioctls (`UI_SET_*BIT`, `UI_DEV_SETUP`, `UI_ABS_SETUP`, `UI_DEV_CREATE`,
-/// `UI_DEV_DESTROY`) via the C shims in CKioskShims, and `write()` of `struct input_event`.
+/// `UI_DEV_DESTROY`) via the C shims in CKioskUInput, and `write()` of `struct input_event`.
 /// `destroy()` removes the device (as an unplug would) and closes /dev/uinput; `deinit` does
 /// the same when `destroy()` was not called.
 final class UInputDevice {
