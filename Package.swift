@@ -32,12 +32,27 @@ let package = Package(
         .systemLibrary(name: "CLibInput", pkgConfig: "libinput", providers: [.apt(["libinput-dev"])]),
         .systemLibrary(name: "CSystemd", pkgConfig: "libsystemd", providers: [.apt(["libsystemd-dev"])]),
         // Headers only: these libraries are opened when a configuration first needs them
-        // (CKioskShims/lazy_libs.c), not linked. OpenSSL's libcrypto: SHA-256 of the phone
+        // (CKioskLazy/lazy_libs.c), not linked. OpenSSL's libcrypto: SHA-256 of the phone
         // page's session tokens; libmosquitto: [mqtt]; libqrencode: the pairing code's QR symbol.
         .systemLibrary(name: "CCrypto", providers: [.apt(["libssl-dev"])]),
         .systemLibrary(name: "CMosquitto", providers: [.apt(["libmosquitto-dev"])]),
         .systemLibrary(name: "CQRencode", providers: [.apt(["libqrencode-dev"])]),
-        .target(name: "CKioskShims", linkerSettings: [.linkedLibrary("dl")]),
+        // Small C helpers, one target for what each serves:
+        // Linux headers Swift's Glibc lacks (epoll, timerfd, eventfd, signalfd, VT and KD ioctls).
+        .target(name: "CKioskLinux"),
+        // libdrm's fourcc and object-type macros as functions (the display code).
+        .target(name: "CKioskDRMFormats"),
+        // uinput ioctls for test devices (kiosk-vmtool).
+        .target(name: "CKioskUInput"),
+        // Swift concurrency's global-enqueue hook, reached at link time (the daemon's executor).
+        .target(name: "CKioskExecutorHook"),
+        // 32-bit pixel fills with wmemset (drawing).
+        .target(name: "CKioskPixels"),
+        // Stubs for the libraries opened when first needed (dlopen).
+        .target(name: "CKioskLazy", linkerSettings: [.linkedLibrary("dl")]),
+        // Transitional umbrella over CKioskLinux, CKioskDRMFormats, CKioskPixels and CKioskLazy for
+        // the display, scene and drawing files that still import it.
+        .target(name: "CKioskShims", dependencies: ["CKioskLinux", "CKioskDRMFormats", "CKioskPixels", "CKioskLazy"]),
         // libinput's va_list log handler, formatted in C (KioskInput links libinput anyway).
         .target(name: "CKioskInputShims", dependencies: ["CLibInput"]),
         // adjtimex and inotify headers (C library, nothing to link).
@@ -46,13 +61,13 @@ let package = Package(
         .systemLibrary(name: "CSdBus", pkgConfig: "libsystemd", providers: [.apt(["libsystemd-dev"])]),
 
         // Pure Swift core: values and protocols (the Scheduler a loop offers). No C library imports.
-        .target(name: "KioskCore", dependencies: ["CKioskShims", .product(name: "Logging", package: "swift-log")]),
+        .target(name: "KioskCore"),
         // The operating system: the epoll event loop, the syscall wrapper, the mutex.
-        .target(name: "KioskPosix", dependencies: ["KioskCore", "CKioskShims", "CTimex"]),
+        .target(name: "KioskPosix", dependencies: ["KioskCore", "CKioskLinux", "CTimex"]),
         // The backlight through the logind session (sd-bus), behind KioskPosix's BacklightWriter.
         .target(name: "KioskLogind", dependencies: ["KioskCore", "KioskPosix", "CSdBus"]),
         // Drawing on cairo + pango.
-        .target(name: "KioskRender", dependencies: ["KioskCore", "CCairo"]),
+        .target(name: "KioskRender", dependencies: ["KioskCore", "CCairo", "CKioskShims"]),
         // Scenes and the scene manager: see only KioskCore values and KioskRender canvases.
         .target(name: "KioskScenes", dependencies: ["KioskCore", "KioskRender", "CQRencode", "CKioskShims", .product(name: "Logging", package: "swift-log")]),
         // Hardware.
@@ -72,7 +87,7 @@ let package = Package(
         // The phone page's HTTP server (Hummingbird on SwiftNIO): the control routes under /api/,
         // pairing cookies, live events. Knows the daemon only through `WebBackend`.
         .target(name: "KioskWeb", dependencies: [
-            "KioskCore", "KioskControl", "CCrypto", "CKioskShims",
+            "KioskCore", "KioskControl", "CCrypto", "CKioskLazy",
             .product(name: "Hummingbird", package: "hummingbird"),
             .product(name: "HummingbirdCore", package: "hummingbird"),
             .product(name: "HTTPTypes", package: "swift-http-types"),
@@ -87,10 +102,11 @@ let package = Package(
             .embedInCode("Assets"),
         ]),
         // MQTT client on libmosquitto, driven by the epoll EventLoop.
-        .target(name: "KioskMQTT", dependencies: ["KioskCore", "KioskPosix", "CMosquitto", "CKioskShims", .product(name: "Logging", package: "swift-log")]),
+        .target(name: "KioskMQTT", dependencies: ["KioskCore", "KioskPosix", "CMosquitto", "CKioskLinux", "CKioskLazy", .product(name: "Logging", package: "swift-log")]),
         // The daemon: config, control, persistence, services; the only place hardware meets scenes.
         .target(name: "KioskDaemon", dependencies: [
             "KioskCore", "KioskPosix", "KioskControl", "KioskRender", "KioskScenes", "KioskDRM", "KioskInput", "KioskLogind", "CSystemd", "KioskWeb",
+            "CKioskLinux", "CKioskExecutorHook",
             "KioskMQTT",
             .product(name: "Logging", package: "swift-log"),
             .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
@@ -101,7 +117,9 @@ let package = Package(
             .product(name: "TOMLKit", package: "TOMLKit"),
         ]),
         // Fakes shipped as a product: scripted input, manual clock, pixel helpers.
-        .target(name: "KioskTesting", dependencies: ["KioskCore", "KioskRender", "KioskScenes"]),
+        .target(name: "KioskTesting", dependencies: ["KioskCore", "KioskPosix", "KioskRender", "KioskScenes",
+                                                    .product(name: "Logging", package: "swift-log"),
+                                                    .product(name: "InMemoryLogging", package: "swift-log")]),
         // Test traits (imports Testing, so only test targets depend on it).
         .target(name: "KioskTestTraits"),
         // A KMS device in memory (FakeKMS) for DRMDisplay tests; its own target so that
@@ -146,7 +164,7 @@ let package = Package(
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
         ], path: "Benchmarks/kioskd-bench"),
         // Runs inside the test VM: uinput devices, DRM probes.
-        .executableTarget(name: "kiosk-vmtool", dependencies: ["CKioskShims", "KioskCore", "KioskPosix", "KioskDRM", "KioskInput", .product(name: "Logging", package: "swift-log")]),
+        .executableTarget(name: "kiosk-vmtool", dependencies: ["CKioskLinux", "CKioskUInput", "KioskCore", "KioskPosix", "KioskDRM", "KioskInput", .product(name: "Logging", package: "swift-log")]),
         // Fuzz targets for the config, theme and control-request parsers (scripts/fuzz.sh, docs/fuzzing.md).
         .executableTarget(name: "kiosk-fuzz", dependencies: [
             "KioskDaemon", "KioskControl",
@@ -162,7 +180,7 @@ let package = Package(
         .testTarget(name: "KioskScenesTests", dependencies: ["KioskScenes", "KioskPosix", "KioskTesting"]),
         .testTarget(name: "KioskDRMTests", dependencies: ["KioskDRM", "KioskDRMTesting", "KioskPosix", "KioskTesting", "KioskRender", "KioskScenes"]),
         .testTarget(name: "KioskInputTests", dependencies: ["KioskTestTraits", "KioskInput", "KioskPosix", "CKioskInputShims"]),
-        .testTarget(name: "KioskDaemonTests", dependencies: ["KioskDRMTesting", "KioskTestTraits", "KioskDaemon", "KioskControl", "KioskPosix", "KioskTesting", "KioskMQTT", "CKioskShims"]),
+        .testTarget(name: "KioskDaemonTests", dependencies: ["KioskDRMTesting", "KioskTestTraits", "KioskDaemon", "KioskControl", "KioskPosix", "KioskTesting", "KioskMQTT", "CKioskLazy"]),
         .testTarget(name: "KioskWebTests", dependencies: ["KioskTestTraits", "KioskWeb", "KioskDaemon", "KioskControl", "KioskCore", "KioskPosix", "KioskTesting",
                                                     .product(name: "NIOEmbedded", package: "swift-nio")]),
         .testTarget(name: "KioskMQTTTests", dependencies: ["KioskTestTraits", "KioskMQTT", "KioskPosix", "KioskTesting", .product(name: "Logging", package: "swift-log")],

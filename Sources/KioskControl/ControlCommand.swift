@@ -38,7 +38,7 @@ public enum ControlCommand: Sendable, Equatable {
     public enum PaintOp: String, Sendable, Equatable, CaseIterable { case clear, undo, redo, save }
 }
 
-// MARK: request bodies (what a client sends; the server checks them field by field in `ControlRouter`)
+// MARK: request bodies (what a client sends; decoded and checked field by field in ControlBodies.swift)
 
 /// `POST /scene`, `POST /theme`.
 public struct NameRequest: Codable, Sendable, Equatable {
@@ -54,8 +54,8 @@ public struct CounterSetRequest: Codable, Sendable, Equatable {
 
 /// `POST /paint/save` with a file name.
 public struct PaintSaveRequest: Codable, Sendable, Equatable {
-    public var name: String
-    public init(name: String) { self.name = name }
+    public var name: String?
+    public init(name: String?) { self.name = name }
 }
 
 /// `POST /clock/mode`.

@@ -65,14 +65,14 @@ public enum ControlRouter {
         },
         ControlRoute(segment: "scene", forms: ["POST /scene"]) { r in
             try r.exact(1); try r.requireMethod("POST")
-            let o = try object(r.body)
-            return .scene(name: try requiredString(o, "name"), output: try optionalOutput(o))
+            let b = try decode(SceneRequest.self, r.body)
+            return .scene(name: b.name, output: b.output)
         },
         ControlRoute(segment: "theme", forms: ["POST /theme", "GET /theme"]) { r in
             try r.exact(1)
             if ["GET", "HEAD"].contains(r.method) { return .palette }
             try r.requireMethod("POST")
-            return .theme(name: try requiredString(try object(r.body), "name"))
+            return .theme(name: try decode(NameRequest.self, r.body).name)
         },
         ControlRoute(segment: "counter", forms: ["GET /counter/{name}", "POST /counter/{name}/{set|inc|dec|reset}"]) { r in
             let parts = r.parts
@@ -90,11 +90,9 @@ public enum ControlRouter {
             let name = parts[1]
             guard !name.isEmpty else { throw ControlRequestError(400, "empty counter name", field: "name") }
             if op == .set {
-                let o = try object(r.body)
-                guard let v = o["value"] else { throw ControlRequestError(400, "missing field 'value' (an integer)", field: "value") }
-                return .counter(name: name, op: op, value: try integer(v, "value"))
+                return .counter(name: name, op: op, value: try decode(CounterSetRequest.self, r.body).value)
             }
-            _ = try object(r.body, allowEmpty: true)
+            _ = try decode(AnyObjectBody.self, r.body, allowEmpty: true)
             return .counter(name: name, op: op, value: nil)
         },
         ControlRoute(segment: "paint", forms: ["POST /paint/{clear|undo|redo|save}"]) { r in
@@ -102,78 +100,45 @@ public enum ControlRouter {
             guard let op = ControlCommand.PaintOp(rawValue: r.parts[1]) else {
                 throw ControlRequestError(404, "unknown paint operation '\(r.parts[1])'; operations: clear, undo, redo, save")
             }
-            let o = try object(r.body, allowEmpty: true)
-            var name: String?
-            if op == .save {
-                if o["path"] != nil {
-                    throw ControlRequestError(400, "field 'path' is not accepted: paintings are saved in kioskd's paintings folder; give a file name with 'name' (or none)", field: "path")
-                }
-                name = try optionalFileName(o, "name")
+            guard op == .save else {
+                _ = try decode(AnyObjectBody.self, r.body, allowEmpty: true)
+                return .paint(op: op, name: nil)
             }
-            return .paint(op: op, name: name)
+            return .paint(op: op, name: try decode(PaintSaveRequest.self, r.body, allowEmpty: true).name)
         },
         ControlRoute(segment: "screenshot", forms: ["POST /screenshot", "GET /screenshot"]) { r in
             try r.exact(1)
             if ["GET", "HEAD"].contains(r.method) { return .screenshot() }
             try r.requireMethod("POST")
-            let o = try object(r.body, allowEmpty: true)
-            if o["path"] != nil {
-                throw ControlRequestError(400, "field 'path' is not accepted: kioskd writes no screenshot file; the answer is the PNG and the client writes it (kioskctl screenshot FILE.png)", field: "path")
-            }
-            return .screenshot(output: try optionalOutput(o))
+            return .screenshot(output: try decode(ScreenshotBody.self, r.body, allowEmpty: true).output)
         },
         ControlRoute(segment: "blank", forms: ["POST /blank"]) { r in
             try r.exact(1); try r.requireMethod("POST")
-            let o = try object(r.body)
-            guard let v = o["on"] else { throw ControlRequestError(400, "missing field 'on' (true or false)", field: "on") }
-            guard let b = v as? Bool, CFGetTypeIsBool(v) else {
-                throw ControlRequestError(400, "field 'on' must be true or false, got \(describe(v))", field: "on")
-            }
-            return .blank(on: b, output: try optionalOutput(o))
+            let b = try decode(BlankRequest.self, r.body)
+            return .blank(on: b.on, output: b.output)
         },
         ControlRoute(segment: "reload", forms: ["POST /reload"]) { r in
             try r.exact(1); try r.requireMethod("POST")
-            _ = try object(r.body, allowEmpty: true)
+            _ = try decode(AnyObjectBody.self, r.body, allowEmpty: true)
             return .reload
         },
         ControlRoute(segment: "brightness", forms: ["GET /brightness", "POST /brightness"]) { r in
             try r.exact(1)
             if ["GET", "HEAD"].contains(r.method) { return .brightness(percent: nil) }
             try r.requireMethod("POST")
-            let o = try object(r.body)
-            guard let v = o["percent"] else { throw ControlRequestError(400, "missing field 'percent' (a number 0…100)", field: "percent") }
-            guard let n = v as? NSNumber, !CFGetTypeIsBool(v), n.doubleValue.isFinite, (0...100).contains(n.doubleValue) else {
-                throw ControlRequestError(400, "field 'percent' must be a number 0…100, got \(describe(v))", field: "percent")
-            }
-            return .brightness(percent: n.doubleValue)
+            return .brightness(percent: try decode(BrightnessRequest.self, r.body).percent)
         },
         ControlRoute(segment: "clock", forms: ["POST /clock/mode"]) { r in
             try r.exact(2)
             guard r.parts[1] == "mode" else { throw ControlRequestError(404, "expected /clock/mode, got \(r.path)") }
             try r.requireMethod("POST")
-            let o = try object(r.body)
-            var scene: String?
-            if let v = o["scene"], !(v is NSNull) { scene = try requiredString(o, "scene") }
-            return .clockMode(mode: try requiredString(o, "mode"), scene: scene)
+            let body = try decode(ClockModeRequest.self, r.body)
+            return .clockMode(mode: body.mode, scene: body.scene)
         },
         ControlRoute(segment: "pair", forms: ["POST /pair"]) { r in
             try r.exact(1); try r.requireMethod("POST")
-            let o = try object(r.body, allowEmpty: true)
-            var role = "operator"
-            if let v = o["role"] {
-                guard let s = v as? String, ["operator", "viewer"].contains(s) else {
-                    throw ControlRequestError(400, "field 'role' must be \"operator\" or \"viewer\", got \(describe(v))", field: "role")
-                }
-                role = s
-            }
-            var show = true
-            if let v = o["show"] {
-                guard let b = v as? Bool, CFGetTypeIsBool(v) else {
-                    throw ControlRequestError(400, "field 'show' must be true or false, got \(describe(v))", field: "show")
-                }
-                show = b
-            }
-            return .pair(role: role, show: show)
+            let body = try decode(PairRequest.self, r.body, allowEmpty: true)
+            return .pair(role: body.role, show: body.show)
         },
         ControlRoute(segment: "devices", forms: ["GET /devices", "POST /devices/{name}/revoke"]) { r in
             if r.parts.count == 1 { try r.requireMethod("GET"); return .devices }
@@ -181,7 +146,7 @@ public enum ControlRouter {
                 throw ControlRequestError(404, "expected /devices or /devices/{name}/revoke, got \(r.path)")
             }
             try r.requireMethod("POST")
-            _ = try object(r.body, allowEmpty: true)
+            _ = try decode(AnyObjectBody.self, r.body, allowEmpty: true)
             guard !r.parts[1].isEmpty else { throw ControlRequestError(400, "empty device name", field: "name") }
             return .revokeDevice(name: r.parts[1])
         },
@@ -213,67 +178,9 @@ public enum ControlRouter {
         ControlRequestError(404, "no route \(uri); routes: \(routes.joined(separator: ", "))")
     }
 
-    /// The body as a JSON object; an empty body is `{}` when `allowEmpty`.
-    static func object(_ body: [UInt8], allowEmpty: Bool = false) throws -> [String: Any] {
-        if body.allSatisfy({ $0 == 0x20 || $0 == 0x0A || $0 == 0x0D || $0 == 0x09 }) {
-            if allowEmpty { return [:] }
-            throw ControlRequestError(400, "missing request body: expected a JSON object")
-        }
-        let parsed: Any
-        do {
-            parsed = try JSONSerialization.jsonObject(with: Data(body), options: [.fragmentsAllowed])
-        } catch {
-            throw ControlRequestError(400, "request body is not valid JSON: \(jsonErrorText(error))")
-        }
-        guard let o = parsed as? [String: Any] else {
-            throw ControlRequestError(400, "request body must be a JSON object, got \(describe(parsed))")
-        }
-        return o
-    }
-
     static func jsonErrorText(_ error: Error) -> String {
         let ns = error as NSError
         return (ns.userInfo[NSDebugDescriptionErrorKey] as? String) ?? ns.localizedDescription
-    }
-
-    /// The optional `output` field: an output's name (nil when absent or null).
-    static func optionalOutput(_ o: [String: Any]) throws -> String? {
-        guard let v = o["output"], !(v is NSNull) else { return nil }
-        let s = try requiredString(o, "output")
-        guard !s.isEmpty else { throw ControlRequestError(400, "field 'output' must name an output, got an empty string", field: "output") }
-        return s
-    }
-
-    static func requiredString(_ o: [String: Any], _ field: String) throws -> String {
-        guard let v = o[field] else { throw ControlRequestError(400, "missing field '\(field)' (a string)", field: field) }
-        guard let s = v as? String else {
-            throw ControlRequestError(400, "field '\(field)' must be a string, got \(describe(v))", field: field)
-        }
-        guard !s.isEmpty else { throw ControlRequestError(400, "field '\(field)' must not be empty", field: field) }
-        return s
-    }
-
-    /// A painting's file name (validated by `PaintingFileName.validate`), or nil.
-    static func optionalFileName(_ o: [String: Any], _ field: String) throws -> String? {
-        guard let v = o[field], !(v is NSNull) else { return nil }
-        guard let s = v as? String else {
-            throw ControlRequestError(400, "field '\(field)' must be a string (a file name such as drawing-1.png), got \(describe(v))", field: field)
-        }
-        do { try PaintingFileName.validate(s) } catch let e as KioskError {
-            throw ControlRequestError(400, "field '\(field)': \(e.message)", field: field)
-        }
-        return s
-    }
-
-    static func integer(_ v: Any, _ field: String) throws -> Int {
-        if let n = v as? NSNumber, !CFGetTypeIsBool(v) {
-            let d = n.doubleValue
-            guard d.isFinite, d == d.rounded(), abs(d) < 1e15 else {
-                throw ControlRequestError(400, "field '\(field)' must be an integer, got \(n)", field: field)
-            }
-            return Int(d)
-        }
-        throw ControlRequestError(400, "field '\(field)' must be an integer, got \(describe(v))", field: field)
     }
 
     /// JSON type name and value for error messages.

@@ -1,4 +1,4 @@
-import CKioskShims
+import CKioskLinux
 import Dispatch
 import Glibc
 import KioskCore

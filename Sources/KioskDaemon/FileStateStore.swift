@@ -94,28 +94,27 @@ public final class FileStateStore: StateStore, @unchecked Sendable {
     private let cached = Mutex<[String: String?]>([:])
     private func cacheValue(_ key: String) -> String?? { cached.withLock { $0[key] } }
     private func setCache(_ key: String, _ value: String?) { cached.withLock { $0[key] = .some(value) } }
-    private var dirFD: Int32 = -1
-    private var lockFD: Int32 = -1
-    /// The lock file's (device, inode) while this store holds its lock.
-    private var lockKey: LockKey?
+    /// The state directory, open for `openat` and its `fsync` (nil: not open).
+    private var dir: Descriptor?
+    private var dirFD: Int32 { dir?.raw ?? -1 }
+    /// `kioskd.lock`, `flock`ed while this store holds the directory.
+    private var lockFile: Descriptor?
 
-    struct LockKey: Hashable, Sendable { let dev: UInt64, ino: UInt64 }
-    /// The lock files the stores of this process hold. A lock that is busy, recorded as ours,
-    /// and not in this set is held for a moment by a child process being started elsewhere in
-    /// this process (it shares the lock's open file description between fork and exec).
-    private static let heldLocks = Mutex<Set<LockKey>>([])
-
+    /// Unlocks explicitly before closing: a child process being started elsewhere in this process
+    /// shares the lock's open file description between its fork and its exec, and a close alone
+    /// would leave the directory locked until then.
     private func releaseLock() {
-        if let k = lockKey { _ = Self.heldLocks.withLock { $0.remove(k) }; lockKey = nil }
-        if lockFD >= 0 { Glibc.close(lockFD); lockFD = -1 }
+        if let fd = lockFile?.raw { _ = try? Posix.call("flock(LOCK_UN)") { flock(fd, LOCK_UN) } }
+        lockFile = nil
     }
     /// The directory's identity when it was opened (a removed or replaced directory differs).
     private var dirID: (dev: UInt64, ino: UInt64)?
     private var writable = false
     /// The directory was made again and not every value is written back to it yet.
     private var writeBackPending = false
-    /// The journal (`journal.log`), open for appending once the first batch was written; -1 before.
-    private var journalFD: Int32 = -1
+    /// The journal (`journal.log`), open for appending once the first batch was written; nil before.
+    private var journal: Descriptor?
+    private var journalFD: Int32 { journal?.raw ?? -1 }
     /// The journal's length: every byte of it is a whole record.
     private var journalBytes = 0
     /// Keys whose newest value is in the journal and not yet in their state file.
@@ -170,9 +169,9 @@ public final class FileStateStore: StateStore, @unchecked Sendable {
         mutex.lock(); defer { mutex.unlock() }
         // The journal's values into their state files, so the files alone tell the state.
         if writable && !journaled.isEmpty { checkpoint() }
-        if journalFD >= 0 { Glibc.close(journalFD); journalFD = -1 }
+        journal = nil
         releaseLock()
-        if dirFD >= 0 { Glibc.close(dirFD); dirFD = -1 }
+        dir = nil
         if writable {
             writable = false
             durability = .unavailable("the state store of \(directory) was closed")
@@ -182,10 +181,10 @@ public final class FileStateStore: StateStore, @unchecked Sendable {
     /// Gives the directory up as a killed kioskd leaves it: the lock released, no checkpoint (tests).
     func abandon() {
         mutex.lock(); defer { mutex.unlock() }
-        if journalFD >= 0 { Glibc.close(journalFD); journalFD = -1 }
+        journal = nil
         journaled.removeAll()
         releaseLock()
-        if dirFD >= 0 { Glibc.close(dirFD); dirFD = -1 }
+        dir = nil
         writable = false
         durability = .unavailable("the state store of \(directory) was abandoned")
     }
@@ -226,8 +225,7 @@ public final class FileStateStore: StateStore, @unchecked Sendable {
         guard fd >= 0 else {
             throw Unusable(message: "cannot open the state directory \(directory) to sync it after each save: \(Self.failed("open", directory))")
         }
-        var ok = false
-        defer { if !ok { Glibc.close(fd) } }
+        let opened = Descriptor(adopting: fd)
         var fst = stat()
         guard fstat(fd, &fst) == 0, fst.st_dev == st.st_dev, fst.st_ino == st.st_ino else {
             throw Unusable(message: "the state directory \(directory) changed while it was being opened")
@@ -236,8 +234,7 @@ public final class FileStateStore: StateStore, @unchecked Sendable {
             throw Unusable(message: "the state directory \(problem.message)")
         }
         try lock(fd)
-        ok = true
-        dirFD = fd
+        dir = consume opened
         dirID = (UInt64(fst.st_dev), UInt64(fst.st_ino))
         writable = true
         durability = .durable
@@ -271,44 +268,33 @@ public final class FileStateStore: StateStore, @unchecked Sendable {
         guard fd >= 0 else {
             throw Unusable(message: "cannot open the lock file: \(Self.failed("open", "\(directory)/\(Self.lockName)"))")
         }
-        var fst = stat()
-        let key = fstat(fd, &fst) == 0 ? LockKey(dev: UInt64(fst.st_dev), ino: UInt64(fst.st_ino)) : nil
-        var waitedNs: Int64 = 0
-        while flock(fd, LOCK_EX | LOCK_NB) != 0 {
+        let file = Descriptor(adopting: fd)
+        if flock(fd, LOCK_EX | LOCK_NB) != 0 {
             let e = errno
             var buf = [UInt8](repeating: 0, count: 32)
             let n = pread(fd, &buf, buf.count, 0)
             let pid = n > 0 ? String(decoding: buf[..<n], as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines) : ""
-            // Recorded as this process's, yet no store here holds it: a child being started
-            // elsewhere in this process shares the description until its exec closes it. Wait
-            // for that (bounded) instead of calling ourselves another kioskd.
-            if e == EWOULDBLOCK, pid == "\(getpid())", let key, !Self.heldLocks.withLock({ $0.contains(key) }), waitedNs < 2_000_000_000 {
-                usleep(5_000)
-                waitedNs += 5_000_000
-                continue
-            }
-            Glibc.close(fd)
             guard e == EWOULDBLOCK else {
                 throw Unusable(message: "cannot lock the state directory: \(Self.failed("flock", "\(directory)/\(Self.lockName)", e))")
             }
             throw KioskError.state("another kioskd (pid \(pid.isEmpty ? "unknown" : pid)) is using the state directory \(directory)")
         }
-        if let key { _ = Self.heldLocks.withLock { $0.insert(key) } }
-        lockKey = key
         if canWrite {
             let pid = Array("\(getpid())\n".utf8)
             _ = ftruncate(fd, 0)
             _ = pwrite(fd, pid, pid.count, 0)
         }
-        lockFD = fd
+        lockFile = consume file
     }
 
     /// Read-only access: a readable directory, or one that can only be searched (`O_PATH`).
     private func openForReading() {
         writable = false
-        var fd = open(directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
-        if fd < 0 { fd = open(directory, 0o10000000 /* O_PATH */ | O_DIRECTORY | O_CLOEXEC) }
-        dirFD = fd
+        if let d = try? Descriptor.open(directory, O_RDONLY | O_DIRECTORY) {
+            dir = consume d
+        } else {
+            dir = try? Descriptor.open(directory, 0o10000000 /* O_PATH */ | O_DIRECTORY)
+        }
     }
 
     /// Makes the directory again when it was removed or replaced since it was opened, and writes
@@ -322,7 +308,7 @@ public final class FileStateStore: StateStore, @unchecked Sendable {
             logger.warning("the state directory \(directory) was removed or replaced while kioskd was running; making it again and writing back the values kept in memory",
                            metadata: ["state_dir": "\(directory)"])
             releaseLock()
-            if dirFD >= 0 { Glibc.close(dirFD); dirFD = -1 }
+            dir = nil
             dirID = nil
             do {
                 try openForWriting()
@@ -338,7 +324,7 @@ public final class FileStateStore: StateStore, @unchecked Sendable {
         }
         writeBackPending = false
         // Every value is in a state file of the new directory: a new, empty journal there.
-        if journalFD >= 0 { Glibc.close(journalFD); journalFD = -1 }
+        journal = nil
         journaled.removeAll()
         journalBytes = 0
         nextCheckpoint = nil
@@ -394,16 +380,10 @@ public final class FileStateStore: StateStore, @unchecked Sendable {
     /// The bytes of `name` in the directory (never through a symbolic link); nil when it does not exist.
     /// A state file is read up to `limit` bytes (1 MiB, plus one buffer to tell a longer one).
     private func readFile(_ name: String, limit: Int = 1 << 20) -> [UInt8]? {
-        guard dirFD >= 0 else { return nil }
-        let fd = Glibc.openat(dirFD, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC)
-        guard fd >= 0 else { return nil }
-        defer { Glibc.close(fd) }
+        guard let file = try? dir?.openat(name, O_RDONLY | O_NOFOLLOW) else { return nil }
         var out: [UInt8] = []
         var buf = [UInt8](repeating: 0, count: 65536)
-        while out.count <= limit {
-            let n = read(fd, &buf, buf.count)
-            if n < 0 && errno == EINTR { continue }
-            guard n > 0 else { break }
+        while out.count <= limit, let n = try? buf.withUnsafeMutableBytes({ try file.read(into: $0.baseAddress!, count: $0.count) }), n > 0 {
             out += buf[..<n]
         }
         return out
@@ -620,10 +600,10 @@ public final class FileStateStore: StateStore, @unchecked Sendable {
         if length < bytes.count {
             let wfd = sys.openat(dirFD, Self.journalName, O_WRONLY | O_NOFOLLOW | O_CLOEXEC, 0)
             if wfd >= 0 {
-                if ftruncate(wfd, off_t(length)) != 0 || sys.fsync(wfd) != 0 {
+                let file = Descriptor(adopting: wfd)
+                if ftruncate(file.raw, off_t(length)) != 0 || sys.fsync(file.raw) != 0 {
                     logger.error("cannot cut the incomplete end off the state journal", metadata: ["state.file": "\(p)", "error": "\(Self.failed("ftruncate", p))"])
                 }
-                Glibc.close(wfd)
             }
         }
         journalBytes = length
@@ -640,18 +620,14 @@ public final class FileStateStore: StateStore, @unchecked Sendable {
         var fd = sys.openat(dirFD, Self.journalName, flags, 0)
         if fd < 0 && errno == ENOENT { fd = sys.openat(dirFD, Self.journalName, flags | O_CREAT | O_EXCL, 0o640) }
         guard fd >= 0 else { throw failure("open", p) }
+        let file = Descriptor(adopting: fd)
         var st = stat()
-        guard fstat(fd, &st) == 0, st.st_mode & S_IFMT == S_IFREG else {
-            Glibc.close(fd)
+        guard fstat(file.raw, &st) == 0, st.st_mode & S_IFMT == S_IFREG else {
             throw KioskError.state("the state journal \(p) is not a regular file")
         }
         trace?("fsync-dir \(directory)")
-        guard sys.fsync(dirFD) == 0 else {
-            let e = errno
-            Glibc.close(fd)
-            throw failure("fsync", directory, e)
-        }
-        journalFD = fd
+        guard sys.fsync(dirFD) == 0 else { throw failure("fsync", directory) }
+        journal = consume file
         journalBytes = Int(st.st_size)
     }
 
@@ -725,13 +701,24 @@ public final class FileStateStore: StateStore, @unchecked Sendable {
                            metadata: ["state.file": "\(p)", "keys": "\(todo.count)", "error": "\(error)"])
             return false
         }
-        var fd = journalFD
-        if fd < 0 { fd = sys.openat(dirFD, Self.journalName, O_WRONLY | O_NOFOLLOW | O_CLOEXEC, 0) }
-        let missing = fd < 0 && errno == ENOENT
-        trace?("truncate \(p)")
-        let emptied = missing || (fd >= 0 && ftruncate(fd, 0) == 0 && sys.fsync(fd) == 0)
+        func empty(_ fd: Int32) -> Bool { ftruncate(fd, 0) == 0 && sys.fsync(fd) == 0 }
+        let emptied: Bool
+        if journalFD >= 0 {
+            trace?("truncate \(p)")
+            emptied = empty(journalFD)
+        } else {
+            // Not open in this run: opened for the truncation only.
+            let fd = sys.openat(dirFD, Self.journalName, O_WRONLY | O_NOFOLLOW | O_CLOEXEC, 0)
+            let missing = fd < 0 && errno == ENOENT
+            trace?("truncate \(p)")
+            if fd < 0 {
+                emptied = missing
+            } else {
+                let file = Descriptor(adopting: fd)
+                emptied = empty(file.raw)
+            }
+        }
         let why = Self.failed("ftruncate", p)
-        if fd >= 0 && fd != journalFD { Glibc.close(fd) }
         if emptied {
             journalBytes = 0
             journaled.removeAll()
@@ -839,11 +826,11 @@ public final class FileStateStore: StateStore, @unchecked Sendable {
             fd = sys.openat(dirFD, tmp, flags, 0o640)
         }
         guard fd >= 0 else { throw failure("open", "\(p).tmp") }
-        defer { Glibc.close(fd) }
+        let temp = Descriptor(adopting: fd)
         trace?("write \(p).tmp")
         var off = 0
         while off < bytes.count {
-            let n = bytes.withUnsafeBytes { sys.write(fd, $0.baseAddress! + off, $0.count - off) }
+            let n = bytes.withUnsafeBytes { sys.write(temp.raw, $0.baseAddress! + off, $0.count - off) }
             if n < 0 && errno == EINTR { continue }
             guard n > 0 else {
                 let e = errno
@@ -853,7 +840,7 @@ public final class FileStateStore: StateStore, @unchecked Sendable {
             off += n
         }
         trace?("fsync \(p).tmp")
-        guard sys.fsync(fd) == 0 else {
+        guard sys.fsync(temp.raw) == 0 else {
             let e = errno
             _ = sys.unlinkat(dirFD, tmp)
             throw failure("fsync", "\(p).tmp", e)

@@ -8,7 +8,7 @@ import enum NIOCore.NIOSingletons
 import class NIOPosix.MultiThreadedEventLoopGroup
 import ServiceLifecycle
 import KioskPosix
-import CKioskShims
+import CKioskExecutorHook
 
 /// Runs the render/event loop on its own thread: the daemon starts on it, and a graceful
 /// shutdown stops the scenes, input and display there (the display restores the console).

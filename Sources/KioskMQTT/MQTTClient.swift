@@ -1,7 +1,8 @@
 #if canImport(Glibc)
 import Glibc
 #endif
-import CKioskShims
+import CKioskLazy
+import CKioskLinux
 import CMosquitto
 import Foundation
 import KioskCore
@@ -166,6 +167,8 @@ public final class MQTTClient {
     private var random: any RandomNumberGenerator
     /// The broker socket on the loop: read, and write while libmosquitto has output pending.
     private var socketWatch: EventLoop.WatchID?
+    /// libmosquitto's socket while connected (-1: none). libmosquitto owns and closes it; kioskd only
+    /// watches it on the loop and shuts it down to abandon a connect.
     private var socketFD: Int32 = -1
     private var wantsWrite = false
     private var retryTimer: TimerID?

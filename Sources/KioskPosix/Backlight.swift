@@ -17,10 +17,9 @@ public enum SysfsRoot {
 
     /// Reads a small sysfs attribute, trimmed. Errors name the file, the call and errno.
     public static func read(_ path: String) throws -> String {
-        let fd = try Posix.call("open", path: path) { open(path, O_RDONLY | O_CLOEXEC) }
-        defer { close(fd) }
+        let file = try Descriptor.open(path, O_RDONLY)
         var buf = [UInt8](repeating: 0, count: 4096)
-        let n = try Posix.call("read", path: path) { Glibc.read(fd, &buf, buf.count) }
+        let n = try buf.withUnsafeMutableBytes { try file.read(into: $0.baseAddress!, count: $0.count, path: path) }
         var s = String(decoding: buf[0..<n], as: UTF8.self)
         while let l = s.last, l == "\n" || l == " " || l == "\t" || l == "\r" { s.removeLast() }
         return s
@@ -152,15 +151,13 @@ public final class SysfsBacklightWriter: BacklightWriter {
     public func write(raw: Int) throws {
         let path = device.brightnessPath
         let value = Array("\(raw)\n".utf8)
-        let fd = open(path, O_WRONLY | O_TRUNC | O_CLOEXEC)
-        if fd < 0 { throw Self.error("open", path: path, errno: errno) }
-        defer { close(fd) }
-        while true {
-            let n = value.withUnsafeBytes { Glibc.write(fd, $0.baseAddress, $0.count) }
-            if n == value.count { return }
-            if n < 0 && errno == EINTR { continue }
-            throw Self.error("write", path: path, errno: n < 0 ? errno : EIO)
-        }
+        let file = try explained("open", path) { try Descriptor.open(path, O_WRONLY | O_TRUNC) }
+        try explained("write", path) { try value.withUnsafeBytes { try file.write(all: $0, path: path) } }
+    }
+
+    /// `body`, its system error replaced by `error(call, …)`, which says how to fix a permission problem.
+    private func explained<T: ~Copyable>(_ call: String, _ path: String, _ body: () throws -> T) throws -> T {
+        do { return try body() } catch let e as KioskError { throw Self.error(call, path: path, errno: e.errno) }
     }
 
     /// The error for a failed open/write, with the fix when it is a permission problem.

@@ -1,7 +1,7 @@
 #if canImport(Glibc)
 import Glibc
 #endif
-import CKioskShims
+import CKioskLinux
 import KioskCore
 
 /// A single-threaded event loop on epoll: file descriptors, timers and work posted from other
@@ -50,10 +50,10 @@ public final class EventLoop: Scheduler, @unchecked Sendable {
         }
     }
 
-    private let epfd: Int32
-    private let wakeFD: Int32
-    private let monotonicFD: Int32
-    private let realtimeFD: Int32
+    private let epoll: Descriptor
+    private let wake: Descriptor
+    private let monotonicTimer: Descriptor
+    private let realtimeTimer: Descriptor
     private var watchers: [Int32: (WatchEvents) -> Void] = [:]
     private var timers: [UInt64: Timer] = [:]
     private var monotonicQueue = Queue()
@@ -76,36 +76,21 @@ public final class EventLoop: Scheduler, @unchecked Sendable {
     var armFault: ((ClockID) -> Int32?)?
 
     public init() throws {
-        epfd = try Posix.call("epoll_create1") { epoll_create1(Int32(EPOLL_CLOEXEC)) }
-        var opened: [Int32] = [epfd]
-        do {
-            wakeFD = try Posix.call("eventfd") { eventfd(0, Int32(EFD_CLOEXEC | EFD_NONBLOCK)) }
-            opened.append(wakeFD)
-            monotonicFD = try Posix.call("timerfd_create(CLOCK_MONOTONIC)") { timerfd_create(CLOCK_MONOTONIC, Int32(TFD_CLOEXEC | TFD_NONBLOCK)) }
-            opened.append(monotonicFD)
-            realtimeFD = try Posix.call("timerfd_create(CLOCK_REALTIME)") { timerfd_create(CLOCK_REALTIME, Int32(TFD_CLOEXEC | TFD_NONBLOCK)) }
-            opened.append(realtimeFD)
-            try add(fd: wakeFD)
-            try add(fd: monotonicFD)
-            try add(fd: realtimeFD)
-        } catch {
-            for fd in opened { close(fd) }
-            throw error
-        }
-    }
-
-    deinit {
-        close(monotonicFD)
-        close(realtimeFD)
-        close(wakeFD)
-        close(epfd)
+        // A throw below closes the descriptors already opened (their owners end with the init).
+        epoll = Descriptor(adopting: try Posix.call("epoll_create1") { epoll_create1(Int32(EPOLL_CLOEXEC)) })
+        wake = Descriptor(adopting: try Posix.call("eventfd") { eventfd(0, Int32(EFD_CLOEXEC | EFD_NONBLOCK)) })
+        monotonicTimer = Descriptor(adopting: try Posix.call("timerfd_create(CLOCK_MONOTONIC)") { timerfd_create(CLOCK_MONOTONIC, Int32(TFD_CLOEXEC | TFD_NONBLOCK)) })
+        realtimeTimer = Descriptor(adopting: try Posix.call("timerfd_create(CLOCK_REALTIME)") { timerfd_create(CLOCK_REALTIME, Int32(TFD_CLOEXEC | TFD_NONBLOCK)) })
+        try add(fd: wake.raw)
+        try add(fd: monotonicTimer.raw)
+        try add(fd: realtimeTimer.raw)
     }
 
     private func add(fd: Int32, events: WatchEvents = .read) throws {
         var ev = epoll_event()
         ev.events = events.epoll
         ev.data.fd = fd
-        try Posix.call("epoll_ctl(ADD, fd \(fd))") { epoll_ctl(epfd, EPOLL_CTL_ADD, fd, &ev) }
+        try Posix.call("epoll_ctl(ADD, fd \(fd))") { epoll_ctl(epoll.raw, EPOLL_CTL_ADD, fd, &ev) }
     }
 
     /// Calls `handler` on this loop whenever `fd` is readable. The caller keeps owning `fd`.
@@ -131,12 +116,12 @@ public final class EventLoop: Scheduler, @unchecked Sendable {
         var ev = epoll_event()
         ev.events = events.epoll
         ev.data.fd = id.fd
-        try Posix.call("epoll_ctl(MOD, fd \(id.fd))") { epoll_ctl(epfd, EPOLL_CTL_MOD, id.fd, &ev) }
+        try Posix.call("epoll_ctl(MOD, fd \(id.fd))") { epoll_ctl(epoll.raw, EPOLL_CTL_MOD, id.fd, &ev) }
     }
 
     public func unwatch(_ id: WatchID) {
         guard watchers.removeValue(forKey: id.fd) != nil else { return }
-        epoll_ctl(epfd, EPOLL_CTL_DEL, id.fd, nil)
+        _ = try? Posix.call("epoll_ctl(DEL, fd \(id.fd))") { epoll_ctl(epoll.raw, EPOLL_CTL_DEL, id.fd, nil) }
     }
 
     /// A one-shot timer at an absolute time on `clock` (nanoseconds). A realtime timer also fires
@@ -172,8 +157,8 @@ public final class EventLoop: Scheduler, @unchecked Sendable {
     /// Arms each timerfd for the earliest deadline of its clock (disarms it when none).
     private func armTimers() {
         armingFailed = false
-        arm(monotonicFD, .monotonic, monotonicQueue.items.first?.deadline, &armedMonotonic)
-        arm(realtimeFD, .realtime, realtimeQueue.items.first?.deadline, &armedRealtime)
+        arm(monotonicTimer.raw, .monotonic, monotonicQueue.items.first?.deadline, &armedMonotonic)
+        arm(realtimeTimer.raw, .realtime, realtimeQueue.items.first?.deadline, &armedRealtime)
     }
 
     private func arm(_ fd: Int32, _ clock: ClockID, _ deadline: Int64?, _ armed: inout Int64?) {
@@ -186,11 +171,11 @@ public final class EventLoop: Scheduler, @unchecked Sendable {
         }
         var flags = Int32(TFD_TIMER_ABSTIME)
         if clock == .realtime { flags |= Int32(TFD_TIMER_CANCEL_ON_SET) }
-        let r: Int32
-        if let e = armFault?(clock) { errno = e; r = -1 } else { r = timerfd_settime(fd, flags, &spec, nil) }
-        if r == 0 {
+        do {
+            if let e = armFault?(clock) { throw Posix.error("timerfd_settime", errno: e) }
+            try Posix.call("timerfd_settime") { timerfd_settime(fd, flags, &spec, nil) }
             armed = deadline
-        } else {
+        } catch {
             armed = nil
             if deadline != nil { armingFailed = true }
         }
@@ -213,12 +198,13 @@ public final class EventLoop: Scheduler, @unchecked Sendable {
     /// Reads a timerfd; true when the wall clock was set (ECANCELED on the realtime timerfd).
     private func drain(_ fd: Int32) -> Bool {
         var v: UInt64 = 0
-        let r = read(fd, &v, 8)
-        if r < 0 && errno == ECANCELED {
+        do {
+            _ = try Posix.call("read(timerfd)") { read(fd, &v, 8) }
+        } catch let e as KioskError where e.errno == ECANCELED {
             armedRealtime = nil // must be armed again
             return true
-        }
-        if fd == monotonicFD { armedMonotonic = nil } else { armedRealtime = nil }
+        } catch {}
+        if fd == monotonicTimer.raw { armedMonotonic = nil } else { armedRealtime = nil }
         return false
     }
 
@@ -253,7 +239,7 @@ public final class EventLoop: Scheduler, @unchecked Sendable {
     public func post(_ work: @escaping @Sendable () -> Void) {
         lock.locked { posted.append(work) }
         var one: UInt64 = 1
-        _ = write(wakeFD, &one, 8)
+        _ = try? Posix.call("write(eventfd)") { write(wake.raw, &one, 8) }
     }
 
     /// Runs `work` on the loop's thread at the end of the current iteration (or before the next
@@ -282,7 +268,7 @@ public final class EventLoop: Scheduler, @unchecked Sendable {
         var timeout = deferred.isEmpty ? timeoutMs : 0
         if armingFailed { timeout = fallbackTimeout(timeout) }
         var events = [epoll_event](repeating: epoll_event(), count: 32)
-        let n = Int(epoll_wait(epfd, &events, 32, timeout))
+        let n = Int(epoll_wait(epoll.raw, &events, 32, timeout))
         if n < 0 {
             if errno == EINTR { return 0 }
             throw KioskError(.system, "epoll_wait failed: errno \(errno)", errno: errno)
@@ -292,16 +278,16 @@ public final class EventLoop: Scheduler, @unchecked Sendable {
         var timerReady = armingFailed
         for i in 0..<n {
             let fd = events[i].data.fd
-            if fd == wakeFD {
+            if fd == wake.raw {
                 var v: UInt64 = 0
-                _ = read(wakeFD, &v, 8)
+                _ = try? Posix.call("read(eventfd)") { read(fd, &v, 8) }
                 let work = lock.locked { () -> [@Sendable () -> Void] in
                     let w = posted
                     posted.removeAll()
                     return w
                 }
                 for w in work { w() }
-            } else if fd == monotonicFD || fd == realtimeFD {
+            } else if fd == monotonicTimer.raw || fd == realtimeTimer.raw {
                 if drain(fd) { clockChanged = true }
                 timerReady = true
             } else if let h = watchers[fd] {

@@ -15,7 +15,7 @@ public final class InotifyWatcher {
         public let name: String
     }
 
-    private let fd: Int32
+    private let inotify: Descriptor
     private let loop: EventLoop
     private var loopWatch: EventLoop.WatchID?
     private let handler: ([Event]) -> Void
@@ -23,24 +23,22 @@ public final class InotifyWatcher {
     public init(loop: EventLoop, _ handler: @escaping ([Event]) -> Void) throws {
         self.loop = loop
         self.handler = handler
-        fd = try Posix.call("inotify_init1") { inotify_init1(Int32(IN_CLOEXEC | IN_NONBLOCK)) }
-        // If this throws, deinit still runs (every property is set) and closes `fd` once.
-        loopWatch = try loop.watch(fd: fd) { [weak self] in self?.readEvents() }
+        inotify = Descriptor(adopting: try Posix.call("inotify_init1") { inotify_init1(Int32(IN_CLOEXEC | IN_NONBLOCK)) })
+        loopWatch = try loop.watch(fd: inotify.raw) { [weak self] in self?.readEvents() }
     }
 
     deinit {
         if let w = loopWatch { loop.unwatch(w) }
-        Glibc.close(fd)
     }
 
     /// Adds (or updates) a watch; returns its descriptor. Errors name the path.
     @discardableResult
     public func add(path: String, mask: UInt32) throws -> Int32 {
-        try Posix.call("inotify_add_watch", path: path) { inotify_add_watch(fd, path, mask) }
+        try Posix.call("inotify_add_watch", path: path) { inotify_add_watch(inotify.raw, path, mask) }
     }
 
     public func remove(_ wd: Int32) {
-        _ = inotify_rm_watch(fd, wd)
+        _ = try? Posix.call("inotify_rm_watch") { inotify_rm_watch(inotify.raw, wd) }
     }
 
     /// Reads and dispatches everything queued now (also called by the loop when the fd is readable).
@@ -50,10 +48,7 @@ public final class InotifyWatcher {
         let size = 16 * 1024
         let buffer = UnsafeMutableRawPointer.allocate(byteCount: size, alignment: 8)
         defer { buffer.deallocate() }
-        while true {
-            let n = read(fd, buffer, size)
-            if n < 0 && errno == EINTR { continue }
-            guard n > 0 else { break }
+        while let n = try? inotify.read(into: buffer, count: size), n > 0 {
             var offset = 0
             let header = MemoryLayout<inotify_event>.size
             while offset + header <= n {

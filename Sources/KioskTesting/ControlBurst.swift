@@ -3,46 +3,35 @@ import Glibc
 #endif
 import Foundation
 import KioskCore
+import KioskPosix
 
 /// A minimal HTTP/1.1 client on one kept-alive Unix-socket connection (blocking), for bursts
 /// against the control socket where a connection per request would measure the client.
 public final class UnixHTTPConnection {
-    private let fd: Int32
+    private let socket: Descriptor
     private var buffer: [UInt8] = []
 
     /// Connects to `path` (wraps `socket(2)` and `connect(2)`); `timeout` bounds each read.
     public init(path: String, timeout: Double = 30) throws {
-        fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
-        guard fd >= 0 else { throw KioskError(.system, "socket(AF_UNIX) failed", errno: errno) }
+        socket = try Descriptor.socket(AF_UNIX, Int32(SOCK_STREAM.rawValue))
         var tv = timeval(tv_sec: Int(timeout), tv_usec: 0)
-        setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, socklen_t(MemoryLayout<timeval>.size))
+        setsockopt(socket.raw, SOL_SOCKET, SO_RCVTIMEO, &tv, socklen_t(MemoryLayout<timeval>.size))
         var addr = sockaddr_un()
         addr.sun_family = sa_family_t(AF_UNIX)
         withUnsafeMutableBytes(of: &addr.sun_path) { p in
             for (i, b) in path.utf8.prefix(p.count - 1).enumerated() { p[i] = b }
         }
-        let rc = withUnsafePointer(to: &addr) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
-        }
-        guard rc == 0 else {
-            let e = errno
-            close(fd)
-            throw KioskError(.system, "connect(\(path)) failed", errno: e)
+        try withUnsafePointer(to: &addr) { a in
+            try Posix.call("connect", path: path) {
+                a.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(socket.raw, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
+            }
         }
     }
-
-    deinit { close(fd) }
 
     /// Sends one request and reads its answer: (status, body).
     public func request(_ method: String, _ path: String, body: String = "") throws -> (status: Int, body: String) {
         let req = Array("\(method) \(path) HTTP/1.1\r\nHost: kioskd\r\nContent-Type: application/json\r\nContent-Length: \(body.utf8.count)\r\n\r\n\(body)".utf8)
-        var off = 0
-        while off < req.count {
-            let n = req.withUnsafeBytes { write(fd, $0.baseAddress! + off, req.count - off) }
-            if n < 0 && errno == EINTR { continue }
-            guard n > 0 else { throw KioskError(.system, "write to the control socket failed", errno: errno) }
-            off += n
-        }
+        try req.withUnsafeBytes { try socket.write(all: $0, what: "write to the control socket") }
         // Head, then Content-Length bytes of body.
         while true {
             if let end = headEnd() {
@@ -71,9 +60,8 @@ public final class UnixHTTPConnection {
 
     private func fill() throws {
         var chunk = [UInt8](repeating: 0, count: 4096)
-        let n = read(fd, &chunk, chunk.count)
-        if n < 0 && errno == EINTR { return }
-        guard n > 0 else { throw KioskError(.system, n == 0 ? "the control socket closed the connection" : "read from the control socket failed", errno: n == 0 ? 0 : errno) }
+        let n = try chunk.withUnsafeMutableBytes { try socket.read(into: $0.baseAddress!, count: $0.count, what: "read from the control socket") }
+        guard n > 0 else { throw KioskError(.system, "the control socket closed the connection") }
         buffer += chunk[..<n]
     }
 }

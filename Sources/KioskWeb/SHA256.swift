@@ -1,5 +1,5 @@
 import CCrypto
-import CKioskShims
+import CKioskLazy
 import KioskCore
 
 /// SHA-256 through OpenSSL's libcrypto (`EVP_Digest`), for storing session tokens as hashes.

@@ -1,7 +1,7 @@
 #if canImport(Glibc)
 import Glibc
 #endif
-import CKioskShims
+import CKioskUInput
 import KioskCore
 
 /// A keyboard with every key from KEY_ESC to KEY_MICMUTE, so udev tags it ID_INPUT_KEYBOARD.

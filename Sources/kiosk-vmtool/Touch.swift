@@ -1,7 +1,7 @@
 #if canImport(Glibc)
 import Glibc
 #endif
-import CKioskShims
+import CKioskUInput
 import KioskCore
 
 /// MT_TOOL_FINGER and MT_TOOL_MAX from linux/input.h (that header also defines structs other

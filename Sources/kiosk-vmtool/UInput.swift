@@ -1,25 +1,27 @@
 #if canImport(Glibc)
 import Glibc
 #endif
-import CKioskShims
+import CKioskUInput
 import KioskCore
 import KioskPosix
 
 /// A virtual input device made through /dev/uinput (test devices inside the VM).
 ///
 /// Wraps the uinput ioctls (`UI_SET_*BIT`, `UI_DEV_SETUP`, `UI_ABS_SETUP`, `UI_DEV_CREATE`,
-/// `UI_DEV_DESTROY`) via the C shims in CKioskShims, and `write()` of `struct input_event`.
-/// `destroy()` removes the device (as an unplug would); the fd is closed once, by `destroy()`
-/// or `deinit`.
+/// `UI_DEV_DESTROY`) via the C shims in CKioskUInput, and `write()` of `struct input_event`.
+/// `destroy()` removes the device (as an unplug would) and closes /dev/uinput; `deinit` does
+/// the same when `destroy()` was not called.
 final class UInputDevice {
-    let fd: Int32
+    /// /dev/uinput until `destroy()`.
+    private var uinput: Descriptor?
+    /// The open /dev/uinput (-1 after `destroy()`: every ioctl then fails with EBADF).
+    private var fd: Int32 { uinput?.raw ?? -1 }
     let name: String
     private(set) var created = false
-    private var closed = false
 
     init(name: String) throws {
         self.name = name
-        fd = try Posix.call("open(/dev/uinput)") { open("/dev/uinput", O_WRONLY | O_NONBLOCK | O_CLOEXEC) }
+        uinput = try Descriptor.open("/dev/uinput", O_WRONLY | O_NONBLOCK)
     }
 
     deinit { destroy() }
@@ -63,10 +65,9 @@ final class UInputDevice {
 
     /// UI_DEV_DESTROY and close: the device disappears at once, whatever is pressed or touching.
     func destroy() {
-        guard !closed else { return }
+        guard uinput != nil else { return }
         if created { _ = kiosk_uinput_dev_destroy(fd) }
-        close(fd)
-        closed = true
+        uinput = nil
     }
 }
 

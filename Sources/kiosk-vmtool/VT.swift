@@ -1,7 +1,7 @@
 #if canImport(Glibc)
 import Glibc
 #endif
-import CKioskShims
+import CKioskLinux
 import KioskCore
 
 /// `kiosk-vmtool vt …`: switches the kernel's virtual consoles the way a user's Ctrl+Alt+Fn does,

@@ -9,29 +9,6 @@ import KioskTesting
 import Logging
 @testable import KioskDRM
 
-/// Collects every log line ("level message").
-final class LogLines: @unchecked Sendable {
-    // @unchecked: `lines` is only touched under `lock`.
-    private let lock = NSLock()
-    private var lines: [String] = []
-    func add(_ s: String) { lock.lock(); lines.append(s); lock.unlock() }
-    var all: [String] { lock.lock(); defer { lock.unlock() }; return lines }
-    func count(_ fragment: String) -> Int { all.filter { $0.contains(fragment) }.count }
-    var logger: Logger {
-        var l = Logger(label: "test.drm") { _ in LineHandler(lines: self) }
-        l.logLevel = .debug
-        return l
-    }
-}
-
-struct LineHandler: LogHandler {
-    let lines: LogLines
-    var metadata: Logger.Metadata = [:]
-    var logLevel: Logger.Level = .debug
-    subscript(metadataKey key: String) -> Logger.Metadata.Value? { get { metadata[key] } set { metadata[key] = newValue } }
-    func log(event: LogEvent) { lines.add("\(event.level) \(event.message)") }
-}
-
 /// A DRMDisplay on a FakeKMS, timers on virtual time, and a frame to present.
 final class Rig {
     static let big = DRMMode(width: 8, height: 4, refresh: 60, isPreferred: true)
@@ -41,7 +18,7 @@ final class Rig {
 
     let kms: FakeKMS
     let loop = ManualEventLoop()
-    let logs = LogLines()
+    let logs = CapturedLog(level: .debug)
     let display: DRMDisplay
     var events: [DisplayEvent] = []
     private let painter = Painter()
@@ -136,7 +113,7 @@ final class Painter {
         r.loop.advance(by: DRMDisplay.busyRetryDelayNs * Int64(DRMDisplay.busyRetryLimit + 5))
         #expect(r.display.busyRetries == UInt64(DRMDisplay.busyRetryLimit))
         #expect(r.kms.committed == [r.modeset(fb: 100)])
-        #expect(r.logs.count("error page flip failed: drmModePageFlip /dev/dri/card0 Virtual-1 8x4@60 failed: Device or resource busy (errno 16)") == 1,
+        #expect(r.logs.count(containing: "error: page flip failed: drmModePageFlip /dev/dri/card0 Virtual-1 8x4@60 failed: Device or resource busy (errno 16)") == 1,
                 "\(r.logs.all.suffix(3))")
         #expect(r.display.canPresent, "the display goes on with the next frame")
         try r.present(Rig.blue, damage: Rig.onePixel)
@@ -160,7 +137,7 @@ final class Painter {
         #expect(thrown?.message == "drmModePageFlip /dev/dri/card0 Virtual-1 8x4@60 failed: Permission denied (errno 13)")
         #expect(r.events.last == .inactive)
         #expect(!r.display.canPresent && r.display.logicalSize == nil)
-        #expect(r.logs.count("warning lost DRM master") == 1)
+        #expect(r.logs.count(containing: "warning: lost DRM master") == 1)
         #expect(r.kms.committed == [r.modeset(fb: 100), .flip(fb: 101)])
         #expect(r.kms.onScreenFB == 101 && r.kms.freed.isEmpty)
 
@@ -183,7 +160,7 @@ final class Painter {
         r.kms.setStatus("Virtual-1", .disconnected)
         r.kms.hotplug()
         #expect(r.events.last == .inactive && r.display.logicalSize == nil)
-        #expect(r.logs.count("warning no connected output; waiting for hotplug") == 1)
+        #expect(r.logs.count(containing: "warning: no connected output; waiting for hotplug") == 1)
         r.kms.setStatus("Virtual-1", .connected)
         r.kms.hotplug()
         #expect(r.events.last == .needsFullRedraw && r.display.logicalSize == Size(width: 8, height: 4))
@@ -258,7 +235,7 @@ final class Painter {
         r.kms.removeConnector("Virtual-1")
         r.kms.hotplug()
         #expect(r.events.last == .inactive)
-        #expect(r.logs.count("error reconfiguring after hotplug failed: output \"Virtual-1\" does not exist on /dev/dri/card0; connectors: none") == 1,
+        #expect(r.logs.count(containing: "error: reconfiguring after hotplug failed: output \"Virtual-1\" does not exist on /dev/dri/card0; connectors: none") == 1,
                 "\(r.logs.all.suffix(2))")
         #expect(r.kms.completeFlip())
         #expect(r.display.pageFlipCount == 1 && r.events.last == .inactive, "no .ready while inactive")
@@ -318,7 +295,7 @@ final class Painter {
         #expect(r.kms.waits.count == 3, "two waits cut short by EINTR, the third gets the event")
         #expect(r.display.pageFlipCount == 1)
         #expect(r.display.scanout.onScreen == 101 && r.display.scanout.queued == nil)
-        #expect(r.logs.count("did not arrive") == 0)
+        #expect(r.logs.count(containing: "did not arrive") == 0)
         #expect(r.kms.committed == [r.modeset(fb: 100), .flip(fb: 101), .setActive(false)])
         #expect(r.display.isBlanked)
     }
@@ -335,12 +312,12 @@ final class Painter {
         r.loop.advance(by: DRMDisplay.flipEventTimeoutNs - 1)
         #expect(!r.display.canPresent)
         r.loop.advance(by: 1)
-        #expect(r.logs.count("warning page flip event did not arrive within 2000 ms") == 1)
+        #expect(r.logs.count(containing: "warning: page flip event did not arrive within 2000 ms") == 1)
         #expect(r.display.canPresent && r.events.last == .ready)
         try r.present(Rig.blue)
         #expect(r.kms.committed.last == .flip(fb: 101))
         r.display.shutdown()
-        #expect(r.logs.count("warning page flip event did not arrive within 500 ms") == 1)
+        #expect(r.logs.count(containing: "warning: page flip event did not arrive within 500 ms") == 1)
         #expect(r.kms.committed.last == .restore(SavedCrtc(crtc: 10, fb: 7, x: 0, y: 0, mode: Rig.big, connector: 30)))
         #expect(r.kms.onScreenFB == 7)
         #expect(r.kms.live == [], "every buffer freed after the restore")
@@ -377,7 +354,7 @@ final class Painter {
         try r.present(Rig.green)
         #expect(r.kms.committed == [r.modeset(fb: 100), r.modeset(fb: 102)])
         #expect(r.kms.pixel(fb: 102, x: 0, y: 0) == Rig.green)
-        #expect(r.logs.count("info opened DRM device") == 2)
+        #expect(r.logs.count(containing: "info: opened DRM device") == 2)
     }
 
     @Test func shutdownRestoresThroughTheDeviceAndFreesEverything() throws {
@@ -389,7 +366,7 @@ final class Painter {
         #expect(r.kms.committed == [r.modeset(fb: 100), .flip(fb: 101),
                                     .restore(SavedCrtc(crtc: 10, fb: 7, x: 0, y: 0, mode: Rig.big, connector: 30))])
         #expect(r.kms.freed.sorted() == [100, 101, 102] && r.kms.freedWhileInUse.isEmpty)
-        #expect(r.logs.count("info restored the CRTC found at start") == 1)
+        #expect(r.logs.count(containing: "info: restored the CRTC found at start") == 1)
         #expect(!r.kms.isMaster, "DRM master dropped")
     }
 }

@@ -1,6 +1,7 @@
 import Foundation
 import KioskControl
 import KioskCore
+import KioskTesting
 @testable import KioskDaemon
 import Logging
 import NIOConcurrencyHelpers
@@ -412,28 +413,6 @@ func waitFor(_ seconds: Double, _ cond: () -> Bool) -> Bool {
 }
 
 /// Collects every log message (thread-safe).
-final class LogCollector: @unchecked Sendable {
-    private let lock = NSLock()
-    private var lines: [String] = []
-    func add(_ s: String) { lock.lock(); lines.append(s); lock.unlock() }
-    var all: [String] { lock.lock(); defer { lock.unlock() }; return lines }
-    var logger: Logger {
-        var l = Logger(label: "test") { _ in CollectingLogHandler(collector: self) }
-        l.logLevel = .debug
-        return l
-    }
-}
-
-struct CollectingLogHandler: LogHandler {
-    let collector: LogCollector
-    var metadata: Logger.Metadata = [:]
-    var logLevel: Logger.Level = .debug
-    subscript(metadataKey key: String) -> Logger.Metadata.Value? { get { metadata[key] } set { metadata[key] = newValue } }
-    func log(event: LogEvent) {
-        collector.add("\(event.level) \(event.message) \(event.metadata ?? [:])")
-    }
-}
-
 @Suite(.ownThreads, .serialized) struct ControlShutdownTests {
     /// Clients keep sending `inc` while the service group stops: every acknowledged increment is
     /// on disk, and every increment on disk was acknowledged.
@@ -441,7 +420,7 @@ struct CollectingLogHandler: LogHandler {
         let d = tempDir()
         // Enough digits that no increment of the run is refused at the counter's top.
         let daemon = try makeDaemon(d, digits: 9)
-        let logs = LogCollector()
+        let logs = CapturedLog(level: .debug)
         let server = DaemonRunner.makeControlServer(settings: daemon.config.control, limits: ControlLimits(), daemon: daemon, logger: logs.logger)
         var config = ServiceGroupConfiguration(services: [
             .init(service: RenderLoopService(daemon: daemon, notifier: SystemdNotifier(logger: quietLogger), logger: logs.logger)),

@@ -1,4 +1,4 @@
-import CKioskShims
+import CKioskLazy
 import Foundation
 import Testing
 import KioskTesting

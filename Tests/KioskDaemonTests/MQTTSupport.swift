@@ -121,26 +121,4 @@ func pump(_ loop: EventLoop, seconds: Double = 5, _ condition: () -> Bool) throw
     return true
 }
 
-/// Log lines captured for assertions.
-final class CapturedLog: Sendable {
-    private let lines = NIOLockedValueBox<[String]>([])
-    var all: [String] { lines.withLockedValue { $0 } }
-    func count(containing s: String) -> Int { all.filter { $0.contains(s) }.count }
-    var logger: Logger {
-        let sink = self
-        return Logger(label: "test.mqtt") { _ in CapturingHandler(sink: sink) }
-    }
-    fileprivate func append(_ s: String) { lines.withLockedValue { $0.append(s) } }
-}
-
-private struct CapturingHandler: LogHandler {
-    let sink: CapturedLog
-    var metadata: Logger.Metadata = [:]
-    var logLevel: Logger.Level = .trace
-    subscript(metadataKey key: String) -> Logger.Metadata.Value? {
-        get { metadata[key] }
-        set { metadata[key] = newValue }
-    }
-    func log(event: LogEvent) { sink.append("\(event.level): \(event.message)") }
-}
 

@@ -1,6 +1,7 @@
 import Foundation
 import KioskControl
 import KioskCore
+import KioskTesting
 @testable import KioskDaemon
 import KioskPosix
 import Logging
@@ -45,7 +46,7 @@ import Testing
     @Test func gracefulStopShutsDownDisplayAndRemovesSocket() async throws {
         let d = tempDir()
         let daemon = try makeDaemon(d)
-        let logs = LogCollector()
+        let logs = CapturedLog(level: .debug)
         // The bound is far above the stop's own time: what is checked is that nothing waited
         // one out (the logs), not the wall-clock time of a busy test machine.
         let took = try await runGroup(daemon, graceSeconds: 30, logger: logs.logger) { _ in
@@ -66,7 +67,7 @@ import Testing
     @Test func hungRenderLoopDoesNotHoldTheStopPastTheBound() async throws {
         let d = tempDir()
         let daemon = try makeDaemon(d)
-        let logs = LogCollector()
+        let logs = CapturedLog(level: .debug)
         let release = DispatchSemaphore(value: 0)
         let took = try await runGroup(daemon, graceSeconds: 1, logger: logs.logger) { daemon in
             // The loop hangs (as a stuck driver call would) until the test releases it.

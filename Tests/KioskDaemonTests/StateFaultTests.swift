@@ -48,29 +48,6 @@ final class StateFaults: @unchecked Sendable {
     }
 }
 
-/// Collects log messages (with their level) for assertions.
-final class StateLogLines: @unchecked Sendable {
-    private let lock = NSLock()
-    private var lines: [(Logger.Level, String)] = []
-    func add(_ level: Logger.Level, _ message: String) { lock.lock(); lines.append((level, message)); lock.unlock() }
-    var all: [(Logger.Level, String)] { lock.lock(); defer { lock.unlock() }; return lines }
-
-    var logger: Logger {
-        Logger(label: "test") { _ in Handler(sink: self) }
-    }
-
-    struct Handler: LogHandler {
-        let sink: StateLogLines
-        var metadata: Logger.Metadata = [:]
-        var logLevel: Logger.Level = .trace
-        subscript(metadataKey key: String) -> Logger.Metadata.Value? {
-            get { metadata[key] }
-            set { metadata[key] = newValue }
-        }
-        func log(event: LogEvent) { sink.add(event.level, "\(event.message)") }
-    }
-}
-
 @Suite(.ownThreads) struct StateFaultTests {
     /// The trace of one save (over a previous value, or the first one).
     private func stepsOfASave(previous: Bool) throws -> [String] {
@@ -344,7 +321,7 @@ final class StateLogLines: @unchecked Sendable {
         let d = tempDir()
         try writeOld(d, "counter.a.b.c", "7")
         let before = directorySnapshot(d)
-        let log = StateLogLines()
+        let log = CapturedLog()
         let state = try FileStateStore(directory: d, logger: log.logger)
         let scenes = try dottedCounters(state)
         StateMigration.migrateCounters(in: scenes, state: state, logger: log.logger)
@@ -352,7 +329,7 @@ final class StateLogLines: @unchecked Sendable {
         #expect(try scenes[1].value(of: "b.c") == 0)
         state.close()
         #expect(directorySnapshot(d) == before)
-        let errors = log.all.filter { $0.0 == .error }.map(\.1)
+        let errors = log.entries.filter { $0.level == .error }.map { "\($0.message)" }
         #expect(errors.count == 1, "\(errors)")
         #expect(errors.first?.contains("'counter.a.b.c' (\(d)/counter.a.b.c.state) could belong to counter 'c' of scene 'a.b' or counter 'b.c' of scene 'a'") == true, "\(errors)")
     }
@@ -380,7 +357,7 @@ final class StateLogLines: @unchecked Sendable {
     @Test func anUnsavedStateIsMarkedOnScreen() throws {
         let d = tempDir()
         write("a file where the state directory's parent should be", d, "file")
-        let log = StateLogLines()
+        let log = CapturedLog()
         let daemon = try startDaemon(d, logger: log.logger, """
             state_dir = "\(d)/file/state"
             [display]
@@ -403,8 +380,8 @@ final class StateLogLines: @unchecked Sendable {
         let unmarked = Pixels.count(highlight, in: canvas, rect: corner, tolerance: 40)
         #expect(marked > unmarked + 20, "highlight pixels in the corner: \(marked) with the mark, \(unmarked) without")
         // Said once in the log, as a warning.
-        let said = log.all.filter { $0.1.contains("state is not being saved") }
-        #expect(said.count == 1 && said.first?.0 == .warning, "\(said)")
+        let said = log.all.filter { $0.contains("state is not being saved") }
+        #expect(said.count == 1 && said.first?.hasPrefix("warning: ") == true, "\(said)")
         daemon.shutdown()
     }
 }

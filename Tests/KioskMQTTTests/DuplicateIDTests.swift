@@ -48,9 +48,9 @@ final class DuplicateIDTests: XCTestCase {
         var config = testConfig(port: broker.port, id: "twin")
         config.backoffInitial = 20_000_000
         config.backoffMax = 1_000_000_000
-        let logsA = LogLines(), logsB = LogLines()
-        let a = try MQTTClient(config: config, loop: loop, logger: capturingLogger(logsA))
-        let b = try MQTTClient(config: config, loop: loop, logger: capturingLogger(logsB))
+        let logsA = CapturedLog(), logsB = CapturedLog()
+        let a = try MQTTClient(config: config, loop: loop, logger: logsA.logger)
+        let b = try MQTTClient(config: config, loop: loop, logger: logsB.logger)
         a.start()
         b.start()
         try runFor(loop, seconds: 8)

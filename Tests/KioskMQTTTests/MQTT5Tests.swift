@@ -14,13 +14,13 @@ import XCTest
 final class MQTT5Tests: XCTestCase {
     /// A receiver for `size/#` with `maxMessageBytes` 1024 and a sender, both connected, the
     /// subscription in place (a probe came back).
-    func pair(_ broker: Broker, _ loop: EventLoop, protocolVersion: MQTTConfig.ProtocolVersion, logs: LogLines) throws
+    func pair(_ broker: Broker, _ loop: EventLoop, protocolVersion: MQTTConfig.ProtocolVersion, logs: CapturedLog) throws
         -> (sender: MQTTClient, receiver: MQTTClient, got: () -> [Int], clear: () -> Void) {
         let sender = try MQTTClient(config: testConfig(port: broker.port, id: "big-sender-\(protocolVersion.rawValue)"), loop: loop)
         var small = testConfig(port: broker.port, id: "receiver-\(protocolVersion.rawValue)")
         small.maxMessageBytes = 1024
         small.protocolVersion = protocolVersion
-        let receiver = try MQTTClient(config: small, loop: loop, logger: capturingLogger(logs))
+        let receiver = try MQTTClient(config: small, loop: loop, logger: logs.logger)
         final class Box { var got: [Int] = [] }
         let box = Box()
         receiver.subscribe("size/#") { box.got.append($0.payload.count) }
@@ -44,7 +44,7 @@ final class MQTT5Tests: XCTestCase {
         let broker = try Broker()
         try broker.start()
         let loop = try EventLoop()
-        let logs = LogLines()
+        let logs = CapturedLog()
         let p = try pair(broker, loop, protocolVersion: .v5, logs: logs)
         XCTAssertEqual(p.receiver.protocolVersion, .v5)
         XCTAssertEqual(p.receiver.maximumPacketSize, 1024 + 4096)
@@ -65,7 +65,7 @@ final class MQTT5Tests: XCTestCase {
         let broker = try Broker()
         try broker.start()
         let loop = try EventLoop()
-        let logs = LogLines()
+        let logs = CapturedLog()
         let p = try pair(broker, loop, protocolVersion: .v311, logs: logs)
         XCTAssertEqual(p.receiver.protocolVersion, .v311)
         p.sender.publish("size/big", [UInt8](repeating: 65, count: 64 * 1024), qos: 1)
@@ -80,10 +80,10 @@ final class MQTT5Tests: XCTestCase {
     func testABrokerWithoutMQTT5IsSpokenToIn311() throws {
         let fake = try FakeV3Broker()
         let loop = try EventLoop()
-        let logs = LogLines()
+        let logs = CapturedLog()
         var config = testConfig(port: fake.port, id: "old")
         config.backoffInitial = 10_000_000
-        let client = try MQTTClient(config: config, loop: loop, logger: capturingLogger(logs))
+        let client = try MQTTClient(config: config, loop: loop, logger: logs.logger)
         client.start()
         XCTAssertTrue(try runUntil(loop) { client.state == .connected }, "state \(client.state); \(logs.all)")
         XCTAssertEqual(client.protocolVersion, .v311)
@@ -98,7 +98,7 @@ final class MQTT5Tests: XCTestCase {
         let broker = try Broker()
         try broker.start()
         let loop = try EventLoop()
-        let logs = LogLines()
+        let logs = CapturedLog()
         let p = try pair(broker, loop, protocolVersion: .v5, logs: logs)
         p.receiver.pauseReading(true)
         XCTAssertTrue(p.receiver.view.snapshot.readingPaused)

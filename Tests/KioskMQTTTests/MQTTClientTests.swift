@@ -14,8 +14,8 @@ final class MQTTClientTests: XCTestCase {
         let broker = try Broker()
         try broker.start()
         let loop = try EventLoop()
-        let logs = LogLines()
-        let client = try MQTTClient(config: testConfig(port: broker.port, id: "k1"), loop: loop, logger: capturingLogger(logs))
+        let logs = CapturedLog()
+        let client = try MQTTClient(config: testConfig(port: broker.port, id: "k1"), loop: loop, logger: logs.logger)
         client.start()
         XCTAssertTrue(try runUntil(loop) { client.state == .connected }, "state \(client.state)")
         // A QoS 1 message after `online` on the same connection: once it is acknowledged, the
@@ -90,8 +90,8 @@ final class MQTTClientTests: XCTestCase {
         let sender = try MQTTClient(config: testConfig(port: broker.port, id: "big-sender"), loop: loop)
         var small = testConfig(port: broker.port, id: "small-receiver")
         small.maxMessageBytes = 1024
-        let logs = LogLines()
-        let receiver = try MQTTClient(config: small, loop: loop, logger: capturingLogger(logs))
+        let logs = CapturedLog()
+        let receiver = try MQTTClient(config: small, loop: loop, logger: logs.logger)
         var got: [Int] = []
         receiver.subscribe("size/#") { got.append($0.payload.count) }
         receiver.start()
@@ -136,11 +136,11 @@ final class MQTTClientTests: XCTestCase {
     func testBrokerDownAtStartRetriesWithGrowingBoundedBackoffThenConnects() throws {
         let port = try Loopback.freePort()
         let loop = try EventLoop()
-        let logs = LogLines()
+        let logs = CapturedLog()
         var config = testConfig(port: port, id: "late")
         config.backoffInitial = 20_000_000
         config.backoffMax = 160_000_000
-        let client = try MQTTClient(config: config, loop: loop, logger: capturingLogger(logs))
+        let client = try MQTTClient(config: config, loop: loop, logger: logs.logger)
         client.start()
         XCTAssertTrue(try runUntil(loop, seconds: 10) { client.counters.attempts >= 8 })
         guard case .disconnected(let reason) = client.state else { return XCTFail("state \(client.state)") }
@@ -171,8 +171,8 @@ final class MQTTClientTests: XCTestCase {
         let broker = try Broker()
         try broker.start()
         let loop = try EventLoop()
-        let logs = LogLines()
-        let client = try MQTTClient(config: testConfig(port: broker.port, id: "r"), loop: loop, logger: capturingLogger(logs))
+        let logs = CapturedLog()
+        let client = try MQTTClient(config: testConfig(port: broker.port, id: "r"), loop: loop, logger: logs.logger)
         var got: [String] = []
         client.subscribe("cmd/#") { got.append($0.text) }
         client.start()
@@ -202,8 +202,8 @@ final class MQTTClientTests: XCTestCase {
         let loop = try EventLoop()
         var config = testConfig(port: port, id: "q")
         config.queueLimit = 2
-        let logs = LogLines()
-        let client = try MQTTClient(config: config, loop: loop, logger: capturingLogger(logs))
+        let logs = CapturedLog()
+        let client = try MQTTClient(config: config, loop: loop, logger: logs.logger)
         client.start()
         XCTAssertTrue(try runUntil(loop) { client.counters.attempts >= 2 })
         var results: [String: MQTTClient.PublishResult] = [:]
@@ -255,13 +255,13 @@ final class MQTTClientTests: XCTestCase {
         let broker = try Broker(users: ["kiosk": "right"])
         try broker.start()
         let loop = try EventLoop()
-        let logs = LogLines()
+        let logs = CapturedLog()
         var config = testConfig(port: broker.port, id: "pw")
         config.username = "kiosk"
         config.password = "wrong"
         config.backoffInitial = 10_000_000
         config.backoffMax = 5_000_000_000
-        let client = try MQTTClient(config: config, loop: loop, logger: capturingLogger(logs))
+        let client = try MQTTClient(config: config, loop: loop, logger: logs.logger)
         client.start()
         XCTAssertTrue(try runUntil(loop) { if case .refused = client.state { return true } else { return false } }, "state \(client.state)")
         // MQTT 5: the reason code 135 (3.1.1 said "Connection Refused: not authorised." with code 5).
@@ -331,11 +331,11 @@ final class MQTTClientTests: XCTestCase {
         }
         XCTAssertEqual(listen(fd, 16), 0) // never accepted: the kernel completes the handshake, nobody answers
         let loop = try EventLoop()
-        let logs = LogLines()
+        let logs = CapturedLog()
         var config = testConfig(port: Int(UInt16(bigEndian: addr.sin_port)), id: "silent")
         config.connectTimeout = 200_000_000
         config.backoffInitial = 10_000_000
-        let client = try MQTTClient(config: config, loop: loop, logger: capturingLogger(logs))
+        let client = try MQTTClient(config: config, loop: loop, logger: logs.logger)
         var ticks = 0
         func tick() { ticks += 1; _ = try? loop.schedule(after: 10_000_000) { _ in tick() } }
         tick()
@@ -367,8 +367,8 @@ final class MQTTClientTests: XCTestCase {
 
         var bad = testConfig(port: broker.port, id: "badca")
         bad.tls = MQTTConfig.TLS(caFile: other.ca)
-        let logs = LogLines()
-        let refused = try MQTTClient(config: bad, loop: loop, logger: capturingLogger(logs))
+        let logs = CapturedLog()
+        let refused = try MQTTClient(config: bad, loop: loop, logger: logs.logger)
         refused.start()
         XCTAssertTrue(try runUntil(loop) { refused.counters.attempts >= 3 }, "state \(refused.state)")
         XCTAssertTrue(try runUntil(loop) { refused.state != .connecting }, "state \(refused.state)")

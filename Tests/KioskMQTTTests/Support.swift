@@ -125,33 +125,6 @@ func runFor(_ loop: EventLoop, seconds: Double) throws {
     while nowNanos() < deadline { try loop.runOnce(timeoutMs: 10) }
 }
 
-/// Log lines captured for assertions.
-final class LogLines: @unchecked Sendable {
-    // @unchecked: `lines` is only touched under `lock`.
-    private let lock = PosixMutex()
-    private var lines: [String] = []
-    func append(_ s: String) { lock.locked { lines.append(s) } }
-    var all: [String] { lock.locked { lines } }
-    func count(containing s: String) -> Int { all.filter { $0.contains(s) }.count }
-}
-
-struct CapturingLogHandler: LogHandler {
-    let sink: LogLines
-    var metadata: Logger.Metadata = [:]
-    var logLevel: Logger.Level = .trace
-    subscript(metadataKey key: String) -> Logger.Metadata.Value? {
-        get { metadata[key] }
-        set { metadata[key] = newValue }
-    }
-    func log(event: LogEvent) {
-        sink.append("\(event.level): \(event.message)")
-    }
-}
-
-func capturingLogger(_ sink: LogLines) -> Logger {
-    Logger(label: "test.mqtt") { _ in CapturingLogHandler(sink: sink) }
-}
-
 func testConfig(port: Int, id: String, host: String = "127.0.0.1") -> MQTTConfig {
     var c = MQTTConfig(host: host, port: port, id: id)
     c.backoffInitial = 20_000_000

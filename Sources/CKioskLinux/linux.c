@@ -1,0 +1,2 @@
+/* Headers only (kiosk_linux.h); a C target needs a source file. */
+#include "kiosk_linux.h"
