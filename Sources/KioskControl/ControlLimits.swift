@@ -39,6 +39,9 @@ public struct ControlLimits: Sendable, Equatable {
 
     public init() {}
 
+    /// The answer to a request body larger than `maxBodyBytes`.
+    public var bodyTooLargeAnswer: ControlResponse { .error(413, "request body too large: at most \(maxBodyBytes) bytes") }
+
     /// Headers larger than this are refused with 431 (the HTTP parser's fixed limit).
     public static let maxHeaderBytes = 80 * 1024
 }

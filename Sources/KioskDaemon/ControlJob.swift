@@ -174,6 +174,25 @@ public final class ControlJob: Sendable {
         cancel?()
     }
 
+    /// For a transport that stops waiting (its client left, the server stops): a job not started
+    /// is dropped, never carried out, and `completion` is called with `answer` (`.notStarted`);
+    /// with `evenIfStarted`, a started job ends too (`.unfinished`), its own answer, should it
+    /// still come, ignored. Returns whether the job had started.
+    @discardableResult
+    public func end(answering answer: ControlResponse, evenIfStarted: Bool) -> Bool {
+        let (started, done, cancel) = state.withLockedValue { s -> (Bool, Completion?, (@Sendable () -> Void)?) in
+            switch s.phase {
+            case .pending: let (d, c) = s.end(.dropped); return (false, d, c)
+            case .started where evenIfStarted: let (d, c) = s.end(.finished); return (true, d, c)
+            case .started: return (true, nil, nil)
+            case .finished, .dropped: return (false, nil, nil)
+            }
+        }
+        cancel?()
+        done?(answer, started ? .unfinished : .notStarted)
+        return started
+    }
+
     // MARK: deadlines
 
     /// Arms the timer for the next deadline, `delay` ns from now (at once when it has passed).
@@ -213,13 +232,27 @@ public final class ControlJob: Sendable {
     }
 }
 
-/// Jobs handed to the executor and not yet finished, so a stopping server can drop them.
+/// The job each connection waits for, so a connection that closes or a stopping server can end it.
 final class JobRegistry: Sendable {
-    private let jobs = NIOLockedValueBox<[ObjectIdentifier: ControlJob]>([:])
-    func add(_ j: ControlJob) { jobs.withLockedValue { $0[ObjectIdentifier(j)] = j } }
-    func remove(_ j: ControlJob) { jobs.withLockedValue { _ = $0.removeValue(forKey: ObjectIdentifier(j)) } }
-    func abandonAll() {
-        let all = jobs.withLockedValue { Array($0.values) }
-        for j in all { j.abandon() }
+    private let jobs = NIOLockedValueBox<[ObjectIdentifier: (job: ControlJob, channel: any Channel)]>([:])
+    func add(_ j: ControlJob, on channel: any Channel) { jobs.withLockedValue { $0[ObjectIdentifier(channel)] = (j, channel) } }
+    func remove(on channel: any Channel) { jobs.withLockedValue { _ = $0.removeValue(forKey: ObjectIdentifier(channel)) } }
+
+    /// Nobody is left to answer: a job not started is dropped; a started one's answer is ignored.
+    func closed(_ channel: any Channel) {
+        jobs.withLockedValue { $0.removeValue(forKey: ObjectIdentifier(channel)) }?.job
+            .end(answering: .error(503, "the client closed the connection; not carried out"), evenIfStarted: true)
+    }
+
+    /// The stop's drain time is over: jobs not started are dropped and answered `answer`; the
+    /// connections of started ones are closed first (their outcome is unknown) and, with
+    /// `evenIfStarted`, those jobs end too.
+    func endAll(answering answer: ControlResponse, evenIfStarted: Bool) {
+        for (job, channel) in jobs.withLockedValue({ Array($0.values) }) {
+            if job.end(answering: answer, evenIfStarted: false) {
+                channel.close(promise: nil)
+                if evenIfStarted { job.end(answering: answer, evenIfStarted: true) }
+            }
+        }
     }
 }
