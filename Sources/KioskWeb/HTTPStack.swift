@@ -80,15 +80,15 @@ func describeParserError(_ e: HTTPParserError) -> (status: Int, message: String)
 public struct HTTPRequestAbandoned: Error {}
 
 /// Sits right after the HTTP/1 parser, below Hummingbird. Passes requests on in order and
-/// counts those not yet answered; gives each answer the request's HTTP version, its standard
-/// reason phrase and `Connection: keep-alive` or `close`; tells `RequestTimeoutHandler` how a
-/// request progresses; and, as JSON, answers itself (after the answers already due) and closes:
-/// a body announced larger than the limit (413 at once, the rest read and thrown away up to
-/// `maxDiscardBytes`), a request that timed out (408), malformed HTTP (400, 431), a body cut by
-/// a half-close (400). A request without `keep-alive`, a half-closed client, a body over the
-/// limit without a length (the responder answers 413), an answer that says `Connection: close`
-/// and a stopping server (Hummingbird's quiesce event) end reading: what was read is answered,
-/// then the connection closes.
+/// counts those not yet answered (reading pauses at `maxPipelined`); gives each answer the
+/// request's HTTP version, its standard reason phrase and `Connection: keep-alive` or `close`;
+/// tells `RequestTimeoutHandler` how a request progresses; and, as JSON, answers itself (after
+/// the answers already due) and closes: a body announced larger than the limit (413 at once,
+/// the rest read and thrown away up to `maxDiscardBytes`), a request that timed out (408),
+/// malformed HTTP (400, 431), a body cut by a half-close (400). A request without `keep-alive`,
+/// a half-closed client, a body over the limit without a length (the responder answers 413), an
+/// answer that says `Connection: close` and a stopping server (Hummingbird's quiesce event) end
+/// reading: what was read is answered, then the connection closes.
 final class HTTPGuard: ChannelDuplexHandler, RemovableChannelHandler {
     typealias InboundIn = HTTPServerRequestPart
     typealias InboundOut = HTTPServerRequestPart
@@ -113,6 +113,8 @@ final class HTTPGuard: ChannelDuplexHandler, RemovableChannelHandler {
     private var pending: (ControlResponse, HTTPVersion)?
     private var closeWhenAnswered = false
     private var closed = false
+    /// Reading paused while `maxPipelined` requests wait for their answers.
+    private var readPending = false
     private var lastWrite: EventLoopFuture<Void>?
 
     init(limits: ControlLimits, name: String, logger: Logger) {
@@ -213,6 +215,15 @@ final class HTTPGuard: ChannelDuplexHandler, RemovableChannelHandler {
         }
     }
 
+    /// Pauses reading while enough requests wait for their answers (pipelining).
+    func read(context: ChannelHandlerContext) {
+        if unanswered.count >= limits.maxPipelined {
+            readPending = true
+        } else {
+            context.read()
+        }
+    }
+
     func write(context: ChannelHandlerContext, data: NIOAny, promise: EventLoopPromise<Void>?) {
         guard !closed else { promise?.fail(ChannelError.ioOnClosedChannel); return }
         switch unwrapOutboundIn(data) {
@@ -234,6 +245,10 @@ final class HTTPGuard: ChannelDuplexHandler, RemovableChannelHandler {
             context.write(data, promise: p)
             lastWrite = p.futureResult
             _ = unanswered.popFirst()
+            if readPending && unanswered.count < limits.maxPipelined {
+                readPending = false
+                context.read()
+            }
             afterAnswers(context)
         }
     }
