@@ -40,7 +40,7 @@ public struct JobClock: Sendable {
 ///   still come, is ignored.
 ///
 /// Whatever happens, `completion` is called exactly once, with the answer and how it came about.
-/// The thread that carries out commands calls `run`; the transport may `drop` or `abandon` the job.
+/// The thread that carries out commands calls `run`; the transport may `end` the job.
 public final class ControlJob: Sendable {
     /// How the job's answer came about.
     public enum Ending: Sendable, Equatable {
@@ -51,9 +51,6 @@ public final class ControlJob: Sendable {
         /// Started, without a result by the second deadline: outcome unknown (504).
         case unfinished
     }
-
-    /// What became of a job when the transport drops it.
-    enum Fate { case notStarted, started, finished }
 
     public typealias Completion = @Sendable (ControlResponse, Ending) -> Void
 
@@ -137,41 +134,13 @@ public final class ControlJob: Sendable {
         }
         body(command) { [state] response in
             let (done, cancel) = state.withLockedValue { s -> (Completion?, (@Sendable () -> Void)?) in
-                guard s.phase == .started else { return (nil, nil) }  // answered 504 already, or abandoned
+                guard s.phase == .started else { return (nil, nil) }  // answered 504 already, or ended by the transport
                 return s.end(.finished)
             }
             cancel?()
             done?(response, .answered)
         }
         return true
-    }
-
-    /// Drops the job if it has not started (it will never run, and its completion is not
-    /// called); says what became of it.
-    func drop() -> Fate {
-        let (fate, cancel): (Fate, (@Sendable () -> Void)?) = state.withLockedValue { s in
-            switch s.phase {
-            case .pending, .dropped: return (.notStarted, s.end(.dropped).1)
-            case .started: return (.started, nil)
-            case .finished: return (.finished, nil)
-            }
-        }
-        cancel?()
-        return fate
-    }
-
-    /// Nobody waits for the answer any more (the connection is gone or the server stopped): a
-    /// job not started is dropped; a started one finishes without delivering its answer.
-    public func abandon() {
-        let cancel = state.withLockedValue { s -> (@Sendable () -> Void)? in
-            let phase = s.phase == .pending ? .dropped : s.phase
-            let cancel = s.cancelTimer
-            s.phase = phase
-            s.completion = nil
-            s.cancelTimer = nil
-            return cancel
-        }
-        cancel?()
     }
 
     /// For a transport that stops waiting (its client left, the server stops): a job not started
