@@ -3,8 +3,8 @@ import NIOConcurrencyHelpers
 import NIOCore
 
 /// Every limit of the control interface in one place (documented in docs/control.md, "Guarantees
-/// and limits"). The handlers below take their values from here, so any HTTP listener built on
-/// them (the Unix socket today) gets the same limits.
+/// and limits"). The handlers below and KioskWeb's `HTTPGuard` take their values from here, so
+/// both HTTP listeners (the control socket and the web page, `GuardedHTTP1Channel`) get them.
 public struct ControlLimits: Sendable, Equatable {
     /// Connections served at once. A connection over the cap is answered 503 (naming the cap)
     /// as soon as it sends its request (or after `overCapWait`) and closed; at most as many
