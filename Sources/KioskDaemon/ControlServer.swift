@@ -40,7 +40,8 @@ public final class ControlServer: Sendable {
     /// Open connections (for tests and status).
     public var connectionCount: Int { limiter.count }
 
-    /// Binds the socket (as `start() async`). Blocking: for callers outside async code.
+    /// Binds the socket (as `start() async`). Blocking: for callers outside async code, never on
+    /// the thread Swift concurrency runs on (the server starts there).
     public func start() throws {
         let done = DispatchSemaphore(value: 0)
         let outcome = NIOLockedValueBox<Result<Void, Error>>(.success(()))
@@ -61,6 +62,7 @@ public final class ControlServer: Sendable {
         let channel = GuardedHTTP1Channel(responder: { [self] request, writer, channel in try await respond(request, writer, channel) },
                                           name: "control", limits: limits, limiter: limiter, logger: logger,
                                           onClose: { jobs.closed($0) })
+        // Hummingbird's own start and stop lines would name the private bind path.
         var quiet = logger
         quiet.logLevel = .warning
         let server = Server(childChannelSetup: channel,
