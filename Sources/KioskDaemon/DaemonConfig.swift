@@ -198,15 +198,7 @@ public struct DaemonConfig {
             display.backend = try t.choice("backend", default: DisplayBackend.drm)
             display.device = try path(t, "device", what: "a device path like \"/dev/dri/card0\"")
             display.output = try word(t, "output", what: "a connector name like \"HDMI-A-1\"")
-            if let m = try t.string("mode") {
-                guard DaemonConfig.parseMode(m) != nil else {
-                    throw t.error("mode", "expected a mode like \"1920x1080\" or \"1920x1080@60\", got \"\(m)\"")
-                }
-                display.mode = m
-            }
-            let r = try t.int("rotation", default: 0)
-            guard let rot = Rotation(degrees: r) else { throw t.error("rotation", "expected 0, 90, 180 or 270, got \(r)") }
-            display.rotation = rot
+            (display.mode, display.rotation) = try DaemonConfig.modeAndRotation(t)
             display.buffers = try t.int("buffers", default: 2, range: 2...3)
             display.api = try t.choice("api", default: DisplayAPIChoice.auto)
             if let s = try t.string("headless_size") {
@@ -446,6 +438,18 @@ public struct DaemonConfig {
     }
 
     /// The `[scene.NAME]` factories' keys are checked by making the scenes; see `SceneRegistry.make`.
+
+    /// The `mode` and `rotation` keys of `[display]` or an `[[output]]`, checked.
+    static func modeAndRotation(_ t: ConfigTable) throws -> (mode: String?, rotation: Rotation) {
+        var mode: String?
+        if let m = try t.string("mode") {
+            guard parseMode(m) != nil else { throw t.error("mode", "expected a mode like \"1920x1080\" or \"1920x1080@60\", got \"\(m)\"") }
+            mode = m
+        }
+        let r = try t.int("rotation", default: 0)
+        guard let rotation = Rotation(degrees: r) else { throw t.error("rotation", "expected 0, 90, 180 or 270, got \(r)") }
+        return (mode, rotation)
+    }
 
     /// "1920x1080" → Size.
     public static func parseSize(_ s: String) -> Size? {

@@ -86,15 +86,7 @@ extension DaemonConfig {
                     o.connector = c
                 }
             }
-            if let m = try t.string("mode") {
-                guard DaemonConfig.parseMode(m) != nil else {
-                    throw t.error("mode", "expected a mode like \"1920x1080\" or \"1920x1080@60\", got \"\(m)\"")
-                }
-                o.mode = m
-            }
-            let r = try t.int("rotation", default: 0)
-            guard let rot = Rotation(degrees: r) else { throw t.error("rotation", "expected 0, 90, 180 or 270, got \(r)") }
-            o.rotation = rot
+            (o.mode, o.rotation) = try DaemonConfig.modeAndRotation(t)
             if let names = try t.stringArray("scenes") {
                 let nodes = try t.array("scenes") ?? []
                 if names.isEmpty { throw t.error("scenes", "expected at least one scene name") }
