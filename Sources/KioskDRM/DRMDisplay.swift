@@ -14,7 +14,7 @@ import KioskPosix
 ///
 /// Buffers the kernel may still read — the one on screen and the one a queued flip goes to —
 /// are held until they leave the screen, even when a resize replaced the set they came from.
-public final class DRMDisplay: DirectFrameDisplay {
+public final class DRMDisplay: DisplayOutput {
     public var onEvent: ((DisplayEvent) -> Void)?
     public let rotation: Rotation
     public private(set) var isBlanked = false
@@ -23,7 +23,7 @@ public final class DRMDisplay: DirectFrameDisplay {
     /// Frames that went out through a mode set (first frame, after hotplug or VT return).
     public private(set) var modesetCount: UInt64 = 0
     /// Pixels copied from the frame into the back buffer by the last `present` (damage × buffer age).
-    public private(set) var lastCopiedPixels = 0
+    public internal(set) var lastCopiedPixels = 0
     /// Flips the kernel refused with EBUSY and that were retried.
     public private(set) var busyRetries: UInt64 = 0
     /// Whether atomic modesetting is in use (false: legacy SetCrtc/PageFlip/DPMS).
@@ -51,7 +51,7 @@ public final class DRMDisplay: DirectFrameDisplay {
     private var onScreen: (any ScanoutBuffer)?
     /// The buffer a queued flip goes to, until its event arrives.
     private var queued: (any ScanoutBuffer)?
-    private var flips = FlipScheduler(count: 2, logicalSize: Size(width: 1, height: 1))
+    var flips = FlipScheduler(count: 2, logicalSize: Size(width: 1, height: 1))
     private var active = false
     private var hasMaster = true
     /// A flip refused with EBUSY, to try again: its timer and the buffer it shows.
@@ -141,7 +141,7 @@ public final class DRMDisplay: DirectFrameDisplay {
     /// The back buffer itself, for a frame drawn straight into it (no copy): only when the
     /// output is not turned. The frame covers the whole screen, so the buffer's age does not
     /// matter, and the other buffers will miss all of it.
-    public func beginFullFrame() -> PixelBuffer? {
+    func beginFullFrame() -> PixelBuffer? {
         guard rotation == .r0, output != nil, device != nil, canPresent,
               let job = flips.beginFrame(Damage.full(flips.logicalSize)) else { return nil }
         lent = (job.index, job.modeset)
@@ -149,7 +149,7 @@ public final class DRMDisplay: DirectFrameDisplay {
         return buffers[job.index].pixels
     }
 
-    public func presentFullFrame() throws {
+    func presentFullFrame() throws {
         guard let job = lent else { throw KioskError.display("presentFullFrame() without beginFullFrame()") }
         lent = nil
         guard output != nil, device != nil, job.index < buffers.count else {
@@ -159,7 +159,9 @@ public final class DRMDisplay: DirectFrameDisplay {
     }
 
     /// The buffer lent by `beginFullFrame()` and whether it goes out by mode set.
-    private var lent: (index: Int, modeset: Bool)?
+    var lent: (index: Int, modeset: Bool)?
+    /// The logical-size frame lent for partial frames and on a turned output (DRMDisplay+Lending.swift).
+    let copied = CopiedFrame()
 
     /// Shows buffer `index`, filled with the frame: a mode set (first frame) or a page flip.
     private func submit(index: Int, modeset: Bool) throws {
