@@ -376,7 +376,7 @@ public final class SceneManager {
 
     private func shownCanvas() throws -> Canvas {
         guard frameSize != nil else { throw KioskError.display("no frame to capture: no display is connected") }
-        guard let canvas else { throw KioskError.display("no frame to capture: \(display.displayDescription) shows no frame yet") }
+        guard let canvas else { throw KioskError.display("no frame to capture: nothing was drawn on \(display.displayDescription) since it became active") }
         return canvas
     }
 
