@@ -23,7 +23,7 @@ public final class DRMDisplay: DisplayOutput {
     /// Frames that went out through a mode set (first frame, after hotplug or VT return).
     public private(set) var modesetCount: UInt64 = 0
     /// Pixels copied from the frame into the back buffer by the last `present` (damage × buffer age).
-    public internal(set) var lastCopiedPixels = 0
+    public private(set) var lastCopiedPixels = 0
     /// Flips the kernel refused with EBUSY and that were retried.
     public private(set) var busyRetries: UInt64 = 0
     /// Whether atomic modesetting is in use (false: legacy SetCrtc/PageFlip/DPMS).
