@@ -20,8 +20,17 @@ public protocol DisplayOutput: AnyObject {
     var canPresent: Bool { get }
     /// Set by the scene manager; called on the event loop.
     var onEvent: ((DisplayEvent) -> Void)? { get set }
-    /// Shows `frame` (logical size, XRGB8888). Only `damage` changed since the previous present.
-    func present(_ frame: PixelBuffer, damage: Damage) throws
+    /// Lends the place the next frame is drawn (see `FrameTarget`); nil when no frame can be
+    /// taken now (a flip pending, blanked, nothing connected). Throws when the memory for it
+    /// cannot be had.
+    /// `repaintsEverything`: the frame writes every pixel without reading what was there, so the
+    /// display may lend the buffer it shows next (no copy). The display chooses; each lent target
+    /// must be given back by `presentLent(damage:)` before the next lend.
+    func lendFrame(repaintsEverything: Bool) throws -> FrameTarget?
+    /// Shows what was drawn into the lent target: only `damage` changed since the previous frame
+    /// (all of it when the target missed anything). Empty damage shows nothing and takes the
+    /// target back.
+    func presentLent(damage: Damage) throws
     /// Turns the panel off (true) or on (false).
     func setBlanked(_ blanked: Bool) throws
     var isBlanked: Bool { get }

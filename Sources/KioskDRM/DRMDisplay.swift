@@ -16,7 +16,7 @@ import KioskPosix
 ///
 /// Buffers the kernel may still read — the one on screen and the one a queued flip goes to —
 /// are held until they leave the screen, even when a resize replaced the set they came from.
-public final class DRMDisplay: DirectFrameDisplay {
+public final class DRMDisplay: DisplayOutput {
     public var onEvent: ((DisplayEvent) -> Void)?
     public let rotation: Rotation
     public private(set) var isBlanked = false
@@ -59,7 +59,7 @@ public final class DRMDisplay: DirectFrameDisplay {
     private var buffers: [any ScanoutBuffer] = []
     /// The buffers the kernel holds and what is in flight.
     private var held = Held.idle(onScreen: nil)
-    private var flips = FlipScheduler(count: 2, logicalSize: Size(width: 1, height: 1))
+    var flips = FlipScheduler(count: 2, logicalSize: Size(width: 1, height: 1))
     private(set) var active = false
     /// `shutdown()` was called: the head shows nothing more and its card gives its CRTC back.
     private(set) var isShutDown = false
@@ -160,7 +160,7 @@ public final class DRMDisplay: DirectFrameDisplay {
     /// The back buffer itself, for a frame drawn straight into it (no copy): only when the
     /// output is not turned. The frame covers the whole screen, so the buffer's age does not
     /// matter, and the other buffers will miss all of it.
-    public func beginFullFrame() -> PixelBuffer? {
+    func beginFullFrame() -> PixelBuffer? {
         guard rotation == .r0, output != nil, device != nil, canPresent,
               let job = flips.beginFrame(Damage.full(flips.logicalSize)) else { return nil }
         held = .lent(onScreen: held.onScreen, index: job.index, modeset: job.modeset)
@@ -168,7 +168,7 @@ public final class DRMDisplay: DirectFrameDisplay {
         return buffers[job.index].pixels
     }
 
-    public func presentFullFrame() throws {
+    func presentFullFrame() throws {
         guard case .lent(let onScreen, let index, let modeset) = held else {
             throw KioskError.display("presentFullFrame() without beginFullFrame()")
         }
@@ -178,6 +178,22 @@ public final class DRMDisplay: DirectFrameDisplay {
             throw KioskError.display("the output went away while a frame was drawn into its buffer")
         }
         try submit(index: job.index, modeset: job.modeset)
+    }
+
+    /// The logical-size frame lent for partial frames and on a turned output (DRMDisplay+Lending.swift).
+    let copied = CopiedFrame()
+
+    /// Whether a back buffer is lent to a full frame (`beginFullFrame`).
+    var hasLentBuffer: Bool {
+        if case .lent = held { return true }
+        return false
+    }
+
+    /// Takes a lent back buffer back unshown: it holds a frame that never went out.
+    func takeBackLentBuffer() {
+        guard case .lent(let onScreen, let index, _) = held else { return }
+        held = .idle(onScreen: onScreen)
+        flips.frameFailed(index)
     }
 
     /// Shows buffer `index`, filled with the frame: a mode set (first frame) or a page flip.

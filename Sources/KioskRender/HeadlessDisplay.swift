@@ -3,7 +3,7 @@ import KioskCore
 /// A display that keeps frames in memory: the physical framebuffer (rotated like a panel's),
 /// with every present recorded. `kioskd --backend headless` shows scenes with it, and tests
 /// assert on its pixels.
-public final class HeadlessDisplay: DirectFrameDisplay, InPlaceFrameDisplay {
+public final class HeadlessDisplay: DisplayOutput {
     public let modeSize: Size
     public let rotation: Rotation
     /// The physical framebuffer as a panel would scan it out.
@@ -33,6 +33,7 @@ public final class HeadlessDisplay: DirectFrameDisplay, InPlaceFrameDisplay {
     public var logicalSize: Size? { connected ? rotation.logicalSize(physical: modeSize) : nil }
     public var canPresent: Bool { connected && !isBlanked && !flipPending }
 
+    /// Copies `damage` of `frame` (logical size) into the framebuffer, turned by `rotation`.
     public func present(_ frame: PixelBuffer, damage: Damage) throws {
         guard connected else { throw KioskError.display("headless output is disconnected") }
         guard let logical = logicalSize, frame.size == logical else {
@@ -43,33 +44,38 @@ public final class HeadlessDisplay: DirectFrameDisplay, InPlaceFrameDisplay {
         recordPresent(damage)
     }
 
-    /// The framebuffer itself when it is not turned: the frame is drawn straight into it.
-    public func beginFullFrame() -> PixelBuffer? {
-        guard canPresent, rotation == .r0, logicalSize == modeSize else { return nil }
-        lent = true
-        return framebuffer.pixels
+    /// The framebuffer itself when it is not turned: it always holds the frame on screen and is
+    /// ordinary memory, so every frame, partial ones too, is drawn in place (nothing missed, no
+    /// frame-sized canvas besides it). A turned output lends a logical-size copy instead.
+    public func lendFrame(repaintsEverything: Bool) throws -> FrameTarget? {
+        guard canPresent, let logical = logicalSize else { return nil }
+        guard rotation == .r0 else {
+            lent = .copy
+            return try copied.lend(size: logical)
+        }
+        lent = .framebuffer
+        return FrameTarget(pixels: framebuffer.pixels, missed: Damage(), slowToRead: false, isCopy: false)
     }
 
-    public func presentFullFrame() throws {
-        guard lent else { throw KioskError.display("headless output: presentFullFrame() without beginFullFrame()") }
-        lent = false
-        guard connected else { throw KioskError.display("headless output is disconnected") }
-        recordPresent(Damage.full(modeSize))
+    public func presentLent(damage: Damage) throws {
+        guard let was = lent else { throw KioskError.display("headless output: presentLent(damage:) without lendFrame(repaintsEverything:)") }
+        lent = nil
+        guard !damage.isEmpty else { return }
+        switch was {
+        case .framebuffer:
+            guard connected else { throw KioskError.display("headless output is disconnected") }
+            recordPresent(damage)
+        case .copy:
+            guard let frame = copied.memory?.buffer else { throw KioskError.display("headless output: the lent copy of the frame is gone") }
+            try present(frame, damage: damage)
+        }
     }
 
-    private var lent = false
-
-    /// The framebuffer itself when it is not turned: every frame can be drawn in place in it.
-    public var shownFrame: PixelBuffer? {
-        guard connected, rotation == .r0, logicalSize == modeSize else { return nil }
-        return framebuffer.pixels
-    }
-
-    public func presentInPlace(damage: Damage) throws {
-        guard connected else { throw KioskError.display("headless output is disconnected") }
-        guard shownFrame != nil else { throw KioskError.display("headless output: a turned output takes frames by copy, not in place") }
-        recordPresent(damage)
-    }
+    /// What the latest `lendFrame` lent, until it is presented.
+    private var lent: Lent?
+    private enum Lent { case framebuffer, copy }
+    /// The logical-size frame lent when the output is turned.
+    private let copied = CopiedFrame()
 
     private func recordPresent(_ damage: Damage) {
         framebuffer.markDirty(Rect(size: modeSize))

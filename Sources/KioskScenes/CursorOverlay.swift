@@ -5,7 +5,7 @@ import KioskRender
 /// the frame pixels it covers, put back before the scene draws again so scenes never see it.
 /// Relative motion moves it, clamped to the screen; the first motion or click starts it at the
 /// screen's centre.
-struct CursorOverlay {
+final class CursorOverlay: FrameOverlay {
     /// The cursor's tip in logical pixels (nil until a mouse moves or clicks).
     private(set) var position: Point?
     /// Whether the button is held (the cursor then acts as a finger).
@@ -13,7 +13,7 @@ struct CursorOverlay {
     private var under: SavedPixels?
 
     /// Moves the tip by (dx, dy), staying on a screen of `size`; returns the new tip.
-    mutating func move(dx: Double, dy: Double, on size: Size) -> Point {
+    func move(dx: Double, dy: Double, on size: Size) -> Point {
         let from = position ?? Self.centre(of: size)
         let p = Point(x: min(max(from.x + dx, 0), Double(size.width - 1)), y: min(max(from.y + dy, 0), Double(size.height - 1)))
         position = p
@@ -22,7 +22,7 @@ struct CursorOverlay {
 
     /// Presses or releases the button; returns the tip, or nil when the button already was in
     /// that state.
-    mutating func press(_ pressed: Bool, on size: Size) -> Point? {
+    func press(_ pressed: Bool, on size: Size) -> Point? {
         guard pressed != isDown else { return nil }
         let p = position ?? Self.centre(of: size)
         position = p
@@ -31,10 +31,10 @@ struct CursorOverlay {
     }
 
     /// Forgets the position (the cursor is switched off).
-    mutating func hide() { position = nil }
+    func hide() { position = nil }
 
     /// The screen changed size: the pixels kept are stale, the tip stays on the screen.
-    mutating func resize(to size: Size) {
+    func resize(to size: Size) {
         under = nil
         if let c = position {
             position = Point(x: min(c.x, Double(size.width - 1)), y: min(c.y, Double(size.height - 1)))
@@ -42,15 +42,16 @@ struct CursorOverlay {
     }
 
     /// Puts back the pixels the cursor covered; returns where.
-    mutating func remove(from canvas: Canvas) -> Rect? {
+    func remove(from canvas: Canvas) -> Rect? {
         defer { under = nil }
         return under?.restore(to: canvas)
     }
 
-    /// Keeps the pixels under the cursor, then draws it (an arrow in the palette's text colour,
-    /// outlined in its background colour); returns where.
-    mutating func draw(on canvas: Canvas, palette: Palette) -> Rect? {
+    /// Keeps the pixels under the cursor, then draws it (an arrow in the theme's text colour,
+    /// outlined in its background colour); returns where (nil while it has no position).
+    func draw(on canvas: Canvas, theme: Theme) -> Rect? {
         guard let p = position else { return nil }
+        let palette = theme.palette
         let s = max(12, Double(min(canvas.size.width, canvas.size.height)) / 40)
         let r = Rect.covering(minX: p.x - 2, minY: p.y - 2, maxX: p.x + s * 0.75 + 2, maxY: p.y + s * 1.1 + 2)
             .intersection(Rect(size: canvas.size))

@@ -34,20 +34,22 @@ struct QRCode: Sendable, Equatable {
 /// one-time code) and the code in large text, on a card in the theme's lightest colour with
 /// the modules in its darkest. The frame pixels it covers are put back before the scene draws
 /// again, so scenes never see it.
-struct PairingOverlay {
+final class PairingOverlay: FrameOverlay {
     /// The quiet zone around the symbol, in modules (the QR specification's minimum).
     static let quietZone = 4
     /// Below this contrast between the card and the modules, black on white is used instead.
     static let minimumContrast = 7.0
 
+    /// The prompt shown; nil: none.
+    var prompt: PairingPrompt?
     private var under: SavedPixels?
     private var symbol: (text: String, code: QRCode)?
 
-    /// The screen changed size: the pixels kept are stale.
-    mutating func resize() { under = nil }
+    /// The pixels kept are stale (the screen changed size, or the frame went to another buffer).
+    func resize(to size: Size) { under = nil }
 
     /// Puts back the pixels under the prompt; returns where.
-    mutating func remove(from canvas: Canvas) -> Rect? {
+    func remove(from canvas: Canvas) -> Rect? {
         defer { under = nil }
         return under?.restore(to: canvas)
     }
@@ -67,15 +69,21 @@ struct PairingOverlay {
         return (.white, .black)
     }
 
+    /// Keeps the pixels under `prompt`, then draws it; returns where (nil: no prompt).
+    func draw(on canvas: Canvas, theme: Theme) -> Rect? {
+        guard let prompt else { return nil }
+        return draw(prompt, on: canvas, theme: theme)
+    }
+
     /// Keeps the pixels under the prompt, then draws it centred on the canvas: the code, or the
     /// prompt's notice; returns where (nil when the URL cannot be encoded).
-    mutating func draw(_ prompt: PairingPrompt, on canvas: Canvas, theme: Theme) -> Rect? {
+    func draw(_ prompt: PairingPrompt, on canvas: Canvas, theme: Theme) -> Rect? {
         if let notice = prompt.notice { return draw(notice: notice, on: canvas, theme: theme) }
         return draw(url: prompt.url, code: prompt.code, on: canvas, theme: theme)
     }
 
     /// A card like the code's, with a title and `notice` wrapped in it instead of the code.
-    private mutating func draw(notice: String, on canvas: Canvas, theme: Theme) -> Rect? {
+    private func draw(notice: String, on canvas: Canvas, theme: Theme) -> Rect? {
         let (light, dark) = Self.colors(theme.palette)
         let w = Double(canvas.size.width), h = Double(canvas.size.height)
         let s = min(w, h)
@@ -112,7 +120,7 @@ struct PairingOverlay {
 
     /// Keeps the pixels under a card of `width` × `height` centred on the canvas, draws the card
     /// and then `content` (given the card's top-left corner) clipped to it; returns where.
-    private mutating func drawCard(width cardW: Double, height cardH: Double, pad: Double, light: Color, dark: Color, theme: Theme,
+    private func drawCard(width cardW: Double, height cardH: Double, pad: Double, light: Color, dark: Color, theme: Theme,
                                    on canvas: Canvas, content: (Double, Double) -> Void) -> Rect? {
         let w = Double(canvas.size.width), h = Double(canvas.size.height)
         let x0 = ((w - cardW) / 2).rounded(.down), y0 = ((h - cardH) / 2).rounded(.down)
@@ -138,7 +146,7 @@ struct PairingOverlay {
         canvas.fill(Rect(x: r.x, y: r.y, width: r.width, height: max(2, Int(pad / 4))), theme.palette.primary)
     }
 
-    mutating func draw(url: String, code: String, on canvas: Canvas, theme: Theme) -> Rect? {
+    func draw(url: String, code: String, on canvas: Canvas, theme: Theme) -> Rect? {
         let qr: QRCode
         if let s = symbol, s.text == url { qr = s.code } else {
             guard let made = try? QRCode(encoding: url) else { return nil }

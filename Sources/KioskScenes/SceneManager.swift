@@ -29,26 +29,23 @@ public final class SceneManager {
     public var switching: SceneSwitching
     let logger: Logger
 
-    /// The frame as the viewer sees it (logical size); nil while no display size is known.
-    /// On a display that keeps its frame in ordinary memory (`InPlaceFrameDisplay`) this is the
-    /// display's own buffer, where every frame is drawn. Elsewhere frames a scene repaints
-    /// completely go straight into the display's buffer, and the canvas is then made (or brought
-    /// up to date) only when asked for or when a partial frame needs it.
-    public var canvas: Canvas? { currentCanvas() }
+    /// The frame as the viewer sees it (logical size, overlays included): where the latest frame
+    /// was drawn — the display's own buffer (the headless framebuffer; on DRM the scan-out buffer
+    /// a frame that repaints everything went to, slow to read) or the copy the display lent for
+    /// it. Nil while no display size is known, before the first frame and while the output is
+    /// inactive.
+    public var canvas: Canvas? { frameSize == nil ? nil : composer.shown }
     /// The logical size frames are drawn at; nil while nothing is connected.
     public private(set) var frameSize: Size?
-    /// The canvas partial frames are drawn into and copied from (made on first use).
-    private var frameCanvas: Canvas?
-    /// The latest frame went straight into the display's buffer: the canvas does not hold it.
-    private var canvasStale = false
-    /// Canvases on the display's buffers, by address (two or three buffers).
-    private var directCanvases: [(base: UnsafeMutableRawPointer, canvas: Canvas)] = []
-    /// Frames drawn straight into the display's buffer so far.
-    public private(set) var directFrameCount: UInt64 = 0
-    /// Partial frames drawn in place in the buffer on screen (`InPlaceFrameDisplay`) so far.
-    public private(set) var inPlaceFrameCount: UInt64 = 0
-    /// Whether the frame canvas exists (a frame-sized buffer; not made where frames are drawn in place).
-    public var hasFrameCanvas: Bool { frameCanvas != nil }
+    /// Draws the frames into what the display lends, with the overlays (FrameComposer.swift).
+    private let composer: FrameComposer
+    /// Frames that repaint everything drawn straight into the buffer the display shows so far.
+    public var directFrameCount: UInt64 { composer.directFrames }
+    /// Partial frames drawn in place in the buffer the display shows so far.
+    public var inPlaceFrameCount: UInt64 { composer.inPlaceFrames }
+    /// Whether the display lent a copy of the frame (a frame-sized canvas besides its buffers,
+    /// which it copies damage from; never on the headless display that is not turned).
+    public var hasFrameCanvas: Bool { composer.lentCopy }
     private var needsFull = true
     private var dirty = true
     private var renderQueued = false
@@ -75,7 +72,7 @@ public final class SceneManager {
     }
     /// The cursor's tip in logical pixels (nil until a mouse moves).
     public var cursorPosition: Point? { cursor.position }
-    private var cursor = CursorOverlay()
+    private let cursor = CursorOverlay()
     /// The touch slot the mouse button uses (well away from libinput's device × 1000 + slot).
     public static let cursorSlot = 999_000
 
@@ -83,12 +80,14 @@ public final class SceneManager {
     /// saved"), in the theme's colours; nil: none. Like the cursor, it is taken off before the scene
     /// draws again, so scenes never see it.
     public var stateWarning: String? {
-        didSet {
-            guard stateWarning != oldValue else { return }
+        get { warning.text }
+        set {
+            guard newValue != warning.text else { return }
+            warning.text = newValue
             if started { setNeedsFrame() }
         }
     }
-    private var warning = WarningOverlay()
+    private let warning = WarningOverlay()
 
     /// Whether the system clock is synchronised. Scenes that show the time (`TimeTruthAware`)
     /// show it differently until it is; when it changes, the scene on screen redraws in the next frame.
@@ -104,8 +103,14 @@ public final class SceneManager {
     /// The orbit's timer and the composition of moved content (SceneManager+Orbit.swift).
     var orbit = OrbitComposer()
     /// A pairing code being offered to a phone (drawn over every scene while set); nil: none.
-    public var pairingPrompt: PairingPrompt? { didSet { if started { setNeedsFrame() } } }
-    private var pairing = PairingOverlay()
+    public var pairingPrompt: PairingPrompt? {
+        get { pairing.prompt }
+        set {
+            pairing.prompt = newValue
+            if started { setNeedsFrame() }
+        }
+    }
+    private let pairing = PairingOverlay()
 
     /// Called once, after the first frame was presented (systemd READY=1).
     public var onFirstFrame: (() -> Void)?
@@ -118,7 +123,7 @@ public final class SceneManager {
     /// Frames presented so far.
     public var frameCount: UInt64 { statistics.frames }
     /// Monotonic time of the last present() call, for latency measurements.
-    public private(set) var lastPresentNs: Int64 = 0
+    public var lastPresentNs: Int64 { composer.lastPresentNs }
 
     /// `time` is what scenes are told the time is; nil: the loop's own clocks.
     public init(scenes: [Scene], theme: Theme, display: DisplayOutput, loop: any Scheduler,
@@ -131,6 +136,7 @@ public final class SceneManager {
         self.time = time ?? SchedulerTime(loop)
         self.switching = switching
         self.logger = logger
+        composer = FrameComposer(display: display, overlays: [warning, pairing, cursor], logger: logger)
     }
 
     public var current: Scene { scenes[currentIndex] }
@@ -301,86 +307,12 @@ public final class SceneManager {
     }
 
     private func relayout() {
-        guard let size = display.logicalSize else {
-            frameSize = nil
-            frameCanvas = nil
-            directCanvases.removeAll()
-            return
-        }
-        if frameSize != size {
-            cursor.resize(to: size)
-            warning.resize()
-            pairing.resize()
-            frameCanvas = nil
-            directCanvases.removeAll()
-            frameSize = size
-        }
+        let size = display.logicalSize
+        if size != frameSize { composer.displayChanged(size: size, sizeChanged: true) }
+        frameSize = size
+        guard let size else { return }
         for s in scenes { s.layout(size: size) }
         needsFull = true
-        canvasStale = false
-    }
-
-    /// The frame canvas, made on first use; nil when it cannot be made (logged).
-    private func makeCanvas(_ size: Size) -> Canvas? {
-        if let c = frameCanvas, c.size == size { return c }
-        do {
-            let c = try Canvas(size: size)
-            frameCanvas = c
-            return c
-        } catch {
-            logger.error("cannot create the frame canvas", metadata: ["size": "\(size)", "error": "\(error)"])
-            frameCanvas = nil
-            return nil
-        }
-    }
-
-    /// The canvas holding what the viewer sees: the display's own buffer where frames are drawn
-    /// in place, else the frame canvas. After frames drawn straight into the display's buffer
-    /// the frame canvas is repainted first (the scene lays out again and draws everything, the
-    /// overlays go on top), and the next present sends it whole.
-    private func currentCanvas() -> Canvas? {
-        guard let size = frameSize else { return nil }
-        if let shown = inPlaceBuffer(size) { return directCanvas(shown) }
-        guard let c = makeCanvas(size) else { return nil }
-        if canvasStale { repaint(c) }
-        return c
-    }
-
-    /// Makes `canvas` hold the whole picture again (it missed frames drawn elsewhere).
-    private func repaint(_ canvas: Canvas) {
-        cursor.resize(to: canvas.size)
-        warning.resize()
-        pairing.resize()
-        current.layout(size: canvas.size)
-        _ = current.draw(into: canvas)
-        if let text = stateWarning { _ = warning.draw(text, on: canvas, theme: theme) }
-        if let p = pairingPrompt { _ = pairing.draw(p, on: canvas, theme: theme) }
-        if showsCursor { _ = cursor.draw(on: canvas, palette: theme.palette) }
-        canvasStale = false
-        // What the scene had not shown yet is in the canvas now: send all of it.
-        needsFull = true
-        if started { setNeedsFrame() }
-    }
-
-    /// The display's buffer that frames of `size` can be drawn into in place, if it has one.
-    private func inPlaceBuffer(_ size: Size) -> PixelBuffer? {
-        guard let d = display as? InPlaceFrameDisplay, d.logicalSize == size, let b = d.shownFrame, b.size == size else { return nil }
-        return b
-    }
-
-    /// A canvas on the display buffer at `buffer` (kept: the display cycles through two or three).
-    private func directCanvas(_ buffer: PixelBuffer) -> Canvas? {
-        if let c = directCanvases.first(where: { $0.base == buffer.base }), c.canvas.size == buffer.size { return c.canvas }
-        do {
-            let c = try Canvas(wrapping: buffer)
-            directCanvases.removeAll { $0.base == buffer.base }
-            if directCanvases.count >= 3 { directCanvases.removeFirst() }
-            directCanvases.append((buffer.base, c))
-            return c
-        } catch {
-            logger.error("cannot draw into the display's buffer", metadata: ["size": "\(buffer.size)", "error": "\(error)"])
-            return nil
-        }
     }
 
     private func displayEvent(_ e: DisplayEvent) {
@@ -391,103 +323,34 @@ public final class SceneManager {
             relayout()
             setNeedsFrame(full: true)
         case .inactive:
-            break
+            // Its buffers may be gone (unplugged): nothing drawn there is read any more.
+            composer.displayChanged(size: frameSize, sizeChanged: false)
         }
     }
 
-    /// Draws the scene on screen and presents it, if something changed and the display can take a frame.
+    /// Draws the scene on screen and presents it, if something changed and the display can take
+    /// a frame: a scene that repaints everything (and is not moved by the pixel orbit) may be
+    /// drawn straight into the buffer the display shows next.
     public func renderIfPossible() {
         guard dirty, display.canPresent, let size = frameSize else { return }
         let t0 = nowNanos(.monotonic)
-        // Not while the pixel orbit composes the scene at an offset (it draws into its own canvas).
-        if orbitingScene == nil, let direct = display as? DirectFrameDisplay, let scene = current as? FullFrameDrawing,
-           scene.nextDrawRepaintsEverything, direct.logicalSize == size {
-            if let buffer = direct.beginFullFrame() { renderDirect(into: buffer, of: direct, since: t0); return }
-        }
-        if let inPlace = display as? InPlaceFrameDisplay, let buffer = inPlaceBuffer(size), let target = directCanvas(buffer) {
-            // The buffer holds the frame on screen, as the canvas would: draw the changes there.
-            // The frame canvas (if one was made) misses this frame.
-            canvasStale = frameCanvas != nil
-            renderChanges(into: target, since: t0) {
-                target.flush()
-                try inPlace.presentInPlace(damage: $0)
-                inPlaceFrameCount += 1
-            }
+        let scene = current
+        let repaints = orbitingScene == nil && (scene as? FullFrameDrawing)?.nextDrawRepaintsEverything == true
+        switch composer.render(size: size, full: needsFull, repaintsEverything: repaints, scene: scene, theme: theme,
+                               draw: { drawScene(into: $0, full: $1) }) {
+        case .noTarget:
             return
-        }
-        guard let canvas = makeCanvas(size) else { return }
-        if canvasStale {
-            // The canvas missed the frames drawn straight into the display: the scene repaints it.
-            cursor.resize(to: size)
-            warning.resize()
-            pairing.resize()
-            current.layout(size: size)
-            canvasStale = false
-            needsFull = true
-        }
-        renderChanges(into: canvas, since: t0) { [display] in try display.present(canvas.pixels, damage: $0) }
-    }
-
-    /// Draws what changed since the previous frame into `canvas`, which holds that frame (the
-    /// overlays are taken off first and put back on top), and presents the damage with `present`.
-    private func renderChanges(into canvas: Canvas, since t0: Int64, present: (Damage) throws -> Void) {
-        let uncovered = cursor.remove(from: canvas)
-        let unprompted = pairing.remove(from: canvas)
-        let unmarked = warning.remove(from: canvas)
-        var damage = drawScene(into: canvas, full: needsFull)
-        if needsFull { damage = Damage.full(canvas.size) }
-        if let r = uncovered { damage.add(r) }
-        if let r = unmarked { damage.add(r) }
-        if let r = unprompted { damage.add(r) }
-        if let text = stateWarning, let r = warning.draw(text, on: canvas, theme: theme) { damage.add(r) }
-        if let p = pairingPrompt, let r = pairing.draw(p, on: canvas, theme: theme) { damage.add(r) }
-        if showsCursor, let r = cursor.draw(on: canvas, palette: theme.palette) { damage.add(r) }
-        damage = damage.clipped(to: Rect(size: canvas.size))
-        dirty = false
-        needsFull = false
-        guard !damage.isEmpty else { return }
-        do {
-            lastPresentNs = nowNanos(.monotonic)
-            try present(damage)
-        } catch {
-            logger.error("present failed", metadata: ["display": "\(display.displayDescription)", "error": "\(error)"])
+        case .unchanged:
+            dirty = false
+            needsFull = false
+        case .failed:
             dirty = true
             needsFull = true
-            return
+        case .presented(let damage):
+            dirty = false
+            needsFull = false
+            frameDone(damage, since: t0)
         }
-        frameDone(damage, since: t0)
-    }
-
-    /// A frame the scene repaints completely, drawn straight into the display's next buffer
-    /// (`buffer`), with the overlays on top; the frame canvas then misses it.
-    private func renderDirect(into buffer: PixelBuffer, of display: DirectFrameDisplay, since t0: Int64) {
-        guard let target = directCanvas(buffer) else {
-            canvasStale = true
-            return
-        }
-        // The overlays' kept pixels belong to an older frame: this one is new everywhere.
-        cursor.resize(to: buffer.size)
-        warning.resize()
-        pairing.resize()
-        _ = current.draw(into: target)
-        if let text = stateWarning { _ = warning.draw(text, on: target, theme: theme) }
-        if let p = pairingPrompt { _ = pairing.draw(p, on: target, theme: theme) }
-        if showsCursor { _ = cursor.draw(on: target, palette: theme.palette) }
-        target.flush()
-        canvasStale = true
-        dirty = false
-        needsFull = false
-        do {
-            lastPresentNs = nowNanos(.monotonic)
-            try display.presentFullFrame()
-        } catch {
-            logger.error("present failed", metadata: ["display": "\(display.displayDescription)", "error": "\(error)"])
-            dirty = true
-            needsFull = true
-            return
-        }
-        directFrameCount += 1
-        frameDone(Damage.full(buffer.size), since: t0)
     }
 
     private func frameDone(_ damage: Damage, since t0: Int64) {
@@ -503,14 +366,18 @@ public final class SceneManager {
 
     /// Writes what the viewer sees (the logical frame) as PNG.
     public func screenshot(to path: String) throws {
-        guard let canvas else { throw KioskError.display("no frame to capture: no display is connected") }
-        try canvas.writePNG(to: path)
+        try shownCanvas().writePNG(to: path)
     }
 
     /// What the viewer sees (the logical frame) as PNG bytes.
     public func screenshotPNG() throws -> [UInt8] {
-        guard let canvas else { throw KioskError.display("no frame to capture: no display is connected") }
-        return try canvas.pngData()
+        try shownCanvas().pngData()
+    }
+
+    private func shownCanvas() throws -> Canvas {
+        guard frameSize != nil else { throw KioskError.display("no frame to capture: no display is connected") }
+        guard let canvas else { throw KioskError.display("no frame to capture: nothing was drawn on \(display.displayDescription) since it became active") }
+        return canvas
     }
 
     // MARK: time

@@ -4,22 +4,24 @@ import KioskRender
 /// A short warning (such as "state not saved") drawn small in the bottom-right corner over the
 /// scene's frame, and the frame pixels it covers, put back before the scene draws again so
 /// scenes never see it.
-struct WarningOverlay {
+final class WarningOverlay: FrameOverlay {
+    /// The warning shown; nil: none.
+    var text: String?
     private var under: SavedPixels?
 
-    /// The screen changed size: the pixels kept are stale.
-    mutating func resize() { under = nil }
+    /// The pixels kept are stale (the screen changed size, or the frame went to another buffer).
+    func resize(to size: Size) { under = nil }
 
     /// Puts back the pixels under the warning; returns where.
-    mutating func remove(from canvas: Canvas) -> Rect? {
+    func remove(from canvas: Canvas) -> Rect? {
         defer { under = nil }
         return under?.restore(to: canvas)
     }
 
     /// Keeps the pixels under the warning, then draws it: `text` in the theme's highlight colour
     /// on a background-coloured tab in the bottom-right corner; returns where (nil for no text).
-    mutating func draw(_ text: String, on canvas: Canvas, theme: Theme) -> Rect? {
-        guard !text.isEmpty else { return nil }
+    func draw(on canvas: Canvas, theme: Theme) -> Rect? {
+        guard let text, !text.isEmpty else { return nil }
         let px = max(9, Double(min(canvas.size.width, canvas.size.height)) / 36)
         let m = canvas.measure(text, theme.fonts.caption, px: px)
         let pad = px / 3

@@ -10,11 +10,12 @@ import KioskTesting
 
 /// The same scene on three displays driven in lock step by one virtual-time loop: the headless
 /// display and a DRM display on FakeKMS (both drawn in place when a frame repaints everything)
-/// and a copy-only display (the canvas path). After every step the three pictures must be the
-/// same, pixel for pixel.
+/// and a copy-only display (the canvas path), all turned by `rotation`. After every step the
+/// three pictures must be the same, pixel for pixel.
 private final class ThreePaths {
     static let size = Size(width: 160, height: 120)
     let loop = ManualEventLoop()
+    let rotation: Rotation
     let kms = FakeKMS(resources: FakeKMS.oneOutput(modes: [DRMMode(width: 160, height: 120, refresh: 60, isPreferred: true)]))
     let headless: HeadlessDisplay
     let reference: HeadlessDisplay
@@ -22,12 +23,13 @@ private final class ThreePaths {
     let managers: [SceneManager]
     let scenes: [Scene]
 
-    init(_ make: () throws -> Scene) throws {
+    init(rotation: Rotation = .r0, _ make: () throws -> Scene) throws {
         var logger = Logger(label: "test.paths")
         logger.logLevel = .critical
-        headless = try HeadlessDisplay(size: Self.size)
-        reference = try HeadlessDisplay(size: Self.size)
-        drm = try DRMDisplay(options: DRMOptions(device: kms.path), scheduler: loop, backend: kms.backend, logger: logger)
+        self.rotation = rotation
+        headless = try HeadlessDisplay(size: Self.size, rotation: rotation)
+        reference = try HeadlessDisplay(size: Self.size, rotation: rotation)
+        drm = try DRMDisplay(options: DRMOptions(device: kms.path, rotation: rotation), scheduler: loop, backend: kms.backend, logger: logger)
         scenes = [try make(), try make(), try make()]
         let displays: [DisplayOutput] = [headless, drm, CopyingDisplay(reference)]
         let loop = self.loop
@@ -52,6 +54,8 @@ private final class ThreePaths {
     /// copy-only reference; `what` names the step.
     func differences(_ what: String) -> Int {
         guard let fb = kms.onScreenFB else { Issue.record("\(what): nothing on screen"); return -1 }
+        // Nothing is drawn into a buffer while it is scanned out.
+        #expect(kms.drawnWhileOnScreen.isEmpty, "\(what)")
         var n = 0
         for y in 0..<Self.size.height {
             for x in 0..<Self.size.width {
@@ -190,5 +194,112 @@ private final class ThreePaths {
         p.each { m, _ in m.sceneDidChange() }
         p.settle(); step("undo")
         p.expectInPlaceOnHeadlessOnly()
+    }
+}
+
+/// A scene that repaints everything or only a square, as the test says: a frame that repaints
+/// everything (a new background colour) goes straight into the display's buffer; a square is a
+/// partial frame. It repaints everything (background and every square since) when laid out.
+private final class PatternScene: FullFrameDrawing {
+    let name = "pattern"
+    let kind = "pattern"
+    var size = Size(width: 1, height: 1)
+    var background = Color(r8: 20, g8: 40, b8: 60)
+    var squares: [(Rect, Color)] = []
+    private var repaint = true
+    private var newSquares = 0
+    /// Draws (in the next frame) a new background over everything.
+    func repaintAll(_ c: Color) { background = c; squares = []; repaint = true }
+    /// Draws (in the next frame) a square at (x, y) only.
+    func square(x: Int, y: Int, _ c: Color) { squares.append((Rect(x: x, y: y, width: 12, height: 9), c)); newSquares += 1 }
+    var nextDrawRepaintsEverything: Bool { repaint }
+    func layout(size: Size) { self.size = size; repaint = true }
+    func apply(theme: Theme) { repaint = true }
+    func didAppear(now: WallTime) { repaint = true }
+    func update(now: WallTime) -> Bool { false }
+    func handle(_ event: InputEvent, now: WallTime) -> Bool { false }
+    func nextDeadline(now: WallTime) -> Deadline? { nil }
+    func draw(into canvas: Canvas) -> Damage {
+        defer { repaint = false; newSquares = 0 }
+        if repaint {
+            canvas.clear(background)
+            for (r, c) in squares { canvas.fill(r, c) }
+            return .full(canvas.size)
+        }
+        var d = Damage()
+        for (r, c) in squares.suffix(newSquares) { canvas.fill(r, c); d.add(r) }
+        return d
+    }
+}
+
+@Suite struct LentFramePathTests {
+    /// A frame drawn straight into the DRM back buffer, then partial frames: the copy the DRM
+    /// display lends for partial frames missed the direct frame, so it is repainted (the scene is
+    /// laid out and draws everything) before its damage is copied; only later partial frames copy
+    /// just their squares (and what the back buffer missed). A screenshot right after a direct
+    /// frame is what the fake scans out.
+    @Test(arguments: [Rotation.r0, .r90, .r180, .r270])
+    func partialFramesAfterADirectFrameRepaintTheCopy(rotation: Rotation) throws {
+        let p = try ThreePaths(rotation: rotation) { PatternScene() }
+        let scenes = p.scenes.map { $0 as! PatternScene }
+        let (h, d, c) = (p.managers[0], p.managers[1], p.managers[2])
+        let logical = rotation.logicalSize(physical: ThreePaths.size)
+        func step(_ what: String) { #expect(p.differences(what) == 0, "\(what)") }
+        step("first frame")
+        let colors = [Color(r8: 200, g8: 30, b8: 30), Color(r8: 30, g8: 200, b8: 30), Color(r8: 30, g8: 30, b8: 200)]
+        for (i, color) in colors.enumerated() {
+            for s in scenes { s.repaintAll(color) }
+            p.each { m, _ in m.sceneDidChange() }
+            p.settle(); step("direct frame \(i)")
+            if rotation == .r0 {
+                #expect(p.drm.lastCopiedPixels == 0, "a frame that repaints everything is drawn in the back buffer, not copied")
+                // The screenshot reads the buffer the frame went to: the fake's scan-out.
+                let shot = try #require(d.canvas)
+                let fb = try #require(p.kms.onScreenFB)
+                var differing = 0
+                for y in 0..<logical.height {
+                    for x in 0..<logical.width where shot.pixels.pixel(x: x, y: y) & 0xFF_FFFF != (p.kms.pixel(fb: fb, x: x, y: y) ?? 0) & 0xFF_FFFF {
+                        differing += 1
+                    }
+                }
+                #expect(differing == 0, "direct frame \(i): the screenshot is what is scanned out")
+            }
+            for k in 0..<3 {
+                for s in scenes { s.square(x: 10 + 20 * k + i, y: 15 + 11 * k, colors[(i + k + 1) % 3]) }
+                p.each { m, _ in m.sceneDidChange() }
+                p.settle(); step("partial frame \(k) after direct frame \(i)")
+                if rotation != .r0 { continue }
+                if k == 0 {
+                    // The copy missed the direct frame: all of it is repainted and copied.
+                    #expect(p.drm.lastCopiedPixels == logical.area, "partial frame 0 after direct frame \(i)")
+                } else if k == 2 {
+                    // Buffer age: the back buffer missed the previous square, plus this one.
+                    #expect(p.drm.lastCopiedPixels == 2 * 12 * 9, "partial frame 2 after direct frame \(i)")
+                }
+            }
+            let shot = try #require(d.canvas)
+            let ref = try #require(c.canvas)
+            #expect(Pixels.differingPixels(shot, ref) == 0, "after direct frame \(i): the screenshot")
+        }
+        if rotation == .r0 {
+            #expect(h.directFrameCount == 4 && d.directFrameCount == 4 && c.directFrameCount == 0)
+            #expect(h.inPlaceFrameCount == 9 && d.inPlaceFrameCount == 0)
+            #expect(!h.hasFrameCanvas && d.hasFrameCanvas)
+        } else {
+            // Turned: every frame is drawn into a copy and copied turned.
+            #expect(p.managers.allSatisfy { $0.directFrameCount == 0 && $0.inPlaceFrameCount == 0 && $0.hasFrameCanvas })
+        }
+        #expect(p.managers.allSatisfy { $0.frameCount == 13 })
+        // Overlays over both kinds of frame.
+        p.each { m, _ in m.stateWarning = "state not saved"; m.showsCursor = true; m.input(.pointerMotion(dx: 9, dy: 4, timeUsec: 1)) }
+        p.settle(); step("overlays on")
+        for s in scenes { s.repaintAll(colors[0]) }
+        p.each { m, _ in m.sceneDidChange() }
+        p.settle(); step("direct frame under the overlays")
+        for s in scenes { s.square(x: 70, y: 50, colors[1]) }
+        p.each { m, _ in m.input(.pointerMotion(dx: -30, dy: 12, timeUsec: 2)) }
+        p.settle(); step("partial frame under the overlays, cursor moved")
+        p.each { m, _ in m.stateWarning = nil; m.showsCursor = false }
+        p.settle(); step("overlays off")
     }
 }

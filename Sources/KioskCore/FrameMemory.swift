@@ -1,7 +1,6 @@
 #if canImport(Glibc)
 import Glibc
 #endif
-import KioskCore
 
 /// Memory for one XRGB8888 frame that lives as long as its owner: anonymous pages (`mmap`), the
 /// whole 2 MiB stretches of which are offered to the kernel for huge pages (`MADV_HUGEPAGE`,
