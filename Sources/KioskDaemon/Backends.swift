@@ -88,7 +88,7 @@ public enum Backends {
         var options = InputOptions(seat: config.input.seat, calibration: config.input.calibration, rotation: rotation,
                                    mapToOutput: config.input.mapToOutput, pointerAsTouch: config.input.pointerAsTouch)
         if config.outputs.count > 1 {
-            options.outputs = config.outputs.map { ($0.name, $0.rotation) }
+            options.outputs = config.outputs.map { ($0.name, $0.rotation, $0.calibration) }
             options.deviceRules = config.input.devices.map { ($0.match, $0.output) }
         }
         return try LibInputSource(options: options, loop: loop, logger: logger)

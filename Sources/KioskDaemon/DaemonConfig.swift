@@ -218,12 +218,7 @@ public struct DaemonConfig {
         let inputTable = try root.table("input")
         if let t = inputTable {
             input.seat = try word(t, "seat", what: "a seat name like \"seat0\"") ?? "seat0"
-            if let m = try t.doubleArray("calibration") {
-                do { try InputTransform.validate(calibration: m) } catch let e as KioskError {
-                    throw t.error("calibration", e.message)
-                }
-                input.calibration = m
-            }
+            input.calibration = try DaemonConfig.calibration(t)
             input.mapToOutput = try word(t, "map_to_output", what: "a connector name like \"HDMI-A-1\"")
             input.pointerAsTouch = try t.bool("pointer_as_touch", default: true)
             input.cursor = try t.bool("cursor", default: false)
@@ -438,6 +433,15 @@ public struct DaemonConfig {
     }
 
     /// The `[scene.NAME]` factories' keys are checked by making the scenes; see `SceneRegistry.make`.
+
+    /// The `calibration` key of `[input]` or an `[[output]]`: six numbers of an invertible matrix.
+    static func calibration(_ t: ConfigTable) throws -> [Double]? {
+        guard let m = try t.doubleArray("calibration") else { return nil }
+        do { try InputTransform.validate(calibration: m) } catch let e as KioskError {
+            throw t.error("calibration", e.message)
+        }
+        return m
+    }
 
     /// The `mode` and `rotation` keys of `[display]` or an `[[output]]`, checked.
     static func modeAndRotation(_ t: ConfigTable) throws -> (mode: String?, rotation: Rotation) {

@@ -10,6 +10,9 @@ public struct OutputSettings: Sendable, Equatable {
     /// `WxH` or `WxH@Hz`; nil: the preferred mode (headless: `[display] headless_size`).
     public var mode: String?
     public var rotation: Rotation = .r0
+    /// The calibration matrix of the touch screens on this output (as `[input] calibration`);
+    /// nil: `[input] calibration`.
+    public var calibration: [Double]?
     /// The `[scene.NAME]` tables shown here, in order.
     public var scenes: [String] = []
     /// The theme shown here; nil: the config's `theme` (and `theme_schedule`).
@@ -87,6 +90,7 @@ extension DaemonConfig {
                 }
             }
             (o.mode, o.rotation) = try DaemonConfig.modeAndRotation(t)
+            o.calibration = try DaemonConfig.calibration(t)
             if let names = try t.stringArray("scenes") {
                 let nodes = try t.array("scenes") ?? []
                 if names.isEmpty { throw t.error("scenes", "expected at least one scene name") }

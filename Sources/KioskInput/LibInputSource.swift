@@ -23,8 +23,9 @@ public struct InputOptions: Sendable {
     public var mapToOutput: String?
     /// Absolute pointers (KVMs, QEMU's tablets) and tablet tools act as one finger.
     public var pointerAsTouch: Bool
-    /// With several outputs: each output's name and rotation, in order (the first is `rotation`'s).
-    public var outputs: [(name: String, rotation: Rotation)] = []
+    /// With several outputs: each output's name, rotation and calibration (nil: `calibration`), in
+    /// order (the first output's rotation is `rotation`).
+    public var outputs: [(name: String, rotation: Rotation, calibration: [Double]?)] = []
     /// `[[input.device]]`: touch devices whose name or sysname matches `match` belong to `output`.
     public var deviceRules: [(match: String, output: String)] = []
 
@@ -94,10 +95,11 @@ public final class LibInputSource: InputSource {
         self.options = options
         self.loop = loop
         self.logger = logger
-        let transform = try InputTransform(calibration: options.calibration ?? InputTransform.identity, rotation: options.rotation)
+        let firstCalibration = options.outputs.first?.calibration ?? options.calibration
+        let transform = try InputTransform(calibration: firstCalibration ?? InputTransform.identity, rotation: options.rotation)
         mapper = InputMapper(transform: transform, pointerAsTouch: options.pointerAsTouch)
         for (i, o) in options.outputs.enumerated() where i > 0 {
-            mapper.outputTransforms[i] = try InputTransform(calibration: options.calibration ?? InputTransform.identity, rotation: o.rotation)
+            mapper.outputTransforms[i] = try InputTransform(calibration: o.calibration ?? options.calibration ?? InputTransform.identity, rotation: o.rotation)
         }
         interface = .allocate(capacity: 1)
         interface.initialize(to: libinput_interface(

@@ -78,6 +78,7 @@ import Testing
         let c = try loadConfig(Self.config(dir, second: """
         scenes = ["score", "clock"]
         theme = "high-contrast"
+        calibration = [0, 1, 0, 1, 0, 0]
         [output.blank]
         idle_seconds = 30
         """), dir: dir)
@@ -85,6 +86,7 @@ import Testing
         #expect(c.outputs.map(\.scenes) == [["clock"], ["score", "clock"]])
         #expect(c.outputs[1].rotation == .r90 && c.outputs[1].mode == "120x80")
         #expect(c.outputs[0].themeName == nil && c.outputs[1].themeName == "high-contrast")
+        #expect(c.outputs[0].calibration == nil && c.outputs[1].calibration == [0, 1, 0, 1, 0, 0])
         #expect(c.outputs[1].blankSettings(c.display).idleBlankSeconds == 30 && c.outputs[0].blankSettings(c.display).idleBlankSeconds == 0)
         #expect(c.scenes.map(\.name) == ["clock", "score"])
     }
@@ -102,6 +104,7 @@ import Testing
         #expect(err(Self.config(dir, second: "scenes = [\"score\", \"nope\"]")).contains("key 'output[1].scenes[1]': no scene named \"nope\"; scenes: clock, score"))
         #expect(err(Self.config(dir, second: "scenes = [\"clock\"]")).contains("table '[scene.score]': defined but shown by no output"))
         #expect(err(Self.config(dir, second: "scenes = []")).contains("key 'output[1].scenes': expected at least one scene name"))
+        #expect(err(Self.config(dir, second: "scenes = [\"score\"]\ncalibration = [1, 2, 0, 2, 4, 0]")).contains("key 'output[1].calibration':"))
         #expect(err(Self.config(dir, extra: "[display.blank]\n").replacingOccurrences(of: "backend = \"headless\"", with: "backend = \"headless\"\nrotation = 90"))
             .contains("key 'display.rotation': with [[output]] tables each output has its own rotation"))
         #expect(err(Self.config(dir, second: "scenes = [\"score\"]\n[[input.device]]\nmatch = \"ILITEK*\"\noutput = \"HDMI-A-2\""))
