@@ -62,12 +62,12 @@ public final class LibInputSource: InputSource {
     }
 
     public let options: InputOptions
-    private let loop: EventLoop
+    private let loop: any KioskLoop
     private let logger: Logger
     private var udev: Udev?
     private var li: OpaquePointer?
     private let interface: UnsafeMutablePointer<libinput_interface>
-    private var watchID: EventLoop.WatchID?
+    private var watchID: WatchID?
     private var mapper: InputMapper
     private var table: [OpaquePointer: Device] = [:]
     private var nextIndex = 0
@@ -90,7 +90,7 @@ public final class LibInputSource: InputSource {
     /// Devices present at start are listed in `devices` at once and announced with
     /// `.deviceAdded` at the end of the loop's current (or first) iteration, after `onEvent` is
     /// set. Call on the loop's thread, or before the loop runs.
-    public init(options: InputOptions, loop: EventLoop, logger: Logger) throws {
+    public init(options: InputOptions, loop: any KioskLoop, logger: Logger) throws {
         self.options = options
         self.loop = loop
         self.logger = logger

@@ -15,8 +15,8 @@ public final class LogindBacklightWriter: BacklightWriter {
     public let deviceName: String
     private let sessionPath: String
     private var bus: OpaquePointer?
-    private let loop: EventLoop
-    private var loopWatch: EventLoop.WatchID?
+    private let loop: any KioskLoop
+    private var loopWatch: WatchID?
     /// Called on the loop's thread with an error reply ("SetBrightness on session auto failed: …").
     public var onError: ((KioskError) -> Void)?
     /// Replies received so far (successes and errors), for status and tests.
@@ -35,7 +35,7 @@ public final class LogindBacklightWriter: BacklightWriter {
     /// - Parameters:
     ///   - busAddress: nil for the system bus; a D-Bus address ("unix:path=…") for tests.
     ///   - sessionPath: the session object; "auto" is the caller's own session.
-    public init(deviceName: String, loop: EventLoop, busAddress: String? = nil,
+    public init(deviceName: String, loop: any KioskLoop, busAddress: String? = nil,
                 sessionPath: String = "/org/freedesktop/login1/session/auto") throws {
         self.deviceName = deviceName
         self.loop = loop

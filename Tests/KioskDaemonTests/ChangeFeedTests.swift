@@ -29,7 +29,7 @@ import KioskPosix
         kind = "clock"
         """, dir)
         let (d, _) = try headlessDaemon(path, time: ManualTimeSource(epochSeconds: 1_700_000_000))
-        return (d, d.loop)
+        return (d, d.eventLoop!)
     }
 
     @Test func everyKindOfChangeIsToldOnceAndAnUnchangedStateIsNotToldAgain() throws {

@@ -90,7 +90,7 @@ func makeDaemon(_ dir: String, extra: String = "", digits: Int = 2) throws -> Da
         let d = tempDir()
         let daemon = try makeDaemon(d)
         daemon.start()
-        try daemon.loop.runOnce(timeoutMs: 0)
+        try daemon.eventLoop!.runOnce(timeoutMs: 0)
         #expect(daemon.manager.frameCount == 1)
         #expect(daemon.handle(.counter(name: "HOME", op: .inc, value: nil)).jsonObject?["value"] as? Int == 1)
         #expect(daemon.handle(.counter(name: "HOME", op: .set, value: 99)).status == 200)

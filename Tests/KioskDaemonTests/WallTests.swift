@@ -66,7 +66,7 @@ private struct SysTree {
             $0.kernelClock = { .unsynchronized }
         }
         d.start()
-        for _ in 0..<50 where d.manager.frameCount == 0 { _ = try d.loop.runOnce(timeoutMs: 20) }
+        for _ in 0..<50 where d.manager.frameCount == 0 { _ = try d.eventLoop!.runOnce(timeoutMs: 20) }
         let clock = try #require(d.manager.current as? ClockScene)
         let status = d.status()
         #expect(status.timeSync == StatusAnswer.TimeSync(synchronized: false, source: "none"))
@@ -79,7 +79,7 @@ private struct SysTree {
         // systemd-timesyncd's flag appears: one loop iteration reads it and draws the frame.
         let frames = display.presentCount
         #expect(FileManager.default.createFile(atPath: dir + "/timesync/synchronized", contents: nil))
-        _ = try d.loop.runOnce(timeoutMs: 1000)
+        _ = try d.eventLoop!.runOnce(timeoutMs: 1000)
         #expect(display.presentCount == frames + 1, "one frame after the flag's event")
         #expect(markPixels() == 0, "the mark's pixels are gone in that frame")
         #expect(d.status().timeSync == StatusAnswer.TimeSync(synchronized: true, source: "timesyncd"))
@@ -175,10 +175,10 @@ private struct SysTree {
         var answer: ControlResponse?
         d.handle(.brightness(percent: 40)) { answer = $0 }
         #expect(state.entered.wait(timeout: .now() + 5) == .success, "the level's save did not begin")
-        _ = try d.loop.runOnce(timeoutMs: 50)
+        _ = try d.eventLoop!.runOnce(timeoutMs: 50)
         #expect(answer == nil && sys.brightness("panel") == "255", "written or answered before it was saved")
         state.release()
-        for _ in 0..<100 where answer == nil { _ = try d.loop.runOnce(timeoutMs: 50) }
+        for _ in 0..<100 where answer == nil { _ = try d.eventLoop!.runOnce(timeoutMs: 50) }
         #expect(answer?.status == 200)
         #expect(sys.brightness("panel") == "102")
         #expect(state.values["daemon.brightness"] == "40.0")
@@ -279,7 +279,7 @@ private struct SysTree {
         #expect(sys.brightness("panel") == "19", "10 lx: 19 %")
         sys.write("sys/bus/iio/devices/iio:device0/in_illuminance_input", "1000\n")
         let deadline = Date().addingTimeInterval(10)
-        while sys.brightness("panel") != "100" && Date() < deadline { _ = try d.loop.runOnce(timeoutMs: 50) }
+        while sys.brightness("panel") != "100" && Date() < deadline { _ = try d.eventLoop!.runOnce(timeoutMs: 50) }
         #expect(sys.brightness("panel") == "100", "bright room: the level (100 %)")
         #expect(d.status().backlight?.lux == 1000)
         d.shutdown()
