@@ -139,6 +139,28 @@ public final class ManualEventLoop: KioskLoop, TimeSource, @unchecked Sendable {
         lock.locked { ready.append((fd, events)) }
     }
 
+    /// Makes ready each watched descriptor the kernel reports ready for what it waits for
+    /// (`poll` without waiting): what epoll would report at this moment, for tests whose
+    /// descriptors are real (inotify, a socket pair). Returns those descriptors, ascending.
+    @discardableResult
+    public func makeReadyWhatTheKernelReports() -> [Int32] {
+        var fds = watchers.keys.sorted().map { fd -> pollfd in
+            let e = watchers[fd]!.events
+            return pollfd(fd: fd, events: Int16((e.contains(.read) ? POLLIN : 0) | (e.contains(.write) ? POLLOUT : 0)), revents: 0)
+        }
+        guard !fds.isEmpty, poll(&fds, nfds_t(fds.count), 0) > 0 else { return [] }
+        var made: [Int32] = []
+        for p in fds where p.revents != 0 {
+            var e: WatchEvents = []
+            if Int32(p.revents) & (POLLERR | POLLHUP) != 0 { e = [.read, .write] }
+            if Int32(p.revents) & POLLIN != 0 { e.insert(.read) }
+            if Int32(p.revents) & POLLOUT != 0 { e.insert(.write) }
+            makeReady(p.fd, e)
+            made.append(p.fd)
+        }
+        return made
+    }
+
     /// Queues `work` for the next step. Safe from any thread.
     public func post(_ work: @escaping @Sendable () -> Void) {
         lock.locked { posted.append(work) }

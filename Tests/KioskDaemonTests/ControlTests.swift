@@ -50,10 +50,33 @@ import KioskPosix
 /// driven on the calling thread (not started).
 func headlessDaemon(_ path: String, size: Size = Size(width: 64, height: 48), state: StateStore = MemoryStateStore(),
                     time: TimeSource = SystemTimeSource()) throws -> (Daemon, HeadlessDisplay) {
+    try headlessDaemon(path, size: size, state: state, loop: try EventLoop(), time: time)
+}
+
+/// A daemon on the headless display and on virtual time: `loop` is both its loop and its clock,
+/// so the test moves time with `loop.advance(by:)` and the daemon's own timers fire on the way.
+func headlessDaemon(_ path: String, size: Size = Size(width: 64, height: 48), state: StateStore = MemoryStateStore(),
+                    on loop: ManualEventLoop) throws -> (Daemon, HeadlessDisplay) {
+    try headlessDaemon(path, size: size, state: state, loop: loop, time: loop)
+}
+
+private func headlessDaemon(_ path: String, size: Size, state: StateStore, loop: any KioskLoop,
+                            time: TimeSource) throws -> (Daemon, HeadlessDisplay) {
     let config = try DaemonConfig.load(path: path, environment: [:])
     let display = try HeadlessDisplay(size: size)
-    let d = try Daemon(config: config, display: display, input: nil, state: state, loop: try EventLoop(), time: time, logger: quietLogger)
+    let d = try Daemon(config: config, display: display, input: nil, state: state, loop: loop, time: time, logger: quietLogger)
     return (d, display)
+}
+
+extension ManualEventLoop {
+    /// A virtual-time loop whose wall clock stands at `epochSeconds`.
+    convenience init(epochSeconds: Int64) {
+        self.init(realtime: epochSeconds * 1_000_000_000)
+    }
+
+    /// `advance(by:)` in seconds.
+    @discardableResult
+    func advance(seconds: Int64) -> Int { advance(by: seconds * 1_000_000_000) }
 }
 
 /// A daemon on the headless display with a scoreboard and a clock, driven on the calling thread.
