@@ -42,7 +42,7 @@ public struct InputOptions: Sendable {
 /// seat, with hotplug, delivered as `InputEvent`s on the event loop.
 ///
 /// Wraps `libinput_udev_create_context` + `libinput_udev_assign_seat`; the context's fd is
-/// watched by the `EventLoop` and every event is drained (`libinput_get_event`) and destroyed
+/// watched by the `KioskLoop` and every event is drained (`libinput_get_event`) and destroyed
 /// (`libinput_event_destroy`) after it is turned into `InputEvent`s by an `InputMapper`.
 /// Device nodes are opened with plain `open()`: kioskd's user needs access to
 /// /dev/input/event* (the `input` group, or a logind session on the seat).

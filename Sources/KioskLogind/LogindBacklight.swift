@@ -8,8 +8,8 @@ import KioskPosix
 /// Sets the backlight through logind: `org.freedesktop.login1.Session.SetBrightness("backlight",
 /// NAME, value)` on the caller's session, which logind allows to the session's owner without any
 /// write access to sysfs. Needs kioskd to run in a logind session (a user service with a seat, or
-/// PAMName= in its unit). Calls are asynchronous: the bus descriptor is watched on the `EventLoop`,
-/// replies are processed there, and a refused call reaches `onError` (logged by the caller).
+/// PAMName= in its unit). Calls are asynchronous: the bus descriptor is watched on the
+/// `KioskLoop`, replies are processed there, and a refused call reaches `onError` (logged by the caller).
 public final class LogindBacklightWriter: BacklightWriter {
     public var method: String { "logind" }
     public let deviceName: String

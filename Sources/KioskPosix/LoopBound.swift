@@ -2,7 +2,7 @@ import KioskCore
 
 /// A value that belongs to one event loop's thread, in a form that may travel to other threads
 /// (in a closure posted to the loop, a signal handler, a service): it can only be opened on the
-/// loop's thread, which `value` checks (`EventLoop.assertInLoop`, a trap otherwise). Before the
+/// loop's thread, which `value` checks (`KioskLoop.assertInLoop`, a trap otherwise). Before the
 /// loop first runs, the thread that builds the daemon may open it too.
 public struct LoopBound<Value>: @unchecked Sendable {
     // @unchecked: the wrapped value is reachable only through `value`, which traps on any thread

@@ -62,7 +62,7 @@ public struct TimeSyncStatus: Sendable, Equatable, CustomStringConvertible {
     }
 }
 
-/// Follows whether the system clock is synchronised, on an `EventLoop`, without blocking:
+/// Follows whether the system clock is synchronised, on a `KioskLoop`, without blocking:
 ///
 /// - systemd-timesyncd's `synchronized` file in `/run/systemd/timesync`, watched with inotify.
 ///   The folder may not exist yet (timesyncd not started): the nearest existing ancestor is

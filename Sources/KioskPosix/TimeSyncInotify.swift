@@ -4,7 +4,7 @@ import Glibc
 import CTimex
 import KioskCore
 
-/// One inotify instance registered on an `EventLoop`: the events of each wake-up are decoded and
+/// One inotify instance registered on a `KioskLoop`: the events of each wake-up are decoded and
 /// handed to `handler` together, on the loop's thread.
 public final class InotifyWatcher {
     /// One decoded `struct inotify_event`.
