@@ -646,27 +646,10 @@ public final class MQTTClient {
 
     private func scheduleRetry() {
         guard !stopping, retryTimer == nil else { return }
-        let delay: Int64
-        if refusal != nil {
-            delay = config.backoffMax
-        } else if takeover.shortInARow > 0 {
-            // Connections lost right after their CONNACK: a reconnect would take the session back
-            // from the other client at once; wait longer after each.
-            let nominal = takeover.delay(initial: config.backoffInitial, max: config.backoffMax)
-            let fraction: Double = Double(random.next() >> 11) / Double(UInt64(1) << 53)
-            let jitter: Int64 = Int64(Double(nominal) * 0.2 * fraction)
-            delay = nominal - jitter
-        } else {
-            var nominal = config.backoffInitial
-            for _ in 0..<min(max(failures - 1, 0), 62) {
-                nominal = nominal > config.backoffMax / 2 ? config.backoffMax : nominal * 2
-            }
-            nominal = min(nominal, config.backoffMax)
-            // Up to 20 % shorter at random, so that a fleet does not reconnect in step; each delay
-            // still exceeds the previous one until the ceiling.
-            let jitter = Int64(Double(nominal) * 0.2 * (Double(random.next() >> 11) / Double(UInt64(1) << 53)))
-            delay = nominal - jitter
-        }
+        let refused = refusal != nil
+        let fraction = refused ? 0 : Double(random.next() >> 11) / Double(UInt64(1) << 53)
+        let delay = ReconnectBackoff(initial: config.backoffInitial, max: config.backoffMax)
+            .delay(failures: failures, refused: refused, takeover: takeover, fraction: fraction)
         retryTimer = try? loop.schedule(after: delay) { [unowned self] _ in self.attempt() }
     }
 
