@@ -229,7 +229,7 @@ final class TouchBurstRig: @unchecked Sendable {
         let bound = LoopBound(daemon, loop: daemon.loop)
         daemon.loop.post {
             bound.value.shutdown()
-            bound.value.loop.stop()
+            bound.value.eventLoop?.stop()
         }
         _ = loopDone.wait(timeout: .now() + 10)
     }

@@ -62,11 +62,11 @@ enum WebBench {
             daemon = bound
             let frames = self.frames, done = self.done
             Thread {
-                bound.loop.post {
+                loop.post {
                     bound.value.onFrame = { frames.withLockedValue { $0.append(nowNanos(.monotonic)) } }
                     bound.value.start()
                 }
-                try? bound.loop.run()
+                try? loop.run()
                 done.signal()
             }.start()
             let s = server
@@ -103,7 +103,7 @@ enum WebBench {
 
         func stop() {
             task.cancel()
-            daemon.post { $0.shutdown(); $0.loop.stop() }
+            daemon.post { $0.shutdown(); $0.eventLoop?.stop() }
             _ = done.wait(timeout: .now() + 10)
         }
     }

@@ -88,15 +88,15 @@ final class PropertyBlob {
 final class AtomicKMS: KernelKMS {
     let device: DRMDeviceHandle
     let events: DRMEvents
-    let loop: EventLoop
-    var watch: EventLoop.WatchID?
+    let loop: any KioskLoop
+    var watch: WatchID?
     var apiName: String { "atomic" }
     /// Property ids of the output last prepared on each CRTC.
     private var props: [UInt32: (output: KMSOutput, ids: AtomicProps)] = [:]
     /// The mode blob of each CRTC's last mode set (the CRTC refers to it while it is shown).
     private var modeBlobs: [UInt32: PropertyBlob] = [:]
 
-    init(device: DRMDeviceHandle, loop: EventLoop) {
+    init(device: DRMDeviceHandle, loop: any KioskLoop) {
         self.device = device
         self.events = DRMEvents(device: device, atomic: true)
         self.loop = loop

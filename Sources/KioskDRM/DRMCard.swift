@@ -54,7 +54,7 @@ public final class DRMCard {
 
     /// The kernel's device `device` (udev's seat0 choice when nil) with `heads`, followed on `loop`.
     /// See `init(device:api:buffers:heads:scheduler:backend:logger:)`.
-    public convenience init(device: String?, api: DRMOptions.API, buffers: Int, heads: [DRMHeadOptions], loop: EventLoop,
+    public convenience init(device: String?, api: DRMOptions.API, buffers: Int, heads: [DRMHeadOptions], loop: any KioskLoop,
                             logger: Logger) throws {
         try self.init(device: device, api: api, buffers: buffers, heads: heads, scheduler: loop, backend: .kernel(loop: loop),
                       logger: logger)

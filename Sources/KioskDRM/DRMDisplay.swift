@@ -91,7 +91,7 @@ public final class DRMDisplay: DisplayOutput {
 
     /// Opens the device and picks the output (udev enumeration, the kernel's KMS objects) and
     /// follows hotplug on `loop`. See `init(options:scheduler:backend:logger:)`.
-    public convenience init(options: DRMOptions, loop: EventLoop, logger: Logger) throws {
+    public convenience init(options: DRMOptions, loop: any KioskLoop, logger: Logger) throws {
         try self.init(options: options, scheduler: loop, backend: .kernel(loop: loop), logger: logger)
     }
 

@@ -6,12 +6,12 @@ import Logging
 /// Follows udev events on DRM primary nodes (card*) with a monitor watched by the event loop.
 final class DRMHotplugMonitor {
     private let monitor: Udev.Monitor
-    private let loop: EventLoop
-    private var watch: EventLoop.WatchID?
+    private let loop: any KioskLoop
+    private var watch: WatchID?
 
     /// A monitor whose events call `handler(action, node)` on `loop`; nil (and a warning in
     /// `logger`) when udev cannot be followed: the display then runs without hotplug.
-    static func start(loop: EventLoop, logger: Logger, _ handler: @escaping (String, String) -> Void) -> DRMHotplugMonitor? {
+    static func start(loop: any KioskLoop, logger: Logger, _ handler: @escaping (String, String) -> Void) -> DRMHotplugMonitor? {
         do {
             return try DRMHotplugMonitor(loop: loop, handler)
         } catch {
@@ -20,7 +20,7 @@ final class DRMHotplugMonitor {
         }
     }
 
-    private init(loop: EventLoop, _ handler: @escaping (String, String) -> Void) throws {
+    private init(loop: any KioskLoop, _ handler: @escaping (String, String) -> Void) throws {
         self.loop = loop
         monitor = try Udev.Monitor(udev: Udev(), subsystem: "drm")
         let m = monitor

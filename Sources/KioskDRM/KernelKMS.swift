@@ -70,8 +70,8 @@ final class DRMEvents {
 protocol KernelKMS: KMSDevice {
     var device: DRMDeviceHandle { get }
     var events: DRMEvents { get }
-    var loop: EventLoop { get }
-    var watch: EventLoop.WatchID? { get set }
+    var loop: any KioskLoop { get }
+    var watch: WatchID? { get set }
 }
 
 extension KernelKMS {
@@ -116,7 +116,7 @@ extension KernelKMS {
 
 /// The kernel's devices: opened as atomic or legacy, picked and followed through udev.
 extension KMSBackend {
-    public static func kernel(loop: EventLoop) -> KMSBackend {
+    public static func kernel(loop: any KioskLoop) -> KMSBackend {
         KMSBackend(
             open: { path, api in
                 let handle = try DRMDeviceHandle(path: path, api: api)

@@ -10,11 +10,11 @@ import KioskPosix
 final class LegacyKMS: KernelKMS {
     let device: DRMDeviceHandle
     let events: DRMEvents
-    let loop: EventLoop
-    var watch: EventLoop.WatchID?
+    let loop: any KioskLoop
+    var watch: WatchID?
     var apiName: String { "legacy" }
 
-    init(device: DRMDeviceHandle, loop: EventLoop) {
+    init(device: DRMDeviceHandle, loop: any KioskLoop) {
         self.device = device
         self.events = DRMEvents(device: device, atomic: false)
         self.loop = loop

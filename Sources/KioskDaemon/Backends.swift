@@ -16,7 +16,7 @@ public enum Backends {
 
     /// The display for `settings` (`DRMDisplay` or `HeadlessDisplay`), living on `loop`.
     /// `kms`: how DRM devices are found and opened (nil: the kernel's; tests give a fake).
-    public static func makeDisplay(_ settings: DisplaySettings, loop: EventLoop, logger: Logger, kms: KMSBackend? = nil) throws -> DisplayOutput {
+    public static func makeDisplay(_ settings: DisplaySettings, loop: any KioskLoop, logger: Logger, kms: KMSBackend? = nil) throws -> DisplayOutput {
         switch settings.backend {
         case .headless:
             return try HeadlessDisplay(size: settings.headlessSize, rotation: settings.rotation)
@@ -32,7 +32,7 @@ public enum Backends {
     /// share one card (`DRMCard`), which assigns each a CRTC.
     /// A connector or mode the card does not have is a config error (exit status 78) naming
     /// where it was written.
-    public static func makeDisplays(_ config: DaemonConfig, loop: EventLoop, logger: Logger, kms: KMSBackend? = nil) throws -> Displays {
+    public static func makeDisplays(_ config: DaemonConfig, loop: any KioskLoop, logger: Logger, kms: KMSBackend? = nil) throws -> Displays {
         do {
             return try makeEachDisplay(config, loop: loop, logger: logger, kms: kms)
         } catch let e as KioskError where e.kind == .notFound {
@@ -51,7 +51,7 @@ public enum Backends {
         }
     }
 
-    private static func makeEachDisplay(_ config: DaemonConfig, loop: EventLoop, logger: Logger, kms: KMSBackend?) throws -> Displays {
+    private static func makeEachDisplay(_ config: DaemonConfig, loop: any KioskLoop, logger: Logger, kms: KMSBackend?) throws -> Displays {
         let outputs = config.outputs
         if outputs.count == 1 {
             var settings = config.display
@@ -83,7 +83,7 @@ public enum Backends {
     }
 
     /// The input for `config` (libinput on the seat for the DRM backend; nil for headless).
-    public static func makeInput(_ config: DaemonConfig, rotation: Rotation, loop: EventLoop, logger: Logger) throws -> InputSource? {
+    public static func makeInput(_ config: DaemonConfig, rotation: Rotation, loop: any KioskLoop, logger: Logger) throws -> InputSource? {
         guard config.display.backend == .drm else { return nil }
         var options = InputOptions(seat: config.input.seat, calibration: config.input.calibration, rotation: rotation,
                                    mapToOutput: config.input.mapToOutput, pointerAsTouch: config.input.pointerAsTouch)

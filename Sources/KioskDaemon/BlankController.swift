@@ -14,11 +14,11 @@ public final class BlankController {
     private var brightness: BrightnessPolicy
     private var idleSeconds: Double
     private let display: DisplayOutput
-    private let loop: EventLoop
+    private let loop: any KioskLoop
     private let time: TimeSource
     private let logger: Logger
-    private var timer: EventLoop.TimerID?
-    private var idleTimer: EventLoop.TimerID?
+    private var timer: TimerID?
+    private var idleTimer: TimerID?
     /// A manual choice, until the next scheduled change.
     private var manual: (blank: Bool, until: Int64?)?
     /// A manual level during a brightness schedule, until its next period.
@@ -42,7 +42,7 @@ public final class BlankController {
     /// Parses the schedule strings (already checked by the config) into policies.
     /// - Parameter defaultPercent: the level without a brightness schedule (the saved `kioskctl brightness`).
     public init(settings: DisplaySettings, wall: WallDisplaySettings = WallDisplaySettings(), defaultPercent: Double = 100,
-                display: DisplayOutput, loop: EventLoop, time: TimeSource, logger: Logger) throws {
+                display: DisplayOutput, loop: any KioskLoop, time: TimeSource, logger: Logger) throws {
         self.policies = try Self.blankPolicies(settings)
         self.brightness = BrightnessPolicy(blankSchedule: nil, brightness: wall.brightness,
                                            wakeSeconds: Int(settings.wakeSeconds.rounded()), defaultPercent: defaultPercent)

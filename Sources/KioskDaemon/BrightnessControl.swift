@@ -70,7 +70,7 @@ public final class PanelBacklight {
 
     /// Opens the backlight `choice` names with the writer kioskd can use (logind when it has a
     /// session and drives the real sysfs, else sysfs). nil with a log line when there is none.
-    static func open(_ choice: BacklightChoice, loop: EventLoop, sysfsRoot: String, hasSession: Bool?,
+    static func open(_ choice: BacklightChoice, loop: any KioskLoop, sysfsRoot: String, hasSession: Bool?,
                      logger: Logger) -> PanelBacklight? {
         if choice == .none { return nil }
         do {

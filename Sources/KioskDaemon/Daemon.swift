@@ -8,11 +8,15 @@ import Logging
 import KioskPosix
 
 /// The running kiosk: config, scenes on a `SceneManager`, display, input and durable state, all
-/// on one `EventLoop` thread. Every method is called on the loop's thread (the control server
-/// and signal handlers `post` to it). The theme on screen is kept by a `ThemeController`, a
-/// reload is carried out by a `ReloadCoordinator`, control commands by a `ControlCommandHandler`.
+/// on one loop's thread (the epoll `EventLoop` in the process, a virtual-time loop in tests).
+/// Every method is called on the loop's thread (the control server and signal handlers `post`
+/// to it). The theme on screen is kept by a `ThemeController`, a reload is carried out by a
+/// `ReloadCoordinator`, control commands by a `ControlCommandHandler`.
 public final class Daemon {
-    public let loop: EventLoop
+    public let loop: any KioskLoop
+    /// The loop when it is the epoll `EventLoop` (nil on a virtual-time loop): for whoever runs
+    /// and stops it (the render loop service, tests that run the loop by hand).
+    public var eventLoop: EventLoop? { loop as? EventLoop }
     public internal(set) var config: DaemonConfig
     public let registry: SceneRegistry
     public let state: StateStore
@@ -90,7 +94,7 @@ public final class Daemon {
     /// Makes the scenes of `config` and a scene manager over `display` (a config with one output).
     /// Call `start()` on the loop.
     public convenience init(config: DaemonConfig, registry: SceneRegistry = .standard, display: DisplayOutput, input: InputSource?,
-                            state: StateStore, loop: EventLoop, time: TimeSource = SystemTimeSource(), logger: Logger,
+                            state: StateStore, loop: any KioskLoop, time: TimeSource = SystemTimeSource(), logger: Logger,
                             environment: [String: String] = ProcessInfo.processInfo.environment) throws {
         try self.init(config: config, registry: registry, displays: [display], input: input, state: state, loop: loop,
                       time: time, logger: logger, environment: environment)
@@ -99,7 +103,7 @@ public final class Daemon {
     /// Makes the scenes of `config` and a scene manager for each of its outputs over `displays`
     /// (one per output, in config order). Call `start()` on the loop.
     public init(config: DaemonConfig, registry: SceneRegistry = .standard, displays: [DisplayOutput], input: InputSource?,
-                state: StateStore, loop: EventLoop, time: TimeSource = SystemTimeSource(), logger: Logger,
+                state: StateStore, loop: any KioskLoop, time: TimeSource = SystemTimeSource(), logger: Logger,
                 environment: [String: String] = ProcessInfo.processInfo.environment) throws {
         let outputs = config.outputs
         guard displays.count == outputs.count else {

@@ -7,7 +7,9 @@ extension Daemon {
     /// Starts the command pipeline (on the loop, after `start()` and before `startFleet`):
     /// counter changes from every transport, touch and keys are committed on its thread in
     /// groups; their answers and the values shown come back to the loop as messages.
-    public func startPipeline() {
+    /// - Parameter startsThread: false for a test on virtual time that commits each batch itself
+    ///   (`pipeline.runOnce()` on its own thread, then a step of its loop).
+    public func startPipeline(startsThread: Bool = true) {
         loop.assertInLoop()
         let p = makePipeline()
         let bound = LoopBound(self, loop: loop)
@@ -21,7 +23,7 @@ extension Daemon {
             daemon.scenesDidChange()
             daemon.changes.noteChange()
         }
-        p.start()
+        if startsThread { p.start() }
         routeCounterInput()
     }
 

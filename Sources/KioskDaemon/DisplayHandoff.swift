@@ -17,7 +17,7 @@ import NIOConcurrencyHelpers
 /// - Without a VT the same signals hand the display over by hand:
 ///   `systemctl kill -s USR1 kioskd` lets a maintenance tool take it, `-s USR2` takes it back.
 final class DisplayHandoff: Sendable {
-    let loop: EventLoop
+    let loop: any KioskLoop
     private let displays: LoopBound<[DisplayOutput]>
     /// Standard input when it is a VT in `VT_PROCESS` mode.
     private let vtFD = NIOLockedValueBox<Int32?>(nil)

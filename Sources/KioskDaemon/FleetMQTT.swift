@@ -8,12 +8,12 @@ import KioskPosix
 /// `onStateChange`) come back to the render loop as posts, in order.
 public final class MQTTFleetTransport: FleetTransport {
     private let bridge: MQTTBridge
-    private let loop: EventLoop
+    private let loop: any KioskLoop
     private var handlers: [(Bool) -> Void] = []
     private var wasConnected = false
 
     /// `loop`: the render loop, where the fleet runs.
-    public init(bridge: MQTTBridge, loop: EventLoop) {
+    public init(bridge: MQTTBridge, loop: any KioskLoop) {
         self.bridge = bridge
         self.loop = loop
         wasConnected = bridge.clientState == .connected

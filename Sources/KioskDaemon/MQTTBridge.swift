@@ -32,7 +32,8 @@ import Glibc
 public final class MQTTBridge {
     public let config: MQTTConfig
     public let topics: KioskTopics
-    /// The MQTT client's loop, run by the thread `kioskd-mqtt` from `start` until `stop`.
+    /// The MQTT client's loop, run by the thread `kioskd-mqtt` from `start` until `stop`
+    /// (concrete: this bridge runs and stops it).
     public let mqttLoop: EventLoop
     /// The client's state, counters and queue, readable from any thread.
     public let clientView: MQTTClient.View
@@ -71,7 +72,7 @@ public final class MQTTBridge {
     public var commandsInPipelinePeak: Int { shared.inPipelinePeak.load(ordering: .relaxed) }
 
     private weak var daemon: Daemon?
-    private let loop: EventLoop
+    private let loop: any KioskLoop
     private let logger: Logger
     private let shared = Shared()
     /// The MQTT thread's side: owned here until `start` hands it to the thread.
@@ -285,11 +286,11 @@ public final class MQTTBridge {
     /// Owns the client on the MQTT loop: subscriptions, publishing, commands.
     final class Link {
         let client: MQTTClient
-        let loop: EventLoop
+        let loop: any KioskLoop
         let topics: KioskTopics
         let logger: Logger
         let shared: Shared
-        let renderLoop: EventLoop
+        let renderLoop: any KioskLoop
         let daemon: WeakLoopBound<Daemon>
         /// The outputs' names when there are several (their commands' topics); empty with one.
         let outputs: [String]
@@ -301,8 +302,8 @@ public final class MQTTBridge {
         private var pauseLoggedNs: Int64?
         private var shuttingDown = false
 
-        init(client: MQTTClient, loop: EventLoop, topics: KioskTopics, logger: Logger, shared: Shared,
-             renderLoop: EventLoop, daemon: WeakLoopBound<Daemon>, outputs: [String]) {
+        init(client: MQTTClient, loop: any KioskLoop, topics: KioskTopics, logger: Logger, shared: Shared,
+             renderLoop: any KioskLoop, daemon: WeakLoopBound<Daemon>, outputs: [String]) {
             self.client = client
             self.loop = loop
             self.topics = topics

@@ -14,11 +14,19 @@ import CKioskExecutorHook
 /// shutdown stops the scenes, input and display there (the display restores the console).
 public final class RenderLoopService: Service {
     private let daemon: LoopBound<Daemon>
+    /// The daemon's loop, which this service runs and stops (so the concrete epoll loop).
+    private let loop: EventLoop
     private let notifier: SystemdNotifier
     private let logger: Logger
 
+    /// `daemon` must be on an epoll `EventLoop` (a daemon on a test's virtual-time loop is driven
+    /// by the test, not by a service).
     public init(daemon: Daemon, notifier: SystemdNotifier, logger: Logger) {
-        self.daemon = LoopBound(daemon, loop: daemon.loop)
+        guard let loop = daemon.eventLoop else {
+            preconditionFailure("RenderLoopService: the daemon runs on \(type(of: daemon.loop)), not on an EventLoop this service can run")
+        }
+        self.daemon = LoopBound(daemon, loop: loop)
+        self.loop = loop
         self.notifier = notifier
         self.logger = logger
     }
@@ -26,7 +34,7 @@ public final class RenderLoopService: Service {
     public func run() async throws {
         let daemon = self.daemon
         let notifier = self.notifier
-        let loop = daemon.loop
+        let loop = self.loop
         let finished = OneShot<Error?>()
         let thread = Thread {
             // Named from inside (what `top -H` shows): a thread otherwise keeps the name of the
@@ -139,7 +147,7 @@ public enum DaemonRunner {
 
     /// Everything up to a ready-to-start `Daemon` (not yet started).
     public static func makeDaemon(config: DaemonConfig, state: StateStore, registry: SceneRegistry = .standard,
-                                  loop: EventLoop, logger: Logger) throws -> Daemon {
+                                  loop: any KioskLoop, logger: Logger) throws -> Daemon {
         let made = try Backends.makeDisplays(config, loop: loop, logger: logger)
         let displays = made.outputs
         let input: InputSource?

@@ -9,7 +9,7 @@ import NIOConcurrencyHelpers
 public final class SystemdNotifier: Sendable {
     private let logger: Logger
     /// The pending watchdog pet, armed and cancelled on the loop's thread.
-    private let watchdogTimer = NIOLockedValueBox<EventLoop.TimerID?>(nil)
+    private let watchdogTimer = NIOLockedValueBox<TimerID?>(nil)
 
     public init(logger: Logger) { self.logger = logger }
 
@@ -35,7 +35,7 @@ public final class SystemdNotifier: Sendable {
 
     /// Pets the watchdog (WATCHDOG=1) from `loop` at half the configured interval, so a hung loop
     /// stops petting and systemd restarts kioskd. No-op without WatchdogSec=.
-    public func startWatchdog(on loop: EventLoop, intervalUsec: UInt64? = SystemdNotifier.watchdogMicroseconds()) {
+    public func startWatchdog(on loop: any KioskLoop, intervalUsec: UInt64? = SystemdNotifier.watchdogMicroseconds()) {
         guard let usec = intervalUsec else { return }
         loop.assertInLoop()
         let period = Int64(usec) * 1000 / 2
@@ -52,7 +52,7 @@ public final class SystemdNotifier: Sendable {
         arm()
     }
 
-    public func stopWatchdog(on loop: EventLoop) {
+    public func stopWatchdog(on loop: any KioskLoop) {
         loop.assertInLoop()
         if let t = watchdogTimer.withLockedValue({ t in defer { t = nil }; return t }) { loop.cancel(t) }
     }

@@ -9,7 +9,7 @@ import Logging
 /// the render loop's thread.
 final class ThemeController {
     private let manager: SceneManager
-    private let loop: EventLoop
+    private let loop: any KioskLoop
     private let logger: Logger
     /// The config's schedule (replaced on reload).
     var schedule: [ScheduledTheme]
@@ -18,13 +18,13 @@ final class ThemeController {
     private var chosen: Theme
     /// The theme on screen.
     private(set) var activeName: String
-    private var timer: EventLoop.TimerID?
+    private var timer: TimerID?
     /// A theme chosen by hand holds until this time (unix seconds).
     private var overrideUntil: Int64?
     /// After the theme on screen changed.
     var onChange: (() -> Void)?
 
-    init(chosenName: String, chosen: Theme, schedule: [ScheduledTheme], manager: SceneManager, loop: EventLoop, logger: Logger) {
+    init(chosenName: String, chosen: Theme, schedule: [ScheduledTheme], manager: SceneManager, loop: any KioskLoop, logger: Logger) {
         self.chosenName = chosenName
         self.chosen = chosen
         self.activeName = chosenName

@@ -43,7 +43,7 @@ public struct InputOptions: Sendable {
 /// seat, with hotplug, delivered as `InputEvent`s on the event loop.
 ///
 /// Wraps `libinput_udev_create_context` + `libinput_udev_assign_seat`; the context's fd is
-/// watched by the `EventLoop` and every event is drained (`libinput_get_event`) and destroyed
+/// watched by the `KioskLoop` and every event is drained (`libinput_get_event`) and destroyed
 /// (`libinput_event_destroy`) after it is turned into `InputEvent`s by an `InputMapper`.
 /// Device nodes are opened with plain `open()`: kioskd's user needs access to
 /// /dev/input/event* (the `input` group, or a logind session on the seat).
@@ -63,12 +63,12 @@ public final class LibInputSource: InputSource {
     }
 
     public let options: InputOptions
-    private let loop: EventLoop
+    private let loop: any KioskLoop
     private let logger: Logger
     private var udev: Udev?
     private var li: OpaquePointer?
     private let interface: UnsafeMutablePointer<libinput_interface>
-    private var watchID: EventLoop.WatchID?
+    private var watchID: WatchID?
     private var mapper: InputMapper
     private var table: [OpaquePointer: Device] = [:]
     private var nextIndex = 0
@@ -91,7 +91,7 @@ public final class LibInputSource: InputSource {
     /// Devices present at start are listed in `devices` at once and announced with
     /// `.deviceAdded` at the end of the loop's current (or first) iteration, after `onEvent` is
     /// set. Call on the loop's thread, or before the loop runs.
-    public init(options: InputOptions, loop: EventLoop, logger: Logger) throws {
+    public init(options: InputOptions, loop: any KioskLoop, logger: Logger) throws {
         self.options = options
         self.loop = loop
         self.logger = logger

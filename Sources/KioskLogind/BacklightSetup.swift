@@ -15,7 +15,7 @@ public enum BacklightSetup {
     ///   - hasSession: whether kioskd runs in a logind session (`LogindBacklightWriter.hasSession()`).
     ///   - busAddress: nil for the system bus (tests pass a private bus).
     /// - Returns: nil for `backlight = "none"`. Errors: no such device (naming what exists).
-    public static func open(_ choice: BacklightChoice, loop: EventLoop, root: String = SysfsRoot.current(),
+    public static func open(_ choice: BacklightChoice, loop: any KioskLoop, root: String = SysfsRoot.current(),
                             hasSession: Bool = LogindBacklightWriter.hasSession(),
                             busAddress: String? = nil) throws -> Result? {
         guard let device = try BacklightDevice.select(choice, root: root) else { return nil }

@@ -8,15 +8,15 @@ import KioskPosix
 /// Sets the backlight through logind: `org.freedesktop.login1.Session.SetBrightness("backlight",
 /// NAME, value)` on the caller's session, which logind allows to the session's owner without any
 /// write access to sysfs. Needs kioskd to run in a logind session (a user service with a seat, or
-/// PAMName= in its unit). Calls are asynchronous: the bus descriptor is watched on the `EventLoop`,
-/// replies are processed there, and a refused call reaches `onError` (logged by the caller).
+/// PAMName= in its unit). Calls are asynchronous: the bus descriptor is watched on the
+/// `KioskLoop`, replies are processed there, and a refused call reaches `onError` (logged by the caller).
 public final class LogindBacklightWriter: BacklightWriter {
     public var method: String { "logind" }
     public let deviceName: String
     private let sessionPath: String
     private var bus: OpaquePointer?
-    private let loop: EventLoop
-    private var loopWatch: EventLoop.WatchID?
+    private let loop: any KioskLoop
+    private var loopWatch: WatchID?
     /// Called on the loop's thread with an error reply ("SetBrightness on session auto failed: …").
     public var onError: ((KioskError) -> Void)?
     /// Replies received so far (successes and errors), for status and tests.
@@ -35,7 +35,7 @@ public final class LogindBacklightWriter: BacklightWriter {
     /// - Parameters:
     ///   - busAddress: nil for the system bus; a D-Bus address ("unix:path=…") for tests.
     ///   - sessionPath: the session object; "auto" is the caller's own session.
-    public init(deviceName: String, loop: EventLoop, busAddress: String? = nil,
+    public init(deviceName: String, loop: any KioskLoop, busAddress: String? = nil,
                 sessionPath: String = "/org/freedesktop/login1/session/auto") throws {
         self.deviceName = deviceName
         self.loop = loop

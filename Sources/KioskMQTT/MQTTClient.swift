@@ -161,12 +161,12 @@ public final class MQTTClient {
     /// Called on every state change (after logging it).
     public var onStateChange: ((State) -> Void)?
 
-    private let loop: EventLoop
+    private let loop: any KioskLoop
     private var logger: Logger
     private let handle: Handle
     private var random: any RandomNumberGenerator
     /// The broker socket on the loop: read, and write while libmosquitto has output pending.
-    private var socketWatch: EventLoop.WatchID?
+    private var socketWatch: WatchID?
     /// libmosquitto's socket while connected (-1: none). libmosquitto owns and closes it; kioskd only
     /// watches it on the loop and shuts it down to abandon a connect.
     private var socketFD: Int32 = -1
@@ -217,7 +217,7 @@ public final class MQTTClient {
         return mosquitto_lib_init() == MOSQ_ERR_SUCCESS.rawValue ? .success(()) : .failure(KioskError(.system, "mosquitto_lib_init failed"))
     }()
 
-    public init(config: MQTTConfig, loop: EventLoop, logger: Logger = Logger(label: "kioskd.mqtt"),
+    public init(config: MQTTConfig, loop: any KioskLoop, logger: Logger = Logger(label: "kioskd.mqtt"),
                 random: any RandomNumberGenerator = SystemRandomNumberGenerator()) throws {
         try Self.libraryReady.get()
         self.config = config
@@ -476,7 +476,7 @@ public final class MQTTClient {
     private var pendingReason: String?
 
     /// The broker socket is readable or writable (or failed).
-    private func socketReady(_ ready: EventLoop.WatchEvents) {
+    private func socketReady(_ ready: WatchEvents) {
         guard socketFD >= 0 else { return }
         // While reading is paused the socket is not watched for input: `.read` then comes only
         // with an error or hang-up, which the read reports.
@@ -563,7 +563,7 @@ public final class MQTTClient {
         }
         let want = mosquitto_want_write(handle.mosq)
         guard want != wantsWrite || readingPaused != interestPaused, let w = socketWatch else { return }
-        var events: EventLoop.WatchEvents = readingPaused ? [] : .read
+        var events: WatchEvents = readingPaused ? [] : .read
         if want { events.insert(.write) }
         if (try? loop.setInterest(w, events)) != nil {
             wantsWrite = want
@@ -646,27 +646,10 @@ public final class MQTTClient {
 
     private func scheduleRetry() {
         guard !stopping, retryTimer == nil else { return }
-        let delay: Int64
-        if refusal != nil {
-            delay = config.backoffMax
-        } else if takeover.shortInARow > 0 {
-            // Connections lost right after their CONNACK: a reconnect would take the session back
-            // from the other client at once; wait longer after each.
-            let nominal = takeover.delay(initial: config.backoffInitial, max: config.backoffMax)
-            let fraction: Double = Double(random.next() >> 11) / Double(UInt64(1) << 53)
-            let jitter: Int64 = Int64(Double(nominal) * 0.2 * fraction)
-            delay = nominal - jitter
-        } else {
-            var nominal = config.backoffInitial
-            for _ in 0..<min(max(failures - 1, 0), 62) {
-                nominal = nominal > config.backoffMax / 2 ? config.backoffMax : nominal * 2
-            }
-            nominal = min(nominal, config.backoffMax)
-            // Up to 20 % shorter at random, so that a fleet does not reconnect in step; each delay
-            // still exceeds the previous one until the ceiling.
-            let jitter = Int64(Double(nominal) * 0.2 * (Double(random.next() >> 11) / Double(UInt64(1) << 53)))
-            delay = nominal - jitter
-        }
+        let refused = refusal != nil
+        let fraction = refused ? 0 : Double(random.next() >> 11) / Double(UInt64(1) << 53)
+        let delay = ReconnectBackoff(initial: config.backoffInitial, max: config.backoffMax)
+            .delay(failures: failures, refused: refused, takeover: takeover, fraction: fraction)
         retryTimer = try? loop.schedule(after: delay) { [unowned self] _ in self.attempt() }
     }
 

@@ -13,18 +13,10 @@ import KioskCore
 /// never fails for lack of file descriptors. Should arming a timerfd ever fail, the loop still
 /// fires its timers on time by bounding its `epoll_wait` by the earliest deadline, and arms again
 /// at the next iteration.
-public final class EventLoop: Scheduler, @unchecked Sendable {
+public final class EventLoop: KioskLoop, @unchecked Sendable {
     public typealias Handler = () -> Void
-    public struct WatchID: Hashable, Sendable { let fd: Int32 }
-    /// What a watched descriptor is waited for, and what it is ready for. An error or hang-up on
-    /// the descriptor is reported as both (the next read or write says which).
-    public struct WatchEvents: OptionSet, Sendable, Hashable {
-        public let rawValue: UInt8
-        public init(rawValue: UInt8) { self.rawValue = rawValue }
-        public static let read = WatchEvents(rawValue: 1)
-        public static let write = WatchEvents(rawValue: 2)
-        var epoll: UInt32 { (contains(.read) ? EPOLLIN.rawValue : 0) | (contains(.write) ? EPOLLOUT.rawValue : 0) }
-    }
+    public typealias WatchID = KioskCore.WatchID
+    public typealias WatchEvents = KioskCore.WatchEvents
     public typealias TimerID = KioskCore.TimerID
     public typealias TimerFire = KioskCore.TimerFire
 
@@ -91,12 +83,6 @@ public final class EventLoop: Scheduler, @unchecked Sendable {
         ev.events = events.epoll
         ev.data.fd = fd
         try Posix.call("epoll_ctl(ADD, fd \(fd))") { epoll_ctl(epoll.raw, EPOLL_CTL_ADD, fd, &ev) }
-    }
-
-    /// Calls `handler` on this loop whenever `fd` is readable. The caller keeps owning `fd`.
-    @discardableResult
-    public func watch(fd: Int32, _ handler: @escaping Handler) throws -> WatchID {
-        try watch(fd: fd, events: .read) { _ in handler() }
     }
 
     /// Calls `handler` on this loop with what `fd` is ready for, whenever it is ready for one of
@@ -306,7 +292,7 @@ public final class EventLoop: Scheduler, @unchecked Sendable {
 
     /// Traps when called from a thread other than the one running the loop (once it has run):
     /// for code that touches state only the loop's thread may touch.
-    public func assertInLoop(file: StaticString = #fileID, line: UInt = #line) {
+    public func assertInLoop(file: StaticString, line: UInt) {
         guard let t = loopThread else { return }
         precondition(pthread_equal(t, pthread_self()) != 0, "called off the event loop's thread", file: file, line: line)
     }
@@ -320,3 +306,7 @@ public final class EventLoop: Scheduler, @unchecked Sendable {
     }
 }
 
+extension WatchEvents {
+    /// The epoll event bits these stand for.
+    var epoll: UInt32 { (contains(.read) ? EPOLLIN.rawValue : 0) | (contains(.write) ? EPOLLOUT.rawValue : 0) }
+}

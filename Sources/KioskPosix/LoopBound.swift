@@ -1,14 +1,16 @@
+import KioskCore
+
 /// A value that belongs to one event loop's thread, in a form that may travel to other threads
 /// (in a closure posted to the loop, a signal handler, a service): it can only be opened on the
-/// loop's thread, which `value` checks (`EventLoop.assertInLoop`, a trap otherwise). Before the
+/// loop's thread, which `value` checks (`KioskLoop.assertInLoop`, a trap otherwise). Before the
 /// loop first runs, the thread that builds the daemon may open it too.
 public struct LoopBound<Value>: @unchecked Sendable {
     // @unchecked: the wrapped value is reachable only through `value`, which traps on any thread
     // but the loop's, so it is never touched by two threads.
-    public let loop: EventLoop
+    public let loop: any KioskLoop
     private let wrapped: Value
 
-    public init(_ value: Value, loop: EventLoop) {
+    public init(_ value: Value, loop: any KioskLoop) {
         self.loop = loop
         self.wrapped = value
     }
@@ -31,10 +33,10 @@ public struct LoopBound<Value>: @unchecked Sendable {
 public struct WeakLoopBound<Value: AnyObject>: @unchecked Sendable {
     // @unchecked: the reference is reachable only through `value`, which traps on any thread but
     // the loop's, so the object is never touched by two threads.
-    public let loop: EventLoop
+    public let loop: any KioskLoop
     private weak var wrapped: Value?
 
-    public init(_ value: Value, loop: EventLoop) {
+    public init(_ value: Value, loop: any KioskLoop) {
         self.loop = loop
         self.wrapped = value
     }

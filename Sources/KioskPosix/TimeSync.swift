@@ -62,7 +62,7 @@ public struct TimeSyncStatus: Sendable, Equatable, CustomStringConvertible {
     }
 }
 
-/// Follows whether the system clock is synchronised, on an `EventLoop`, without blocking:
+/// Follows whether the system clock is synchronised, on a `KioskLoop`, without blocking:
 ///
 /// - systemd-timesyncd's `synchronized` file in `/run/systemd/timesync`, watched with inotify.
 ///   The folder may not exist yet (timesyncd not started): the nearest existing ancestor is
@@ -76,7 +76,7 @@ public struct TimeSyncStatus: Sendable, Equatable, CustomStringConvertible {
 public final class TimeSyncMonitor {
     public static let defaultDirectory = "/run/systemd/timesync"
 
-    private let loop: EventLoop
+    private let loop: any KioskLoop
     private let directory: String
     private let kernelClock: () -> KernelClockReading
     private let recheckNanos: Int64
@@ -93,7 +93,7 @@ public final class TimeSyncMonitor {
     ///   - directory: stands for `/run/systemd/timesync` (tests pass a temporary folder).
     ///   - kernelClock: the `adjtimex` reading (tests inject one).
     ///   - kernelRecheckSeconds: how often the kernel state is read again (0: only on events).
-    public init(loop: EventLoop, directory: String = TimeSyncMonitor.defaultDirectory,
+    public init(loop: any KioskLoop, directory: String = TimeSyncMonitor.defaultDirectory,
                 kernelClock: @escaping () -> KernelClockReading = KernelClockReading.read,
                 kernelRecheckSeconds: Int = 60,
                 onChange: @escaping (TimeSyncStatus) -> Void) throws {
@@ -235,7 +235,7 @@ public final class TimeZoneWatcher {
     private let name: String
 
     /// - Parameter localtimePath: stands for `/etc/localtime` (tests pass one in a test root).
-    public init(loop: EventLoop, localtimePath: String = "/etc/localtime", onChange: @escaping () -> Void) throws {
+    public init(loop: any KioskLoop, localtimePath: String = "/etc/localtime", onChange: @escaping () -> Void) throws {
         let path = TimeSyncMonitor.normalized(localtimePath)
         let folder = TimeSyncMonitor.parent(of: path)
         let name = String(path[path.index(after: path.lastIndex(of: "/") ?? path.startIndex)...])

@@ -4,7 +4,7 @@ import Glibc
 import CTimex
 import KioskCore
 
-/// One inotify instance registered on an `EventLoop`: the events of each wake-up are decoded and
+/// One inotify instance registered on a `KioskLoop`: the events of each wake-up are decoded and
 /// handed to `handler` together, on the loop's thread.
 public final class InotifyWatcher {
     /// One decoded `struct inotify_event`.
@@ -16,11 +16,11 @@ public final class InotifyWatcher {
     }
 
     private let inotify: Descriptor
-    private let loop: EventLoop
-    private var loopWatch: EventLoop.WatchID?
+    private let loop: any KioskLoop
+    private var loopWatch: WatchID?
     private let handler: ([Event]) -> Void
 
-    public init(loop: EventLoop, _ handler: @escaping ([Event]) -> Void) throws {
+    public init(loop: any KioskLoop, _ handler: @escaping ([Event]) -> Void) throws {
         self.loop = loop
         self.handler = handler
         inotify = Descriptor(adopting: try Posix.call("inotify_init1") { inotify_init1(Int32(IN_CLOEXEC | IN_NONBLOCK)) })

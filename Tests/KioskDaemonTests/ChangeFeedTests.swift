@@ -10,7 +10,7 @@ import Testing
 import KioskPosix
 
 @Suite(.ownThreads) struct ChangeFeedTests {
-    func daemon(_ dir: String) throws -> (Daemon, EventLoop) {
+    func daemon(_ dir: String) throws -> (Daemon, ManualEventLoop) {
         let path = write("""
         state_dir = "\(dir)/state"
         [display]
@@ -28,8 +28,9 @@ import KioskPosix
         [scene.clock]
         kind = "clock"
         """, dir)
-        let (d, _) = try headlessDaemon(path, time: ManualTimeSource(epochSeconds: 1_700_000_000))
-        return (d, d.loop)
+        let loop = ManualEventLoop(epochSeconds: 1_700_000_000)
+        let (d, _) = try headlessDaemon(path, on: loop)
+        return (d, loop)
     }
 
     @Test func everyKindOfChangeIsToldOnceAndAnUnchangedStateIsNotToldAgain() throws {
@@ -37,7 +38,7 @@ import KioskPosix
         d.start()
         var seen: [KioskState] = []
         d.changes.observe { seen.append($0) }
-        try loop.runOnce(timeoutMs: 0)
+        loop.step()
         let first = d.kioskState()
         #expect(first.counters.map(\.name) == ["HOME", "AWAY"])
         #expect(first.counters.map(\.label) == ["Home", "AWAY"])
@@ -48,20 +49,20 @@ import KioskPosix
         seen.removeAll()
         _ = d.handle(.counter(name: "HOME", op: .inc, value: nil))
         _ = d.handle(.counter(name: "HOME", op: .inc, value: nil))
-        try loop.runOnce(timeoutMs: 0)
+        loop.step()
         // Two commands in one iteration: one notification with both.
         #expect(seen.map { $0.counters[0].value } == [3])
 
         _ = d.handle(.status)
-        try loop.runOnce(timeoutMs: 0)
+        loop.step()
         #expect(seen.count == 1, "a request that changes nothing tells nobody")
 
         _ = d.handle(.blank(on: true))
-        try loop.runOnce(timeoutMs: 0)
+        loop.step()
         #expect(seen.last?.blanked == true)
 
         _ = d.handle(.scene(name: "clock"))
-        try loop.runOnce(timeoutMs: 0)
+        loop.step()
         #expect(seen.last?.scene == "clock")
         #expect(seen.last?.sceneKind == "clock")
         #expect(seen.count == 3)
@@ -74,7 +75,7 @@ import KioskPosix
         let id = d.changes.observe { _ in heard += 1 }
         d.changes.remove(id)
         _ = d.handle(.counter(name: "AWAY", op: .inc, value: nil))
-        try loop.runOnce(timeoutMs: 0)
+        loop.step()
         #expect(heard == 0)
         #expect(d.changes.last?.counters[1].value == 2)
     }

@@ -34,7 +34,7 @@ import KioskPosix
 
     /// The background (the time's colour) after drawing what is pending.
     func shown(_ d: Daemon, _ display: HeadlessDisplay) throws -> String {
-        try d.loop.runOnce(timeoutMs: 0)
+        try d.eventLoop!.runOnce(timeoutMs: 0)
         d.manager.renderIfPossible()
         return display.framebuffer.color(x: 1, y: 1).hexString
     }

@@ -50,10 +50,33 @@ import KioskPosix
 /// driven on the calling thread (not started).
 func headlessDaemon(_ path: String, size: Size = Size(width: 64, height: 48), state: StateStore = MemoryStateStore(),
                     time: TimeSource = SystemTimeSource()) throws -> (Daemon, HeadlessDisplay) {
+    try headlessDaemon(path, size: size, state: state, loop: try EventLoop(), time: time)
+}
+
+/// A daemon on the headless display and on virtual time: `loop` is both its loop and its clock,
+/// so the test moves time with `loop.advance(by:)` and the daemon's own timers fire on the way.
+func headlessDaemon(_ path: String, size: Size = Size(width: 64, height: 48), state: StateStore = MemoryStateStore(),
+                    on loop: ManualEventLoop) throws -> (Daemon, HeadlessDisplay) {
+    try headlessDaemon(path, size: size, state: state, loop: loop, time: loop)
+}
+
+private func headlessDaemon(_ path: String, size: Size, state: StateStore, loop: any KioskLoop,
+                            time: TimeSource) throws -> (Daemon, HeadlessDisplay) {
     let config = try DaemonConfig.load(path: path, environment: [:])
     let display = try HeadlessDisplay(size: size)
-    let d = try Daemon(config: config, display: display, input: nil, state: state, loop: try EventLoop(), time: time, logger: quietLogger)
+    let d = try Daemon(config: config, display: display, input: nil, state: state, loop: loop, time: time, logger: quietLogger)
     return (d, display)
+}
+
+extension ManualEventLoop {
+    /// A virtual-time loop whose wall clock stands at `epochSeconds`.
+    convenience init(epochSeconds: Int64) {
+        self.init(realtime: epochSeconds * 1_000_000_000)
+    }
+
+    /// `advance(by:)` in seconds.
+    @discardableResult
+    func advance(seconds: Int64) -> Int { advance(by: seconds * 1_000_000_000) }
 }
 
 /// A daemon on the headless display with a scoreboard and a clock, driven on the calling thread.
@@ -90,7 +113,7 @@ func makeDaemon(_ dir: String, extra: String = "", digits: Int = 2) throws -> Da
         let d = tempDir()
         let daemon = try makeDaemon(d)
         daemon.start()
-        try daemon.loop.runOnce(timeoutMs: 0)
+        try daemon.eventLoop!.runOnce(timeoutMs: 0)
         #expect(daemon.manager.frameCount == 1)
         #expect(daemon.handle(.counter(name: "HOME", op: .inc, value: nil)).jsonObject?["value"] as? Int == 1)
         #expect(daemon.handle(.counter(name: "HOME", op: .set, value: 99)).status == 200)

@@ -11,7 +11,7 @@ import Testing
 
 /// The fleet wired into daemons: a primary and a follower on one loop and a broker in memory.
 @Suite(.ownThreads) struct FleetDaemonTests {
-    func daemon(_ dir: String, role: FleetSettings.Role, loop: EventLoop) throws -> Daemon {
+    func daemon(_ dir: String, role: FleetSettings.Role, loop: ManualEventLoop) throws -> Daemon {
         let path = write("""
         state_dir = "\(dir)/state"
         [display]
@@ -32,13 +32,13 @@ import Testing
         fleet.counters = ["HOME"]
         config.fleet = fleet
         return try Daemon(config: config, display: try HeadlessDisplay(size: Size(width: 64, height: 48)), input: nil,
-                          state: MemoryStateStore(), loop: loop, time: ManualTimeSource(epochSeconds: 1_700_000_000), logger: quietLogger)
+                          state: MemoryStateStore(), loop: loop, time: loop, logger: quietLogger)
     }
 
     func value(_ d: Daemon, _ name: String) -> Int? { d.kioskState().counters.first { $0.name == name }?.value }
 
     @Test func controlTouchAndTheOfflineMarkGoThroughTheFleet() throws {
-        let loop = try EventLoop()
+        let loop = ManualEventLoop(epochSeconds: 1_700_000_000)
         let broker = FakeFleetBroker()
         let p = try daemon(tempDir(), role: .primary, loop: loop)
         let f = try daemon(tempDir(), role: .follower, loop: loop)
@@ -55,7 +55,7 @@ import Testing
         // kioskctl on the follower: answered only when the primary's state is back.
         var answers: [ControlResponse] = []
         f.handle(.counter(name: "HOME", op: .inc, value: nil)) { answers.append($0) }
-        try loop.runOnce(timeoutMs: 0) // taken at the end of the iteration
+        loop.step() // taken at the end of the iteration
         #expect(answers.isEmpty && value(f, "HOME") == 1)
         broker.deliver()
         #expect(answers.map(\.status) == [200])
@@ -74,7 +74,7 @@ import Testing
         #expect(value(p, "HOME") == 3 && value(f, "HOME") == 3)
 
         // Broker lost: the mark is shown, and the screen differs there until it is back.
-        try loop.runOnce(timeoutMs: 0)
+        loop.step()
         p.manager.renderIfPossible(); f.manager.renderIfPossible()
         let online = try f.manager.screenshotPNG()
         ft.setConnected(false)
@@ -92,7 +92,7 @@ import Testing
     }
 
     @Test func twoPrimariesShowTheMarkAndTheStatusWarning() throws {
-        let loop = try EventLoop()
+        let loop = ManualEventLoop(epochSeconds: 1_700_000_000)
         let broker = FakeFleetBroker()
         let a = try daemon(tempDir(), role: .primary, loop: loop)
         let b = try daemon(tempDir(), role: .primary, loop: loop)
@@ -116,7 +116,7 @@ import Testing
         #expect(try a.manager.screenshotPNG() != alone, "the mark is not on screen")
         var answers: [ControlResponse] = []
         a.handle(.counter(name: "HOME", op: .inc, value: nil)) { answers.append($0) }
-        try loop.runOnce(timeoutMs: 0)
+        loop.step()
         #expect(answers.map(\.status) == [409] && value(a, "HOME") == 1)
         // Offline too: both marks.
         at.setConnected(false)

@@ -376,7 +376,7 @@ final class StateFaults: @unchecked Sendable {
         let highlight = daemon.manager.theme.palette.highlight
         let marked = Pixels.count(highlight, in: canvas, rect: corner, tolerance: 40)
         daemon.manager.stateWarning = nil
-        try daemon.loop.runOnce(timeoutMs: 0)
+        try daemon.eventLoop!.runOnce(timeoutMs: 0)
         let unmarked = Pixels.count(highlight, in: canvas, rect: corner, tolerance: 40)
         #expect(marked > unmarked + 20, "highlight pixels in the corner: \(marked) with the mark, \(unmarked) without")
         // Said once in the log, as a warning.

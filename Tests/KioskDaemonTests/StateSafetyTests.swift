@@ -24,7 +24,7 @@ func startDaemon(_ dir: String, logger: Logger = quietLogger, _ text: String) th
     let state = try DaemonRunner.makeState(config, logger: logger)
     let daemon = try DaemonRunner.makeDaemon(config: config, state: state, loop: try EventLoop(), logger: logger)
     daemon.start()
-    try daemon.loop.runOnce(timeoutMs: 0)
+    try daemon.eventLoop!.runOnce(timeoutMs: 0)
     return daemon
 }
 
@@ -204,7 +204,7 @@ let someTime = WallTime(realtimeNs: 1_704_067_200_000_000_000, monotonicNs: 10_0
         let d = tempDir()
         let daemon = try makeDaemon(d)
         daemon.start()
-        try daemon.loop.runOnce(timeoutMs: 0)
+        try daemon.eventLoop!.runOnce(timeoutMs: 0)
         #expect(daemon.manager.current.name == "score")
         // The state directory is gone and a file sits in its place: it cannot be recreated.
         try FileManager.default.removeItem(atPath: "\(d)/state")

@@ -51,12 +51,13 @@ final class LoopThread: Sendable {
     private let failure = NIOLockedValueBox<Error?>(nil)
 
     init(_ daemon: Daemon) {
-        let bound = LoopBound(daemon, loop: daemon.loop)
+        let loop = daemon.eventLoop!
+        let bound = LoopBound(daemon, loop: loop)
         self.daemon = bound
         let finished = self.finished, failure = self.failure
         Thread {
-            bound.loop.post { bound.value.start() }
-            do { try bound.loop.run() } catch { failure.withLockedValue { $0 = error } }
+            loop.post { bound.value.start() }
+            do { try loop.run() } catch { failure.withLockedValue { $0 = error } }
             finished.signal()
         }.start()
     }
@@ -70,7 +71,7 @@ final class LoopThread: Sendable {
         let daemon = self.daemon
         daemon.post { d in
             d.shutdown()
-            d.loop.stop()
+            d.eventLoop?.stop()
         }
         let joined = finished.wait(timeout: .now() + 10) == .success
         #expect(joined, "the loop thread did not end within 10 s", sourceLocation: sourceLocation)

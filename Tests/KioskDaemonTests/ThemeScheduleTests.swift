@@ -26,34 +26,34 @@ import KioskPosix
         [display]
         backend = "headless"
         headless_size = "64x48"
-        [scene.clock]
-        kind = "clock"
+        [scene.score]
+        kind = "counter"
+        [[scene.score.counter]]
+        name = "HOME"
         """, d)
         let config = try DaemonConfig.load(path: path, environment: [:])
         #expect(config.themeSchedule.map(\.name) == ["dark"])
-        let time = ManualTimeSource(epochSeconds: Double(start))
-        let daemon = try Daemon(config: config, display: try HeadlessDisplay(size: Size(width: 64, height: 48)), input: nil,
-                                state: MemoryStateStore(), loop: try EventLoop(), time: time, logger: quietLogger)
+        // On virtual time: each change below comes from the theme controller's own wall-clock
+        // timer as the loop advances, never from a call to `refreshTheme`. A counter, not a
+        // clock: a clock would draw each of the day's 90 000 virtual seconds (12 s of test).
+        let loop = ManualEventLoop(epochSeconds: start)
+        let (daemon, _) = try headlessDaemon(path, on: loop)
         daemon.start()
         #expect(daemon.manager.theme == .light)
-        time.advance(seconds: 1800)
-        daemon.refreshTheme()
+        loop.advance(seconds: 1800)
         #expect(daemon.activeThemeName == "dark")
         #expect(daemon.manager.theme == .dark)
         #expect(daemon.status().theme == "dark")
         // Chosen by hand during the period: holds until the period ends.
         #expect(daemon.handle(.theme(name: "high-contrast")).status == 200)
         #expect(daemon.manager.theme == .highContrast)
-        time.advance(seconds: 600)
-        daemon.refreshTheme()
+        loop.advance(seconds: 600)
         #expect(daemon.manager.theme == .highContrast)
         // After the period: the chosen theme (no schedule entry applies).
-        time.advance(seconds: 3600)
-        daemon.refreshTheme()
+        loop.advance(seconds: 3600)
         #expect(daemon.activeThemeName == "high-contrast")
         // Next day's period shows the scheduled theme again.
-        time.advance(seconds: 86_400 - 3600)
-        daemon.refreshTheme()
+        loop.advance(seconds: 86_400 - 3600)
         #expect(daemon.activeThemeName == "dark")
         daemon.shutdown()
     }

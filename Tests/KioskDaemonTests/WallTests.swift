@@ -34,7 +34,7 @@ private struct SysTree {
 /// backlight writer, against temporary folders standing for /run/systemd/timesync and /sys.
 @Suite(.ownThreads) struct WallDaemonTests {
     func daemon(_ dir: String, display extra: String = "", scenes: String? = nil, state: StateStore = MemoryStateStore(),
-                time: TimeSource = SystemTimeSource(), size: Size = Size(width: 320, height: 180),
+                time: TimeSource = SystemTimeSource(), on loop: ManualEventLoop? = nil, size: Size = Size(width: 320, height: 180),
                 hooks: (inout WallHooks) -> Void = { _ in }) throws -> (Daemon, HeadlessDisplay) {
         let path = write("""
         state_dir = "\(dir)/state"
@@ -44,7 +44,8 @@ private struct SysTree {
         \(extra)
         \(scenes ?? "[scene.score]\nkind = \"counter\"\n[[scene.score.counter]]\nname = \"HOME\"")
         """, dir)
-        let (d, display) = try headlessDaemon(path, size: size, state: state, time: time)
+        let (d, display) = try loop.map { try headlessDaemon(path, size: size, state: state, on: $0) }
+            ?? headlessDaemon(path, size: size, state: state, time: time)
         var h = WallHooks()
         h.timesyncDirectory = dir + "/timesync"
         h.kernelClock = { .synchronizedReading }
@@ -62,11 +63,15 @@ private struct SysTree {
     @Test func unsynchronisedClockShowsTheMarkUntilTheFlagAppearsThenWithinOneFrameNot() throws {
         let dir = tempDir()
         try FileManager.default.createDirectory(atPath: dir + "/timesync", withIntermediateDirectories: true)
-        let (d, display) = try daemon(dir, scenes: "[scene.clock]\nkind = \"clock\"\nbackground = \"theme\"") {
+        // On virtual time: the loop steps when the test says, and the inotify descriptor is made
+        // ready when the kernel says it is readable (no wall-clock wait for either).
+        let loop = ManualEventLoop()
+        let (d, display) = try daemon(dir, scenes: "[scene.clock]\nkind = \"clock\"\nbackground = \"theme\"", on: loop) {
             $0.kernelClock = { .unsynchronized }
         }
         d.start()
-        for _ in 0..<50 where d.manager.frameCount == 0 { _ = try d.loop.runOnce(timeoutMs: 20) }
+        loop.step()
+        #expect(d.manager.frameCount == 1, "the first frame at the end of the first iteration")
         let clock = try #require(d.manager.current as? ClockScene)
         let status = d.status()
         #expect(status.timeSync == StatusAnswer.TimeSync(synchronized: false, source: "none"))
@@ -79,7 +84,8 @@ private struct SysTree {
         // systemd-timesyncd's flag appears: one loop iteration reads it and draws the frame.
         let frames = display.presentCount
         #expect(FileManager.default.createFile(atPath: dir + "/timesync/synchronized", contents: nil))
-        _ = try d.loop.runOnce(timeoutMs: 1000)
+        #expect(!loop.makeReadyWhatTheKernelReports().isEmpty, "the flag's inotify event is readable")
+        loop.step()
         #expect(display.presentCount == frames + 1, "one frame after the flag's event")
         #expect(markPixels() == 0, "the mark's pixels are gone in that frame")
         #expect(d.status().timeSync == StatusAnswer.TimeSync(synchronized: true, source: "timesyncd"))
@@ -167,18 +173,19 @@ private struct SysTree {
         let sys = SysTree(dir)
         sys.backlight("panel", max: 255, brightness: 255)
         let state = HeldStore()
-        let (d, _) = try daemon(dir, display: "backlight = \"panel\"", state: state)
+        // On virtual time: the test commits the pipeline's batch itself, so "before the save"
+        // is every step of the loop until then, not a 50 ms wait.
+        let loop = ManualEventLoop()
+        let (d, _) = try daemon(dir, display: "backlight = \"panel\"", state: state, on: loop)
         d.makePipeline()
         d.start()
-        d.startPipeline()
-        state.hold()
+        d.startPipeline(startsThread: false)
         var answer: ControlResponse?
         d.handle(.brightness(percent: 40)) { answer = $0 }
-        #expect(state.entered.wait(timeout: .now() + 5) == .success, "the level's save did not begin")
-        _ = try d.loop.runOnce(timeoutMs: 50)
+        loop.runPending()
         #expect(answer == nil && sys.brightness("panel") == "255", "written or answered before it was saved")
-        state.release()
-        for _ in 0..<100 where answer == nil { _ = try d.loop.runOnce(timeoutMs: 50) }
+        #expect(d.pipeline?.runOnce() == true, "the level's save was not submitted")
+        loop.runPending()
         #expect(answer?.status == 200)
         #expect(sys.brightness("panel") == "102")
         #expect(state.values["daemon.brightness"] == "40.0")
@@ -269,17 +276,18 @@ private struct SysTree {
         sys.backlight("panel", max: 100, brightness: 100)
         sys.write("sys/bus/iio/devices/iio:device0/name", "als\n")
         sys.write("sys/bus/iio/devices/iio:device0/in_illuminance_input", "10\n")
+        let loop = ManualEventLoop()
         let (d, _) = try daemon(dir, display: """
             backlight = "panel"
             [display.ambient]
             curve = [[0, 10], [100, 100]]
             interval_seconds = 0.1
-            """)
+            """, on: loop)
         d.start()
         #expect(sys.brightness("panel") == "19", "10 lx: 19 %")
         sys.write("sys/bus/iio/devices/iio:device0/in_illuminance_input", "1000\n")
-        let deadline = Date().addingTimeInterval(10)
-        while sys.brightness("panel") != "100" && Date() < deadline { _ = try d.loop.runOnce(timeoutMs: 50) }
+        // The next reading 0.1 s on, then the backlight's one-second fade.
+        loop.advance(by: 1_200_000_000)
         #expect(sys.brightness("panel") == "100", "bright room: the level (100 %)")
         #expect(d.status().backlight?.lux == 1000)
         d.shutdown()

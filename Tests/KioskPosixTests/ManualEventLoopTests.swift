@@ -1,3 +1,4 @@
+import Foundation
 import KioskTestTraits
 import Testing
 import KioskCore
@@ -57,5 +58,54 @@ import KioskPosix
             if loop === manual { manual.runDeferred() } else { try real.runOnce(timeoutMs: 0) }
             #expect(ran == 16 * passes, "\(type(of: loop))")
         }
+    }
+
+    @Test func aDescriptorMadeReadyRunsItsHandlerAtTheNextStepWithWhatItWaitsFor() throws {
+        let loop = ManualEventLoop()
+        var got: [String] = []
+        let a = try loop.watch(fd: 7) { got.append("7") }
+        try loop.watch(fd: 9, events: .write) { got.append("9:\($0.rawValue)") }
+        #expect(throws: KioskError.self) { try loop.watch(fd: 7) {} }
+        loop.makeReady(7)
+        loop.makeReady(9, [.read, .write])
+        #expect(got.isEmpty, "nothing runs before a step")
+        #expect(loop.step() == 2)
+        #expect(got == ["7", "9:2"])
+        #expect(loop.step() == 0, "made ready once, run once")
+        loop.makeReady(9, .read)
+        #expect(loop.step() == 0, "fd 9 waits for writing only")
+        try loop.setInterest(WatchID(fd: 9), .read)
+        #expect(loop.interest(9) == .read)
+        loop.makeReady(9, .read)
+        loop.unwatch(a)
+        loop.makeReady(7)
+        #expect(loop.step() == 1)
+        #expect(got == ["7", "9:2", "9:1"])
+        #expect(loop.watchedDescriptors == [9])
+    }
+
+    @Test func workPostedFromAnotherThreadRunsAtTheNextStepInOrder() throws {
+        /// What posted work appended, behind a lock (the posting thread and the loop's differ).
+        final class Log: @unchecked Sendable {
+            private let lock = PosixMutex()
+            private var items: [Int] = []
+            func append(_ i: Int) { lock.locked { items.append(i) } }
+            var all: [Int] { lock.locked { items } }
+        }
+        let loop = ManualEventLoop()
+        let log = Log()
+        let posted = DispatchSemaphore(value: 0)
+        Thread { for i in 0..<3 { loop.post { log.append(i) } }; posted.signal() }.start()
+        posted.wait()
+        #expect(log.all.isEmpty, "posted work waits for a step")
+        loop.post { loop.post { log.append(99) } }
+        #expect(loop.step() == 4)
+        #expect(log.all == [0, 1, 2], "work posted by posted work waits for the next step")
+        #expect(loop.runPending() == 1)
+        #expect(log.all == [0, 1, 2, 99])
+        // `advance` starts with a step.
+        loop.post { log.append(100) }
+        loop.advance(by: 1)
+        #expect(log.all.last == 100)
     }
 }

@@ -80,8 +80,8 @@ final class WebKiosk: @unchecked Sendable {
         daemon = bound
         let finished = self.finished
         Thread {
-            bound.loop.post { bound.value.start() }
-            try? bound.loop.run()
+            loop.post { bound.value.start() }
+            try? loop.run()
             finished.signal()
         }.start()
         try await control.start()
@@ -96,7 +96,7 @@ final class WebKiosk: @unchecked Sendable {
         _ = try? await runTask?.value
         await control.stop()
         let d = daemon!
-        d.post { $0.shutdown(); $0.loop.stop() }
+        d.post { $0.shutdown(); $0.eventLoop?.stop() }
         _ = finished.wait(timeout: .now() + 10)
     }
 
