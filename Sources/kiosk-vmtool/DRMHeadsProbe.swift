@@ -16,22 +16,7 @@ import KioskPosix
 /// and prints "ok bye". Errors: one "error …" line, exit 1; everything must be done within 60 s.
 enum DRMHeadsProbe {
     static func main(_ args: [String]) -> Never {
-        LoggingSystem.bootstrap { label in
-            var h = StreamLogHandler.standardError(label: label)
-            h.logLevel = .debug
-            return h
-        }
-        let logger = Logger(label: "kiosk-vmtool.drm-heads")
-        do {
-            let probe = try HeadsProbe(args: args, logger: logger)
-            try probe.run()
-            exit(0)
-        } catch {
-            print("error \(error)")
-            fflush(nil)
-            logger.error("\(error)")
-            exit(1)
-        }
+        runProbe(label: "kiosk-vmtool.drm-heads") { logger in try HeadsProbe(args: args, logger: logger).run() }
     }
 }
 

@@ -17,21 +17,27 @@ import KioskPosix
 /// SIGTERM shuts down (restoring the CRTC) and exits 0; SIGUSR1 releases DRM master, SIGUSR2 takes it back.
 enum DRMProbe {
     static func main(_ args: [String]) -> Never {
-        LoggingSystem.bootstrap { label in
-            var h = StreamLogHandler.standardError(label: label)
-            h.logLevel = .debug
-            return h
-        }
-        let logger = Logger(label: "kiosk-vmtool.drm")
-        do {
-            let probe = try Probe(args: args, logger: logger)
-            try probe.run()
-            exit(0)
-        } catch {
-            print("error \(error)")
-            logger.error("\(error)")
-            exit(1)
-        }
+        runProbe(label: "kiosk-vmtool.drm") { logger in try Probe(args: args, logger: logger).run() }
+    }
+}
+
+/// Runs a probe with debug logs on standard error: exit 0 when `body` returns, else one
+/// "error …" line on standard output (flushed before the log) and exit 1.
+func runProbe(label: String, _ body: (Logger) throws -> Void) -> Never {
+    LoggingSystem.bootstrap { label in
+        var h = StreamLogHandler.standardError(label: label)
+        h.logLevel = .debug
+        return h
+    }
+    let logger = Logger(label: label)
+    do {
+        try body(logger)
+        exit(0)
+    } catch {
+        print("error \(error)")
+        fflush(nil)
+        logger.error("\(error)")
+        exit(1)
     }
 }
 
