@@ -11,9 +11,7 @@ struct ControlCommandHandler {
     /// Carries out one command and returns the answer.
     func handle(_ command: ControlCommand, on daemon: Daemon) -> ControlResponse {
         daemon.loop.assertInLoop()
-        let manager = daemon.manager
-        let display = daemon.display
-        let now = manager.time.now()
+        let now = daemon.manager.time.now()
         do {
             switch command {
             case .status:
@@ -119,14 +117,13 @@ struct ControlCommandHandler {
     /// The choice `command` asks for, checked against what the daemon has; nil when `command`
     /// is no choice.
     func choice(_ command: ControlCommand, on daemon: Daemon) -> Asked? {
-        let manager = daemon.manager
         switch command {
         case .scene(let name, let output):
             let manager: SceneManager, key: String
             do {
                 let head = try daemon.head(named: output)
                 manager = head.manager
-                key = Daemon.sceneKey(output: daemon.heads.firstIndex { $0 === head } ?? 0, name: head.name)
+                key = head.sceneKey
             } catch {
                 return .answer(.from(error, field: "output"))
             }

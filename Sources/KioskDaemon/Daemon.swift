@@ -169,7 +169,7 @@ public final class Daemon {
             input?.onEvent = { [weak self] e in self?.manager.input(e) }
         }
         var firstFrame = false
-        for (i, head) in heads.enumerated() {
+        for head in heads {
             let manager = head.manager, blanking = head.blanking
             manager.onFirstFrame = { [weak self, unowned head] in
                 guard let self else { return }
@@ -185,7 +185,7 @@ public final class Daemon {
                 self?.onFrame?()
                 self?.changes.noteChange()
             }
-            let key = Daemon.sceneKey(output: i, name: head.name)
+            let key = head.sceneKey
             manager.onSceneChange = { [weak self] name in
                 guard let self else { return }
                 // Control requests save before showing (nothing more to write here); swipes, keys and
@@ -215,8 +215,8 @@ public final class Daemon {
             blanking.onChange = { [weak self] in self?.changes.noteChange() }
         }
         startWall()
-        for (i, head) in heads.enumerated() {
-            head.manager.start(initialScene: state.load(Daemon.sceneKey(output: i, name: head.name)))
+        for head in heads {
+            head.manager.start(initialScene: state.load(head.sceneKey))
             head.blanking.evaluate()
         }
         refreshTheme()

@@ -22,6 +22,9 @@ public final class OutputHead {
     /// How commands and status name it (the connector written in the config, else `output-N`).
     public var name: String { settings.name }
 
+    /// The state key of the scene on screen here (`Daemon.sceneKey(output:name:)`).
+    var sceneKey: String { Daemon.sceneKey(output: settings.index, name: name) }
+
     /// Whether `name` addresses this output: the name written in the config, or the connector
     /// the display actually drives (either case-insensitively).
     func answers(to name: String) -> Bool {
