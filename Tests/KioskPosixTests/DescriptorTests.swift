@@ -11,11 +11,13 @@ struct DescriptorTests {
         return f < 0 ? nil : f
     }
 
-    /// A descriptor of /dev/null numbered 1000 or more, where no other test's descriptors are,
+    /// A descriptor of /dev/null numbered `floor` or more, where no other test's descriptors are,
     /// so that one found closed was closed by the owner (not reused by a test running beside).
-    private func highDescriptor() throws -> Int32 {
+    /// Each test takes its own floor: two tests sharing one could be handed the number the
+    /// other has just closed (seen in CI: `closeConsumesTheOwner` found its number open again).
+    private func highDescriptor(floor: Int32) throws -> Int32 {
         let low = try Descriptor.open("/dev/null", O_RDONLY)
-        return try Posix.call("fcntl(F_DUPFD_CLOEXEC)") { fcntl(low.raw, F_DUPFD_CLOEXEC, 1000) }
+        return try Posix.call("fcntl(F_DUPFD_CLOEXEC)") { fcntl(low.raw, F_DUPFD_CLOEXEC, floor) }
     }
 
     @Test func opensAndMakesSocketsCloseOnExec() throws {
@@ -26,7 +28,7 @@ struct DescriptorTests {
     }
 
     @Test func closesOnceWhenTheOwnerEnds() throws {
-        let raw = try highDescriptor()
+        let raw = try highDescriptor(floor: 1000)
         do {
             let owner = Descriptor(adopting: raw)
             #expect(flags(owner.raw) != nil)
@@ -35,7 +37,7 @@ struct DescriptorTests {
     }
 
     @Test func closeConsumesTheOwner() throws {
-        let owner = Descriptor(adopting: try highDescriptor())
+        let owner = Descriptor(adopting: try highDescriptor(floor: 2000))
         let raw = owner.raw
         owner.close()
         #expect(flags(raw) == nil && errno == EBADF)
