@@ -2,6 +2,7 @@ import HummingbirdCore
 import KioskControl
 import KioskCore
 import Logging
+import NIOConcurrencyHelpers
 import NIOCore
 import NIOHTTP1
 
@@ -20,6 +21,7 @@ public struct GuardedHTTP1Channel: ServerChildChannel {
     let logger: Logger
     let refusal: [UInt8]
     let onClose: (@Sendable (any Channel) -> Void)?
+    let unserved = UnservedConnections()
 
     /// `onClose` is called once for each admitted connection, when it closes.
     public init(responder: @escaping HTTPChannelHandler.Responder, name: String, limits: ControlLimits, limiter: ConnectionLimiter,
@@ -49,13 +51,41 @@ public struct GuardedHTTP1Channel: ServerChildChannel {
             // Right after the parser (the response encoder sits before it).
             let decoder = try sync.context(handlerType: ByteToMessageHandler<HTTPRequestDecoder>.self)
             try sync.addHandler(HTTPGuard(limits: limits, name: name, logger: ownLogger), position: .after(decoder.handler))
+            unserved.hold(value)
             return value
         }
     }
 
     public func handle(value: Value, logger: Logger) async {
+        unserved.claim(value)
         await http1.handle(value: value, logger: logger)
     }
+}
+
+/// The connections set up but not yet handed to `handle`. A connection accepted while the
+/// listener closes is set up and then dropped by the server without being served; NIO traps
+/// when the last reference to its writer goes without `finish()` ("Deinited NIOAsyncWriter
+/// without calling finish()", apple/swift-nio#2813). Held here until served, or finished here
+/// when it closes unserved (the connection cap closes it at stop).
+final class UnservedConnections: Sendable {
+    typealias Value = HTTP1Channel.Value
+    private let held = NIOLockedValueBox<[ObjectIdentifier: Value]>([:])
+
+    /// Keeps `value` until `claim`, or finishes it when its connection closes unserved.
+    func hold(_ value: Value) {
+        let id = ObjectIdentifier(value.channel)
+        held.withLockedValue { $0[id] = value }
+        value.channel.closeFuture.whenComplete { [self] _ in
+            held.withLockedValue { $0.removeValue(forKey: id) }?.outbound.finish()
+        }
+    }
+
+    /// The server serves `value`: it finishes the writer itself.
+    func claim(_ value: Value) {
+        held.withLockedValue { _ = $0.removeValue(forKey: ObjectIdentifier(value.channel)) }
+    }
+
+    var count: Int { held.withLockedValue { $0.count } }
 }
 
 /// Plain words for an HTTP parse error.
