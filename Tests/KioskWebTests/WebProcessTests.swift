@@ -85,6 +85,61 @@ func runProgram(_ path: String, _ args: [String]) async throws -> (Int32, String
         #expect(await eventually(10) { !p.isRunning }, "kioskd stops on SIGTERM")
         #expect(p.terminationStatus == 0)
     }
+
+    /// Phones connecting while kioskd stops: every stop is clean (exit 0). A connection accepted
+    /// while the listener closes was never served, and NIO trapped when its writer was freed
+    /// unfinished ("Deinited NIOAsyncWriter without calling finish()", exit 4).
+    @Test func stopsCleanlyWhilePhonesConnect() async throws {
+        let kioskd = "\(Binaries.dir)/kioskd"
+        try #require(FileManager.default.isExecutableFile(atPath: kioskd), "build kioskd first (\(kioskd))")
+        let rounds = Int(ProcessInfo.processInfo.environment["KIOSK_STOP_ROUNDS"] ?? "") ?? 6
+        for round in 0..<rounds {
+            let dir = shortDir()
+            let port = try Loopback.freePort()
+            try """
+            state_dir = "\(dir)/state"
+            [display]
+            backend = "headless"
+            headless_size = "160x90"
+            [scene.clock]
+            kind = "clock"
+            [control]
+            socket = "\(dir)/c.sock"
+            [web]
+            listen = "127.0.0.1:\(port)"
+            """.write(toFile: "\(dir)/k.toml", atomically: false, encoding: .utf8)
+            let p = Process()
+            p.executableURL = URL(fileURLWithPath: kioskd)
+            p.arguments = ["--config", "\(dir)/k.toml"]
+            let log = Pipe()
+            p.standardError = log.fileHandleForWriting
+            try p.run()
+            defer { if p.isRunning { kill(p.processIdentifier, SIGKILL) } }
+            #expect(await eventually(30) { (try? await http(port, "GET", "/")).map { $0.status == 200 } ?? false }, "round \(round): the page is served")
+            let stop = NSLock()
+            nonisolated(unsafe) var stopped = false
+            let hammers = (0..<4).map { _ in
+                Thread {
+                    while !stop.withLock({ stopped }) {
+                        guard let c = try? TCP(port, timeoutSeconds: 1) else { continue }
+                        c.send("GET /api/session HTTP/1.1\r\nHost: 127.0.0.1:\(port)\r\n\r\n")
+                        _ = c.readReply()
+                    }
+                }
+            }
+            for h in hammers { h.start() }
+            try await Task.sleep(nanoseconds: 200_000_000)
+            kill(p.processIdentifier, SIGTERM)
+            let ended = await eventually(20) { !p.isRunning }
+            stop.withLock { stopped = true }
+            try? log.fileHandleForWriting.close()
+            #expect(ended, "round \(round): kioskd did not stop on SIGTERM while phones connected")
+            if ended {
+                let tail = String(decoding: log.fileHandleForReading.readDataToEndOfFile().suffix(800), as: UTF8.self)
+                #expect(p.terminationStatus == 0, "round \(round): kioskd exited with \(p.terminationStatus); log:\n\(tail)")
+            }
+        }
+    }
 }
 
 @Suite struct WebStreamQueueTests {
