@@ -52,7 +52,6 @@ let package = Package(
         .target(name: "CKioskLazy", linkerSettings: [.linkedLibrary("dl")]),
         // Transitional umbrella over CKioskLinux, CKioskDRMFormats, CKioskPixels and CKioskLazy for
         // the display, scene and drawing files that still import it.
-        .target(name: "CKioskShims", dependencies: ["CKioskLinux", "CKioskDRMFormats", "CKioskPixels", "CKioskLazy"]),
         // libinput's va_list log handler, formatted in C (KioskInput links libinput anyway).
         .target(name: "CKioskInputShims", dependencies: ["CLibInput"]),
         // adjtimex and inotify headers (C library, nothing to link).
@@ -67,13 +66,13 @@ let package = Package(
         // The backlight through the logind session (sd-bus), behind KioskPosix's BacklightWriter.
         .target(name: "KioskLogind", dependencies: ["KioskCore", "KioskPosix", "CSdBus"]),
         // Drawing on cairo + pango.
-        .target(name: "KioskRender", dependencies: ["KioskCore", "CCairo", "CKioskShims"]),
+        .target(name: "KioskRender", dependencies: ["KioskCore", "CCairo", "CKioskPixels"]),
         // Scenes and the scene manager: see only KioskCore values and KioskRender canvases.
-        .target(name: "KioskScenes", dependencies: ["KioskCore", "KioskRender", "CQRencode", "CKioskShims", .product(name: "Logging", package: "swift-log")]),
+        .target(name: "KioskScenes", dependencies: ["KioskCore", "KioskRender", "CQRencode", "CKioskLazy", .product(name: "Logging", package: "swift-log")]),
         // Hardware.
         // libudev for DRM and input: enumeration, the hotplug monitor, reference ownership.
         .target(name: "KioskUdev", dependencies: ["KioskCore", "KioskPosix", "CUdev"]),
-        .target(name: "KioskDRM", dependencies: ["KioskCore", "KioskPosix", "KioskUdev", "CDRM", "CKioskShims", .product(name: "Logging", package: "swift-log")]),
+        .target(name: "KioskDRM", dependencies: ["KioskCore", "KioskPosix", "KioskUdev", "CDRM", "CKioskDRMFormats", "CKioskLinux", .product(name: "Logging", package: "swift-log")]),
         .target(name: "KioskInput", dependencies: ["KioskCore", "KioskPosix", "KioskUdev", "CLibInput", "CKioskInputShims", .product(name: "Logging", package: "swift-log")]),
         // The control protocol: commands, routes, JSON answers and the client. No hardware, no
         // drawing: kioskctl links only this.

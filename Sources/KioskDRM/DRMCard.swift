@@ -1,7 +1,7 @@
 #if canImport(Glibc)
 import Glibc
 #endif
-import CKioskShims
+import CKioskDRMFormats
 import KioskCore
 import Logging
 import KioskPosix

@@ -1,7 +1,7 @@
 #if canImport(Glibc)
 import Glibc
 #endif
-import CKioskShims
+import CKioskLinux
 import KioskCore
 import Logging
 import KioskPosix

@@ -2,7 +2,7 @@
 import Glibc
 #endif
 import CDRM
-import CKioskShims
+import CKioskDRMFormats
 import KioskCore
 import KioskPosix
 

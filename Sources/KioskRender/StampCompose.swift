@@ -2,7 +2,7 @@
 import Glibc
 #endif
 import CCairo
-import CKioskShims
+import CKioskPixels
 import KioskCore
 
 /// A stamp (text coverage) to fill with a colour, placed for `Canvas.compose`: the top-left

@@ -1,4 +1,4 @@
-import CKioskShims
+import CKioskLazy
 import CQRencode
 import KioskCore
 import KioskRender

@@ -4,7 +4,7 @@ import Testing
 import KioskTesting
 
 /// libmosquitto (with libssl and libcrypto), libcrypto and libqrencode are opened when a
-/// configuration first needs them (CKioskShims/lazy_libs.c), not linked: a kioskd without
+/// configuration first needs them (CKioskLazy/lazy_libs.c), not linked: a kioskd without
 /// `[mqtt]` or `[web]` neither loads nor maps them.
 @Suite struct LazyLibraryTests {
     static let optional = ["libmosquitto", "libcrypto", "libssl", "libqrencode"]

@@ -1,1 +1,0 @@
-#include "kiosk_shims.h"
