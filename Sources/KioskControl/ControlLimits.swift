@@ -3,8 +3,8 @@ import NIOConcurrencyHelpers
 import NIOCore
 
 /// Every limit of the control interface in one place (documented in docs/control.md, "Guarantees
-/// and limits"). The handlers below take their values from here, so any HTTP listener built on
-/// them (the Unix socket today) gets the same limits.
+/// and limits"). The handlers below and KioskWeb's `HTTPGuard` take their values from here, so
+/// both HTTP listeners (the control socket and the web page, `GuardedHTTP1Channel`) get them.
 public struct ControlLimits: Sendable, Equatable {
     /// Connections served at once. A connection over the cap is answered 503 (naming the cap)
     /// as soon as it sends its request (or after `overCapWait`) and closed; at most as many
@@ -38,6 +38,9 @@ public struct ControlLimits: Sendable, Equatable {
     public var backlog: Int32 = 32
 
     public init() {}
+
+    /// The answer to a request body larger than `maxBodyBytes`.
+    public var bodyTooLargeAnswer: ControlResponse { .error(413, "request body too large: at most \(maxBodyBytes) bytes") }
 
     /// Headers larger than this are refused with 431 (the HTTP parser's fixed limit).
     public static let maxHeaderBytes = 80 * 1024

@@ -40,7 +40,7 @@ public struct JobClock: Sendable {
 ///   still come, is ignored.
 ///
 /// Whatever happens, `completion` is called exactly once, with the answer and how it came about.
-/// The thread that carries out commands calls `run`; the transport may `drop` or `abandon` the job.
+/// The thread that carries out commands calls `run`; the transport may `end` the job.
 public final class ControlJob: Sendable {
     /// How the job's answer came about.
     public enum Ending: Sendable, Equatable {
@@ -51,9 +51,6 @@ public final class ControlJob: Sendable {
         /// Started, without a result by the second deadline: outcome unknown (504).
         case unfinished
     }
-
-    /// What became of a job when the transport drops it.
-    enum Fate { case notStarted, started, finished }
 
     public typealias Completion = @Sendable (ControlResponse, Ending) -> Void
 
@@ -137,7 +134,7 @@ public final class ControlJob: Sendable {
         }
         body(command) { [state] response in
             let (done, cancel) = state.withLockedValue { s -> (Completion?, (@Sendable () -> Void)?) in
-                guard s.phase == .started else { return (nil, nil) }  // answered 504 already, or abandoned
+                guard s.phase == .started else { return (nil, nil) }  // answered 504 already, or ended by the transport
                 return s.end(.finished)
             }
             cancel?()
@@ -146,32 +143,23 @@ public final class ControlJob: Sendable {
         return true
     }
 
-    /// Drops the job if it has not started (it will never run, and its completion is not
-    /// called); says what became of it.
-    func drop() -> Fate {
-        let (fate, cancel): (Fate, (@Sendable () -> Void)?) = state.withLockedValue { s in
+    /// For a transport that stops waiting (its client left, the server stops): a job not started
+    /// is dropped, never carried out, and `completion` is called with `answer` (`.notStarted`);
+    /// with `evenIfStarted`, a started job ends too (`.unfinished`), its own answer, should it
+    /// still come, ignored. Returns whether the job had started.
+    @discardableResult
+    public func end(answering answer: ControlResponse, evenIfStarted: Bool) -> Bool {
+        let (started, done, cancel) = state.withLockedValue { s -> (Bool, Completion?, (@Sendable () -> Void)?) in
             switch s.phase {
-            case .pending, .dropped: return (.notStarted, s.end(.dropped).1)
-            case .started: return (.started, nil)
-            case .finished: return (.finished, nil)
+            case .pending: let (d, c) = s.end(.dropped); return (false, d, c)
+            case .started where evenIfStarted: let (d, c) = s.end(.finished); return (true, d, c)
+            case .started: return (true, nil, nil)
+            case .finished, .dropped: return (false, nil, nil)
             }
         }
         cancel?()
-        return fate
-    }
-
-    /// Nobody waits for the answer any more (the connection is gone or the server stopped): a
-    /// job not started is dropped; a started one finishes without delivering its answer.
-    public func abandon() {
-        let cancel = state.withLockedValue { s -> (@Sendable () -> Void)? in
-            let phase = s.phase == .pending ? .dropped : s.phase
-            let cancel = s.cancelTimer
-            s.phase = phase
-            s.completion = nil
-            s.cancelTimer = nil
-            return cancel
-        }
-        cancel?()
+        done?(answer, started ? .unfinished : .notStarted)
+        return started
     }
 
     // MARK: deadlines
@@ -213,13 +201,27 @@ public final class ControlJob: Sendable {
     }
 }
 
-/// Jobs handed to the executor and not yet finished, so a stopping server can drop them.
+/// The job each connection waits for, so a connection that closes or a stopping server can end it.
 final class JobRegistry: Sendable {
-    private let jobs = NIOLockedValueBox<[ObjectIdentifier: ControlJob]>([:])
-    func add(_ j: ControlJob) { jobs.withLockedValue { $0[ObjectIdentifier(j)] = j } }
-    func remove(_ j: ControlJob) { jobs.withLockedValue { _ = $0.removeValue(forKey: ObjectIdentifier(j)) } }
-    func abandonAll() {
-        let all = jobs.withLockedValue { Array($0.values) }
-        for j in all { j.abandon() }
+    private let jobs = NIOLockedValueBox<[ObjectIdentifier: (job: ControlJob, channel: any Channel)]>([:])
+    func add(_ j: ControlJob, on channel: any Channel) { jobs.withLockedValue { $0[ObjectIdentifier(channel)] = (j, channel) } }
+    func remove(on channel: any Channel) { jobs.withLockedValue { _ = $0.removeValue(forKey: ObjectIdentifier(channel)) } }
+
+    /// Nobody is left to answer: a job not started is dropped; a started one's answer is ignored.
+    func closed(_ channel: any Channel) {
+        jobs.withLockedValue { $0.removeValue(forKey: ObjectIdentifier(channel)) }?.job
+            .end(answering: .error(503, "the client closed the connection; not carried out"), evenIfStarted: true)
+    }
+
+    /// The stop's drain time is over: jobs not started are dropped and answered `answer`; the
+    /// connections of started ones are closed first (their outcome is unknown) and, with
+    /// `evenIfStarted`, those jobs end too.
+    func endAll(answering answer: ControlResponse, evenIfStarted: Bool) {
+        for (job, channel) in jobs.withLockedValue({ Array($0.values) }) {
+            if job.end(answering: answer, evenIfStarted: false) {
+                channel.close(promise: nil)
+                if evenIfStarted { job.end(answering: answer, evenIfStarted: true) }
+            }
+        }
     }
 }

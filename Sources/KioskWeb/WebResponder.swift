@@ -47,8 +47,8 @@ struct WebResponder: HTTPResponder {
         }
         var req = request
         let body: ByteBuffer
-        do { body = try await req.collectBody(upTo: limits.control.maxBodyBytes) } catch {
-            return answer(.error(413, "request body too large: at most \(limits.control.maxBodyBytes) bytes"), request)
+        do { body = try await req.collectBody(upTo: limits.control.maxBodyBytes) } catch is NIOTooManyBytesError {
+            return answer(limits.control.bodyTooLargeAnswer, request)
         }
         let uri = request.uri.query.map { "\(route)?\($0)" } ?? route
         let command: ControlCommand
@@ -83,8 +83,8 @@ struct WebResponder: HTTPResponder {
     private func pair(_ request: Request, _ context: Context) async throws -> Response {
         var req = request
         let body: ByteBuffer
-        do { body = try await req.collectBody(upTo: limits.control.maxBodyBytes) } catch {
-            return answer(.error(413, "request body too large: at most \(limits.control.maxBodyBytes) bytes"), request)
+        do { body = try await req.collectBody(upTo: limits.control.maxBodyBytes) } catch is NIOTooManyBytesError {
+            return answer(limits.control.bodyTooLargeAnswer, request)
         }
         let o: [String: Any]
         do {

@@ -28,8 +28,8 @@ public struct WebLimits: Sendable, Equatable {
 
 /// The phone page's HTTP server: the control routes under `/api/`, pairing, live events and the
 /// page's files, on Hummingbird (SwiftNIO). Every `/api/` request is checked (`WebAccess`) and
-/// carried out by the daemon through `WebBackend`; connections are capped and timed by the same
-/// NIO handlers as the control socket (`ConnectionLimitHandler`, `RequestTimeoutHandler`).
+/// carried out by the daemon through `WebBackend`; on the same HTTP stack as the control socket
+/// (`GuardedHTTP1Channel`), with its own connection cap.
 public final class WebServer: Service, Sendable {
     public let settings: WebSettings
     public let limits: WebLimits
@@ -96,10 +96,9 @@ public final class WebServer: Service, Sendable {
     public func run() async throws {
         let limits = self.limits
         let limiter = self.limiter
-        let refusal = rawHTTPResponse(.error(503, "too many web connections: at most \(limits.maxConnections) at once; try again later"),
-                                      reason: "Service Unavailable")
+        let logger = self.logger
         let server = HTTPServerBuilder { responder in
-            WebChildChannel(http1: HTTP1Channel(responder: responder), limits: limits, limiter: limiter, refusal: refusal)
+            GuardedHTTP1Channel(responder: responder, name: "web", limits: limits.control, limiter: limiter, logger: logger)
         }
         let responder = WebResponder(settings: settings, limits: limits, backend: backend, access: access, streams: streams, logger: logger)
         var config = ApplicationConfiguration(address: .hostname(settings.host, port: settings.port), serverName: nil,
@@ -125,155 +124,6 @@ public final class WebServer: Service, Sendable {
             throw KioskError.control("cannot serve the web page on \(settings.host):\(settings.port) (config key web.listen): \(error)")
         }
         streams.closeAll()
-    }
-}
-
-/// HTTP/1.1 as Hummingbird sets it up, with the control interface's NIO limits in front: the
-/// connection cap and the idle/header/body timers on raw bytes, and `WebHTTPGuard` after the
-/// HTTP parser (body size, 408 and malformed-request answers).
-struct WebChildChannel: ServerChildChannel {
-    typealias Value = HTTP1Channel.Value
-    let http1: HTTP1Channel
-    let limits: WebLimits
-    let limiter: ConnectionLimiter
-    let refusal: [UInt8]
-
-    func setup(channel: any Channel, logger: Logger) -> EventLoopFuture<Value> {
-        do {
-            let sync = channel.pipeline.syncOperations
-            try sync.addHandler(ConnectionLimitHandler(limiter: limiter, refusal: refusal, wait: limits.control.overCapWait))
-            try sync.addHandler(RequestTimeoutHandler(limits: limits.control))
-        } catch {
-            return channel.eventLoop.makeFailedFuture(error)
-        }
-        let limits = self.limits
-        return http1.setup(channel: channel, logger: logger).flatMapThrowing { value in
-            let sync = channel.pipeline.syncOperations
-            // Right after the parser (the response encoder sits before it).
-            let decoder = try sync.context(handlerType: ByteToMessageHandler<HTTPRequestDecoder>.self)
-            try sync.addHandler(WebHTTPGuard(limits: limits.control), position: .after(decoder.handler))
-            return value
-        }
-    }
-
-    func handle(value: Value, logger: Logger) async {
-        await http1.handle(value: value, logger: logger)
-    }
-}
-
-/// Sits right after the HTTP/1 parser: tells `RequestTimeoutHandler` how a request progresses,
-/// answers a body announced larger than the limit with 413 at once (before reading it), a
-/// request that timed out with 408 and malformed HTTP with 400, as JSON, and closes.
-final class WebHTTPGuard: ChannelDuplexHandler, RemovableChannelHandler {
-    typealias InboundIn = HTTPServerRequestPart
-    typealias InboundOut = HTTPServerRequestPart
-    typealias OutboundIn = HTTPServerResponsePart
-    typealias OutboundOut = HTTPServerResponsePart
-
-    private enum State { case idle, body(Int), refusing(discarded: Int), closed }
-    private let limits: ControlLimits
-    private var state = State.idle
-    /// The last request head passed on, until its answer ends.
-    private var answering = false
-
-    init(limits: ControlLimits) { self.limits = limits }
-
-    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
-        let part = unwrapInboundIn(data)
-        switch (state, part) {
-        case (.closed, _):
-            return
-        case (.refusing(let n), .body(let b)):
-            let total = n + b.readableBytes
-            if total > limits.maxDiscardBytes { close(context) } else { state = .refusing(discarded: total) }
-        case (.refusing, .end):
-            close(context)
-        case (.refusing, .head):
-            return
-        case (_, .head(let h)):
-            context.triggerUserOutboundEvent(RequestProgress.headReceived, promise: nil)
-            if let l = h.headers.first(name: "content-length").flatMap(Int.init), l > limits.maxBodyBytes {
-                state = .refusing(discarded: 0)
-                answer(context, .error(413, "request body too large: at most \(limits.maxBodyBytes) bytes"), version: h.version)
-                return
-            }
-            state = .body(0)
-            answering = true
-            context.fireChannelRead(data)
-        case (.body(let n), .body(let b)):
-            let total = n + b.readableBytes
-            // A body without a length that runs on: the route refuses it at the limit; beyond
-            // the discard allowance nothing more is read.
-            if total > limits.maxBodyBytes + limits.maxDiscardBytes { close(context); return }
-            state = .body(total)
-            context.fireChannelRead(data)
-        case (_, .end):
-            state = .idle
-            context.triggerUserOutboundEvent(RequestProgress.requestComplete, promise: nil)
-            context.fireChannelRead(data)
-        case (.idle, .body):
-            context.fireChannelRead(data)
-        }
-    }
-
-    func write(context: ChannelHandlerContext, data: NIOAny, promise: EventLoopPromise<Void>?) {
-        if case .end = unwrapOutboundIn(data) {
-            answering = false
-            context.write(data, promise: promise)
-            context.triggerUserOutboundEvent(RequestProgress.allAnswered, promise: nil)
-        } else {
-            context.write(data, promise: promise)
-        }
-    }
-
-    func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
-        guard let t = event as? RequestTimeout else { context.fireUserInboundEventTriggered(event); return }
-        switch state {
-        case .refusing, .closed: close(context); return  // already answered
-        case .idle, .body: break
-        }
-        switch t {
-        case .headers(let limit):
-            answer(context, .error(408, "request headers not complete within \(describeSeconds(limit))"), version: .http1_1)
-        case .body(let limit):
-            answer(context, .error(408, "request body not complete within \(describeSeconds(limit)); not carried out"), version: .http1_1)
-        }
-    }
-
-    func errorCaught(context: ChannelHandlerContext, error: Error) {
-        if let e = error as? HTTPParserError {
-            if case .closed = state { return }
-            if answering { close(context); return }
-            let status = e == .headerOverflow ? 431 : 400
-            answer(context, .error(status, "malformed HTTP request: \(e)"), version: .http1_1)
-            return
-        }
-        context.fireErrorCaught(error)
-    }
-
-    /// Writes `r` (connection: close) below Hummingbird, then closes once it is out, or after
-    /// the rest of a refused body was read (bounded by `maxDiscardBytes`).
-    private func answer(_ context: ChannelHandlerContext, _ r: ControlResponse, version: HTTPVersion) {
-        var headers = HTTPHeaders()
-        headers.add(name: "Content-Type", value: r.contentType)
-        headers.add(name: "Content-Length", value: "\(r.body.count)")
-        headers.add(name: "Connection", value: "close")
-        context.write(wrapOutboundOut(.head(HTTPResponseHead(version: version, status: .init(statusCode: r.status), headers: headers))), promise: nil)
-        var buf = context.channel.allocator.buffer(capacity: r.body.count)
-        buf.writeBytes(r.body)
-        context.write(wrapOutboundOut(.body(.byteBuffer(buf))), promise: nil)
-        let ctx = context.loopBound
-        let refusing: Bool
-        if case .refusing = state { refusing = true } else { refusing = false }
-        context.writeAndFlush(wrapOutboundOut(.end(nil))).whenComplete { [refusing] _ in
-            if !refusing { ctx.value.close(promise: nil) }
-        }
-        if !refusing { state = .closed }
-    }
-
-    private func close(_ context: ChannelHandlerContext) {
-        state = .closed
-        context.close(promise: nil)
     }
 }
 

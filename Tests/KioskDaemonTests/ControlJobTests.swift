@@ -103,24 +103,24 @@ final class VirtualJobClock: @unchecked Sendable {
         #expect(got.count == 1)
     }
 
-    @Test func abandonedOrDroppedJobsNeverRunNorAnswer() {
-        let a = job()
-        a.abandon()
-        #expect(!a.run { _ in .json(200, ChoiceAnswer()) })
-        let d = job()
-        #expect(d.drop() == .notStarted)
-        #expect(!d.run { _ in .json(200, ChoiceAnswer()) })
+    @Test func endedJobsNeverRunAndAnswerOnce() {
+        // Not started: dropped, answered with what the transport says, its timer gone.
+        let p = job()
+        #expect(!p.end(answering: .error(503, "stopping"), evenIfStarted: false))
+        #expect(!p.run { _ in .json(200, ChoiceAnswer()) })
         time.loop.advance(by: 10_000 * Self.ms)
-        #expect(got.isEmpty)
+        #expect(got.map(\.status) == [503] && got.map(\.ending) == [.notStarted])
         #expect(time.loop.pendingTimers == 0)
-        // A started job cannot be dropped; abandoned, its answer goes nowhere.
+        // Started: left to finish unless `evenIfStarted`; then its own answer goes nowhere.
         let s = job()
         var reply: (@Sendable (ControlResponse) -> Void)?
         #expect(s.run { _, r in reply = r })
-        #expect(s.drop() == .started)
-        s.abandon()
+        #expect(s.end(answering: .error(503, "stopping"), evenIfStarted: false))
+        #expect(got.count == 1)
+        #expect(s.end(answering: .error(503, "gone"), evenIfStarted: true))
         reply?(.json(200, ChoiceAnswer()))
-        time.loop.advance(by: 10_000 * Self.ms)
-        #expect(got.isEmpty)
+        time.loop.advance(by: 60_000 * Self.ms)
+        #expect(got.map(\.status) == [503, 503] && got.map(\.ending) == [.notStarted, .unfinished])
+        #expect(time.loop.pendingTimers == 0)
     }
 }
