@@ -46,7 +46,7 @@ public final class MQTTBridge {
     public var statusInterval: Double = 30
     /// Counter commands received over MQTT and not yet committed (and answered) by the pipeline
     /// before reading from the broker pauses.
-    public static let maxCommandsInPipeline = 10_000
+    public static let maxCommandsInPipeline = MQTTSession.maxWaitingCommands
 
     /// Figures shared by the two threads.
     final class Shared: Sendable {
@@ -299,7 +299,6 @@ public final class MQTTBridge {
         /// Retained payloads published on this connection, by topic.
         private var published: [String: [UInt8]] = [:]
         private var loggedRetainedCommand = false
-        private var pauseLoggedNs: Int64?
         private var shuttingDown = false
 
         init(client: MQTTClient, loop: any KioskLoop, topics: KioskTopics, logger: Logger, shared: Shared,
@@ -410,17 +409,14 @@ public final class MQTTBridge {
         private func toPipeline(_ pipeline: CommandPipeline, _ change: CommandPipeline.Change, _ name: String, _ op: ControlCommand.CounterOp) {
             let n = shared.inPipeline.add(1, ordering: .sequentiallyConsistent).newValue
             if n > shared.inPipelinePeak.load(ordering: .relaxed) { shared.inPipelinePeak.store(n, ordering: .relaxed) }
-            if n >= MQTTBridge.maxCommandsInPipeline && !client.readingPaused {
-                // Armed before the pause: a completion from now on may post the resume.
+            // The client pauses reading at the bound (`MQTTSession`).
+            let wasPaused = client.readingPaused
+            client.commandsWaiting(n)
+            if client.readingPaused && !wasPaused {
+                // Armed once paused: a completion from now on may post the resume.
                 shared.resumePosted.store(false, ordering: .sequentiallyConsistent)
-                client.pauseReading(true)
                 // Drained before the store was seen: no completion is left to post it.
-                if shared.inPipeline.load(ordering: .sequentiallyConsistent) <= MQTTBridge.maxCommandsInPipeline / 2 { client.pauseReading(false) }
-                let now = loop.now(.monotonic)
-                if pauseLoggedNs.map({ now - $0 >= 60_000_000_000 }) ?? true {
-                    pauseLoggedNs = now
-                    logger.warning("MQTT: \(n) commands wait for the disk; reading from the broker paused until half of them are committed (the broker keeps what it sends meanwhile, within its own limits)")
-                }
+                client.commandsWaiting(shared.inPipeline.load(ordering: .sequentiallyConsistent))
             }
             let shared = self.shared, mqttLoop = loop
             let me = WeakLoopBound(self, loop: loop)
@@ -430,7 +426,7 @@ public final class MQTTBridge {
                     let message = Daemon.answer(name, op, outcome).errorMessage ?? "counter '\(name)': refused"
                     mqttLoop.post { me.value?.publishError(message) }
                 }
-                if left <= MQTTBridge.maxCommandsInPipeline / 2,
+                if left <= MQTTSession.resumeWaitingCommands,
                    !shared.resumePosted.exchange(true, ordering: .sequentiallyConsistent) {
                     mqttLoop.post { me.value?.resumeReading() }
                 }
@@ -438,9 +434,7 @@ public final class MQTTBridge {
         }
 
         private func resumeReading() {
-            if client.readingPaused && shared.inPipeline.load(ordering: .relaxed) <= MQTTBridge.maxCommandsInPipeline / 2 {
-                client.pauseReading(false)
-            }
+            client.commandsWaiting(shared.inPipeline.load(ordering: .relaxed))
         }
 
         // Fleet transport (MQTTFleetTransport), on this thread.

@@ -34,42 +34,14 @@ import Synchronization
 /// The last will (`kioskd/ID/availability` = `offline`, retained, QoS 1) is registered before
 /// the first connect; on every connect `online` is published retained. `stop` publishes
 /// `offline` and disconnects cleanly.
+///
+/// The decisions (state, protocol version, backoff, takeover, queue, paused reading, stop, logs)
+/// are `MQTTSession`'s; this class is its adapter to libmosquitto and the loop: it turns
+/// callbacks, socket results and timers into the session's events and carries out its actions.
 public final class MQTTClient {
-    public enum State: Sendable, Equatable, CustomStringConvertible {
-        /// Not started.
-        case idle
-        /// A connect attempt is under way (TCP/TLS, then CONNACK).
-        case connecting
-        case connected
-        /// The last attempt or the connection failed; a retry is scheduled.
-        case disconnected(reason: String)
-        /// The broker refused the login (bad user name or password, not authorised). Retries
-        /// continue at the slowest pace (`backoffMax`), so that a fixed broker is picked up.
-        case refused(reason: String)
-        /// `stop` was called: no more retries.
-        case stopped
-
-        public var description: String {
-            switch self {
-            case .idle: return "idle"
-            case .connecting: return "connecting"
-            case .connected: return "connected"
-            case .disconnected(let r): return "disconnected: \(r)"
-            case .refused(let r): return "refused by the broker: \(r)"
-            case .stopped: return "stopped"
-            }
-        }
-    }
-
-    /// What became of a published message.
-    public enum PublishResult: Sendable, Equatable {
-        /// QoS 1: the broker acknowledged it (PUBACK).
-        case acknowledged
-        /// QoS 0: written to the socket (MQTT gives no acknowledgement for QoS 0).
-        case sent
-        /// Not sent: the reason (queue full, superseded, client stopped, libmosquitto error).
-        case dropped(String)
-    }
+    public typealias State = MQTTSession.State
+    public typealias PublishResult = MQTTSession.PublishResult
+    public typealias Counters = MQTTSession.Counters
 
     /// What `publish` did with the message right away.
     public enum PublishOutcome: Sendable, Equatable {
@@ -89,20 +61,6 @@ public final class MQTTClient {
         public var text: String { String(decoding: payload, as: UTF8.self) }
     }
 
-    /// Counters for status and tests.
-    public struct Counters: Sendable, Equatable {
-        /// Connect attempts started (first one included).
-        public var attempts = 0
-        /// Successful connects (CONNACK accepted).
-        public var connects = 0
-        public var messagesIn = 0
-        public var messagesOut = 0
-        /// Messages refused or dropped by the outgoing queue.
-        public var dropped = 0
-        /// Incoming messages larger than `MQTTConfig.maxMessageBytes`, dropped on arrival.
-        public var oversized = 0
-    }
-
     /// What other threads may read of the client (copied on every change, under a lock).
     public struct Snapshot: Sendable, Equatable {
         public var state: State = .idle
@@ -115,13 +73,11 @@ public final class MQTTClient {
         public var readingPaused = false
         var duplicateWarning: String?
         var connectedNs: Int64?
-        var warningOutlivedAfterNs: Int64 = 0
+        var backoffMax: Int64 = 0
 
         /// `MQTTClient.duplicateIDWarning`, from any thread.
         public var duplicateIDWarning: String? {
-            guard let w = duplicateWarning else { return nil }
-            if let at = connectedNs, nowNanos(.monotonic) - at >= warningOutlivedAfterNs { return nil }
-            return w
+            MQTTSession.liveWarning(duplicateWarning, connectedNs: connectedNs, now: nowNanos(.monotonic), backoffMax: backoffMax)
         }
     }
 
@@ -146,20 +102,25 @@ public final class MQTTClient {
     public var maximumPacketSize: UInt32 { UInt32(min(config.maxMessageBytes + Self.packetHeadroom, 268_435_460)) }
 
     public let config: MQTTConfig
-    public private(set) var state: State = .idle { didSet { let s = state; view.update { $0.state = s } } }
-    public private(set) var counters = Counters() { didSet { let c = counters; view.update { $0.counters = c } } }
+    /// The protocol state, queue and decisions; this class carries out its actions.
+    public private(set) var session: MQTTSession
+    public var state: State { session.state }
+    public var counters: Counters { session.counters }
     /// Monotonic times (ns) of the last 64 connect attempts, oldest first.
-    public private(set) var attemptTimes: [Int64] = []
+    public var attemptTimes: [Int64] { session.attemptTimes }
     /// Messages waiting for a connection.
-    public var queuedCount: Int { queue.count }
+    public var queuedCount: Int { session.queue.count }
     /// The MQTT version of the current (or next) connection: `config.protocolVersion`, or 3.1.1
     /// after the broker refused MQTT 5.
-    public private(set) var protocolVersion: MQTTConfig.ProtocolVersion
-    /// True while `pauseReading(true)` holds: the broker's socket is not read (PUBACKs,
-    /// keepalive and publishing go on).
-    public private(set) var readingPaused = false
+    public var protocolVersion: MQTTConfig.ProtocolVersion { session.protocolVersion }
+    /// True while reading is paused (`pauseReading(true)`, or too many commands wait): the
+    /// broker's socket is not read (PUBACKs, keepalive and publishing go on).
+    public var readingPaused: Bool { session.readingPaused }
     /// Called on every state change (after logging it).
     public var onStateChange: ((State) -> Void)?
+    /// Set while another client with this client id is suspected (`TakeoverDetector`): what the
+    /// status says. Cleared by a connection that outlasts the other's longest retry delay.
+    public var duplicateIDWarning: String? { session.duplicateIDWarning(now: loop.now(.monotonic)) }
 
     private let loop: any KioskLoop
     private var logger: Logger
@@ -176,39 +137,15 @@ public final class MQTTClient {
     private var connectTimer: TimerID?
     /// A connect runs on a resolver thread: the mosquitto handle is that thread's until it posts back.
     private var connectInFlight = false
-    /// The next attempt must be a full `mosquitto_connect_bind_v5` (it stores the CONNECT's
-    /// properties in the handle, or drops them for 3.1.1): the first one, and after a switch
-    /// to 3.1.1. It runs on a helper thread (its TCP connect blocks).
-    private var needsFullConnect = true
-    /// Set when the broker refused MQTT 5: the next attempt speaks 3.1.1.
-    private var fallBackToV311 = false
-    private var failures = 0
-    /// When the current connection's CONNACK came (monotonic ns); nil while not connected.
-    private var connectedNs: Int64? { didSet { let c = connectedNs; view.update { $0.connectedNs = c } } }
-    private var takeover = TakeoverDetector()
-    private var duplicateWarning: String? { didSet { let w = duplicateWarning; view.update { $0.duplicateWarning = w } } }
-    /// Set while another client with this client id is suspected (`TakeoverDetector`): what the
-    /// status says. Cleared by a connection that outlasts the other's longest retry delay.
-    public var duplicateIDWarning: String? {
-        guard let w = duplicateWarning else { return nil }
-        if let at = connectedNs, loop.now(.monotonic) - at >= config.backoffMax + TakeoverDetector.shortSessionNs { return nil }
-        return w
-    }
-    private var refusal: String?
-    private var stopping = false
     private var stopCompletion: (() -> Void)?
 
-    private struct Pending {
-        var topic: String
-        var payload: [UInt8]
-        var qos: Int
-        var retain: Bool
-        var completion: ((PublishResult) -> Void)?
-    }
-    private var queue: [Pending] = [] { didSet { let n = queue.count; view.update { $0.queued = n } } }
+    /// Completions of published messages not yet handed to libmosquitto, by `Outgoing.id`.
+    private var completions: [Int: (PublishResult) -> Void] = [:]
+    private var lastID = 0
     /// Completions of messages handed to libmosquitto, by message id.
     private var inFlight: [Int32: (qos: Int, completion: (PublishResult) -> Void)] = [:]
-    private var subscriptions: [(filter: String, qos: Int, handler: (Message) -> Void)] = []
+    /// The subscriptions' handlers (the session keeps their filters for every reconnect).
+    private var handlers: [(filter: String, handler: (Message) -> Void)] = []
 
     /// libmosquitto is opened when the first client is made (it is not linked: kioskd without
     /// `[mqtt]` does not load it, nor the libssl and libcrypto it needs).
@@ -225,9 +162,8 @@ public final class MQTTClient {
         self.logger = logger
         self.logger[metadataKey: "broker"] = "\(config.tls == nil ? "mqtt" : "mqtts")://\(config.host):\(config.port)"
         self.random = random
-        protocolVersion = config.protocolVersion
-        view = View(Snapshot(protocolVersion: config.protocolVersion,
-                             warningOutlivedAfterNs: config.backoffMax + TakeoverDetector.shortSessionNs))
+        session = MQTTSession(config: config)
+        view = View(Snapshot(protocolVersion: config.protocolVersion, backoffMax: config.backoffMax))
         guard let mosq = mosquitto_new(config.clientID, true, nil) else {
             throw Posix.error("mosquitto_new", errno: errno)
         }
@@ -304,8 +240,7 @@ public final class MQTTClient {
     /// Starts connecting (and keeps the connection up until `stop`).
     public func start() {
         loop.assertInLoop()
-        guard state == .idle else { return }
-        attempt()
+        fire(.start(now: loop.now(.monotonic)))
     }
 
     /// Publishes `payload` on `topic`. On a live connection it goes to the broker now; otherwise
@@ -318,23 +253,22 @@ public final class MQTTClient {
     public func publish(_ topic: String, _ payload: [UInt8], qos: Int = 1, retain: Bool = false,
                         completion: ((PublishResult) -> Void)? = nil) -> PublishOutcome {
         loop.assertInLoop()
-        if let problem = Self.topicProblem(topic) { return refuse("topic \"\(topic)\" \(problem)", completion) }
-        guard qos == 0 || qos == 1 else { return refuse("QoS \(qos) is not supported (0 or 1)", completion) }
-        if stopping || state == .stopped { return refuse("the MQTT client is stopped; \"\(topic)\" was not sent", completion) }
-        let p = Pending(topic: topic, payload: payload, qos: qos, retain: retain, completion: completion)
-        if state == .connected, queue.isEmpty {
-            return send(p) ? .sent : .refused("libmosquitto refused \"\(topic)\"")
+        lastID += 1
+        let id = lastID
+        if let completion { completions[id] = completion }
+        var outcome = PublishOutcome.queued
+        for action in events(.publish(.init(id: id, topic: topic, payload: payload, qos: qos, retain: retain))) {
+            switch action {
+            case .send(let p) where p.id == id:
+                outcome = send(p) ? .sent : .refused("libmosquitto refused \"\(topic)\"")
+            case .complete(id, .dropped(let reason)):
+                outcome = .refused(reason)
+                perform(action)
+            default:
+                perform(action)
+            }
         }
-        if retain, let i = queue.firstIndex(where: { $0.retain && $0.topic == topic }) {
-            let old = queue.remove(at: i)
-            counters.dropped += 1
-            old.completion?(.dropped("superseded by a newer retained message on \(topic) before the broker was reached"))
-        }
-        guard queue.count < config.queueLimit else {
-            return refuse("the outgoing MQTT queue is full (queue_limit \(config.queueLimit) messages, broker \(state)); refused \"\(topic)\"", completion)
-        }
-        queue.append(p)
-        return .queued
+        return outcome
     }
 
     @discardableResult
@@ -347,8 +281,8 @@ public final class MQTTClient {
     /// The subscription is renewed on every reconnect.
     public func subscribe(_ filter: String, qos: Int = 1, _ handler: @escaping (Message) -> Void) {
         loop.assertInLoop()
-        subscriptions.append((filter, qos, handler))
-        if state == .connected { _ = mosquitto_subscribe(handle.mosq, nil, filter, Int32(qos)) }
+        handlers.append((filter, handler))
+        fire(.subscribe(filter: filter, qos: qos))
     }
 
     /// Publishes `offline` (retained), disconnects cleanly (the broker then discards the last
@@ -356,48 +290,115 @@ public final class MQTTClient {
     /// not connected. Queued messages are dropped (their completions say so).
     public func stop(completion: (() -> Void)? = nil) {
         loop.assertInLoop()
-        guard !stopping, state != .stopped else { completion?(); return }
-        stopping = true
-        for p in queue { p.completion?(.dropped("the MQTT client stopped before the broker was reached")) }
-        queue.removeAll()
-        if let t = retryTimer { loop.cancel(t); retryTimer = nil }
-        if state == .connected {
-            stopCompletion = completion
-            _ = send(Pending(topic: config.availabilityTopic, payload: Array("offline".utf8), qos: 0, retain: true))
+        guard !session.stopping, state != .stopped else { completion?(); return }
+        stopCompletion = completion
+        fire(.stop)
+    }
+
+    /// Stops (true) or resumes (false) reading the broker's socket: what the broker sends waits
+    /// in the socket and then at the broker, within the broker's limits (for an MQTT 5
+    /// connection `receiveMaximum` messages in flight, then its `max_queued_messages`, beyond
+    /// which the broker drops them). PUBACKs, keepalive pings and publishing go on; a pause
+    /// longer than the keepalive makes libmosquitto drop the connection (then it reconnects).
+    public func pauseReading(_ paused: Bool) {
+        loop.assertInLoop()
+        fire(.pauseReading(paused))
+    }
+
+    /// `count` received commands wait for the disk: reading pauses at
+    /// `MQTTSession.maxWaitingCommands` and resumes at `MQTTSession.resumeWaitingCommands`.
+    public func commandsWaiting(_ count: Int) {
+        loop.assertInLoop()
+        fire(.commandsWaiting(count, now: loop.now(.monotonic)))
+    }
+
+    // MARK: - The session's events and actions
+
+    /// Hands `event` to the session and publishes its new figures to `view`; returns its actions.
+    private func events(_ event: MQTTSession.Event) -> [MQTTSession.Action] {
+        let actions = session.handle(event)
+        let s = session
+        view.update {
+            $0.state = s.state
+            $0.counters = s.counters
+            $0.queued = s.queue.count
+            $0.protocolVersion = s.protocolVersion
+            $0.readingPaused = s.readingPaused
+            $0.duplicateWarning = s.duplicateWarning
+            $0.connectedNs = s.connectedNs
+        }
+        return actions
+    }
+
+    private func fire(_ event: MQTTSession.Event) {
+        for action in events(event) { perform(action) }
+    }
+
+    /// A random fraction (0 ..< 1) for the retry delay's jitter.
+    private func jitter() -> Double { Double(random.next() >> 11) / Double(UInt64(1) << 53) }
+
+    private func perform(_ action: MQTTSession.Action) {
+        switch action {
+        case .setProtocol(let v):
+            _ = mosquitto_int_option(handle.mosq, MOSQ_OPT_PROTOCOL_VERSION, Int32(v == .v5 ? MQTT_PROTOCOL_V5 : MQTT_PROTOCOL_V311))
+        case .connect(let v, let full):
+            connect(v5: v == .v5, full: full)
+        case .scheduleRetry(let delay):
+            retryTimer = try? loop.schedule(after: delay) { [unowned self] _ in
+                self.retryTimer = nil
+                self.fire(.retryTimerFired(now: self.loop.now(.monotonic)))
+            }
+        case .cancelRetry:
+            if let t = retryTimer { loop.cancel(t); retryTimer = nil }
+        case .armConnectTimeout(let delay):
+            if let t = connectTimer { loop.cancel(t) }
+            connectTimer = try? loop.schedule(after: delay) { [unowned self] _ in
+                self.connectTimer = nil
+                guard self.socketFD >= 0 else { return }
+                self.fire(.connectTimeoutFired)
+            }
+        case .abortConnection:
+            // Make the socket fail: the next read reports the error and libmosquitto closes it.
+            if socketFD >= 0 { shutdown(socketFD, Int32(SHUT_RDWR)) }
+        case .send(let p):
+            _ = send(p)
+        case .subscribe(let filter, let qos):
+            _ = mosquitto_subscribe(handle.mosq, nil, filter, Int32(qos))
+        case .disconnect:
             _ = mosquitto_disconnect(handle.mosq)
             updateInterest()
-            // didDisconnect(0) finishes once the DISCONNECT is written.
-        } else {
+        case .closeSocket:
             if !connectInFlight { closeSocket() }
-            finishStop()
-            completion?()
+        case .complete(let id, let result):
+            completions.removeValue(forKey: id)?(result)
+        case .deliver:
+            break
+        case .readingPaused:
+            updateInterest()
+        case .stateChanged(let s):
+            onStateChange?(s)
+        case .log(let level, let message, let metadata):
+            logger.log(level: level, "\(message)", metadata: metadata.isEmpty ? nil : metadata)
+        case .failInFlight(let reason):
+            for (_, c) in inFlight { c.completion(.dropped(reason)) }
+            inFlight.removeAll()
+        case .stopFinished:
+            let c = stopCompletion
+            stopCompletion = nil
+            c?()
         }
     }
 
     // MARK: - Connecting
 
-    private func attempt() {
-        retryTimer = nil
-        guard !stopping else { return }
-        counters.attempts += 1
-        attemptTimes.append(loop.now(.monotonic))
-        if attemptTimes.count > 64 { attemptTimes.removeFirst(attemptTimes.count - 64) }
-        setState(.connecting, log: false)
-        disconnectReasonCode = nil
-        if fallBackToV311 {
-            fallBackToV311 = false
-            protocolVersion = .v311
-            view.update { $0.protocolVersion = .v311 }
-            _ = mosquitto_int_option(handle.mosq, MOSQ_OPT_PROTOCOL_VERSION, Int32(MQTT_PROTOCOL_V311))
-            needsFullConnect = true
-        }
-        if needsFullConnect {
+    private func connect(v5: Bool, full: Bool) {
+        if full {
             // mosquitto_connect_bind_v5 stores the CONNECT's properties (MQTT 5: the maximum
             // packet size) for every later connect, or drops them (3.1.1); its TCP connect
             // blocks, so it runs on a thread, the handle left to it.
             connectInFlight = true
             let handle = self.handle, cfg = config, loop = self.loop
-            let v5 = protocolVersion == .v5, maxPacket = maximumPacketSize
+            let maxPacket = maximumPacketSize
             let me = WeakLoopBound(self, loop: loop)
             Thread.detachNewThread {
                 var props: OpaquePointer?
@@ -409,10 +410,8 @@ public final class MQTTClient {
                     guard let client = me.value else { return }
                     client.connectInFlight = false
                     // Stored unless the arguments themselves were refused (then try again in full).
-                    if rc != MOSQ_ERR_INVAL.rawValue && rc != MOSQ_ERR_NOMEM.rawValue && rc != MOSQ_ERR_NOT_SUPPORTED.rawValue {
-                        client.needsFullConnect = false
-                    }
-                    client.connectReturned(rc, errno: e)
+                    let stored = rc != MOSQ_ERR_INVAL.rawValue && rc != MOSQ_ERR_NOMEM.rawValue && rc != MOSQ_ERR_NOT_SUPPORTED.rawValue
+                    client.connectReturned(rc, errno: e, storedProperties: stored)
                 }
             }
         } else if Self.isNumericAddress(config.host) {
@@ -435,17 +434,12 @@ public final class MQTTClient {
         }
     }
 
-    private func connectReturned(_ rc: Int32, errno e: Int32) {
-        if stopping {
-            closeSocket()
-            return
-        }
-        guard rc == MOSQ_ERR_SUCCESS.rawValue else {
-            connectionLost(describe(rc, errno: e))
-            return
-        }
+    private func connectReturned(_ rc: Int32, errno e: Int32, storedProperties: Bool = false) {
+        let failure = rc == MOSQ_ERR_SUCCESS.rawValue ? nil : describe(rc, errno: e)
+        fire(.connectReturned(failure: failure, storedProperties: storedProperties, now: loop.now(.monotonic), jitter: jitter()))
+        guard failure == nil, !session.stopping else { return }
         socketFD = mosquitto_socket(handle.mosq)
-        guard socketFD >= 0 else { connectionLost("libmosquitto returned no socket"); return }
+        guard socketFD >= 0 else { lost("libmosquitto returned no socket"); return }
         do {
             if let w = socketWatch { loop.unwatch(w); socketWatch = nil }
             wantsWrite = false
@@ -453,27 +447,17 @@ public final class MQTTClient {
             socketWatch = try loop.watch(fd: socketFD, events: readingPaused ? [] : .read) { [unowned self] ready in self.socketReady(ready) }
             updateInterest()
             guard socketFD >= 0 else { return } // the first write failed: already reported
-            if let t = connectTimer { loop.cancel(t) }
-            connectTimer = try loop.schedule(after: config.connectTimeout) { [unowned self] _ in
-                self.connectTimer = nil
-                guard self.state == .connecting, self.socketFD >= 0 else { return }
-                // Make the socket fail: the next read reports the error and libmosquitto closes it.
-                self.pendingReason = "no CONNACK within \(Self.seconds(self.config.connectTimeout)) s"
-                shutdown(self.socketFD, Int32(SHUT_RDWR))
-            }
+            fire(.socketOpened)
             scheduleMisc()
         } catch {
-            closeSocket()
-            connectionLost("\(error)")
+            lost("\(error)")
         }
     }
 
-    /// The reason code of an MQTT 5 broker's DISCONNECT on this connection.
-    private var disconnectReasonCode: Int32?
-
-    /// Why the connection is being torn down by us (connect timeout), reported instead of
-    /// libmosquitto's generic error.
-    private var pendingReason: String?
+    /// The socket is gone (`error`: why; nil when libmosquitto closed it after a clean exchange).
+    private func lost(_ error: String?) {
+        fire(.closed(error: error, now: loop.now(.monotonic), jitter: jitter()))
+    }
 
     /// The broker socket is readable or writable (or failed).
     private func socketReady(_ ready: WatchEvents) {
@@ -516,27 +500,14 @@ public final class MQTTClient {
                 if let w = socketWatch { loop.unwatch(w); socketWatch = nil }
                 socketFD = -1
                 wantsWrite = false
-                if !stopping {
-                    let code = disconnectReasonCode
-                    let reason = pendingReason ?? code.map { "the broker sent DISCONNECT: \(String(cString: mosquitto_reason_string($0))) (reason code \($0))" }
-                        ?? "the broker closed the connection"
-                    pendingReason = nil
-                    disconnectReasonCode = nil
-                    closeSocket()
-                    if case .refused = state { scheduleRetry() } else { connectionLost(reason) }
-                }
+                lost(nil)
                 return false
             }
             return true
         }
         // libmosquitto closed the socket (and called the disconnect callback) or will on the
         // next call: make sure it is closed, then report.
-        let reason = pendingReason ?? describe(rc, errno: e)
-        pendingReason = nil
-        closeSocket()
-        if stopping { finishStop(); return false }
-        if case .refused = state { scheduleRetry(); return false }
-        connectionLost(reason)
+        lost(describe(rc, errno: e))
         return false
     }
 
@@ -573,19 +544,6 @@ public final class MQTTClient {
     /// Whether the watch's interest leaves out `.read` now.
     private var interestPaused = false
 
-    /// Stops (true) or resumes (false) reading the broker's socket: what the broker sends waits
-    /// in the socket and then at the broker, within the broker's limits (for an MQTT 5
-    /// connection `receiveMaximum` messages in flight, then its `max_queued_messages`, beyond
-    /// which the broker drops them). PUBACKs, keepalive pings and publishing go on; a pause
-    /// longer than the keepalive makes libmosquitto drop the connection (then it reconnects).
-    public func pauseReading(_ paused: Bool) {
-        loop.assertInLoop()
-        guard paused != readingPaused else { return }
-        readingPaused = paused
-        view.update { $0.readingPaused = paused }
-        updateInterest()
-    }
-
     private func scheduleMisc() {
         if let t = miscTimer { loop.cancel(t) }
         // libmosquitto sends PINGREQ once `keepalive` seconds pass idle and drops the connection
@@ -620,125 +578,22 @@ public final class MQTTClient {
         }
     }
 
-    private func connectionLost(_ reason: String) {
-        guard !stopping else { return }
-        failures += 1
-        var reason = reason
-        if let at = connectedNs {
-            connectedNs = nil
-            let nowNs = loop.now(.monotonic)
-            if takeover.lost(connectedNs: at, lostNs: nowNs, longestRetryNs: config.backoffMax) {
-                let warning = "another MQTT client probably uses the client id \"\(config.clientID)\" (mqtt.id \"\(config.id)\"): "
-                    + "the broker closed this connection \(takeover.shortInARow) times in a row within \(Self.seconds(TakeoverDetector.shortSessionNs)) s of accepting it"
-                duplicateWarning = warning
-                logger.error("\(warning); give each kiosk its own mqtt.id; reconnecting with backoff up to \(Self.seconds(config.backoffMax)) s",
-                             metadata: ["mqtt.client_id": "\(config.clientID)", "mqtt.broker": "\(config.host):\(config.port)"])
-            }
-            if takeover.suspected {
-                reason = "taken over by another client with the client id \"\(config.clientID)\""
-            } else {
-                duplicateWarning = nil
-            }
-        }
-        setState(.disconnected(reason: reason), log: true)
-        scheduleRetry()
-    }
-
-    private func scheduleRetry() {
-        guard !stopping, retryTimer == nil else { return }
-        let refused = refusal != nil
-        let fraction = refused ? 0 : Double(random.next() >> 11) / Double(UInt64(1) << 53)
-        let delay = ReconnectBackoff(initial: config.backoffInitial, max: config.backoffMax)
-            .delay(failures: failures, refused: refused, takeover: takeover, fraction: fraction)
-        retryTimer = try? loop.schedule(after: delay) { [unowned self] _ in self.attempt() }
-    }
-
-    private func setState(_ new: State, log: Bool) {
-        guard new != state else { return }
-        state = new
-        if log {
-            switch new {
-            case .connected:
-                logger.info("MQTT connected as \(config.clientID)")
-            case .disconnected(let reason):
-                // Once per change of reason: a retry failing the same way is not logged again.
-                if case .disconnected(let r) = lastLogged, r == reason { break }
-                logger.warning("MQTT disconnected: \(reason); retrying with backoff \(Self.seconds(config.backoffInitial)) s doubling to \(Self.seconds(config.backoffMax)) s, never giving up")
-                lastLogged = new
-            case .refused(let reason):
-                if lastLogged != new {
-                    logger.error("MQTT broker refused the login as \(config.username.map { "user \"\($0)\"" } ?? "anonymous"): \(reason); check username and password_file; retrying every \(Self.seconds(config.backoffMax)) s")
-                }
-                lastLogged = new
-            case .stopped:
-                logger.info("MQTT stopped")
-            default: break
-            }
-            if new == .connected || new == .stopped { lastLogged = new }
-        }
-        onStateChange?(new)
-    }
-    private var lastLogged: State = .idle
-
-    private func finishStop() {
-        stopping = true
-        if let t = retryTimer { loop.cancel(t); retryTimer = nil }
-        for (_, c) in inFlight { c.completion(.dropped("the MQTT client stopped before the broker acknowledged")) }
-        inFlight.removeAll()
-        setState(.stopped, log: true)
-        let c = stopCompletion
-        stopCompletion = nil
-        c?()
-    }
-
     // MARK: - libmosquitto callbacks (on the loop's thread, inside loop_read/write/misc)
 
     private func didConnect(_ rc: Int32) {
         if let t = connectTimer { loop.cancel(t); connectTimer = nil }
-        guard rc == 0 else {
-            // MQTT 5 reason codes are 128 and above; 3.1.1's CONNACK codes 1 to 5.
-            let text = rc >= 128 ? String(cString: mosquitto_reason_string(rc)) : String(cString: mosquitto_connack_string(rc))
-            let reason = "\(text) (CONNACK code \(rc))"
-            if rc == Int32(MQTT_RC_UNSUPPORTED_PROTOCOL_VERSION.rawValue) && protocolVersion == .v5 {
-                // Also what libmosquitto reports for a 3.1.1 broker's "unacceptable protocol version".
-                fallBackToV311 = true
-                logger.notice("MQTT: the broker does not speak MQTT 5 (\(reason)); speaking MQTT 3.1.1 from now on: messages larger than max_message_bytes are then received and dropped on arrival")
-                pendingReason = "the broker does not speak MQTT 5; reconnecting with MQTT 3.1.1"
-                return
-            }
-            // 4, 5 (3.1.1) and 134, 135 (MQTT 5): bad user name or password, not authorised.
-            if rc == 4 || rc == 5 || rc == 134 || rc == 135 {
-                refusal = reason
-                setState(.refused(reason: reason), log: true)
-            } else {
-                pendingReason = "broker refused the connection: \(reason)"
-            }
-            return
-        }
-        failures = 0
-        refusal = nil
-        connectedNs = loop.now(.monotonic)
-        counters.connects += 1
-        setState(.connected, log: true)
-        _ = send(Pending(topic: config.availabilityTopic, payload: Array("online".utf8), qos: 1, retain: true))
-        for s in subscriptions { _ = mosquitto_subscribe(handle.mosq, nil, s.filter, Int32(s.qos)) }
-        let waiting = queue
-        queue.removeAll()
-        for p in waiting { _ = send(p) }
+        // MQTT 5 reason codes are 128 and above; 3.1.1's CONNACK codes 1 to 5.
+        let text = rc == 0 ? "" : rc >= 128 ? String(cString: mosquitto_reason_string(rc)) : String(cString: mosquitto_connack_string(rc))
+        fire(.connack(code: rc, text: text, now: loop.now(.monotonic)))
     }
 
     private func didDisconnect(_ rc: Int32) {
-        // Reported through ioResult / finishStop, which know why; an MQTT 5 broker's DISCONNECT
-        // gives its reason code here (142: another client took the session over), kept for
-        // the report.
-        if !stopping && rc != 0 { disconnectReasonCode = rc }
-        if stopping && rc == 0 {
+        // Reported through ioResult, which knows why; an MQTT 5 broker's DISCONNECT gives its
+        // reason code here (142: another client took the session over), kept for the report.
+        if rc != 0 { fire(.brokerDisconnect(code: rc, text: String(cString: mosquitto_reason_string(rc)))) }
+        if session.stopping && rc == 0 {
             // Clean DISCONNECT written: libmosquitto has closed the socket.
-            loop.deferToEndOfIteration { [weak self] in
-                guard let self, self.state != .stopped else { return }
-                self.closeSocket()
-                self.finishStop()
-            }
+            loop.deferToEndOfIteration { [weak self] in self?.fire(.disconnectWritten) }
         }
     }
 
@@ -752,28 +607,16 @@ public final class MQTTClient {
         c.completion(c.qos == 0 ? .sent : .acknowledged)
     }
 
-    /// Monotonic time (ns) of the last "message too large" log line (at most one a minute).
-    private var oversizedLoggedNs: Int64?
-
     private func didReceive(_ m: mosquitto_message) {
-        counters.messagesIn += 1
-        // Larger than the limit: dropped before its payload is copied or converted.
-        if Int(m.payloadlen) > config.maxMessageBytes {
-            counters.oversized += 1
-            let now = nowNanos(.monotonic)
-            if oversizedLoggedNs.map({ now - $0 >= 60_000_000_000 }) ?? true {
-                oversizedLoggedNs = now
-                logger.warning("MQTT: dropped a message larger than max_message_bytes", metadata: [
-                    "topic": "\(String(cString: m.topic).prefix(256))", "bytes": "\(m.payloadlen)",
-                    "max_message_bytes": "\(config.maxMessageBytes)", "dropped_so_far": "\(counters.oversized)"])
-            }
-            return
-        }
         let topic = String(cString: m.topic)
+        // The session drops a message larger than the limit before its payload is copied.
+        let actions = events(.received(topic: topic, bytes: Int(m.payloadlen), now: loop.now(.monotonic)))
+        actions.forEach(perform)
+        guard actions.contains(.deliver) else { return }
         let payload = m.payloadlen > 0 && m.payload != nil
             ? Array(UnsafeRawBufferPointer(start: m.payload, count: Int(m.payloadlen))) : []
         let msg = Message(topic: topic, payload: payload, qos: Int(m.qos), retained: m.retain)
-        for s in subscriptions {
+        for s in handlers {
             var match = false
             if mosquitto_topic_matches_sub(s.filter, topic, &match) == MOSQ_ERR_SUCCESS.rawValue, match {
                 s.handler(msg)
@@ -783,46 +626,28 @@ public final class MQTTClient {
 
     // MARK: - Helpers
 
-    private func send(_ p: Pending) -> Bool {
+    private func send(_ p: MQTTSession.Outgoing) -> Bool {
         // libmosquitto may write a QoS 0 message, and report it, before mosquitto_publish returns:
         // the completion waits in `sending`, the message id in `midSlot` (set before the write).
-        sending = p.completion.map { (p.qos, $0) }
+        sending = completions[p.id].map { (p.qos, $0) }
         defer { sending = nil }
         midSlot.pointee = 0
         let rc = p.payload.withUnsafeBytes { buf in
             mosquitto_publish(handle.mosq, midSlot, p.topic, Int32(buf.count), buf.baseAddress, Int32(p.qos), p.retain)
         }
         guard rc == MOSQ_ERR_SUCCESS.rawValue else {
-            counters.dropped += 1
-            p.completion?(.dropped("mosquitto_publish \(p.topic) failed: \(Self.describe(rc, errno: errno))"))
+            fire(.sendReturned(id: p.id, failure: "mosquitto_publish \(p.topic) failed: \(Self.describe(rc, errno: errno))"))
             return false
         }
-        counters.messagesOut += 1
+        completions[p.id] = nil
         if let s = sending { inFlight[midSlot.pointee] = (s.qos, s.completion) }
+        fire(.sendReturned(id: p.id, failure: nil))
         updateInterest()
         return true
     }
     /// The completion of the message being handed to mosquitto_publish right now.
     private var sending: (qos: Int, completion: (PublishResult) -> Void)?
     private let midSlot = UnsafeMutablePointer<Int32>.allocate(capacity: 1)
-
-    private func refuse(_ reason: String, _ completion: ((PublishResult) -> Void)?) -> PublishOutcome {
-        counters.dropped += 1
-        if lastRefusalLogged != reason {
-            logger.warning("MQTT publish refused: \(reason)")
-            lastRefusalLogged = reason
-        }
-        completion?(.dropped(reason))
-        return .refused(reason)
-    }
-    private var lastRefusalLogged: String?
-
-    static func topicProblem(_ t: String) -> String? {
-        if t.isEmpty { return "is empty" }
-        if t.contains("+") || t.contains("#") { return "contains a wildcard (+ or #), which only subscriptions may use" }
-        if t.utf8.count > 65535 { return "is longer than 65535 bytes" }
-        return nil
-    }
 
     static func isNumericAddress(_ host: String) -> Bool {
         var v4 = in_addr(), v6 = in6_addr()
@@ -846,10 +671,6 @@ public final class MQTTClient {
         return "\(String(cString: mosquitto_strerror(rc))) (mosquitto error \(rc))"
     }
 
-    static func seconds(_ ns: Int64) -> String {
-        let s = Double(ns) / 1e9
-        return s == s.rounded() ? String(Int(s)) : String(s)
-    }
 }
 
 /// The libmosquitto handle, destroyed when the last owner lets go (the client, or a resolver
