@@ -38,6 +38,18 @@ private func trimmed(_ text: String) -> String {
     return String(s)
 }
 
+/// A connector or mode an output asked for that the card does not have. `asked` says which, so
+/// the caller can name the configuration key that asked for it; `description` lists what exists.
+public struct MissingOutputPart: Error, Sendable, Equatable, CustomStringConvertible {
+    public enum Asked: Sendable, Equatable {
+        case connector(String)
+        /// A mode the named connector does not offer.
+        case mode(ModeRequest, connector: String)
+    }
+    public let asked: Asked
+    public let description: String
+}
+
 /// Pure choices of connector, mode, CRTC and plane from snapshot values.
 public enum DRMSelection {
     /// The connector named `name` (exact kernel name, case-insensitive), or the first connected one
@@ -48,7 +60,7 @@ public enum DRMSelection {
         if let name {
             if let c = connectors.first(where: { $0.name.lowercased() == name.lowercased() }) { return c }
             let list = connectors.isEmpty ? "none" : connectors.map { "\($0.name) (\($0.status.rawValue))" }.joined(separator: ", ")
-            throw KioskError.notFound("output \"\(name)\" does not exist on \(device); connectors: \(list)")
+            throw MissingOutputPart(asked: .connector(name), description: "output \"\(name)\" does not exist on \(device); connectors: \(list)")
         }
         return connectors.first { $0.status == .connected && !taken.contains($0.id) }
     }
@@ -75,7 +87,8 @@ public enum DRMSelection {
         }
         var seen = Set<String>()
         let list = connector.modes.map(\.description).filter { seen.insert($0).inserted }.joined(separator: ", ")
-        throw KioskError.notFound("mode \(request) is not offered by \(connector.name); modes: \(list)")
+        throw MissingOutputPart(asked: .mode(request, connector: connector.name),
+                                description: "mode \(request) is not offered by \(connector.name); modes: \(list)")
     }
 
     /// A distinct CRTC for every connector in `connectors` (connector id → CRTC), each reached

@@ -35,19 +35,23 @@ public enum Backends {
     public static func makeDisplays(_ config: DaemonConfig, loop: any KioskLoop, logger: Logger, kms: KMSBackend? = nil) throws -> Displays {
         do {
             return try makeEachDisplay(config, loop: loop, logger: logger, kms: kms)
-        } catch let e as KioskError where e.kind == .notFound {
-            // Which output's connector or mode the card lacks (the message names it).
+        } catch let e as MissingOutputPart {
+            // The output whose connector or mode the card lacks, and the key that asked for it.
             let single = config.outputTables == nil
-            for (i, o) in config.outputs.enumerated() {
-                let at = o.location.isEmpty ? config.file : o.location
-                if let c = o.connector, e.message.contains("\"\(c)\"") {
-                    throw KioskError.config("\(at): key '\(single ? "display.output" : "output[\(i)].connector")': \(e.message)")
-                }
-                if let m = o.mode, let r = try? ModeRequest(parsing: m), e.message.contains("mode \(r) ") {
-                    throw KioskError.config("\(at): key '\(single ? "display.mode" : "output[\(i)].mode")': \(e.message)")
-                }
+            let outputs = Array(config.outputs.enumerated())
+            let asking: (index: Int, key: String)?
+            switch e.asked {
+            case .connector(let name):
+                asking = outputs.first { $0.element.connector?.lowercased() == name.lowercased() }
+                    .map { ($0.offset, single ? "display.output" : "output[\($0.offset)].connector") }
+            case .mode(let request, let connector):
+                let asked = outputs.filter { o in o.element.mode.flatMap { try? ModeRequest(parsing: $0) } == request }
+                asking = (asked.first { $0.element.connector?.lowercased() == connector.lowercased() } ?? asked.first)
+                    .map { ($0.offset, single ? "display.mode" : "output[\($0.offset)].mode") }
             }
-            throw KioskError.config("\(config.file): [display]: \(e.message)")
+            guard let asking else { throw KioskError.config("\(config.file): [display]: \(e)") }
+            let location = config.outputs[asking.index].location
+            throw KioskError.config("\(location.isEmpty ? config.file : location): key '\(asking.key)': \(e)")
         }
     }
 

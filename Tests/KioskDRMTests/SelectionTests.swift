@@ -46,8 +46,8 @@ private let connectors = [
         #expect {
             _ = try DRMSelection.connector(connectors, named: "HDMI-A-3", device: "/dev/dri/card1")
         } throws: { e in
-            let m = (e as? KioskError)?.message ?? ""
-            return m.contains("\"HDMI-A-3\"") && m.contains("/dev/dri/card1")
+            let m = (e as? MissingOutputPart)?.description ?? ""
+            return (e as? MissingOutputPart)?.asked == .connector("HDMI-A-3") && m.contains("\"HDMI-A-3\"") && m.contains("/dev/dri/card1")
                 && m.contains("HDMI-A-1 (disconnected)") && m.contains("HDMI-A-2 (connected)") && m.contains("DP-1 (connected)")
         }
     }
@@ -73,8 +73,9 @@ private let connectors = [
         #expect {
             _ = try DRMSelection.mode(connectors[1], request: ModeRequest(width: 3840, height: 2160, refresh: 30))
         } throws: { e in
-            let m = (e as? KioskError)?.message ?? ""
-            return m.contains("3840x2160@30") && m.contains("HDMI-A-2") && m.contains("1920x1080@60, 1920x1080@50, 1280x720@60")
+            let m = (e as? MissingOutputPart)?.description ?? ""
+            return (e as? MissingOutputPart)?.asked == .mode(ModeRequest(width: 3840, height: 2160, refresh: 30), connector: "HDMI-A-2")
+                && m.contains("3840x2160@30") && m.contains("HDMI-A-2") && m.contains("1920x1080@60, 1920x1080@50, 1280x720@60")
         }
     }
 

@@ -314,4 +314,27 @@ import Testing
         let e = configError { _ = try Backends.makeDisplays(config, loop: try EventLoop(), logger: quietLogger, kms: kms.backend) }
         #expect(e?.contains("kioskd.toml:9: key 'output[1].connector': output \"DSI-2\" does not exist on /dev/dri/card0; connectors: HDMI-A-1 (connected), DSI-1 (connected)") == true, "\(e ?? "no error")")
     }
+
+    /// A mode the card does not offer names the key that asked for it: the output's `mode`, or
+    /// `display.mode` for the single-output form.
+    @Test func aModeTheCardLacksIsAConfigErrorNamingTheOutputsMode() throws {
+        let dir = tempDir()
+        let kms = Self.fakeCard()
+        let two = Self.drmConfig(dir, kms: kms).replacingOccurrences(of: "rotation = 90", with: "mode = \"800x480\"\nrotation = 90")
+        let e = configError { _ = try Backends.makeDisplays(try loadConfig(two, dir: dir), loop: try EventLoop(), logger: quietLogger, kms: kms.backend) }
+        #expect(e?.contains("kioskd.toml:9: key 'output[1].mode': mode 800x480 is not offered by DSI-1; modes: 120x80@60") == true, "\(e ?? "no error")")
+
+        let one = """
+        state_dir = "\(dir)/state"
+        [display]
+        backend = "drm"
+        device = "\(kms.path)"
+        output = "DSI-1"
+        mode = "800x480"
+        [scene.clock]
+        kind = "clock"
+        """
+        let e1 = configError { _ = try Backends.makeDisplays(try loadConfig(one, dir: dir), loop: try EventLoop(), logger: quietLogger, kms: kms.backend) }
+        #expect(e1?.contains("key 'display.mode': mode 800x480 is not offered by DSI-1; modes: 120x80@60") == true, "\(e1 ?? "no error")")
+    }
 }
