@@ -13,6 +13,9 @@ public enum DisplayEvent: Sendable, Equatable {
 public protocol DisplayOutput: AnyObject {
     /// For logs and status, e.g. "headless 1920x1080" or "/dev/dri/card0 HDMI-A-1 1920x1080@60".
     var displayDescription: String { get }
+    /// The connector driven now (e.g. "HDMI-A-1"); nil for a display without one (headless) or
+    /// while nothing is connected.
+    var connectorName: String? { get }
     /// The size scenes lay out for (the mode size turned by `rotation`); nil while nothing is connected.
     var logicalSize: Size? { get }
     var rotation: Rotation { get }
@@ -51,4 +54,8 @@ public protocol InputSource: AnyObject {
     /// The logical scene orientation to map touches into (set when the display's rotation or size changes).
     func setRotation(_ rotation: Rotation)
     func shutdown()
+}
+
+extension DisplayOutput {
+    public var connectorName: String? { nil }
 }

@@ -129,6 +129,8 @@ public final class DRMDisplay: DisplayOutput {
         return "\(device.path) \(output.connector.name) \(output.mode)\(rotation == .r0 ? "" : " rotated \(rotation)") \(device.apiName)"
     }
 
+    public var connectorName: String? { output?.connector.name }
+
     public var logicalSize: Size? {
         guard active, let output else { return nil }
         return rotation.logicalSize(physical: output.mode.size)

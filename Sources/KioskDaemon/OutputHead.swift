@@ -30,7 +30,7 @@ public final class OutputHead {
     func answers(to name: String) -> Bool {
         let n = name.lowercased()
         if self.name.lowercased() == n { return true }
-        return display.displayDescription.lowercased().split(separator: " ").contains { $0 == n }
+        return display.connectorName?.lowercased() == n
     }
 }
 

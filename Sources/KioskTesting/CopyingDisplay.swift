@@ -10,6 +10,7 @@ public final class CopyingDisplay: DisplayOutput {
     private let copied = CopiedFrame()
     public init(_ inner: HeadlessDisplay) { self.inner = inner }
     public var displayDescription: String { "copying " + inner.displayDescription }
+    public var connectorName: String? { inner.connectorName }
     public var logicalSize: Size? { inner.logicalSize }
     public var rotation: Rotation { inner.rotation }
     public var canPresent: Bool { inner.canPresent }

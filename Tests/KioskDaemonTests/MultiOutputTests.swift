@@ -315,6 +315,22 @@ import Testing
         #expect(e?.contains("kioskd.toml:9: key 'output[1].connector': output \"DSI-2\" does not exist on /dev/dri/card0; connectors: HDMI-A-1 (connected), DSI-1 (connected)") == true, "\(e ?? "no error")")
     }
 
+    /// An output configured as "*" answers to the connector the card gave it.
+    @Test func anOutputTakenByStarAnswersToItsConnector() throws {
+        let dir = tempDir()
+        let kms = Self.fakeCard()
+        let config = try loadConfig(Self.drmConfig(dir, kms: kms, second: "*"), dir: dir)
+        let loop = try EventLoop()
+        let made = try Backends.makeDisplays(config, loop: loop, logger: quietLogger, kms: kms.backend)
+        let d = try Daemon(config: config, displays: made.outputs, input: ScriptedInput(), state: MemoryStateStore(), loop: loop, logger: quietLogger)
+        d.displayOwner = made.owner
+        d.start()
+        #expect(d.handle(.blank(on: true, output: "dsi-1")).status == 200)
+        #expect(d.heads[1].display.isBlanked && !d.heads[0].display.isBlanked)
+        #expect(d.handle(.blank(on: true, output: "DSI")).status == 404, "a part of the connector's name is not its name")
+        d.shutdown()
+    }
+
     /// A mode the card does not offer names the key that asked for it: the output's `mode`, or
     /// `display.mode` for the single-output form.
     @Test func aModeTheCardLacksIsAConfigErrorNamingTheOutputsMode() throws {
