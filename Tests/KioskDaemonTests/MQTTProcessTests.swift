@@ -40,9 +40,13 @@ struct MQTTProcessTests {
     }
 
     func waitRetained(_ broker: MQTTTestBroker, _ topic: String, _ value: String, seconds: Double = 10) throws -> Bool {
+        try waitRetained(broker, topic, seconds: seconds) { $0 == value }
+    }
+
+    func waitRetained(_ broker: MQTTTestBroker, _ topic: String, seconds: Double = 10, _ matches: (String) -> Bool) throws -> Bool {
         let end = Date().addingTimeInterval(seconds)
         while Date() < end {
-            if try broker.retained(topic) == value { return true }
+            if let v = try broker.retained(topic), matches(v) { return true }
             usleep(50_000) // bounded polling of the retained value
         }
         return false
@@ -58,7 +62,8 @@ struct MQTTProcessTests {
         let d = tempDir()
         guard let first = try start(d, broker, round: 0) else { return }
         #expect(try waitRetained(broker, "kioskd/proc/availability", "online"))
-        #expect(try broker.retained("homeassistant/device/kioskd_proc/config")?.contains("\"counter_HOME\"") == true)
+        // Discovery follows `online` (the render loop computes it once connected).
+        #expect(try waitRetained(broker, "homeassistant/device/kioskd_proc/config") { $0.contains("\"counter_HOME\"") })
         try broker.publish("kioskd/proc/counter/HOME/set", "42")
         #expect(try waitRetained(broker, "kioskd/proc/counter/HOME", "42"))
         #expect(try get(d, "/counter/HOME").jsonObject?["value"] as? Int == 42)
