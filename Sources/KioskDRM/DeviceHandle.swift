@@ -11,7 +11,8 @@ import KioskPosix
 /// copy of the raw descriptor), so none of them can outlive the device they belong to.
 final class DRMDeviceHandle {
     let path: String
-    let fd: Int32
+    private let descriptor: Descriptor
+    var fd: Int32 { descriptor.raw }
     /// Atomic modesetting is enabled on this file descriptor.
     let atomic: Bool
 
@@ -19,8 +20,8 @@ final class DRMDeviceHandle {
     /// `api` is `.legacy`, atomic modesetting (`drmSetClientCap`). Errors name the device and what to do.
     init(path: String, api: DRMOptions.API) throws {
         self.path = path
-        let fd = open(path, O_RDWR | O_CLOEXEC | O_NONBLOCK)
-        if fd < 0 {
+        let raw = open(path, O_RDWR | O_CLOEXEC | O_NONBLOCK)
+        if raw < 0 {
             let e = errno
             switch e {
             case EACCES, EPERM:
@@ -31,14 +32,15 @@ final class DRMDeviceHandle {
                 throw Posix.error("open", path: path, errno: e)
             }
         }
+        // Closed by its owner when a check below throws.
+        let owner = Descriptor(adopting: raw)
+        let fd = owner.raw
         var dumb: UInt64 = 0
         if drmGetCap(fd, UInt64(DRM_CAP_DUMB_BUFFER), &dumb) != 0 {
             let e = errno
-            Glibc.close(fd)
             throw KioskError.display("\(path) is not a DRM device (\(Posix.error("drmGetCap(DRM_CAP_DUMB_BUFFER)", errno: e).message)); use a /dev/dri/card* node", errno: e)
         }
         if dumb == 0 {
-            Glibc.close(fd)
             throw KioskError.display("\(path) does not offer dumb buffers (DRM_CAP_DUMB_BUFFER); kioskd needs a KMS driver with dumb-buffer support")
         }
         _ = drmSetClientCap(fd, UInt64(DRM_CLIENT_CAP_UNIVERSAL_PLANES), 1)
@@ -46,15 +48,12 @@ final class DRMDeviceHandle {
         if api != .legacy {
             atomic = drmSetClientCap(fd, UInt64(DRM_CLIENT_CAP_ATOMIC), 1) == 0
             if !atomic && api == .atomic {
-                Glibc.close(fd)
                 throw KioskError.display("\(path) does not support atomic modesetting (DRM_CLIENT_CAP_ATOMIC); use api = \"legacy\" or \"auto\"")
             }
         }
-        self.fd = fd
+        self.descriptor = owner
         self.atomic = atomic
     }
-
-    deinit { Glibc.close(fd) }
 
     /// Whether this file descriptor is DRM master (`drmIsMaster`).
     var isMaster: Bool { drmIsMaster(fd) != 0 }
