@@ -127,5 +127,9 @@ if ! mv -T "$tmp" "$dest" 2>/dev/null; then
 fi
 trap - EXIT
 [ -d "$tmp" ] && rm -rf --one-file-system "$tmp"
+# Roots of earlier keys (another Home Assistant version or FORMAT) are not used again.
+for old in "$CACHE"/ha-root-*; do
+    [ -d "$old" ] && [ "$old" != "$dest" ] && { log "removing old $old"; rm -rf --one-file-system "$old"; }
+done
 log "ready: $dest ($((SECONDS - t0)) s)"
 echo "$dest"

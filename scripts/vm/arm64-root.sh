@@ -74,5 +74,9 @@ mmdebstrap --arch=arm64 --variant=minbase --include="$include" \
 mv "$tmp/kernel" "$tmp/root/kernel"
 rm -rf "$dest"
 mv "$tmp/root" "$dest"
+# Roots of earlier keys are not used again.
+for old in "$CACHE"/arm64-root-*; do
+    [ -d "$old" ] && [ "$old" != "$dest" ] && { echo "arm64-root: removing old $old" >&2; rm -rf --one-file-system "$old"; }
+done
 echo "arm64-root: built in $((SECONDS - t0)) s" >&2
 echo "$dest"
