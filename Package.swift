@@ -177,7 +177,7 @@ let package = Package(
 
         .testTarget(name: "KioskCoreTests", dependencies: ["KioskCore"]),
         .testTarget(name: "KioskPosixTests", dependencies: ["KioskTestTraits", "KioskPosix", "KioskTesting"]),
-        .testTarget(name: "KioskLogindTests", dependencies: ["KioskTestTraits", "KioskLogind", "KioskPosix", "CSdBus"]),
+        .testTarget(name: "KioskLogindTests", dependencies: ["KioskTestTraits", "KioskLogind", "KioskPosix", "KioskTesting", "CSdBus"]),
         .testTarget(name: "KioskRenderTests", dependencies: ["KioskRender", "KioskTesting"]),
         .testTarget(name: "KioskScenesTests", dependencies: ["KioskScenes", "KioskPosix", "KioskTesting"]),
         .testTarget(name: "KioskDRMTests", dependencies: ["KioskDRM", "KioskDRMTesting", "KioskPosix", "KioskTesting", "KioskRender", "KioskScenes"]),
@@ -187,7 +187,7 @@ let package = Package(
                                                     .product(name: "NIOEmbedded", package: "swift-nio")]),
         .testTarget(name: "KioskMQTTTests", dependencies: ["KioskTestTraits", "KioskMQTT", "KioskPosix", "KioskTesting", .product(name: "Logging", package: "swift-log")],
                     exclude: ["golden"]),
-        .testTarget(name: "VMTests", dependencies: ["KioskCore"]),
+        .testTarget(name: "VMTests", dependencies: ["KioskCore", "KioskTesting"]),
         .testTarget(name: "KioskBenchTests", dependencies: ["kioskd-bench"], path: "Benchmarks/Tests/KioskBenchTests"),
     ],
     swiftLanguageModes: [.v6]

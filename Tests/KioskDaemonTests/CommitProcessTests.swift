@@ -153,7 +153,7 @@ struct MQTTBurstProcessTests {
         let n = 10_000
         let lines = String(repeating: "1\n", count: n)
         try lines.write(toFile: "\(d)/lines", atomically: true, encoding: .utf8)
-        let (status, out) = try runTool("/bin/sh", ["-c", "/usr/bin/mosquitto_pub -h 127.0.0.1 -p \(broker.port) -q 1 -t kioskd/burst/counter/HOME/inc -l < \(d)/lines"], dir: d)
+        let (status, out) = try runTool("/bin/sh", ["-c", "/usr/bin/mosquitto_pub -h 127.0.0.1 -p \(broker.port) -q 1 -t kioskd/burst/counter/HOME/inc -l < \(d)/lines"])
         #expect(status == 0, "mosquitto_pub: \(out)")
         var seen: Int?
         var same = 0
@@ -207,9 +207,9 @@ struct MQTTBurstProcessTests {
         let chunk = Data(repeating: UInt8(ascii: "7"), count: 1 << 20)
         for _ in 0..<mb { h.write(chunk) }
         try h.close()
-        let pid = child.process.processIdentifier
+        let pid = child.process.pid
         let before = memory(pid)
-        let (status, out) = try runTool("/usr/bin/mosquitto_pub", ["-h", "127.0.0.1", "-p", "\(broker.port)", "-q", "1", "-t", "kioskd/burst/counter/HOME/inc", "-f", big], dir: d)
+        let (status, out) = try runTool("/usr/bin/mosquitto_pub", ["-h", "127.0.0.1", "-p", "\(broker.port)", "-q", "1", "-t", "kioskd/burst/counter/HOME/inc", "-f", big])
         #expect(status == 0, "mosquitto_pub: \(out)")
         unlink(big)
         try broker.publish("kioskd/burst/counter/HOME/set", "5")

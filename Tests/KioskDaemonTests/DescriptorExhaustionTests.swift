@@ -104,7 +104,7 @@ struct DescriptorExhaustionTests {
         // cannot move them.
         let child = try start(d, nofile: "\(limit):\(limit)", rotateSeconds: 15)
         defer { child.signal(SIGKILL) }
-        let pid = child.process.processIdentifier
+        let pid = child.process.pid
         let status0 = try ControlClient(socketPath: "\(d)/c.sock", timeout: 5).send(method: .GET, path: "/status").jsonObject ?? [:]
         #expect(status0["scene"] as? String == "score")
         let f0 = (status0["frames"] as? Int) ?? -1
@@ -149,7 +149,7 @@ struct DescriptorExhaustionTests {
         let d = tempDir()
         let child = try start(d, nofile: "64:4096")
         defer { child.signal(SIGKILL) }
-        let limits = (try? String(contentsOfFile: "/proc/\(child.process.processIdentifier)/limits", encoding: .utf8)) ?? ""
+        let limits = (try? String(contentsOfFile: "/proc/\(child.process.pid)/limits", encoding: .utf8)) ?? ""
         let line = limits.split(separator: "\n").first { $0.hasPrefix("Max open files") }.map(String.init) ?? ""
         let numbers = line.split(separator: " ").compactMap { Int($0) }
         #expect(numbers == [4096, 4096], "\(line)")

@@ -62,7 +62,7 @@ struct IdleWakeupTests {
         let child = try Self.startClock(kioskd, in: d)
         defer { child.signal(SIGTERM); _ = child.wait(seconds: 10) }
         try ProcessTests().waitForSocket(d, child)
-        let pid = child.process.processIdentifier
+        let pid = child.process.pid
         // Start-up work (thread pools spinning down, the first frames) is over after a moment;
         // this is the start of the measured window, not a wait for an event.
         Thread.sleep(forTimeInterval: 2)

@@ -11,15 +11,8 @@ import KioskTesting
     /// links them) comes back.
     @Test func kioskctlLinksNoDisplayInputOrDrawingLibrary() throws {
         try #require(FileManager.default.isExecutableFile(atPath: Binaries.kioskctl), "build kioskctl first (\(Binaries.kioskctl))")
-        let p = Process()
-        p.executableURL = URL(fileURLWithPath: "/usr/bin/ldd")
-        p.arguments = [Binaries.kioskctl]
-        let out = Pipe()
-        p.standardOutput = out
-        try p.run()
-        let text = String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        p.waitUntilExit()
-        #expect(p.terminationStatus == 0, "\(text)")
+        let (status, text, _) = try SpawnedProcess.run("/usr/bin/ldd", [Binaries.kioskctl])
+        #expect(status == 0, "\(text)")
         let libraries = text.split(separator: "\n").compactMap { $0.split(whereSeparator: { $0 == " " || $0 == "\t" }).first.map(String.init) }
         // The check itself: ldd lists libraries (the C library at least).
         #expect(libraries.contains { $0.hasPrefix("libc.so") }, "\(text)")

@@ -13,7 +13,7 @@ import KioskTesting
         let built = [Binaries.kioskd, Binaries.releaseKioskd].compactMap({ $0 }).filter { FileManager.default.isExecutableFile(atPath: $0) }
         #expect(!built.isEmpty, "no kioskd is built (\(Binaries.kioskd)): nothing was checked")
         for binary in built {
-            let needed = try runTool("/usr/bin/readelf", ["-d", binary], dir: tempDir("lazy")).1
+            let needed = try runTool("/usr/bin/readelf", ["-d", binary]).1
                 .split(separator: "\n").filter { $0.contains("(NEEDED)") }
             #expect(needed.count > 10, "readelf -d \(binary) lists no libraries")
             for lib in Self.optional {
@@ -51,7 +51,7 @@ import KioskTesting
         defer { child.signal(SIGTERM); _ = child.wait(seconds: 10) }
         try ProcessTests().waitForSocket(d, child)
         // Through cat: a single read of a /proc file returns one page of it.
-        let maps = try runTool("/bin/cat", ["/proc/\(child.process.processIdentifier)/maps"], dir: d).1
+        let maps = try runTool("/bin/cat", ["/proc/\(child.process.pid)/maps"]).1
         #expect(maps.contains("libcairo"), "the maps were read from the daemon")
         for lib in Self.optional {
             #expect(!maps.contains(lib + "."), "the clock daemon mapped \(lib)")

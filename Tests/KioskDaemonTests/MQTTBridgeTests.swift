@@ -427,7 +427,7 @@ extension MQTTBridgeTests {
         let n = MQTTBridge.maxCommandsInPipeline + 500
         let d = r.broker.dir
         try String(repeating: "1\n", count: n).write(toFile: "\(d)/lines", atomically: true, encoding: .utf8)
-        let (status, out) = try runTool("/bin/sh", ["-c", "/usr/bin/mosquitto_pub -h 127.0.0.1 -p \(r.broker.port) -q 1 -t kioskd/k1/counter/HOME/inc -l < \(d)/lines"], dir: d)
+        let (status, out) = try runTool("/bin/sh", ["-c", "/usr/bin/mosquitto_pub -h 127.0.0.1 -p \(r.broker.port) -q 1 -t kioskd/k1/counter/HOME/inc -l < \(d)/lines"])
         #expect(status == 0, "mosquitto_pub: \(out)")
         let bound = MQTTBridge.maxCommandsInPipeline
         #expect(try pump(r.loop, seconds: 30) { r.bridge.commandsInPipeline >= bound }, "in the pipeline: \(r.bridge.commandsInPipeline)")

@@ -31,14 +31,14 @@ struct MainThreadTests {
         let child = try IdleWakeupTests.startClock(Binaries.kioskd, in: d)
         defer { child.signal(SIGTERM); _ = child.wait(seconds: 10) }
         try ProcessTests().waitForSocket(d, child)
-        let pid = child.process.processIdentifier
+        let pid = child.process.pid
         // The control socket is served after the async part of start-up began, so an async main
         // has called dispatch_main (and pthread_exit) by now.
         let main = try #require(Self.syscall(pid, pid), "no /proc/\(pid)/task/\(pid)/syscall; log:\n\(child.log)")
         #expect(main != Self.rtSigsuspend, "kioskd's main thread is parked in rt_sigsuspend (system call \(main)): it left main through dispatch_main's pthread_exit")
         child.signal(SIGTERM)
         #expect(child.wait(seconds: 10), "kioskd did not stop on SIGTERM; log:\n\(child.log)")
-        #expect(child.process.terminationStatus == 0, "kioskd exited with \(child.process.terminationStatus) on SIGTERM; log:\n\(child.log)")
+        #expect(child.process.exitStatus == 0, "kioskd exited with \(child.process.exitStatus) on SIGTERM; log:\n\(child.log)")
     }
 
     /// SIGTERM while clients keep connecting to the control socket: kioskd stops cleanly (exit 0,
@@ -65,7 +65,7 @@ struct MainThreadTests {
             stop.withLock { stopped = true }
             if !ended { child.signal(SIGKILL); _ = child.wait(seconds: 5) }
             #expect(ended, "round \(round): kioskd did not stop on SIGTERM while clients connected; log:\n\(child.log)")
-            #expect(child.process.terminationStatus == 0, "round \(round): kioskd exited with \(child.process.terminationStatus); log:\n\(child.log.suffix(600))")
+            #expect(child.process.exitStatus == 0, "round \(round): kioskd exited with \(child.process.exitStatus); log:\n\(child.log.suffix(600))")
         }
     }
 }

@@ -13,41 +13,24 @@ let slowTests = ProcessInfo.processInfo.environment["KIOSK_SLOW_TESTS"] == "1"
 
 /// A child process with its stderr collected in a file.
 final class Child {
-    let process = Process()
+    let process: SpawnedProcess
     let logPath: String
     init(_ path: String, _ args: [String], log: String) throws {
         logPath = log
         #expect(FileManager.default.createFile(atPath: log, contents: nil))
         // The shell redirects stderr to the log, then becomes the program (signals reach it directly).
         func quote(_ s: String) -> String { "'" + s.replacingOccurrences(of: "'", with: "'\\''") + "'" }
-        process.executableURL = URL(fileURLWithPath: "/bin/sh")
-        process.arguments = ["-c", "echo \"spawned $$\" >>\(quote(log)); exec " + ([path] + args).map(quote).joined(separator: " ") + " 2>>\(quote(log)) >/dev/null"]
-        try process.run()
+        process = try SpawnedProcess("/bin/sh", ["-c", "echo \"spawned $$\" >>\(quote(log)); exec " + ([path] + args).map(quote).joined(separator: " ") + " 2>>\(quote(log)) >/dev/null"])
     }
     var log: String { (try? String(contentsOfFile: logPath, encoding: .utf8)) ?? "" }
-    func signal(_ s: Int32) { kill(process.processIdentifier, s) }
+    func signal(_ s: Int32) { process.signal(s) }
     /// Waits at most `seconds` for the exit; true when it exited.
-    func wait(seconds: Double) -> Bool {
-        let end = Date().addingTimeInterval(seconds)
-        while process.isRunning && Date() < end { usleep(20_000) }
-        return !process.isRunning
-    }
-    deinit { if process.isRunning { kill(process.processIdentifier, SIGKILL) } }
+    func wait(seconds: Double) -> Bool { process.wait(seconds: seconds) }
 }
 
 /// Runs kioskctl; returns (exit status, stdout, stderr).
 func kioskctl(_ args: [String]) throws -> (Int32, String, String) {
-    let p = Process()
-    p.executableURL = URL(fileURLWithPath: Binaries.kioskctl)
-    p.arguments = args
-    let out = Pipe(), err = Pipe()
-    p.standardOutput = out
-    p.standardError = err
-    try p.run()
-    let o = out.fileHandleForReading.readDataToEndOfFile()
-    let e = err.fileHandleForReading.readDataToEndOfFile()
-    p.waitUntilExit()
-    return (p.terminationStatus, String(decoding: o, as: UTF8.self), String(decoding: e, as: UTF8.self))
+    try SpawnedProcess.run(Binaries.kioskctl, args)
 }
 
 @Suite(.ownThreads, .serialized, .enabled(if: slowTests, "set KIOSK_SLOW_TESTS=1 to run the kioskd process tests"))
@@ -87,7 +70,7 @@ struct ProcessTests {
             if !child.process.isRunning { break }
             usleep(25_000)
         }
-        let how = child.process.isRunning ? "still running" : "exited: status \(child.process.terminationStatus), reason \(child.process.terminationReason == .uncaughtSignal ? "signal" : "exit")"
+        let how = child.process.isRunning ? "still running" : "exited: status \(child.process.exitStatus) (128 + n: signal n)"
         Issue.record("kioskd did not open its control socket (\(how)); its log:\n\(child.log)")
     }
 
@@ -125,7 +108,7 @@ struct ProcessTests {
         // SIGTERM: a clean stop within the bound, socket removed.
         child.signal(SIGTERM)
         #expect(child.wait(seconds: 6))
-        #expect(child.process.terminationStatus == 0)
+        #expect(child.process.exitStatus == 0)
         #expect(!FileManager.default.fileExists(atPath: "\(d)/c.sock"))
         #expect(child.log.contains("kioskd stopped"))
     }
@@ -175,45 +158,23 @@ struct ProcessTests {
         let d = tempDir()
         let path = write("[display]\nrotation = 45\n[scene.clock]\nkind = \"clock\"\n", d)
         for args in [["--check-config"], []] {
-            let p = Process()
-            p.executableURL = URL(fileURLWithPath: Binaries.kioskd)
-            p.arguments = ["--config", path] + args
-            p.environment = ProcessInfo.processInfo.environment.filter { $0.key != "JOURNAL_STREAM" }
-            let err = Pipe()
-            p.standardError = err
-            p.standardOutput = FileHandle.nullDevice
-            try p.run()
-            let text = String(decoding: err.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-            p.waitUntilExit()
-            #expect(p.terminationStatus == 78, "\(args): \(text)")
+            let (status, text) = try runKioskd(["--config", path] + args)
+            #expect(status == 78, "\(args): \(text)")
             #expect(text == "kioskd: \(path):2: key 'display.rotation': expected 0, 90, 180 or 270, got 45\n")
         }
-        let p = Process()
-        p.executableURL = URL(fileURLWithPath: Binaries.kioskd)
-        p.arguments = ["--config", "\(d)/missing.toml", "--check-config"]
-        let err = Pipe()
-        p.standardError = err
-        try p.run()
-        let text = String(decoding: err.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        p.waitUntilExit()
-        #expect(p.terminationStatus == 78)
+        let (status, text) = try runKioskd(["--config", "\(d)/missing.toml", "--check-config"], environment: ProcessInfo.processInfo.environment)
+        #expect(status == 78)
         #expect(text.hasPrefix("kioskd: \(d)/missing.toml: cannot read the config file"), "\(text)")
     }
 
     /// Runs kioskd to its exit; returns (status, stderr).
     func runKioskd(_ args: [String], environment: [String: String]? = nil, executable: String = Binaries.kioskd) throws -> (Int32, String) {
-        let p = Process()
-        p.executableURL = URL(fileURLWithPath: executable)
-        p.arguments = args
         // Without JOURNAL_STREAM (as from a terminal) unless the test sets it.
-        p.environment = environment ?? ProcessInfo.processInfo.environment.filter { $0.key != "JOURNAL_STREAM" }
-        let err = Pipe()
-        p.standardError = err
-        p.standardOutput = FileHandle.nullDevice
-        try p.run()
-        let text = String(decoding: err.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        p.waitUntilExit()
-        return (p.terminationStatus, text)
+        let p = try SpawnedProcess(executable, args, environment: environment ?? ProcessInfo.processInfo.environment.filter { $0.key != "JOURNAL_STREAM" },
+                                   stderr: .pipe)
+        let text = p.errors()
+        p.wait()
+        return (p.exitStatus, text)
     }
 
     @Test func deeplyNestedConfigExits78WithTheLine() throws {
@@ -329,18 +290,13 @@ struct ProcessTests {
 
     @Test func killTestScript() throws {
         let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent().path
-        let p = Process()
-        p.executableURL = URL(fileURLWithPath: "/bin/bash")
         let kills = ProcessInfo.processInfo.environment["KIOSK_KILLS"] ?? "60"
-        p.arguments = ["\(root)/scripts/kill-test.sh", kills, "120"]
-        p.environment = ProcessInfo.processInfo.environment.merging(["KIOSKD_BIN_DIR": Binaries.dir]) { _, b in b }
-        let out = Pipe()
-        p.standardOutput = out
-        p.standardError = out
-        try p.run()
-        let text = String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        p.waitUntilExit()
-        #expect(p.terminationStatus == 0, "\(text)")
+        let p = try SpawnedProcess("/bin/bash", ["\(root)/scripts/kill-test.sh", kills, "120"],
+                                   environment: ProcessInfo.processInfo.environment.merging(["KIOSKD_BIN_DIR": Binaries.dir]) { _, b in b },
+                                   stdout: .pipe, stderr: .stdout)
+        let text = p.output()
+        p.wait()
+        #expect(p.exitStatus == 0, "\(text)")
         #expect(text.contains("kill-test: OK"), "\(text)")
     }
 }

@@ -30,7 +30,7 @@ enum ReleaseBinary {
 
     /// What `tool` prints (`runTool`).
     static func run(_ tool: String, _ args: [String]) throws -> String {
-        try runTool(tool, args, dir: tempDir("release-link")).1
+        try runTool(tool, args).1
     }
 }
 

@@ -91,20 +91,6 @@ func onLoop<T: Sendable>(_ daemon: LoopBound<Daemon>, _ body: @escaping @Sendabl
     return out.withLockedValue { $0 }!
 }
 
-/// glibc's posix_spawn_file_actions_addclosefrom_np (2.34 and later; its header declares it only
-/// for _GNU_SOURCE, which Swift's Glibc module does not set).
-@_silgen_name("posix_spawn_file_actions_addclosefrom_np")
-private func glibcAddCloseFrom(_ actions: UnsafeMutablePointer<posix_spawn_file_actions_t>, _ from: Int32) -> Int32
-
-/// Makes a spawned child start with only descriptors 0–2. The test process holds descriptors
-/// without close-on-exec (SwiftNIO's sockets of in-process servers, test clients), and a
-/// long-lived child (a broker, another kioskd) inheriting a connection keeps it open after this
-/// process closes it: the other end then never sees the close.
-func closeInheritedDescriptors(_ actions: inout posix_spawn_file_actions_t) {
-    let rc = glibcAddCloseFrom(&actions, 3)
-    precondition(rc == 0, "posix_spawn_file_actions_addclosefrom_np failed: errno \(rc)")
-}
-
 /// The descriptors a process holds, by number, each with what it refers to (the link in
 /// /proc/PID/fd, e.g. "socket:[1234]" or a path).
 func descriptorTargets(_ pid: pid_t) -> [(fd: Int32, target: String)] {

@@ -49,14 +49,9 @@ struct SystemdNotifyTests {
         [control]
         socket = "\(d)/c.sock"
         """, d)
-        let p = Process()
-        p.executableURL = URL(fileURLWithPath: Binaries.kioskd)
-        p.arguments = ["--config", path, "--log-level", "warning"]
         // WatchdogSec=0.4 s: pets every 0.2 s.
-        p.environment = ["NOTIFY_SOCKET": notify.path, "WATCHDOG_USEC": "400000", "PATH": "/usr/bin:/bin"]
-        p.standardError = FileHandle.nullDevice
-        try p.run()
-        defer { if p.isRunning { kill(p.processIdentifier, SIGKILL) } }
+        let p = try SpawnedProcess(Binaries.kioskd, ["--config", path, "--log-level", "warning"],
+                                   environment: ["NOTIFY_SOCKET": notify.path, "WATCHDOG_USEC": "400000", "PATH": "/usr/bin:/bin"])
         let first = notify.collect(seconds: 3)
         let texts = first.map(\.1)
         #expect(texts.contains("READY=1"), "\(texts)")
@@ -65,15 +60,15 @@ struct SystemdNotifyTests {
         #expect(pets.count >= 8, "\(pets.count) pets in 3 s with a 0.2 s period")
 
         // A stopped process (as a hung loop) stops petting.
-        kill(p.processIdentifier, SIGSTOP)
+        p.signal(SIGSTOP)
         let stopped = notify.collect(seconds: 1).filter { $0.1 == "WATCHDOG=1" }
         #expect(stopped.isEmpty)
-        kill(p.processIdentifier, SIGCONT)
+        p.signal(SIGCONT)
 
-        kill(p.processIdentifier, SIGTERM)
+        p.signal(SIGTERM)
         let last = notify.collect(seconds: 2).map(\.1)
         #expect(last.contains("STOPPING=1"), "\(last)")
-        p.waitUntilExit()
-        #expect(p.terminationStatus == 0)
+        #expect(p.wait(seconds: 10))
+        #expect(p.exitStatus == 0)
     }
 }

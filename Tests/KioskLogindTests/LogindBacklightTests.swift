@@ -6,12 +6,13 @@ import CSdBus
 
 @testable import KioskLogind
 import KioskPosix
+import KioskTesting
 import KioskCore
 
 /// A private dbus-daemon for one test (no system bus on test machines): started with its own
 /// socket in a temporary folder, stopped by pid at the end.
 private final class PrivateBus {
-    let process = Process()
+    let process: SpawnedProcess
     let dir: String
     let address: String
 
@@ -19,26 +20,21 @@ private final class PrivateBus {
         var template = Array("/tmp/k-wall-XXXXXX".utf8CString)
         let p = template.withUnsafeMutableBufferPointer { mkdtemp($0.baseAddress!) }
         dir = String(cString: p!)
-        let pipe = Pipe()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/dbus-daemon")
-        process.arguments = ["--session", "--nofork", "--print-address=1", "--address=unix:path=\(dir)/bus"]
-        process.standardOutput = pipe
-        try process.run()
+        let printed = "\(dir)/address"
+        process = try SpawnedProcess("/usr/bin/dbus-daemon", ["--session", "--nofork", "--print-address=1", "--address=unix:path=\(dir)/bus"],
+                                     stdout: .file(printed), stderr: .inherit)
         // The address is printed once the daemon listens (a bounded wait for that line).
         var text = ""
-        let h = pipe.fileHandleForReading
-        while !text.contains("\n") {
-            let d = h.availableData
-            if d.isEmpty { break }
-            text += String(decoding: d, as: UTF8.self)
+        for _ in 0..<3000 where !text.contains("\n") && process.isRunning {
+            usleep(10_000)
+            text = (try? String(contentsOfFile: printed, encoding: .utf8)) ?? ""
         }
         address = text.split(separator: "\n").first.map(String.init) ?? ""
     }
 
     deinit {
-        // SIGKILL: the daemon inherits the test process's blocked signals, SIGTERM among them.
-        kill(process.processIdentifier, SIGKILL)
-        process.waitUntilExit()
+        process.signal(SIGKILL)
+        process.wait()
         try? FileManager.default.removeItem(atPath: dir)
     }
 }

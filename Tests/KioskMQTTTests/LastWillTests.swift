@@ -5,6 +5,7 @@ import Foundation
 import KioskCore
 import KioskMQTT
 import KioskPosix
+import KioskTesting
 import XCTest
 
 /// The last will: a client that dies without DISCONNECT (SIGKILL) leaves `offline` retained,
@@ -21,20 +22,14 @@ final class LastWillTests: XCTestCase {
         watcher.start()
         XCTAssertTrue(try runUntil(loop) { watcher.state == .connected })
 
-        let child = Process()
-        child.executableURL = URL(fileURLWithPath: try String(decoding: readLink("/proc/self/exe"), as: UTF8.self))
-        child.arguments = ["KioskMQTTTests.ChildClient/testRunAsChild"]
         var env = ProcessInfo.processInfo.environment
         env["KIOSK_MQTT_CHILD_PORT"] = "\(broker.port)"
-        child.environment = env
-        child.standardOutput = FileHandle(forWritingAtPath: "/dev/null")
-        child.standardError = FileHandle(forWritingAtPath: "/dev/null")
-        try child.run()
-        defer { if child.isRunning { kill(child.processIdentifier, SIGKILL); child.waitUntilExit() } }
+        let child = try SpawnedProcess(try String(decoding: readLink("/proc/self/exe"), as: UTF8.self),
+                                       ["KioskMQTTTests.ChildClient/testRunAsChild"], environment: env)
         XCTAssertTrue(try runUntil(loop, seconds: 20) { seen.last?.text == "online" }, "seen \(seen.map(\.text))")
 
-        kill(child.processIdentifier, SIGKILL)
-        child.waitUntilExit()
+        child.signal(SIGKILL)
+        child.wait()
         XCTAssertTrue(try runUntil(loop, seconds: 10) { seen.last?.text == "offline" }, "seen \(seen.map(\.text))")
         // Retained: a later subscriber sees it too.
         let out = try runTool("/usr/bin/mosquitto_sub", ["-h", "127.0.0.1", "-p", "\(broker.port)", "-t", "kioskd/child/availability", "-C", "1", "-W", "5", "-F", "%p %r"])

@@ -13,7 +13,7 @@ import XCTest
 final class Broker {
     let port: Int
     let dir: String
-    private var process: Process?
+    private var process: SpawnedProcess?
     private let passwordFile: String?
     /// TLS listener: (ca, cert, key) file paths.
     var tls: (ca: String, cert: String, key: String)?
@@ -54,12 +54,7 @@ final class Broker {
         }
         let path = "\(dir)/mosquitto.conf"
         try conf.write(toFile: path, atomically: true, encoding: .utf8)
-        let p = Process()
-        p.executableURL = URL(fileURLWithPath: "/usr/sbin/mosquitto")
-        p.arguments = ["-c", path]
-        p.standardOutput = FileHandle(forWritingAtPath: "/dev/null")
-        p.standardError = try FileHandle(forWritingTo: URL(fileURLWithPath: touch("\(dir)/broker.log")))
-        try p.run()
+        let p = try SpawnedProcess("/usr/sbin/mosquitto", ["-c", path], stderr: .file("\(dir)/broker.log"))
         process = p
         let deadline = nowNanos() + 5_000_000_000
         while !Loopback.accepts(port) {
@@ -74,36 +69,26 @@ final class Broker {
     func stop() {
         guard let p = process else { return }
         process = nil
-        if p.isRunning { p.terminate(); p.waitUntilExit() }
+        p.signal(SIGTERM)
+        p.wait()
     }
 
     func kill() {
         guard let p = process else { return }
         process = nil
-        Glibc.kill(p.processIdentifier, SIGKILL)
-        p.waitUntilExit()
+        p.signal(SIGKILL)
+        p.wait()
     }
 }
 
-func touch(_ path: String) -> String {
-    _ = FileManager.default.createFile(atPath: path, contents: nil)
-    return path
-}
-
+/// Runs a tool to the end; returns its output (stdout and stderr); throws unless it exits with 0.
 @discardableResult
 func runTool(_ path: String, _ args: [String]) throws -> String {
-    let p = Process()
-    p.executableURL = URL(fileURLWithPath: path)
-    p.arguments = args
-    let out = Pipe()
-    p.standardOutput = out
-    p.standardError = out
-    try p.run()
-    let data = out.fileHandleForReading.readDataToEndOfFile()
-    p.waitUntilExit()
-    let text = String(decoding: data, as: UTF8.self)
-    guard p.terminationStatus == 0 else {
-        throw KioskError(.system, "\(path) \(args.joined(separator: " ")) exited with \(p.terminationStatus): \(text)")
+    let p = try SpawnedProcess(path, args, stdout: .pipe, stderr: .stdout)
+    let text = p.output()
+    p.wait()
+    guard p.exitStatus == 0 else {
+        throw KioskError(.system, "\(path) \(args.joined(separator: " ")) exited with \(p.exitStatus): \(text)")
     }
     return text
 }

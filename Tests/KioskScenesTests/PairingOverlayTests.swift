@@ -11,17 +11,9 @@ let zbarimgPath = ["/usr/bin/zbarimg", "/usr/local/bin/zbarimg"].first { FileMan
 
 /// Decodes every QR code in the PNG at `path` with zbarimg; returns the decoded texts.
 func zbarDecode(_ path: String) throws -> [String] {
-    let p = Process()
-    p.executableURL = URL(fileURLWithPath: zbarimgPath!)
-    p.arguments = ["--quiet", "--raw", "-Sdisable", "-Sqrcode.enable", path]
-    let out = Pipe()
-    p.standardOutput = out
-    p.standardError = FileHandle(forWritingAtPath: "/dev/null")
-    try p.run()
-    let data = out.fileHandleForReading.readDataToEndOfFile()
-    p.waitUntilExit()
     // zbarimg exits 4 when it found no symbol.
-    return String(decoding: data, as: UTF8.self).split(separator: "\n").map(String.init)
+    let (_, out, _) = try SpawnedProcess.run(zbarimgPath!, ["--quiet", "--raw", "-Sdisable", "-Sqrcode.enable", path])
+    return out.split(separator: "\n").map(String.init)
 }
 
 func scratchPNG(_ tag: String) -> String {

@@ -11,19 +11,7 @@ import Testing
 
 /// Runs a program; returns (exit status, stdout, stderr).
 func runProgram(_ path: String, _ args: [String]) async throws -> (Int32, String, String) {
-    try await offPool {
-        let p = Process()
-        p.executableURL = URL(fileURLWithPath: path)
-        p.arguments = args
-        let out = Pipe(), err = Pipe()
-        p.standardOutput = out
-        p.standardError = err
-        try p.run()
-        let o = out.fileHandleForReading.readDataToEndOfFile()
-        let e = err.fileHandleForReading.readDataToEndOfFile()
-        p.waitUntilExit()
-        return (p.terminationStatus, String(decoding: o, as: UTF8.self), String(decoding: e, as: UTF8.self))
-    }
+    try await offPool { try SpawnedProcess.run(path, args) }
 }
 
 @Suite(.serialized) struct WebProcessTests {
@@ -49,12 +37,7 @@ func runProgram(_ path: String, _ args: [String]) async throws -> (Int32, String
         listen = "127.0.0.1:\(port)"
         """
         try config.write(toFile: "\(dir)/k.toml", atomically: false, encoding: .utf8)
-        let p = Process()
-        p.executableURL = URL(fileURLWithPath: kioskd)
-        p.arguments = ["--config", "\(dir)/k.toml"]
-        p.standardError = FileHandle(forWritingAtPath: "/dev/null")
-        try p.run()
-        defer { if p.isRunning { kill(p.processIdentifier, SIGKILL) } }
+        let p = try SpawnedProcess(kioskd, ["--config", "\(dir)/k.toml"])
         #expect(await eventually(30) { (try? await http(port, "GET", "/")).map { $0.status == 200 } ?? false }, "the page is served")
 
         let (code, out, err) = try await runProgram(ctl, ["pair", "--print", "--role", "viewer", "--socket", "\(dir)/c.sock"])
@@ -81,9 +64,9 @@ func runProgram(_ path: String, _ args: [String]) async throws -> (Int32, String
         let (none, _, noneErr) = try await runProgram(ctl, ["devices", "revoke", "nobody", "--socket", "\(dir)/c.sock"])
         #expect(none == 1 && noneErr.contains("no paired device named 'nobody'"))
 
-        kill(p.processIdentifier, SIGTERM)
+        p.signal(SIGTERM)
         #expect(await eventually(10) { !p.isRunning }, "kioskd stops on SIGTERM")
-        #expect(p.terminationStatus == 0)
+        #expect(p.exitStatus == 0)
     }
 
     /// Phones connecting while kioskd stops: every stop is clean (exit 0). A connection accepted
@@ -108,13 +91,7 @@ func runProgram(_ path: String, _ args: [String]) async throws -> (Int32, String
             [web]
             listen = "127.0.0.1:\(port)"
             """.write(toFile: "\(dir)/k.toml", atomically: false, encoding: .utf8)
-            let p = Process()
-            p.executableURL = URL(fileURLWithPath: kioskd)
-            p.arguments = ["--config", "\(dir)/k.toml"]
-            let log = Pipe()
-            p.standardError = log.fileHandleForWriting
-            try p.run()
-            defer { if p.isRunning { kill(p.processIdentifier, SIGKILL) } }
+            let p = try SpawnedProcess(kioskd, ["--config", "\(dir)/k.toml"], stderr: .pipe)
             #expect(await eventually(30) { (try? await http(port, "GET", "/")).map { $0.status == 200 } ?? false }, "round \(round): the page is served")
             let stop = NSLock()
             nonisolated(unsafe) var stopped = false
@@ -129,14 +106,13 @@ func runProgram(_ path: String, _ args: [String]) async throws -> (Int32, String
             }
             for h in hammers { h.start() }
             try await Task.sleep(nanoseconds: 200_000_000)
-            kill(p.processIdentifier, SIGTERM)
+            p.signal(SIGTERM)
             let ended = await eventually(20) { !p.isRunning }
             stop.withLock { stopped = true }
-            try? log.fileHandleForWriting.close()
             #expect(ended, "round \(round): kioskd did not stop on SIGTERM while phones connected")
             if ended {
-                let tail = String(decoding: log.fileHandleForReading.readDataToEndOfFile().suffix(800), as: UTF8.self)
-                #expect(p.terminationStatus == 0, "round \(round): kioskd exited with \(p.terminationStatus); log:\n\(tail)")
+                let tail = String(p.errors().suffix(800))
+                #expect(p.exitStatus == 0, "round \(round): kioskd exited with \(p.exitStatus); log:\n\(tail)")
             }
         }
     }

@@ -1,4 +1,5 @@
 import Foundation
+import KioskTesting
 import Testing
 
 /// Runs the QEMU kernel-test scenarios of scripts/vm/vmtest.py from swift test. The scenario is the
@@ -31,23 +32,16 @@ enum VMScenario {
             throw VMScenarioError("\(bin) is not built (swift build --product \(URL(fileURLWithPath: bin).lastPathComponent))")
         }
         let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
-        let p = Process()
-        p.executableURL = URL(fileURLWithPath: "/usr/bin/python3")
-        p.arguments = [root.appendingPathComponent("scripts/vm/vmtest.py").path, "--scenario", scenario,
-                       "--kioskd", kioskd, "--vmtool", vmtool]
-        p.currentDirectoryURL = root
-        let out = Pipe()
-        p.standardOutput = out
-        p.standardError = FileHandle.standardError
-        try p.run()
-        let data = out.fileHandleForReading.readDataToEndOfFile()
-        p.waitUntilExit()
-        let text = String(decoding: data, as: UTF8.self)
+        let p = try SpawnedProcess("/usr/bin/python3", [root.appendingPathComponent("scripts/vm/vmtest.py").path, "--scenario", scenario,
+                                                        "--kioskd", kioskd, "--vmtool", vmtool],
+                                   directory: root.path, stdout: .pipe, stderr: .inherit)
+        let text = p.output()
+        p.wait()
         guard let line = text.split(separator: "\n").last(where: { $0.hasPrefix("RESULT ") }),
               let obj = try JSONSerialization.jsonObject(with: Data(line.dropFirst(7).utf8)) as? [String: Any] else {
-            throw VMScenarioError("no RESULT line from vmtest.py \(scenario) (exit \(p.terminationStatus)): \(text.suffix(2000))")
+            throw VMScenarioError("no RESULT line from vmtest.py \(scenario) (exit \(p.exitStatus)): \(text.suffix(2000))")
         }
-        #expect(p.terminationStatus == (obj["ok"] as? Bool == true ? 0 : 1), "vmtest.py exit status \(p.terminationStatus)")
+        #expect(p.exitStatus == (obj["ok"] as? Bool == true ? 0 : 1), "vmtest.py exit status \(p.exitStatus)")
         return obj
     }
 }
