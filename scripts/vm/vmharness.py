@@ -962,11 +962,25 @@ class Session:
         display client started (a screendump), then the answer."""
         return self.consoles_before([None], marker)[0]
 
+    def settled_console(self, head: Optional[int], timeout: float = 5.0) -> Image:
+        """A screendump of the text console once two taken 0.3 s apart are the same: the kernel
+        draws console text after the guest wrote it, and on a loaded host a screendump taken at
+        once showed the banner's first line only (the later check then saw the rest as changed)."""
+        img = self.screendump("console", head)
+        end = time.monotonic() + timeout
+        while time.monotonic() < end:
+            time.sleep(0.3)
+            again = self.screendump("console", head)
+            if again.data == img.data:
+                return again
+            img = again
+        return img
+
     def consoles_before(self, heads: list, marker: str = "console-ready") -> list:
         """console_before for several heads (see screendump): one screendump of each, in order, all
         taken before the answer. Records `console_lit_pixels` (`…_headK` for head K)."""
         self.wait_marker(marker, 60)
-        imgs = [self.screendump("console", h) for h in heads]
+        imgs = [self.settled_console(h) for h in heads]
         self.answer()
         for h, img in zip(heads, imgs):
             self.result("console_lit_pixels" + ("" if h is None else f"_head{h}"), img.lit())
