@@ -61,6 +61,16 @@ struct SystemdNotifyTests {
 
         // A stopped process (as a hung loop) stops petting.
         p.signal(SIGSTOP)
+        // A pet sent just before the stop can still be queued in the socket (seen beside
+        // stress-ng): wait until the process is stopped, then drop what was queued.
+        func isStopped() -> Bool {
+            guard let stat = try? String(contentsOfFile: "/proc/\(p.pid)/stat", encoding: .utf8),
+                  let close = stat.lastIndex(of: ")") else { return false }
+            return stat[stat.index(after: close)...].trimmingCharacters(in: .whitespaces).hasPrefix("T")
+        }
+        for _ in 0..<400 where !isStopped() { usleep(5_000) } // bounded polling of the process state
+        #expect(isStopped())
+        _ = notify.collect(seconds: 0.05)
         let stopped = notify.collect(seconds: 1).filter { $0.1 == "WATCHDOG=1" }
         #expect(stopped.isEmpty)
         p.signal(SIGCONT)
