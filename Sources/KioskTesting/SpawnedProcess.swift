@@ -18,7 +18,7 @@ private func glibcPipe2(_ fds: UnsafeMutablePointer<Int32>, _ flags: Int32) -> I
 /// without close-on-exec (SwiftNIO's sockets of in-process servers, test clients), and a
 /// long-lived child (a broker, another kioskd) inheriting a connection keeps it open after this
 /// process closes it: the other end then never sees the close.
-public func closeInheritedDescriptors(_ actions: inout posix_spawn_file_actions_t) {
+private func closeInheritedDescriptors(_ actions: inout posix_spawn_file_actions_t) {
     let rc = glibcAddCloseFrom(&actions, 3)
     precondition(rc == 0, "posix_spawn_file_actions_addclosefrom_np failed: errno \(rc)")
 }
@@ -36,6 +36,8 @@ public final class SpawnedProcess: @unchecked Sendable {
         case inherit
         /// A file, created or truncated.
         case file(String)
+        /// A file, created or appended to (a log kept across restarts).
+        case appendFile(String)
         /// A pipe, read to its end on a thread of its own: `output()` / `errors()`.
         case pipe
         /// For stderr: wherever stdout goes.
@@ -63,6 +65,7 @@ public final class SpawnedProcess: @unchecked Sendable {
             case .null: posix_spawn_file_actions_addopen(&actions, fd, "/dev/null", O_WRONLY, 0)
             case .inherit: break
             case .file(let path): posix_spawn_file_actions_addopen(&actions, fd, path, O_WRONLY | O_CREAT | O_TRUNC, 0o644)
+            case .appendFile(let path): posix_spawn_file_actions_addopen(&actions, fd, path, O_WRONLY | O_CREAT | O_APPEND, 0o644)
             case .stdout: posix_spawn_file_actions_adddup2(&actions, 1, fd)
             case .pipe:
                 // Both ends close-on-exec: dup2 gives the child a copy without the flag.

@@ -10,7 +10,7 @@ import Testing
 final class FleetBroker {
     let port: Int
     let dir: String
-    private var pid: pid_t = 0
+    private var process: SpawnedProcess?
 
     init(dir: String) throws {
         self.dir = dir
@@ -25,7 +25,7 @@ final class FleetBroker {
         let conf = "\(dir)/mosquitto.conf"
         try "listener \(port) 127.0.0.1\npersistence false\nuser root\nallow_anonymous true\nlog_dest stderr\nmax_queued_messages 10000\n"
             .write(toFile: conf, atomically: true, encoding: .utf8)
-        pid = try fleetSpawn("/usr/sbin/mosquitto", ["-c", conf], stderr: "\(dir)/broker.log")
+        process = try SpawnedProcess("/usr/sbin/mosquitto", ["-c", conf], stderr: .appendFile("\(dir)/broker.log"))
         let deadline = Date().addingTimeInterval(10)
         while !Loopback.accepts(port) {
             guard Date() < deadline else { throw KioskError(.system, "mosquitto did not listen on \(port)") }
@@ -34,58 +34,27 @@ final class FleetBroker {
     }
 
     func stop() {
-        guard pid > 0 else { return }
-        fleetStop(pid)
-        pid = 0
+        guard let process else { return }
+        fleetStop(process)
+        self.process = nil
     }
 }
 
-/// Starts `path` (posix_spawn: Foundation's Process is not used from several threads at once);
-/// stdout and stderr appended to files (or /dev/null).
-func fleetSpawn(_ path: String, _ args: [String], stdout: String = "/dev/null", stderr: String = "/dev/null") throws -> pid_t {
-    var actions = posix_spawn_file_actions_t()
-    posix_spawn_file_actions_init(&actions)
-    defer { posix_spawn_file_actions_destroy(&actions) }
-    posix_spawn_file_actions_addopen(&actions, 1, stdout, O_WRONLY | O_CREAT | O_APPEND, 0o644)
-    posix_spawn_file_actions_addopen(&actions, 2, stderr, O_WRONLY | O_CREAT | O_APPEND, 0o644)
-    closeInheritedDescriptors(&actions)
-    let argv: [UnsafeMutablePointer<CChar>?] = ([path] + args).map { strdup($0) } + [nil]
-    defer { for a in argv { free(a) } }
-    // Signals as a fresh process has them (the test runner may block or ignore some).
-    var attr = posix_spawnattr_t()
-    posix_spawnattr_init(&attr)
-    defer { posix_spawnattr_destroy(&attr) }
-    var none = sigset_t(), defaults = sigset_t()
-    sigemptyset(&none)
-    sigemptyset(&defaults)
-    for s in [SIGTERM, SIGINT, SIGPIPE, SIGHUP, SIGCHLD] { sigaddset(&defaults, s) }
-    posix_spawnattr_setsigmask(&attr, &none)
-    posix_spawnattr_setsigdefault(&attr, &defaults)
-    posix_spawnattr_setflags(&attr, Int16(POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF))
-    var pid: pid_t = 0
-    let rc = posix_spawn(&pid, path, &actions, &attr, argv, environ)
-    guard rc == 0 else { throw KioskError(.system, "posix_spawn \(path) failed: errno \(rc)") }
-    return pid
-}
-
 /// SIGTERM, then waits for the exit (SIGKILL after 5 s).
-func fleetStop(_ pid: pid_t) {
-    kill(pid, SIGTERM)
-    var status: Int32 = 0
-    let end = Date().addingTimeInterval(5)
-    while waitpid(pid, &status, WNOHANG) == 0 {
-        if Date() > end { kill(pid, SIGKILL) }
-        usleep(10_000) // bounded polling of the exit
+func fleetStop(_ process: SpawnedProcess) {
+    process.signal(SIGTERM)
+    if !process.wait(seconds: 5) {
+        process.signal(SIGKILL)
+        process.wait()
     }
 }
 
 /// Runs `path` to its end; returns the exit status.
 @discardableResult
 func fleetRun(_ path: String, _ args: [String]) -> Int32 {
-    guard let pid = try? fleetSpawn(path, args) else { return -1 }
-    var status: Int32 = 0
-    while waitpid(pid, &status, 0) < 0 && errno == EINTR {}
-    return status
+    guard let process = try? SpawnedProcess(path, args) else { return -1 }
+    process.wait()
+    return process.exitStatus
 }
 
 /// What the clients saw: increments confirmed (200), unconfirmed (202, no answer, a group
@@ -198,8 +167,8 @@ struct FleetFaultTests {
         // The group client's view of the state topic (mosquitto_sub reconnects by itself).
         let stateLog = "\(root)/state-topic.log"
         _ = FileManager.default.createFile(atPath: stateLog, contents: nil)
-        let sub = try fleetSpawn("/usr/bin/mosquitto_sub", ["-h", "127.0.0.1", "-p", "\(broker.port)", "-q", "1", "-i", "fleet-test-sub",
-                                                            "-t", "kioskd/group/\(Self.group)/counter/HOME"], stdout: stateLog)
+        let sub = try SpawnedProcess("/usr/bin/mosquitto_sub", ["-h", "127.0.0.1", "-p", "\(broker.port)", "-q", "1", "-i", "fleet-test-sub",
+                                                                "-t", "kioskd/group/\(Self.group)/counter/HOME"], stdout: .appendFile(stateLog))
         defer { fleetStop(sub) }
 
         let total = Self.total

@@ -3,8 +3,8 @@ import KioskTestTraits
 import KioskTesting
 import Testing
 
-/// Children started by the tests' spawners (`SpawnedProcess`, `fleetSpawn`) get descriptors 0–2
-/// only, never a connection or file of the test process (see `closeInheritedDescriptors`).
+/// Children started by the tests' spawner (`SpawnedProcess`) get descriptors 0–2
+/// only, never a connection or file of the test process (`SpawnedProcess` closes every descriptor from 3 in the child).
 @Suite(.ownThreads) struct SpawnDescriptorTests {
     /// A socket pair and a file open in the test process, deliberately without close-on-exec
     /// (as SwiftNIO's sockets), for as long as `body` runs; `body` gets their /proc targets.
@@ -49,10 +49,10 @@ import Testing
         }
     }
 
-    @Test func fleetSpawnToo() throws {
-        try checkRunning { _ in
-            let pid = try fleetSpawn("/bin/sleep", ["5"])
-            return (pid, { kill(pid, SIGKILL); var st: Int32 = 0; waitpid(pid, &st, 0) })
+    @Test func aChildAppendingToAFileToo() throws {
+        try checkRunning { dir in
+            let p = try SpawnedProcess("/bin/sleep", ["5"], stdout: .appendFile("\(dir)/log"), stderr: .stdout)
+            return (p.pid, { p.signal(SIGKILL); p.wait() })
         }
     }
 
