@@ -50,7 +50,7 @@ public enum Backends {
                     .map { ($0.offset, single ? "display.mode" : "output[\($0.offset)].mode") }
             }
             guard let asking else { throw KioskError.config("\(config.file): [display]: \(e)") }
-            let location = config.outputs[asking.index].location
+            let location = outputs[asking.index].element.location
             throw KioskError.config("\(location.isEmpty ? config.file : location): key '\(asking.key)': \(e)")
         }
     }

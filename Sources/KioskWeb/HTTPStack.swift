@@ -85,7 +85,6 @@ final class UnservedConnections: Sendable {
         held.withLockedValue { _ = $0.removeValue(forKey: ObjectIdentifier(value.channel)) }
     }
 
-    var count: Int { held.withLockedValue { $0.count } }
 }
 
 /// Plain words for an HTTP parse error.
