@@ -8,6 +8,9 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh
+# Everything every step below needs (commands, packages, QEMU, binfmt_misc, disk, the toolchain),
+# checked in seconds: stops here with the whole list of what is missing, not an hour later.
+bash scripts/preflight.sh
 start=$(date +%s)
 # Prints how long the step since the previous mark took (the CI budget is judged from these).
 mark_at=$start
@@ -58,8 +61,10 @@ mark "swift test"
 # The phone page in a real browser (headless chromium + Playwright); KIOSK_BROWSER_TESTS=0 skips it.
 if [ "${KIOSK_BROWSER_TESTS:-1}" = 1 ]; then bash scripts/browser-test.sh; mark "browser tests"; fi
 # The kernel-test harness itself (no VM): its oracles and waits (scripts/vm/test_vmharness.py),
-# and every guest shell script it runs in the VM, through shellcheck.
+# and every guest shell script it runs in the VM, through shellcheck. The checks of
+# scripts/preflight.sh (scripts/test_preflight.py: what is missing is named with its package).
 python3 -m unittest discover -s scripts/vm -p 'test_*.py'
+python3 -m unittest discover -s scripts -p 'test_preflight.py'
 shellcheck -x -P SCRIPTDIR scripts/vm/guest/*.sh scripts/vm/guest/lib/*.sh scripts/vm/systemd-boot.sh
 # A short fuzz run of each parser (config, theme, control request; docs/fuzzing.md): a debug
 # libFuzzer build, 20 000 executions a target with a fixed seed. KIOSK_FUZZ=0 skips it;
