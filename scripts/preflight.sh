@@ -100,7 +100,7 @@ need_cmd "$S" help2man help2man
 need_cmd "$S" lintian lintian
 need_cmd "$S" gzip gzip zcat
 need_cmd "$S" coreutils md5sum sha256sum mktemp
-need_cmd "$S" util-linux /usr/bin/setpriv /usr/bin/prlimit flock unshare
+need_cmd "$S" util-linux /usr/bin/setpriv /usr/bin/prlimit flock unshare ionice
 need_cmd "$S" libc-bin ldd getent
 need_cmd "$S" mosquitto /usr/sbin/mosquitto /usr/bin/mosquitto_passwd
 need_cmd "$S" mosquitto-clients /usr/bin/mosquitto_sub /usr/bin/mosquitto_pub
