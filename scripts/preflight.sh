@@ -185,7 +185,8 @@ if command -v python3 >/dev/null; then
     # venv with pip: Playwright's venv (browser tests); the bench's pygame venv may fail (it then
     # runs without the peer).
     if on KIOSK_BROWSER_TESTS || on KIOSK_BENCH; then
-        if ! python3 -c 'import venv, ensurepip' 2>/dev/null; then
+        # Debian's ensurepip installs pip from the wheels in /usr/share/python-wheels (python3-venv).
+        if ! python3 -c 'import venv, ensurepip' 2>/dev/null || ! ls /usr/share/python-wheels/pip-*.whl >/dev/null 2>&1; then
             if on KIOSK_BROWSER_TESTS; then
                 miss "browser tests (KIOSK_BROWSER_TESTS=0 skips)" "Python venv with pip (ensurepip)" "python3-venv"
             else
