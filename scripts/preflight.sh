@@ -32,8 +32,8 @@ ARM64_VM=0; on KIOSK_ARM64 && on KIOSK_ARM64_VM && ARM64_VM=1
 missing=()      # "what: where it comes from (step)"
 packages=()     # Debian packages that would provide the missing items
 notes=()
-miss() {  # step what package [how]
-    missing+=("$2 — ${4:-apt package $3} (needed by: $1)")
+miss() {  # step what package [how]; an empty step: not named
+    missing+=("$2 — ${4:-apt package $3}${1:+ (needed by: $1)}")
     [ -n "$3" ] && packages+=("$3")
 }
 note() { notes+=("$*"); }
@@ -67,7 +67,7 @@ if [ ${#pkg_step[@]} -gt 0 ]; then
         p=${ps%% *} f=${ps#* }
         case "$seen" in *" $p "*) continue ;; esac
         seen="$seen$p "
-        grep -qxF "$p" <<<"$installed" || miss "scripts/$f" "apt package $p (scripts/$f)" "$p" "not installed"
+        grep -qxF "$p" <<<"$installed" || miss "" "apt package $p (scripts/$f)" "$p" "not installed"
     done
 fi
 
@@ -203,11 +203,12 @@ S="every Swift build"
 if ! command -v swift >/dev/null; then
     miss "$S" "swift (a Swift 6 toolchain)" "" "swift.org's toolchain for Debian 12 unpacked in /opt (KIOSK_SWIFT_DIR), its usr/bin on PATH"
 else
-    swift_version=$(swift --version 2>&1 | sed -n 's/.*Swift version \([0-9][0-9.]*\).*/\1/p' | head -n 1)
-    case "$swift_version" in
-        6.*) ;;
-        *) miss "$S" "Swift 6 (swift --version says: $(swift --version 2>&1 | head -n 1))" "" "a Swift 6.x toolchain" ;;
-    esac
+    if ! said=$(swift --version 2>&1); then
+        miss "$S" "a Swift toolchain that runs (swift --version: $(head -n 1 <<<"$said"))" "" \
+            "the toolchain's own packages (scripts/apt-swift.txt)"
+    elif ! grep -q 'Swift version 6\.' <<<"$said"; then
+        miss "$S" "Swift 6 (swift --version says: $(head -n 1 <<<"$said"))" "" "a Swift 6.x toolchain"
+    fi
     # Compile and link a program in the background while the rest is checked: the toolchain runs
     # (its own libraries), and the C library, crt files and libstdc++ are there to link with.
     printf 'print("preflight \\(6 * 7)")\n' > "$tmp/main.swift"

@@ -131,6 +131,15 @@ class Preflight(unittest.TestCase):
         self.assertNamed(err, "Swift 6 (swift --version says: Swift version 5.10 (swift-5.10-RELEASE))", "Swift 6")
         self.assertNotNamed(err, "command qemu-system-x86_64")
 
+    def test_a_swift_that_cannot_run_is_named_with_the_toolchains_packages(self):
+        os.makedirs(os.path.join(self.tmp, "swift", "usr", "bin"))
+        with open(os.path.join(self.tmp, "swift", "usr", "bin", "swift"), "w") as f:
+            f.write("#!/bin/sh\necho 'swift: error while loading shared libraries: libncurses.so.6' >&2\nexit 127\n")
+        os.chmod(os.path.join(self.tmp, "swift", "usr", "bin", "swift"), 0o755)
+        _, _, err = self.run_preflight(KIOSK_SWIFT_DIR=os.path.join(self.tmp, "swift"))
+        self.assertNamed(err, "a Swift toolchain that runs (swift --version: swift: error while loading shared "
+                         "libraries: libncurses.so.6)", "scripts/apt-swift.txt")
+
     def test_skip_variables_of_the_lists_are_those_test_sh_honours(self):
         with open(TEST_SH) as f:
             test_sh = f.read()
