@@ -269,10 +269,10 @@ else
 fi
 
 # ------------------------------------------------------------------ free disk
-# Rough needs of a run with cold caches (measured on 2-core CI machines): the checkout's build
-# folders (.build, .build-bench, .build-fuzz-debug, .build-arm64, vm/work, out), the CI cache
-# (the sid compiler root about 4.5 GB, the arm64 sysroot 1 GB, the cross build's mirror 2 GB,
-# the Home Assistant root 2 GB, the arm64 root 1 GB), and /tmp for test files.
+# What a run with cold caches fills, with room to spare: the checkout's build folders (.build,
+# .build-bench, .build-fuzz-debug, .build-arm64, vm/work, out), each cold cache of the CI cache
+# (measured: the sid compiler root 3.4 GB, the arm64 sysroot 1.5 GB, the Home Assistant root
+# 1.2 GB; the cross build's mirror and the arm64 root less), and /tmp for test files.
 free_gib() {  # path → free GiB on its file system (of the nearest existing parent)
     local p=$1
     while [ ! -e "$p" ]; do p=$(dirname "$p"); done
@@ -290,15 +290,15 @@ on KIOSK_ARM64 && want_disk "$PWD" 1 "aarch64 binaries and packages"
 on KIOSK_VM_TESTS && want_disk "$PWD" 1 "kernel and initramfs (vm/work)"
 want_disk /tmp 1 "test files"
 if on KIOSK_ARM64; then
-    ls -d "$cache"/sid-swift-*/usr/bin/swift >/dev/null 2>&1 || want_disk "$cache" 5 "the sid compiler root"
-    ls "$cache"/sysroot-arm64-*/.complete >/dev/null 2>&1 || want_disk "$cache" 1 "the arm64 sysroot"
+    ls -d "$cache"/sid-swift-*/usr/bin/swift >/dev/null 2>&1 || want_disk "$cache" 4 "the sid compiler root"
+    ls "$cache"/sysroot-arm64-*/.complete >/dev/null 2>&1 || want_disk "$cache" 2 "the arm64 sysroot"
     [ -d "$cache/arm64-build/src" ] || want_disk "$cache" 2 "the cross build's mirror"
 fi
 if [ $ARM64_VM = 1 ]; then
     ls "$cache"/arm64-root-*/kernel/package >/dev/null 2>&1 || want_disk "$cache" 1 "the arm64 root"
 fi
 if on KIOSK_HA_TESTS; then
-    ls "$cache"/ha-root-*/opt/ha/.complete >/dev/null 2>&1 || want_disk "$cache" 3 "the Home Assistant root"
+    ls "$cache"/ha-root-*/opt/ha/.complete >/dev/null 2>&1 || want_disk "$cache" 2 "the Home Assistant root"
 fi
 # Folders on the same file system share its free space: the needs are added per file system.
 declare -A fs_need=() fs_what=() fs_free=()
