@@ -21,7 +21,8 @@
 # out/fresh-rehearsal.log. Exits with the failing command's status.
 # Environment: KIOSK_REHEARSAL_VARIANT (mmdebstrap variant, default minbase: the fewest packages,
 # so nothing the project needs can be there by chance), KIOSK_SWIFT_DIR (default /opt/swift),
-# KIOSK_DEBIAN_MIRROR.
+# KIOSK_DEBIAN_MIRROR. The other KIOSK_* variables (KIOSK_ARM64=0, …) are passed to the commands
+# in the root.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 checkout=$PWD
@@ -89,6 +90,7 @@ mkdir -p "$base"
 work=$(mktemp -d "$base/kioskd-rehearsal.XXXXXX")
 root=$work/root
 ns_pid=
+# shellcheck disable=SC2317 # run by the EXIT trap
 cleanup() {
     local rc=$?
     [ -n "$ns_pid" ] && kill -TERM "$ns_pid" 2>/dev/null && wait "$ns_pid" 2>/dev/null
@@ -138,14 +140,21 @@ if [ "$quick" = 1 ]; then
 else
     commands='bash scripts/demo.sh && bash scripts/test.sh'
 fi
-log "running in the root: $commands"
+# The caller's KIOSK_* settings for test.sh (not the rehearsal's own, nor host paths).
+passed=()
+while IFS='=' read -r name _; do
+    case "$name" in KIOSK_REHEARSAL_*|KIOSK_SWIFT_DIR|KIOSK_CI_CACHE) continue ;; esac
+    passed+=("$name=${!name}")
+done < <(env | grep -E '^KIOSK_[A-Z0-9_]*=' || true)
+log "running in the root: ${passed[*]:+${passed[*]} }$commands"
 
 # The run: a mount and PID namespace of its own (when its first process ends, the kernel ends
 # every process left in it and drops every mount), /proc, /sys, /dev and a tmpfs /run and
 # /dev/shm, the toolchain and the package mirror read-only at their own paths.
 # shellcheck disable=SC2016 # the inner script expands its own arguments
 unshare --mount --pid --fork --propagation private bash -euo pipefail -c '
-root=$1 commands=$2; shift 2
+root=$1 commands=$2 npassed=$3; shift 3
+passed=("${@:1:npassed}"); shift "$npassed"
 mount -t proc proc "$root/proc"
 mount -t sysfs sysfs "$root/sys"
 mount --rbind /dev "$root/dev"
@@ -156,10 +165,10 @@ for d in "$@"; do
     mount --bind "$d" "$root$d"
     mount -o remount,bind,ro "$root$d"
 done
-exec chroot "$root" /usr/bin/env -i HOME=/root LANG=C.UTF-8 TERM=dumb \
+exec chroot "$root" /usr/bin/env -i HOME=/root LANG=C.UTF-8 TERM=dumb "${passed[@]}" \
     PATH="'"$swift_dir"'/usr/bin:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin" \
     bash -euo pipefail -c "cd /root/kioskd && $commands"
-' fresh-rehearsal "$root" "$commands" "${binds[@]}" &
+' fresh-rehearsal "$root" "$commands" "${#passed[@]}" "${passed[@]}" "${binds[@]}" &
 ns_pid=$!
 rc=0
 wait "$ns_pid" || rc=$?
