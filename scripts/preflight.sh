@@ -29,7 +29,7 @@ list_steps=0
 on() { [ "${!1:-1}" = 1 ]; }   # a step is on unless its variable is set to something else
 ARM64_VM=0; on KIOSK_ARM64 && on KIOSK_ARM64_VM && ARM64_VM=1
 
-missing=()      # "what: where it comes from (step)"
+missing=()      # "what — its package or how to get it (needed by: step)"
 packages=()     # Debian packages that would provide the missing items
 notes=()
 miss() {  # step what package [how]; an empty step: not named
