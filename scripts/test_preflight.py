@@ -45,6 +45,7 @@ class Preflight(unittest.TestCase):
         os.makedirs(self.apt)
         self.write_list("apt-always.txt", "# always needed\npkg-present\nkioskd-test-absent-a\n")
         self.write_list("apt-arm.txt", "# an aarch64 list\n# needed unless: KIOSK_ARM64=0\nkioskd-test-absent-arm\n")
+        self.write_list("apt-armvm.txt", "# needed unless: KIOSK_ARM64=0 KIOSK_ARM64_VM=0\nkioskd-test-absent-armvm\n")
 
     def stub(self, name, text):
         path = os.path.join(self.bin, name)
@@ -61,7 +62,7 @@ class Preflight(unittest.TestCase):
              "KIOSK_SWIFT_DIR": os.path.join(self.tmp, "no-swift"),
              "KIOSK_PREFLIGHT_APT_DIR": self.apt,
              "KIOSK_CI_CACHE": os.path.join(self.tmp, "cache"),
-             "FAKE_ABSENT": "kioskd-test-absent-a kioskd-test-absent-arm"}
+             "FAKE_ABSENT": "kioskd-test-absent-a kioskd-test-absent-arm kioskd-test-absent-armvm"}
         e.update(env)
         p = subprocess.run(["bash", PREFLIGHT], env=e, capture_output=True, text=True, timeout=120)
         return p.returncode, p.stdout, p.stderr
@@ -113,7 +114,10 @@ class Preflight(unittest.TestCase):
         self.assertNamed(err, "command shellcheck", "apt package shellcheck")
 
     def test_arm64_vm_off_keeps_the_rest_of_the_arm64_job(self):
+        _, _, err = self.run_preflight()
+        self.assertNamed(err, "apt package kioskd-test-absent-armvm (scripts/apt-armvm.txt)", "not installed")
         _, _, err = self.run_preflight(KIOSK_ARM64_VM="0")
+        self.assertNotNamed(err, "apt package kioskd-test-absent-armvm (scripts/apt-armvm.txt)")
         self.assertNotNamed(err, "command qemu-system-aarch64")
         self.assertNotNamed(err, "command arch-test")
         self.assertNamed(err, "command qemu-aarch64-static", "apt package qemu-user-static")
