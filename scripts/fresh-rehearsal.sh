@@ -146,7 +146,9 @@ while IFS='=' read -r name _; do
     case "$name" in KIOSK_REHEARSAL_*|KIOSK_SWIFT_DIR|KIOSK_CI_CACHE) continue ;; esac
     passed+=("$name=${!name}")
 done < <(env | grep -E '^KIOSK_[A-Z0-9_]*=' || true)
-log "running in the root: ${passed[*]:+${passed[*]} }$commands"
+# The host's /dev is bound in: demo.sh must not take a display the host may have.
+printf '%s\n' "${passed[@]}" | grep -q '^KIOSK_HEADLESS=' || passed+=(KIOSK_HEADLESS=1)
+log "running in the root: ${passed[*]} $commands"
 
 # The run: a mount and PID namespace of its own (when its first process ends, the kernel ends
 # every process left in it and drops every mount), /proc, /sys, /dev and a tmpfs /run and
