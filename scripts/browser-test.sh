@@ -5,7 +5,7 @@
 #   scripts/browser-test.sh                 the test (kioskd and kioskctl from .build/debug)
 #   scripts/browser-test.sh --screenshots   also rewrites docs/screenshots/web-*.png
 #
-# Needs the packages of scripts/apt-web.txt (chromium, python3-venv, zbar-tools) and a built
+# Needs the packages of scripts/apt-browser.txt (chromium, python3-venv), zbar-tools and a built
 # kioskd and kioskctl (KIOSKD_BIN_DIR, default .build/debug).
 set -euo pipefail
 cd "$(dirname "$0")/.."

@@ -7,7 +7,9 @@ cd "$(dirname "$0")/.."
 SUDO=""
 if [ "$(id -u)" != 0 ]; then SUDO="sudo"; fi
 
-pkgs="pkg-config libcairo2-dev libpango1.0-dev libdrm-dev libinput-dev libudev-dev libsystemd-dev fonts-dejavu-core"
+# scripts/apt-build.txt: building kioskd; apt-swift.txt: the Swift toolchain's own needs; the others
+# one step of scripts/test.sh each (scripts/preflight.sh checks them, and what the steps call).
+pkgs=""
 for f in scripts/apt-*.txt; do
     [ -f "$f" ] || continue
     pkgs="$pkgs $(grep -v '^\s*#' "$f" | tr '\n' ' ')"
