@@ -1,0 +1,89 @@
+import Foundation
+import KioskCore
+@testable import KioskDaemon
+import KioskDRM
+import KioskDRMTesting
+import KioskTesting
+import Testing
+
+/// kioskd started with no display connected (a TV switched off at boot): systemd hears it is
+/// ready and waiting — no start time-out, no restart loop — and the scene is shown when the
+/// display appears.
+@Suite struct DisplayWaitTests {
+    static let mode = DRMMode(width: 64, height: 48, refresh: 60, isPreferred: true)
+
+    @Test func startsReadyAndWaitingThenShowsTheClockWhenADisplayAppears() throws {
+        let dir = tempDir()
+        let kms = FakeKMS(resources: FakeKMS.outputs([.init("HDMI-A-1", modes: [Self.mode], status: .disconnected)]))
+        let config = try loadConfig("""
+        state_dir = "\(dir)/state"
+        [display]
+        backend = "drm"
+        device = "\(kms.path)"
+        [scene.clock]
+        kind = "clock"
+        """, dir: dir)
+        let loop = ManualEventLoop(epochSeconds: 1_700_000_000)
+        let made = try Backends.makeDisplays(config, loop: loop, logger: quietLogger, kms: kms.backend)
+        let d = try Daemon(config: config, displays: made.outputs, input: nil, state: MemoryStateStore(), loop: loop, time: loop,
+                           logger: quietLogger)
+        d.displayOwner = made.owner
+        var ready = 0
+        var statuses: [String] = []
+        d.onReady = { ready += 1 }
+        d.onStatus = { statuses.append($0) }
+        d.start()
+        loop.runDeferred()
+        #expect(ready == 1, "READY=1 at start although nothing is connected")
+        #expect(statuses.last?.hasPrefix("waiting for a display; ") == true, "\(statuses)")
+        #expect(statuses.last?.contains("\(kms.path) (no connected output)") == true, "\(statuses)")
+        loop.advance(by: 3_000_000_000)
+        #expect(kms.committed.isEmpty)
+
+        // The TV is switched on; no udev event is needed.
+        kms.setStatus("HDMI-A-1", .connected)
+        loop.advance(by: 500_000_000)
+        loop.runDeferred()
+        guard case .modeset(let connector, _, let fb, let size, true)? = kms.committed.first else {
+            Issue.record("no mode set within 500 ms of the display appearing: \(kms.committed)")
+            return
+        }
+        #expect(connector == "HDMI-A-1" && size == Size(width: 64, height: 48))
+        // The clock is drawn there: its digits and background give the frame several colours.
+        var colours = Set<UInt32>()
+        for y in 0..<48 { for x in 0..<64 { if let p = kms.pixel(fb: fb, x: x, y: y) { colours.insert(p) } } }
+        #expect(kms.onScreenFB == fb && colours.count > 1, "\(colours.count) colours on screen")
+        #expect(d.manager.frameCount >= 1)
+        #expect(ready == 1, "READY=1 only once")
+        #expect(statuses.last?.hasPrefix("scene clock") == true && statuses.last?.contains("HDMI-A-1 64x48@60") == true, "\(statuses)")
+        d.shutdown()
+    }
+
+    /// With a display connected, READY=1 still waits for the first frame.
+    @Test func readyComesWithTheFirstFrameWhenADisplayIsConnected() throws {
+        let dir = tempDir()
+        let kms = FakeKMS(resources: FakeKMS.outputs([.init("HDMI-A-1", modes: [Self.mode])]))
+        let config = try loadConfig("""
+        state_dir = "\(dir)/state"
+        [display]
+        backend = "drm"
+        device = "\(kms.path)"
+        [scene.clock]
+        kind = "clock"
+        """, dir: dir)
+        let loop = ManualEventLoop(epochSeconds: 1_700_000_000)
+        let made = try Backends.makeDisplays(config, loop: loop, logger: quietLogger, kms: kms.backend)
+        let d = try Daemon(config: config, displays: made.outputs, input: nil, state: MemoryStateStore(), loop: loop, time: loop,
+                           logger: quietLogger)
+        var ready = 0
+        var statuses: [String] = []
+        d.onReady = { ready += 1 }
+        d.onStatus = { statuses.append($0) }
+        d.start()
+        #expect(ready == 0 && statuses.isEmpty, "nothing is on screen before the loop draws")
+        loop.runDeferred()
+        #expect(ready == 1 && kms.onScreenFB != nil)
+        #expect(statuses.allSatisfy { !$0.contains("waiting") }, "\(statuses)")
+        d.shutdown()
+    }
+}
