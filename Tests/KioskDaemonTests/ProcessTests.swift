@@ -167,6 +167,18 @@ struct ProcessTests {
         #expect(text.hasPrefix("kioskd: \(d)/missing.toml: cannot read the config file"), "\(text)")
     }
 
+    /// A mode no display has passed the check and then failed the start without naming where it
+    /// was written: both now exit 78 with file:line:key.
+    @Test func impossibleModeExits78BeforeTheStart() throws {
+        let d = tempDir()
+        let path = write("state_dir = \"\(d)/state\"\n[display]\ndevice = \"\(d)/card9\"\nmode = \"100000x100000\"\n[scene.clock]\nkind = \"clock\"\n", d)
+        for args in [["--check-config"], []] {
+            let (status, text) = try runKioskd(["--config", path] + args)
+            #expect(status == 78, "\(args): \(text)")
+            #expect(text.hasPrefix("kioskd: \(path):4: key 'display.mode': expected a mode like"), "\(args): \(text)")
+        }
+    }
+
     /// Runs kioskd to its exit; returns (status, stderr).
     func runKioskd(_ args: [String], environment: [String: String]? = nil, executable: String = Binaries.kioskd) throws -> (Int32, String) {
         // Without JOURNAL_STREAM (as from a terminal) unless the test sets it.
