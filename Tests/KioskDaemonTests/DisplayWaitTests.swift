@@ -1,4 +1,5 @@
 import Foundation
+import KioskControl
 import KioskCore
 @testable import KioskDaemon
 import KioskDRM
@@ -56,6 +57,47 @@ import Testing
         #expect(d.manager.frameCount >= 1)
         #expect(ready == 1, "READY=1 only once")
         #expect(statuses.last?.hasPrefix("scene clock") == true && statuses.last?.contains("HDMI-A-1 64x48@60") == true, "\(statuses)")
+        d.shutdown()
+    }
+
+    /// `kioskctl outputs` and status tell what reached the panel: nothing while waiting, then
+    /// the time of the last completed frame and the frames of the last minute; an error line
+    /// when a flip never completes.
+    @Test func outputsTellWhatReachedThePanel() throws {
+        let dir = tempDir()
+        let kms = FakeKMS(resources: FakeKMS.outputs([.init("HDMI-A-1", modes: [Self.mode], status: .disconnected)]))
+        let config = try loadConfig("""
+        state_dir = "\(dir)/state"
+        [display]
+        backend = "drm"
+        device = "\(kms.path)"
+        [scene.clock]
+        kind = "clock"
+        """, dir: dir)
+        let loop = ManualEventLoop(epochSeconds: 1_700_000_000)
+        let made = try Backends.makeDisplays(config, loop: loop, logger: quietLogger, kms: kms.backend)
+        let d = try Daemon(config: config, displays: made.outputs, input: nil, state: MemoryStateStore(), loop: loop, time: loop,
+                           logger: quietLogger)
+        d.start()
+        loop.runDeferred()
+        let waiting = try #require(d.status().outputs?.first)
+        #expect(waiting.framesShownLastMinute == 0 && waiting.lastFrameShown == nil && waiting.error == nil)
+        let json = String(decoding: try ControlJSON.encode(OutputsAnswer(outputs: [waiting])), as: UTF8.self)
+        #expect(json.contains("\"last_frame_shown\":null") && json.contains("\"frames_shown_last_minute\":0"), "\(json)")
+        kms.setStatus("HDMI-A-1", .connected)
+        loop.advance(by: 500_000_000)
+        loop.runDeferred()
+        let shown = try #require(d.status().outputs?.first)
+        #expect(shown.framesShownLastMinute == 1 && shown.lastFrameShown == "2023-11-14T22:13:20Z", "\(shown)")
+        // The next second's frame goes out by a flip whose event never comes.
+        kms.flipEventsLost = true
+        loop.advance(by: 1_000_000_000)
+        loop.runDeferred()
+        #expect(kms.pendingFlipFB(crtc: 10) != nil, "\(kms.committed)")
+        loop.advance(by: 2_000_000_000)
+        let lost = try #require(d.status().outputs?.first)
+        #expect(lost.error?.hasPrefix("a page flip of HDMI-A-1 64x48@60 did not complete within 2000 ms") == true, "\(lost)")
+        #expect(lost.framesShownLastMinute == 1)
         d.shutdown()
     }
 
