@@ -224,6 +224,8 @@ public final class Daemon {
             logger.notice("waiting for a display: no output has one connected", metadata: ["display": "\(heads.map(\.display.displayDescription).joined(separator: "; "))"])
             tellReady()
             publishStatus()
+            // Once that is told: the first frame's one-time costs (fonts, shaping) now, not when the display comes.
+            loop.deferToEndOfIteration { [weak self] in self?.warmUp() }
         }
         logger.info("kioskd started", metadata: ["scene": "\(heads.map(\.manager.current.name).joined(separator: ", "))", "theme": "\(themeName)",
                                                  "display": "\(heads.map(\.display.displayDescription).joined(separator: "; "))", "config": "\(config.file)"])
@@ -260,6 +262,15 @@ public final class Daemon {
 
     /// Whether no output can show a frame: every display is inactive (nothing connected).
     public var waitingForDisplay: Bool { heads.allSatisfy { $0.display.logicalSize == nil } }
+
+    /// Draws each waiting output's scene once off screen, at its configured mode's size or
+    /// 1920x1080 (`SceneManager.warmUp`).
+    private func warmUp() {
+        for h in heads where h.display.logicalSize == nil {
+            let size = h.settings.mode.flatMap { DaemonConfig.parseMode($0)?.0 } ?? Size(width: 1920, height: 1080)
+            h.manager.warmUp(size: h.display.rotation.logicalSize(physical: size))
+        }
+    }
 
     private func tellReady() {
         guard !toldReady else { return }

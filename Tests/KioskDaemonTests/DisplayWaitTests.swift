@@ -23,6 +23,8 @@ import Testing
         device = "\(kms.path)"
         [scene.clock]
         kind = "clock"
+        color_mode = "scaled"
+        unsynced = "ignore"
         """, dir: dir)
         let loop = ManualEventLoop(epochSeconds: 1_700_000_000)
         let made = try Backends.makeDisplays(config, loop: loop, logger: quietLogger, kms: kms.backend)
@@ -50,10 +52,14 @@ import Testing
             return
         }
         #expect(connector == "HDMI-A-1" && size == Size(width: 64, height: 48))
-        // The clock is drawn there: its digits and background give the frame several colours.
+        // The whole clock is drawn there (the scene drawn off screen while waiting does not make
+        // the first real frame a partial one): the scaled colour of the second fills both
+        // corners, and the digits give the frame more colours.
         var colours = Set<UInt32>()
-        for y in 0..<48 { for x in 0..<64 { if let p = kms.pixel(fb: fb, x: x, y: y) { colours.insert(p) } } }
+        for y in 0..<48 { for x in 0..<64 { if let p = kms.pixel(fb: fb, x: x, y: y) { colours.insert(p & 0xFF_FFFF) } } }
+        let corners = [kms.pixel(fb: fb, x: 0, y: 0), kms.pixel(fb: fb, x: 63, y: 47)].map { $0.map { $0 & 0xFF_FFFF } }
         #expect(kms.onScreenFB == fb && colours.count > 1, "\(colours.count) colours on screen")
+        #expect(corners[0] == corners[1] && corners[0] != nil && corners[0] != 0, "corners \(corners)")
         #expect(d.manager.frameCount >= 1)
         #expect(ready == 1, "READY=1 only once")
         #expect(statuses.last?.hasPrefix("scene clock") == true && statuses.last?.contains("HDMI-A-1 64x48@60") == true, "\(statuses)")
