@@ -483,6 +483,21 @@ public struct DaemonConfig {
     /// Each side of a headless framebuffer (`headless_size`, an output's `mode`).
     static let headlessSides = 16...8192
 
+    /// With the headless backend each `[[output]]`'s mode is the size of a framebuffer in memory
+    /// (each side 16…8192). Reading the config checks this for `backend = "headless"`; call it
+    /// again when the backend is chosen afterwards (`kioskd --backend headless`). Errors name
+    /// the output's table and key.
+    public func checkHeadlessModes() throws {
+        guard display.backend == .headless, let tables = outputTables else { return }
+        for o in tables {
+            guard let m = o.mode, let (size, _) = DaemonConfig.parseMode(m),
+                  !(Self.headlessSides.contains(size.width) && Self.headlessSides.contains(size.height)) else { continue }
+            throw KioskError.config("\(o.location.isEmpty ? file : o.location): key 'output[\(o.index)].mode': with the headless backend "
+                + "the mode is the size of the output's frame in memory: each side \(Self.headlessSides.lowerBound)…"
+                + "\(Self.headlessSides.upperBound), got \(ConfigTable.quoted(m))")
+        }
+    }
+
     /// A key name or a list of key names → evdev codes.
     static func keys(_ t: ConfigTable, _ key: String) throws -> [UInt16] {
         guard let n = t.node(key) else { return [] }
