@@ -49,14 +49,18 @@ public struct OutputSettings: Sendable, Equatable {
 }
 
 extension DaemonConfig {
-    /// What a connector name may be: a kernel connector name.
-    static let connectorRule = "a connector name like \"HDMI-A-1\" (1…32 letters, digits, '-' or '_'; kioskd --list-outputs shows them)"
+    /// What a connector name may be. With DRM it must be a connector of the card (checked at
+    /// start, `kioskd --list-outputs`); the headless backend takes any name. Either way it names
+    /// the output in commands, status, logs and MQTT topics: one line of printable text.
+    static let connectorRule = "a connector name like \"HDMI-A-1\" (1…64 characters, no control characters or line breaks; "
+        + "kioskd --list-outputs shows them)"
 
-    /// Whether `s` can be a kernel connector name (`HDMI-A-1`, `DSI-1`, `Virtual-2`, `Unknown20-1`).
+    /// Whether `s` can name a connector: 1…64 characters, none of them a control character
+    /// (C0 with tab and line breaks, DEL, C1) or a Unicode line or paragraph separator.
     static func isConnectorName(_ s: String) -> Bool {
         let u = s.unicodeScalars
-        return (1...32).contains(u.count) && u.allSatisfy { c in
-            ("a"..."z").contains(c) || ("A"..."Z").contains(c) || ("0"..."9").contains(c) || c == "-" || c == "_"
+        return (1...64).contains(u.count) && u.allSatisfy { c in
+            !(c.value < 0x20 || (0x7F...0x9F).contains(c.value) || c.value == 0x2028 || c.value == 0x2029)
         }
     }
 
