@@ -134,12 +134,22 @@ public struct OutputsAnswer: Codable, Sendable, Equatable {
         /// Frames presented there, and its frame rate over the last five seconds.
         public var frames: UInt64?
         public var fps: Double?
+        /// What reached the panel (DRM outputs): when the kernel last completed a frame there
+        /// (UTC, "2026-11-28T10:39:00Z"; `null` on the wire: none yet), how many it completed in
+        /// the last minute, and a flip that never completed (until a frame completes again).
+        public var lastFrameShown: String?
+        public var framesShownLastMinute: Int?
+        public var error: String?
         public init(description: String, logicalSize: String?, rotation: Int, blanked: Bool, name: String? = nil,
-                    scene: String? = nil, scenes: [String]? = nil, theme: String? = nil, frames: UInt64? = nil, fps: Double? = nil) {
+                    scene: String? = nil, scenes: [String]? = nil, theme: String? = nil, frames: UInt64? = nil, fps: Double? = nil,
+                    lastFrameShown: String? = nil, framesShownLastMinute: Int? = nil, error: String? = nil) {
             self.description = description; self.logicalSize = logicalSize; self.rotation = rotation; self.blanked = blanked
             self.name = name; self.scene = scene; self.scenes = scenes; self.theme = theme; self.frames = frames; self.fps = fps
+            self.lastFrameShown = lastFrameShown; self.framesShownLastMinute = framesShownLastMinute; self.error = error
         }
-        enum CodingKeys: String, CodingKey { case description, logicalSize, rotation, blanked, name, scene, scenes, theme, frames, fps }
+        enum CodingKeys: String, CodingKey {
+            case description, logicalSize, rotation, blanked, name, scene, scenes, theme, frames, fps, lastFrameShown, framesShownLastMinute, error
+        }
         public func encode(to encoder: Encoder) throws {
             var c = encoder.container(keyedBy: CodingKeys.self)
             try c.encodeIfPresent(name, forKey: .name)
@@ -152,6 +162,11 @@ public struct OutputsAnswer: Codable, Sendable, Equatable {
             try c.encodeIfPresent(theme, forKey: .theme)
             try c.encodeIfPresent(frames, forKey: .frames)
             try c.encodeIfPresent(fps, forKey: .fps)
+            if let framesShownLastMinute {
+                try c.encode(lastFrameShown, forKey: .lastFrameShown) // null: nothing shown yet
+                try c.encode(framesShownLastMinute, forKey: .framesShownLastMinute)
+            }
+            try c.encodeIfPresent(error, forKey: .error)
         }
     }
     public var outputs: [Output]

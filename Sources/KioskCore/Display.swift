@@ -1,3 +1,7 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+
 /// What a display tells the scene manager.
 public enum DisplayEvent: Sendable, Equatable {
     /// The previous frame is on screen (flip completed); a new one may be presented.
@@ -39,6 +43,8 @@ public protocol DisplayOutput: AnyObject {
     var isBlanked: Bool { get }
     /// Releases the output and restores what was shown before kioskd started.
     func shutdown()
+    /// What reached the panel (nil: the display cannot tell, e.g. headless).
+    var shownFrames: ShownFrames? { get }
 }
 
 /// A source of input events (libinput, or a script in tests).
@@ -58,4 +64,55 @@ public protocol InputSource: AnyObject {
 
 extension DisplayOutput {
     public var connectorName: String? { nil }
+    public var shownFrames: ShownFrames? { nil }
+}
+
+/// What reached the panel of an output, as its display knows it: the latest frame the kernel
+/// completed (a page flip's event, or a mode set) and how many in the last minute, and a flip
+/// that never completed.
+public struct ShownFrames: Sendable, Equatable {
+    /// Wall-clock time (ns since the epoch) of the latest completed frame; nil: none yet.
+    public var lastRealtimeNs: Int64?
+    /// Frames completed in the last 60 s.
+    public var lastMinute: Int
+    /// The latest flip that never completed (its event did not come), until a frame completes again.
+    public var error: String?
+    public init(lastRealtimeNs: Int64?, lastMinute: Int, error: String? = nil) {
+        self.lastRealtimeNs = lastRealtimeNs; self.lastMinute = lastMinute; self.error = error
+    }
+
+    /// "2026-11-28T10:39:00Z" for wall-clock `ns` (UTC, whole seconds).
+    public static func utc(_ ns: Int64) -> String {
+        var t = time_t(ns / 1_000_000_000)
+        var tmv = tm()
+        gmtime_r(&t, &tmv)
+        func two(_ v: Int32) -> String { v < 10 ? "0\(v)" : "\(v)" }
+        return "\(tmv.tm_year + 1900)-\(two(tmv.tm_mon + 1))-\(two(tmv.tm_mday))T\(two(tmv.tm_hour)):\(two(tmv.tm_min)):\(two(tmv.tm_sec))Z"
+    }
+}
+
+/// The times of frames shown over the last minute (monotonic ns), and the wall-clock time of the
+/// latest: what `ShownFrames` reports.
+public struct ShownFrameLog: Sendable {
+    public static let windowNs: Int64 = 60_000_000_000
+    private var times: [Int64] = []
+    public private(set) var lastRealtimeNs: Int64?
+
+    public init() {}
+
+    /// A frame completed at monotonic `monotonicNs`, wall-clock `realtimeNs`.
+    public mutating func record(monotonicNs: Int64, realtimeNs: Int64) {
+        times.append(monotonicNs)
+        lastRealtimeNs = realtimeNs
+        prune(now: monotonicNs)
+    }
+
+    /// Frames completed within the minute before monotonic `now`.
+    public func lastMinute(now: Int64) -> Int {
+        times.reduce(0) { $0 + (now - $1 < Self.windowNs ? 1 : 0) }
+    }
+
+    private mutating func prune(now: Int64) {
+        if let k = times.firstIndex(where: { now - $0 < Self.windowNs }), k > 0 { times.removeFirst(k) }
+    }
 }

@@ -43,6 +43,23 @@ public final class DRMCard {
     /// CRTC states found before the first mode set on each, restored by `shutdown()`.
     private var saved: [SavedCrtc] = []
     private var isShutDown = false
+    /// The connectors (status and modes) the last configuration was made from, and the timer
+    /// that reads them again while a head waits for one (`followConnectors()`).
+    private var configuredConnectors: [ConnectorState] = []
+    private var connectorPoll: TimerID?
+
+    /// How often the connectors are read while a head waits for one: a connector forced on
+    /// through sysfs, or one of a driver that does not poll its connectors (virtio-gpu), changes
+    /// without a udev event.
+    static let connectorPollNs: Int64 = 500_000_000
+
+    /// What a connector change is told by: its status and modes (a new EDID).
+    private struct ConnectorState: Equatable {
+        let id: UInt32
+        let status: DRMConnector.Status
+        let modes: [DRMMode]
+        init(_ c: DRMConnector) { id = c.id; status = c.status; modes = c.modes }
+    }
 
     /// A head as the card holds it: owned (a card made by `init(device:…heads:…)`), or weakly
     /// (the private card of a `DRMDisplay`, which owns its card).
@@ -125,6 +142,7 @@ public final class DRMCard {
         waitForFlips(of: heads, timeoutMs: 500)
         device.dropMaster()
         hasMaster = false
+        stopFollowingConnectors()
         let was = heads.filter(\.active)
         for h in heads { h.deactivate(announce: false) }
         logger.info("released DRM master", metadata: ["drm.device": "\(device.path)"])
@@ -184,8 +202,10 @@ public final class DRMCard {
     /// from a fresh snapshot. `announce`: tell the heads' scene managers about changes, and log a
     /// head's error and make that head inactive instead of throwing (hotplug, master back).
     private func configure(announce: Bool) throws {
+        defer { followConnectors() }
         guard let device else { return }
         let res = try device.snapshot()
+        configuredConnectors = res.connectors.map(ConnectorState.init)
         let running = heads.filter { !$0.isShutDown }
         var connector: [ObjectIdentifier: DRMConnector] = [:]
         var failed: [ObjectIdentifier: Error] = [:]
@@ -275,6 +295,7 @@ public final class DRMCard {
     func lostMaster() {
         guard hasMaster else { return }
         hasMaster = false
+        stopFollowingConnectors()
         logger.warning("lost DRM master: another client holds the device; presenting stops until it is given back",
                        metadata: device.map { ["drm.device": "\($0.path)"] } ?? [:])
         for h in heads { h.deactivate(announce: true) }
@@ -335,6 +356,7 @@ public final class DRMCard {
 
     /// Frees everything tied to the open device and lets it go (drops master first).
     private func teardown(_ heads: [DRMDisplay]? = nil) {
+        stopFollowingConnectors()
         for h in heads ?? self.heads { h.detach() }
         if let device {
             device.unwatchEvents()
@@ -344,6 +366,52 @@ public final class DRMCard {
     }
 
     // MARK: Hotplug
+
+    /// While a running head waits for its connector (none connected, or the one it names is
+    /// missing), reads the connectors every `connectorPollNs` without probing them
+    /// (`KMSDevice.currentConnectors`) and configures again when one changed since the last
+    /// configuration: a display that appears without a udev event is shown all the same. Stops
+    /// once every head is active, and while the card is not DRM master.
+    private func followConnectors() {
+        let waiting = device != nil && hasMaster && !isShutDown && heads.contains { !$0.isShutDown && !$0.active }
+        guard waiting else { return stopFollowingConnectors() }
+        guard connectorPoll == nil else { return }
+        do {
+            connectorPoll = try scheduler.schedule(after: Self.connectorPollNs) { [weak self] _ in
+                guard let self else { return }
+                self.connectorPoll = nil
+                self.pollConnectors()
+            }
+        } catch {
+            logger.warning("cannot arm the timer that looks for a display: \(error); waiting for a udev event instead",
+                           metadata: device.map { ["drm.device": "\($0.path)"] } ?? [:])
+        }
+    }
+
+    private func stopFollowingConnectors() {
+        if let t = connectorPoll { scheduler.cancel(t) }
+        connectorPoll = nil
+    }
+
+    /// Reads the connectors; configures again when their status or modes changed.
+    private func pollConnectors() {
+        defer { followConnectors() }
+        guard let device, hasMaster else { return }
+        let current: [DRMConnector]
+        do { current = try device.currentConnectors() } catch {
+            logger.debug("reading the connectors failed: \(error)", metadata: ["drm.device": "\(device.path)"])
+            return
+        }
+        guard current.map(ConnectorState.init) != configuredConnectors else { return }
+        let changed = current.filter { !configuredConnectors.contains(ConnectorState($0)) }
+            .map { "\($0.name) (\($0.status.rawValue), \($0.modes.count) modes)" }.joined(separator: ", ")
+        logger.info("connectors changed without a udev event; configuring the outputs again",
+                    metadata: ["drm.device": "\(device.path)", "drm.connectors": "\(changed)"])
+        do { try configure(announce: true) } catch {
+            logger.error("reconfiguring after a connector change failed: \(error)", metadata: ["drm.device": "\(device.path)"])
+            for h in heads { h.deactivate(announce: true) }
+        }
+    }
 
     /// Follows a udev event on a DRM primary node.
     func hotplug(action: String, node: String) {

@@ -28,6 +28,14 @@ public final class DRMDisplay: DisplayOutput {
     public private(set) var lastCopiedPixels = 0
     /// Flips the kernel refused with EBUSY and that were retried.
     public private(set) var busyRetries: UInt64 = 0
+    /// Frames the kernel completed (mode sets and flip events) over the last minute.
+    private var shown = ShownFrameLog()
+    /// The latest flip that never completed, until a frame completes again.
+    private var flipError: String?
+
+    public var shownFrames: ShownFrames? {
+        ShownFrames(lastRealtimeNs: shown.lastRealtimeNs, lastMinute: shown.lastMinute(now: scheduler.now(.monotonic)), error: flipError)
+    }
     /// Whether atomic modesetting is in use (false: legacy SetCrtc/PageFlip/DPMS).
     public var usesAtomic: Bool { device?.apiName == "atomic" }
 
@@ -213,6 +221,7 @@ public final class DRMDisplay: DisplayOutput {
             }
             held = .idle(onScreen: back)
             modesetCount += 1
+            frameShown()
             logger.info("mode set", metadata: meta)
             flips.shownByModeset(job.index)
             scheduler.deferToEndOfIteration { [weak self] in
@@ -406,6 +415,8 @@ public final class DRMDisplay: DisplayOutput {
     func abandonFlip(after ms: Int64) {
         guard case .queued(let onScreen, _, _, let watchdog) = held else { return }
         logger.warning("page flip event did not arrive within \(ms) ms", metadata: meta)
+        flipError = "a page flip of \(output?.name ?? "the output") did not complete within \(ms) ms "
+            + "(at \(ShownFrames.utc(scheduler.now(.realtime)))); the panel may not show the latest frames"
         if let watchdog { scheduler.cancel(watchdog) }
         held = .idle(onScreen: onScreen)
         flips.abandonFlip()
@@ -425,9 +436,16 @@ public final class DRMDisplay: DisplayOutput {
         if case .queued(_, let buffer, _, let watchdog) = held {
             if let watchdog { scheduler.cancel(watchdog) }
             held = .idle(onScreen: buffer)
+            frameShown()
         }
         flips.flipCompleted()
         if active && hasMaster && !isBlanked { onEvent?(.ready) }
+    }
+
+    /// A frame reached the panel (a mode set returned, a flip's event came).
+    private func frameShown() {
+        shown.record(monotonicNs: scheduler.now(.monotonic), realtimeNs: scheduler.now(.realtime))
+        flipError = nil
     }
 
     /// Lets go of everything tied to the open device (the device itself is the card's).

@@ -71,6 +71,9 @@ public protocol KMSDevice: AnyObject {
 
     /// The device's connectors, encoders, CRTCs and planes now.
     func snapshot() throws -> DRMResources
+    /// The connectors as the kernel last probed them, without probing again (cheap enough to
+    /// poll); by default those of `snapshot()`.
+    func currentConnectors() throws -> [DRMConnector]
     /// Checks that `output` can be driven by this interface (atomic: the properties it commits
     /// exist) before anything is shown on it.
     func prepare(_ output: KMSOutput) throws
@@ -96,6 +99,10 @@ public protocol KMSDevice: AnyObject {
     /// Waits up to `timeoutMs` for events (a `poll(2)` of the device); throws on failures other
     /// than EINTR, which is reported as `.interrupted`.
     func waitForEvents(timeoutMs: Int32) throws -> KMSWait
+}
+
+extension KMSDevice {
+    public func currentConnectors() throws -> [DRMConnector] { try snapshot().connectors }
 }
 
 /// How a `DRMDisplay` finds and opens devices: the kernel's (udev, /dev/dri) or a test's.

@@ -80,6 +80,7 @@ extension KernelKMS {
     func setMaster() throws { try device.setMaster() }
     func dropMaster() { device.dropMaster() }
     func snapshot() throws -> DRMResources { try DRMResources.snapshot(fd: device.fd, device: device.path) }
+    func currentConnectors() throws -> [DRMConnector] { try DRMResources.currentConnectors(fd: device.fd, device: device.path) }
     func makeBuffer(size: Size, what: String) throws -> any ScanoutBuffer {
         try DumbBuffer(device: device, size: size, what: what)
     }

@@ -139,24 +139,7 @@ public struct DRMResources: Sendable, Equatable {
         let crtcIDs = Array(UnsafeBufferPointer(start: res.pointee.crtcs, count: Int(res.pointee.count_crtcs)))
         drmModeFreeResources(res)
 
-        var connectors: [DRMConnector] = []
-        for id in connectorIDs {
-            guard let c = drmModeGetConnector(fd, id) else { continue }
-            let p = c.pointee
-            let typeName = drmModeGetConnectorTypeName(p.connector_type).map { String(cString: $0) } ?? "Unknown\(p.connector_type)"
-            let status: DRMConnector.Status
-            switch p.connection {
-            case DRM_MODE_CONNECTED: status = .connected
-            case DRM_MODE_DISCONNECTED: status = .disconnected
-            default: status = .unknown
-            }
-            let modes = (0..<Int(p.count_modes)).map { DRMMode(p.modes[$0]) }
-            let encs = Array(UnsafeBufferPointer(start: p.encoders, count: Int(p.count_encoders)))
-            connectors.append(DRMConnector(id: p.connector_id, name: "\(typeName)-\(p.connector_type_id)", status: status,
-                                           modes: modes, encoderID: p.encoder_id, encoderIDs: encs,
-                                           widthMM: Int(p.mmWidth), heightMM: Int(p.mmHeight)))
-            drmModeFreeConnector(c)
-        }
+        let connectors = connectorIDs.compactMap { readConnector(fd: fd, id: $0, probe: true) }
         var encoders: [DRMEncoder] = []
         for id in encoderIDs {
             guard let e = drmModeGetEncoder(fd, id) else { continue }
@@ -186,6 +169,42 @@ public struct DRMResources: Sendable, Equatable {
             }
         }
         return DRMResources(connectors: connectors, encoders: encoders, crtcs: crtcs, planes: planes)
+    }
+}
+
+extension DRMResources {
+    /// The connectors as the kernel last probed them, without probing again: cheap enough to
+    /// poll while an output waits for a display (a connector forced on through sysfs, or by a
+    /// driver that does not poll its connectors, changes without a udev event). Wraps
+    /// `drmModeGetResources` and `drmModeGetConnectorCurrent`; `device` names the node in errors.
+    public static func currentConnectors(fd: Int32, device: String) throws -> [DRMConnector] {
+        guard let res = drmModeGetResources(fd) else {
+            let e = errno
+            throw KioskError.display("\(Posix.error("drmModeGetResources", path: device, errno: e).message) — not a KMS device?", errno: e)
+        }
+        let ids = Array(UnsafeBufferPointer(start: res.pointee.connectors, count: Int(res.pointee.count_connectors)))
+        drmModeFreeResources(res)
+        return ids.compactMap { readConnector(fd: fd, id: $0, probe: false) }
+    }
+
+    /// Connector `id` as Swift values; `probe`: `drmModeGetConnector` (the kernel probes it
+    /// again when we are DRM master), else `drmModeGetConnectorCurrent`. Nil when it is gone.
+    static func readConnector(fd: Int32, id: UInt32, probe: Bool) -> DRMConnector? {
+        guard let c = probe ? drmModeGetConnector(fd, id) : drmModeGetConnectorCurrent(fd, id) else { return nil }
+        defer { drmModeFreeConnector(c) }
+        let p = c.pointee
+        let typeName = drmModeGetConnectorTypeName(p.connector_type).map { String(cString: $0) } ?? "Unknown\(p.connector_type)"
+        let status: DRMConnector.Status
+        switch p.connection {
+        case DRM_MODE_CONNECTED: status = .connected
+        case DRM_MODE_DISCONNECTED: status = .disconnected
+        default: status = .unknown
+        }
+        let modes = (0..<Int(p.count_modes)).map { DRMMode(p.modes[$0]) }
+        let encs = Array(UnsafeBufferPointer(start: p.encoders, count: Int(p.count_encoders)))
+        return DRMConnector(id: p.connector_id, name: "\(typeName)-\(p.connector_type_id)", status: status,
+                            modes: modes, encoderID: p.encoder_id, encoderIDs: encs,
+                            widthMM: Int(p.mmWidth), heightMM: Int(p.mmHeight))
     }
 }
 

@@ -11,6 +11,11 @@ public struct ModeRequest: Sendable, Equatable, CustomStringConvertible {
         self.width = width; self.height = height; self.refresh = refresh
     }
 
+    /// The widest and tallest mode asked for (beyond what any KMS driver scans out).
+    public static let maxSide = 16384
+    /// Refresh rates are below this many Hz.
+    public static let maxRefresh = 1000
+
     /// Parses "WxH" or "WxH@R" (R in Hz, may have a fraction such as 59.94); errors name the text.
     public init(parsing text: String) throws {
         let t = trimmed(text)
@@ -18,10 +23,10 @@ public struct ModeRequest: Sendable, Equatable, CustomStringConvertible {
         let parts = t.split(separator: "@", omittingEmptySubsequences: false)
         guard parts.count == 1 || parts.count == 2 else { throw bad }
         let dims = parts[0].lowercased().split(separator: "x", omittingEmptySubsequences: false)
-        guard dims.count == 2, let w = Int(dims[0]), let h = Int(dims[1]), w > 0, h > 0, w <= 16384, h <= 16384 else { throw bad }
+        guard dims.count == 2, let w = Int(dims[0]), let h = Int(dims[1]), w > 0, h > 0, w <= Self.maxSide, h <= Self.maxSide else { throw bad }
         var r: Int? = nil
         if parts.count == 2 {
-            guard let d = Double(parts[1]), d > 0, d < 1000 else { throw bad }
+            guard let d = Double(parts[1]), d > 0, d < Double(Self.maxRefresh) else { throw bad }
             r = Int(d.rounded())
         }
         self.init(width: w, height: h, refresh: r)

@@ -310,11 +310,12 @@ struct ControlCommandHandler {
     /// Every output: its name, display, size, rotation, blanking, scene, theme and frames.
     func outputs(_ daemon: Daemon) -> [OutputsAnswer.Output] {
         daemon.heads.map { h in
-            let d = h.display, m = h.manager
+            let d = h.display, m = h.manager, shown = d.shownFrames
             return .init(description: d.displayDescription, logicalSize: d.logicalSize.map { "\($0.width)x\($0.height)" },
                          rotation: d.rotation.rawValue, blanked: d.isBlanked, name: h.name, scene: m.current.name,
                          scenes: m.scenes.map(\.name), theme: h.themes.activeName, frames: m.frameCount,
-                         fps: (m.stats.fps * 10).rounded() / 10)
+                         fps: (m.stats.fps * 10).rounded() / 10, lastFrameShown: shown?.lastRealtimeNs.map(ShownFrames.utc),
+                         framesShownLastMinute: shown?.lastMinute, error: shown?.error)
         }
     }
 }

@@ -60,8 +60,11 @@ public final class Daemon {
     /// Nil: they are saved on the loop's thread.
     public internal(set) var pipeline: CommandPipeline?
 
-    /// After the first frame is on screen (systemd READY=1).
+    /// Once: after the first frame is on screen, or at start when no output has a display
+    /// connected (kioskd then waits for one; systemd READY=1).
     public var onReady: (() -> Void)?
+    /// `onReady` was called.
+    private var toldReady = false
     /// A one-line status changed ("scene clock on HDMI-A-1 1920x1080"; systemd STATUS=).
     public var onStatus: ((String) -> Void)?
     /// After every presented frame.
@@ -168,17 +171,13 @@ public final class Daemon {
         } else {
             input?.onEvent = { [weak self] e in self?.manager.input(e) }
         }
-        var firstFrame = false
         for head in heads {
             let manager = head.manager, blanking = head.blanking
             manager.onFirstFrame = { [weak self, unowned head] in
                 guard let self else { return }
                 self.logger.info("first frame on screen", metadata: ["display": "\(head.display.displayDescription)", "scene": "\(head.manager.current.name)"])
                 // systemd hears of the first frame on any output (an output may be unplugged).
-                if !firstFrame {
-                    firstFrame = true
-                    self.onReady?()
-                }
+                self.tellReady()
                 self.publishStatus()
             }
             manager.onFrame = { [weak self] _ in
@@ -220,6 +219,14 @@ public final class Daemon {
             head.blanking.evaluate()
         }
         refreshTheme()
+        if waitingForDisplay {
+            // Up and waiting: the scene is shown as soon as a display is connected.
+            logger.notice("waiting for a display: no output has one connected", metadata: ["display": "\(heads.map(\.display.displayDescription).joined(separator: "; "))"])
+            tellReady()
+            publishStatus()
+            // Once that is told: the first frame's one-time costs (fonts, shaping) now, not when the display comes.
+            loop.deferToEndOfIteration { [weak self] in self?.warmUp() }
+        }
         logger.info("kioskd started", metadata: ["scene": "\(heads.map(\.manager.current.name).joined(separator: ", "))", "theme": "\(themeName)",
                                                  "display": "\(heads.map(\.display.displayDescription).joined(separator: "; "))", "config": "\(config.file)"])
     }
@@ -248,8 +255,27 @@ public final class Daemon {
     }
 
     public var statusLine: String {
-        heads.map { h in "scene \(h.manager.current.name) (\(h.manager.current.statusSummary)), theme \(h.themes.activeName), \(h.display.displayDescription)" }
+        let line = heads.map { h in "scene \(h.manager.current.name) (\(h.manager.current.statusSummary)), theme \(h.themes.activeName), \(h.display.displayDescription)" }
             .joined(separator: "; ")
+        return waitingForDisplay ? "waiting for a display; \(line)" : line
+    }
+
+    /// Whether no output can show a frame: every display is inactive (nothing connected).
+    public var waitingForDisplay: Bool { heads.allSatisfy { $0.display.logicalSize == nil } }
+
+    /// Draws each waiting output's scene once off screen, at its configured mode's size or
+    /// 1920x1080 (`SceneManager.warmUp`).
+    private func warmUp() {
+        for h in heads where h.display.logicalSize == nil {
+            let size = h.settings.mode.flatMap { DaemonConfig.parseMode($0)?.0 } ?? Size(width: 1920, height: 1080)
+            h.manager.warmUp(size: h.display.rotation.logicalSize(physical: size))
+        }
+    }
+
+    private func tellReady() {
+        guard !toldReady else { return }
+        toldReady = true
+        onReady?()
     }
 
     func publishStatus() { onStatus?(statusLine) }

@@ -1,6 +1,7 @@
 import Foundation
 import KioskWeb
 import KioskCore
+import KioskDRM
 import KioskMQTT
 import KioskPosix
 import KioskScenes
@@ -197,12 +198,13 @@ public struct DaemonConfig {
         if let t = displayTable {
             display.backend = try t.choice("backend", default: DisplayBackend.drm)
             display.device = try path(t, "device", what: "a device path like \"/dev/dri/card0\"")
-            display.output = try word(t, "output", what: "a connector name like \"HDMI-A-1\"")
-            (display.mode, display.rotation) = try DaemonConfig.modeAndRotation(t)
+            display.output = try DaemonConfig.connector(t, "output")
+            (display.mode, display.rotation) = try DaemonConfig.modeAndRotation(t, headless: display.backend == .headless)
             display.buffers = try t.int("buffers", default: 2, range: 2...3)
             display.api = try t.choice("api", default: DisplayAPIChoice.auto)
             if let s = try t.string("headless_size") {
-                guard let size = DaemonConfig.parseSize(s), (16...8192).contains(size.width), (16...8192).contains(size.height) else {
+                guard let size = DaemonConfig.parseSize(s), DaemonConfig.headlessSides.contains(size.width),
+                      DaemonConfig.headlessSides.contains(size.height) else {
                     throw t.error("headless_size", "expected WIDTHxHEIGHT with each side 16…8192, like \"1920x1080\", got \"\(s)\"")
                 }
                 display.headlessSize = size
@@ -219,7 +221,7 @@ public struct DaemonConfig {
         if let t = inputTable {
             input.seat = try word(t, "seat", what: "a seat name like \"seat0\"") ?? "seat0"
             input.calibration = try DaemonConfig.calibration(t)
-            input.mapToOutput = try word(t, "map_to_output", what: "a connector name like \"HDMI-A-1\"")
+            input.mapToOutput = try DaemonConfig.connector(t, "map_to_output")
             input.pointerAsTouch = try t.bool("pointer_as_touch", default: true)
             input.cursor = try t.bool("cursor", default: false)
             input.keysOutput = try word(t, "keys_output", what: "an output's connector name like \"HDMI-A-1\"")
@@ -305,8 +307,8 @@ public struct DaemonConfig {
         scenes = order.map { n in defined.first { $0.name == n }! }
 
         // [[output]] (or the one output of [display])
-        if let tables = try DaemonConfig.parseOutputs(root, displayTable: displayTable, order: order,
-                                                      defined: defined, themeDirectory: themeDirectory) {
+        if let tables = try DaemonConfig.parseOutputs(root, displayTable: displayTable, order: order, defined: defined,
+                                                      themeDirectory: themeDirectory, headless: display.backend == .headless) {
             outputTables = tables
             // Every scene some output shows, in the order first shown.
             var all: [String] = []
@@ -444,10 +446,20 @@ public struct DaemonConfig {
     }
 
     /// The `mode` and `rotation` keys of `[display]` or an `[[output]]`, checked.
-    static func modeAndRotation(_ t: ConfigTable) throws -> (mode: String?, rotation: Rotation) {
+    /// `mode` and `rotation` of `t` (`[display]` or an `[[output]]`). The mode is checked by the
+    /// parser the DRM backend uses (`ModeRequest`); with the `headless` backend it is the size of
+    /// a framebuffer in memory, each side 16…8192 as `headless_size`.
+    static func modeAndRotation(_ t: ConfigTable, headless: Bool) throws -> (mode: String?, rotation: Rotation) {
         var mode: String?
         if let m = try t.string("mode") {
-            guard parseMode(m) != nil else { throw t.error("mode", "expected a mode like \"1920x1080\" or \"1920x1080@60\", got \"\(m)\"") }
+            guard let request = try? ModeRequest(parsing: m) else {
+                throw t.error("mode", "expected a mode like \"1920x1080\" or \"1920x1080@60\" (each side 1…\(ModeRequest.maxSide), "
+                                      + "refresh under \(ModeRequest.maxRefresh) Hz), got \(ConfigTable.quoted(m))")
+            }
+            if headless, !(headlessSides.contains(request.width) && headlessSides.contains(request.height)) {
+                throw t.error("mode", "with backend = \"headless\" the mode is the size of the output's frame in memory: "
+                                      + "each side \(headlessSides.lowerBound)…\(headlessSides.upperBound), got \(ConfigTable.quoted(m))")
+            }
             mode = m
         }
         let r = try t.int("rotation", default: 0)
@@ -462,15 +474,28 @@ public struct DaemonConfig {
         return Size(width: w, height: h)
     }
 
-    /// "1920x1080" or "1920x1080@60" → (size, refresh or nil).
+    /// "1920x1080" or "1920x1080@60" → (size, refresh or nil), as the DRM backend reads it (`ModeRequest`).
     public static func parseMode(_ s: String) -> (Size, Int?)? {
-        let parts = s.split(separator: "@", omittingEmptySubsequences: false)
-        guard parts.count <= 2, let size = parseSize(String(parts[0])) else { return nil }
-        if parts.count == 2 {
-            guard let r = Int(parts[1]), r > 0, r < 1000 else { return nil }
-            return (size, r)
+        guard let r = try? ModeRequest(parsing: s) else { return nil }
+        return (Size(width: r.width, height: r.height), r.refresh)
+    }
+
+    /// Each side of a headless framebuffer (`headless_size`, an output's `mode`).
+    static let headlessSides = 16...8192
+
+    /// With the headless backend each `[[output]]`'s mode is the size of a framebuffer in memory
+    /// (each side 16…8192). Reading the config checks this for `backend = "headless"`; call it
+    /// again when the backend is chosen afterwards (`kioskd --backend headless`). Errors name
+    /// the output's table and key.
+    public func checkHeadlessModes() throws {
+        guard display.backend == .headless, let tables = outputTables else { return }
+        for o in tables {
+            guard let m = o.mode, let (size, _) = DaemonConfig.parseMode(m),
+                  !(Self.headlessSides.contains(size.width) && Self.headlessSides.contains(size.height)) else { continue }
+            throw KioskError.config("\(o.location.isEmpty ? file : o.location): key 'output[\(o.index)].mode': with the headless backend "
+                + "the mode is the size of the output's frame in memory: each side \(Self.headlessSides.lowerBound)…"
+                + "\(Self.headlessSides.upperBound), got \(ConfigTable.quoted(m))")
         }
-        return (size, nil)
     }
 
     /// A key name or a list of key names → evdev codes.

@@ -48,6 +48,32 @@ public struct OutputSettings: Sendable, Equatable {
     public static let maxOutputs = 8
 }
 
+extension DaemonConfig {
+    /// What a connector name may be. With DRM it must be a connector of the card (checked at
+    /// start, `kioskd --list-outputs`); the headless backend takes any name. Either way it names
+    /// the output in commands, status, logs and MQTT topics: one line of printable text.
+    static let connectorRule = "a connector name like \"HDMI-A-1\" (1…64 characters, no control characters or line breaks; "
+        + "kioskd --list-outputs shows them)"
+
+    /// Whether `s` can name a connector: 1…64 characters, none of them a control character
+    /// (C0 with tab and line breaks, DEL, C1) or a Unicode line or paragraph separator.
+    static func isConnectorName(_ s: String) -> Bool {
+        let u = s.unicodeScalars
+        return (1...64).contains(u.count) && u.allSatisfy { c in
+            !(c.value < 0x20 || (0x7F...0x9F).contains(c.value) || c.value == 0x2028 || c.value == 0x2029)
+        }
+    }
+
+    /// The connector name under `key` of `t`, if written; anything else is refused naming the key.
+    static func connector(_ t: ConfigTable, _ key: String) throws -> String? {
+        guard let c = try t.string(key) else { return nil }
+        guard isConnectorName(c) else {
+            throw t.error(key, "expected \(connectorRule), got \(c.isEmpty ? "an empty string" : ConfigTable.quoted(c))")
+        }
+        return c
+    }
+}
+
 /// A `[[input.device]]` rule: touch devices whose name or sysname matches `match` (a shell glob)
 /// belong to `output`.
 public struct InputDeviceRule: Sendable, Equatable {
@@ -61,7 +87,7 @@ extension DaemonConfig {
     /// is the `[scenes] order` (the scenes an output without a `scenes` key shows); every defined
     /// scene must be shown by some output.
     static func parseOutputs(_ root: ConfigTable, displayTable: ConfigTable?, order: [String],
-                             defined: [SceneDefinition], themeDirectory: String) throws -> [OutputSettings]? {
+                             defined: [SceneDefinition], themeDirectory: String, headless: Bool) throws -> [OutputSettings]? {
         guard let tables = try root.tableArray("output") else { return nil }
         if let d = displayTable {
             for key in ["output", "mode", "rotation"] where d.has(key) {
@@ -76,6 +102,7 @@ extension DaemonConfig {
             throw KioskError.config("\(tables[OutputSettings.maxOutputs].location): table '[[output]]': at most \(OutputSettings.maxOutputs) outputs")
         }
         var outputs: [OutputSettings] = []
+        var connectorAt: [Int: String] = [:]
         for (i, t) in tables.enumerated() {
             var o = OutputSettings()
             o.index = i
@@ -83,13 +110,15 @@ extension DaemonConfig {
             if let c = try t.string("connector") {
                 if c.isEmpty { throw t.error("connector", "expected a connector name like \"HDMI-A-1\" or \"*\", got an empty string") }
                 if c != "*" {
+                    _ = try DaemonConfig.connector(t, "connector")
+                    connectorAt[i] = t.entries["connector"].map { "\($0.location)" }
                     if let other = outputs.first(where: { $0.connector?.lowercased() == c.lowercased() }) {
                         throw t.error("connector", "connector \"\(c)\" is already used by the output at \(other.location)")
                     }
                     o.connector = c
                 }
             }
-            (o.mode, o.rotation) = try DaemonConfig.modeAndRotation(t)
+            (o.mode, o.rotation) = try DaemonConfig.modeAndRotation(t, headless: headless)
             o.calibration = try DaemonConfig.calibration(t)
             if let names = try t.stringArray("scenes") {
                 let nodes = try t.array("scenes") ?? []
@@ -120,6 +149,15 @@ extension DaemonConfig {
             }
             try t.finish()
             outputs.append(o)
+        }
+        // Commands, status and [[input.device]] name an output by its connector or `output-N`:
+        // one name, one output.
+        for (i, o) in outputs.enumerated() {
+            guard let other = outputs[..<i].first(where: { $0.name.lowercased() == o.name.lowercased() }) else { continue }
+            let (named, unnamed) = o.connector != nil ? (o, other) : (other, o)
+            throw KioskError.config("\(connectorAt[named.index] ?? named.location): key 'output[\(named.index)].connector': connector \"\(named.connector ?? "")\" "
+                + "is also the name of the output without a connector at \(unnamed.location) (outputs without one are called "
+                + "output-N, N counted from 1); name that output's connector or use another name")
         }
         if let unused = defined.first(where: { d in !outputs.contains { $0.scenes.contains(d.name) } }) {
             throw KioskError.config("\(unused.table.location): table '[scene.\(unused.name)]': defined but shown by no output (add it to an [[output]] table's scenes)")

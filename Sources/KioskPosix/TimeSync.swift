@@ -229,22 +229,79 @@ public final class TimeSyncMonitor {
 
 /// Calls `onChange` on the loop's thread when the system time zone file is replaced — as
 /// `timedatectl set-timezone` does (a new symlink renamed over `/etc/localtime`), or a copy written
-/// in place. Several events of one wake-up give one call. Follow it with `SystemTimeZone.reload()`.
+/// in place — and when its folder goes away or comes back (moved or replaced as a whole: the zone
+/// read while it was away is not the system's). Several events of one wake-up give one call.
+/// Follow it with `SystemTimeZone.reload()`.
+///
+/// inotify follows inodes, not paths: a watch on the folder stays with the folder moved away and
+/// sees nothing of the one put in its place. So the folder's parent is watched too, for entries
+/// named as the folder; when one appears or goes, the folder's watch is set again on whatever the
+/// path names then (or on nothing while it is missing).
 public final class TimeZoneWatcher {
     private var inotify: InotifyWatcher?
+    /// The folder of the zone file, the zone file's name in it, and the folder's name in its parent.
+    private let folder: String
     private let name: String
+    private let folderName: String
+    private var folderWatch: Int32?
+    private var parentWatch: Int32?
+    private let onChange: () -> Void
+
+    private static let folderMask = UInt32(IN_CREATE | IN_MOVED_TO | IN_MOVED_FROM | IN_CLOSE_WRITE | IN_DELETE | IN_ATTRIB
+                                           | IN_MOVE_SELF | IN_DELETE_SELF | IN_ONLYDIR)
+    private static let parentMask = UInt32(IN_CREATE | IN_MOVED_TO | IN_MOVED_FROM | IN_DELETE | IN_ONLYDIR)
 
     /// - Parameter localtimePath: stands for `/etc/localtime` (tests pass one in a test root).
+    /// Throws naming the path when the zone file's folder (or its parent) cannot be watched.
     public init(loop: any KioskLoop, localtimePath: String = "/etc/localtime", onChange: @escaping () -> Void) throws {
         let path = TimeSyncMonitor.normalized(localtimePath)
-        let folder = TimeSyncMonitor.parent(of: path)
-        let name = String(path[path.index(after: path.lastIndex(of: "/") ?? path.startIndex)...])
-        self.name = name
-        inotify = try InotifyWatcher(loop: loop) { events in
-            if events.contains(where: { $0.name == name || $0.isOverflow }) { onChange() }
+        folder = TimeSyncMonitor.parent(of: path)
+        name = Self.lastComponent(path)
+        folderName = Self.lastComponent(folder)
+        self.onChange = onChange
+        let inotify = try InotifyWatcher(loop: loop) { [weak self] events in self?.handle(events) }
+        self.inotify = inotify
+        if folder != "/" {
+            parentWatch = try inotify.add(path: TimeSyncMonitor.parent(of: folder), mask: Self.parentMask)
         }
-        try inotify?.add(path: folder, mask: UInt32(IN_CREATE | IN_MOVED_TO | IN_CLOSE_WRITE | IN_DELETE | IN_ATTRIB | IN_ONLYDIR))
+        folderWatch = try inotify.add(path: folder, mask: Self.folderMask)
     }
 
     public func stop() { inotify = nil }
+
+    private func handle(_ events: [InotifyWatcher.Event]) {
+        var zone = false, refolder = false
+        for e in events {
+            if e.isOverflow {
+                zone = true
+                refolder = true
+            } else if e.wd == folderWatch {
+                if e.mask & UInt32(IN_MOVE_SELF | IN_DELETE_SELF | IN_IGNORED) != 0 {
+                    refolder = true
+                    zone = true
+                } else if e.name == name {
+                    zone = true
+                }
+            } else if e.wd == parentWatch, e.name == folderName {
+                refolder = true
+                zone = true
+            }
+        }
+        if refolder { watchFolder() }
+        if zone { onChange() }
+    }
+
+    /// Sets the folder's watch on what the folder's path names now (none while it is missing);
+    /// the watch left on a folder moved away is removed.
+    private func watchFolder() {
+        guard let inotify else { return }
+        let now = try? inotify.add(path: folder, mask: Self.folderMask)
+        if let old = folderWatch, old != now { inotify.remove(old) }
+        folderWatch = now
+    }
+
+    private static func lastComponent(_ path: String) -> String {
+        guard let slash = path.lastIndex(of: "/") else { return path }
+        return String(path[path.index(after: slash)...])
+    }
 }

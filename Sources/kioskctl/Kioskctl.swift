@@ -341,7 +341,11 @@ struct Outputs: ParsableCommand {
         try c.call(.outputs, as: OutputsAnswer.self) { o in
             o.outputs.map { o in
                 let scene = o.scene.map { ", scene \($0)" } ?? ""
-                return "\(o.name.map { "\($0): " } ?? "")\(o.description): logical \(o.logicalSize ?? "none"), rotation \(o.rotation)\(o.blanked ? ", blanked" : "")\(scene)"
+                let shown = o.framesShownLastMinute.map { n in
+                    ", last frame shown \(o.lastFrameShown ?? "never"), \(n) frame\(n == 1 ? "" : "s") shown in the last minute"
+                } ?? ""
+                let error = o.error.map { "\n  error: \($0)" } ?? ""
+                return "\(o.name.map { "\($0): " } ?? "")\(o.description): logical \(o.logicalSize ?? "none"), rotation \(o.rotation)\(o.blanked ? ", blanked" : "")\(scene)\(shown)\(error)"
             }.joined(separator: "\n")
         }
     }

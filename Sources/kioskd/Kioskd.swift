@@ -88,7 +88,10 @@ struct Kioskd: AsyncParsableCommand {
         var cfg: DaemonConfig
         do {
             cfg = try DaemonConfig.load(path: config)
-            if let b = backend.flatMap(DisplayBackend.init(rawValue:)) { cfg.display.backend = b }
+            if let b = backend.flatMap(DisplayBackend.init(rawValue:)) {
+                cfg.display.backend = b
+                try cfg.checkHeadlessModes()
+            }
             if checkConfig || snapshot == nil {
                 // What the daemon needs at start (group, socket and state paths), checked without
                 // creating anything: a config the check accepts does not fail there.

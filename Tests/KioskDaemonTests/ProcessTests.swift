@@ -167,6 +167,44 @@ struct ProcessTests {
         #expect(text.hasPrefix("kioskd: \(d)/missing.toml: cannot read the config file"), "\(text)")
     }
 
+    /// A mode no display has passed the check and then failed the start without naming where it
+    /// was written: both now exit 78 with file:line:key.
+    @Test func impossibleModeExits78BeforeTheStart() throws {
+        let d = tempDir()
+        let path = write("state_dir = \"\(d)/state\"\n[display]\ndevice = \"\(d)/card9\"\nmode = \"100000x100000\"\n[scene.clock]\nkind = \"clock\"\n", d)
+        for args in [["--check-config"], []] {
+            let (status, text) = try runKioskd(["--config", path] + args)
+            #expect(status == 78, "\(args): \(text)")
+            #expect(text.hasPrefix("kioskd: \(path):4: key 'display.mode': expected a mode like"), "\(args): \(text)")
+        }
+    }
+
+    /// An output's mode is a framebuffer size when `--backend headless` is chosen on the command
+    /// line: the check and the start refuse one no framebuffer in memory can have.
+    @Test func headlessBackendChosenOnTheCommandLineChecksOutputSizes() throws {
+        let d = tempDir()
+        let path = write("""
+        state_dir = "\(d)/state"
+        [[output]]
+        connector = "HDMI-A-1"
+        [[output]]
+        connector = "DSI-1"
+        mode = "16000x16000"
+        [scene.clock]
+        kind = "clock"
+        [control]
+        socket = "\(d)/c.sock"
+        """, d)
+        let (ok, okText) = try runKioskd(["--config", path, "--check-config"])
+        #expect(ok == 0, "a DRM mode of 16000x16000 is possible: \(okText)")
+        for args in [["--check-config"], []] {
+            let (status, text) = try runKioskd(["--config", path, "--backend", "headless"] + args)
+            #expect(status == 78, "\(args): \(text)")
+            #expect(text == "kioskd: \(path):4: key 'output[1].mode': with the headless backend the mode is the size of the output's "
+                    + "frame in memory: each side 16…8192, got \"16000x16000\"\n", "\(args): \(text)")
+        }
+    }
+
     /// Runs kioskd to its exit; returns (status, stderr).
     func runKioskd(_ args: [String], environment: [String: String]? = nil, executable: String = Binaries.kioskd) throws -> (Int32, String) {
         // Without JOURNAL_STREAM (as from a terminal) unless the test sets it.

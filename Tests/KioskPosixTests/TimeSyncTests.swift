@@ -178,6 +178,64 @@ private final class FakeKernel {
         watcher.stop()
     }
 
+    /// The zone file replaced and its folder moved away before the loop reads the event, then
+    /// the folder put back (the same one, or a new one in its place): the watcher calls again once
+    /// the folder is back, and the zone read then is the new one.
+    @Test(arguments: [false, true])
+    func zoneFolderMovedAwayAndBackIsFollowed(newFolder: Bool) throws {
+        let root = tempDir()
+        defer { removeTree(root) }
+        let etc = root + "/etc", away = root + "/etc.away"
+        #expect(mkdir(etc, 0o755) == 0)
+        let localtime = etc + "/localtime"
+        #expect(symlink("/usr/share/zoneinfo/Etc/UTC", localtime) == 0)
+        let loop = try EventLoop()
+        var seen: [String?] = []
+        let watcher = try TimeZoneWatcher(loop: loop, localtimePath: localtime) {
+            seen.append(SystemTimeZone.identifier(localtimePath: localtime, tz: nil))
+        }
+        /// Runs the loop until `done` (at most 3 s).
+        func run(until done: () -> Bool) throws {
+            let start = nowNanos(.monotonic)
+            while !done() && nowNanos(.monotonic) - start < 3_000_000_000 { try loop.runOnce(timeoutMs: 100) }
+        }
+        for (round, zone) in ["Europe/Berlin", "Asia/Tokyo", "America/New_York"].enumerated() {
+            // In one go: the new zone renamed over the old, the folder moved away.
+            #expect(symlink("/usr/share/zoneinfo/" + zone, etc + "/.#localtime") == 0)
+            #expect(rename(etc + "/.#localtime", localtime) == 0)
+            #expect(rename(etc, away) == 0)
+            try run { !seen.isEmpty }
+            let whileAway = seen.count
+            #expect(whileAway >= 1, "round \(round): the change is seen")
+            if newFolder {
+                // A new folder with the zone in it takes the old one's place.
+                #expect(mkdir(etc + ".new", 0o755) == 0)
+                #expect(symlink("/usr/share/zoneinfo/" + zone, etc + ".new/localtime") == 0)
+                #expect(rename(etc + ".new", etc) == 0)
+            } else {
+                #expect(rename(away, etc) == 0)
+            }
+            try run { seen.count > whileAway }
+            #expect(seen.count > whileAway, "round \(round): no call after the folder came back (\(seen))")
+            #expect(seen.last == zone, "round \(round): \(seen)")
+            // What happens in the folder from now on is seen as before.
+            seen = []
+            touch(etc + "/hostname")
+            // The old folder, moved away and replaced, is not the system's any more.
+            if newFolder { removeTree(away) }
+            try loop.runOnce(timeoutMs: 100)
+            #expect(seen.isEmpty, "round \(round): an unrelated file does not count (\(seen))")
+        }
+        // A folder moved away is no longer watched: what changes there is not the system's zone.
+        #expect(rename(etc, away) == 0)
+        try run { !seen.isEmpty }
+        seen = []
+        #expect(unlink(away + "/localtime") == 0 && symlink("/usr/share/zoneinfo/Etc/GMT", away + "/localtime") == 0)
+        try loop.runOnce(timeoutMs: 200)
+        #expect(seen.isEmpty, "\(seen)")
+        watcher.stop()
+    }
+
     @Test func zoneIdentifiersFromTZAndSymlink() throws {
         let root = tempDir()
         defer { removeTree(root) }

@@ -1,0 +1,137 @@
+import Foundation
+import KioskControl
+import KioskCore
+@testable import KioskDaemon
+import KioskDRM
+import KioskDRMTesting
+import KioskTesting
+import Testing
+
+/// kioskd started with no display connected (a TV switched off at boot): systemd hears it is
+/// ready and waiting — no start time-out, no restart loop — and the scene is shown when the
+/// display appears.
+@Suite struct DisplayWaitTests {
+    static let mode = DRMMode(width: 64, height: 48, refresh: 60, isPreferred: true)
+
+    @Test func startsReadyAndWaitingThenShowsTheClockWhenADisplayAppears() throws {
+        let dir = tempDir()
+        let kms = FakeKMS(resources: FakeKMS.outputs([.init("HDMI-A-1", modes: [Self.mode], status: .disconnected)]))
+        let config = try loadConfig("""
+        state_dir = "\(dir)/state"
+        [display]
+        backend = "drm"
+        device = "\(kms.path)"
+        [scene.clock]
+        kind = "clock"
+        color_mode = "scaled"
+        unsynced = "ignore"
+        """, dir: dir)
+        let loop = ManualEventLoop(epochSeconds: 1_700_000_000)
+        let made = try Backends.makeDisplays(config, loop: loop, logger: quietLogger, kms: kms.backend)
+        let d = try Daemon(config: config, displays: made.outputs, input: nil, state: MemoryStateStore(), loop: loop, time: loop,
+                           logger: quietLogger)
+        d.displayOwner = made.owner
+        var ready = 0
+        var statuses: [String] = []
+        d.onReady = { ready += 1 }
+        d.onStatus = { statuses.append($0) }
+        d.start()
+        loop.runDeferred()
+        #expect(ready == 1, "READY=1 at start although nothing is connected")
+        #expect(statuses.last?.hasPrefix("waiting for a display; ") == true, "\(statuses)")
+        #expect(statuses.last?.contains("\(kms.path) (no connected output)") == true, "\(statuses)")
+        loop.advance(by: 3_000_000_000)
+        #expect(kms.committed.isEmpty)
+
+        // The TV is switched on; no udev event is needed.
+        kms.setStatus("HDMI-A-1", .connected)
+        loop.advance(by: 500_000_000)
+        loop.runDeferred()
+        guard case .modeset(let connector, _, let fb, let size, true)? = kms.committed.first else {
+            Issue.record("no mode set within 500 ms of the display appearing: \(kms.committed)")
+            return
+        }
+        #expect(connector == "HDMI-A-1" && size == Size(width: 64, height: 48))
+        // The whole clock is drawn there (the scene drawn off screen while waiting does not make
+        // the first real frame a partial one): the scaled colour of the second fills both
+        // corners, and the digits give the frame more colours.
+        var colours = Set<UInt32>()
+        for y in 0..<48 { for x in 0..<64 { if let p = kms.pixel(fb: fb, x: x, y: y) { colours.insert(p & 0xFF_FFFF) } } }
+        let corners = [kms.pixel(fb: fb, x: 0, y: 0), kms.pixel(fb: fb, x: 63, y: 47)].map { $0.map { $0 & 0xFF_FFFF } }
+        #expect(kms.onScreenFB == fb && colours.count > 1, "\(colours.count) colours on screen")
+        #expect(corners[0] == corners[1] && corners[0] != nil && corners[0] != 0, "corners \(corners)")
+        #expect(d.manager.frameCount >= 1)
+        #expect(ready == 1, "READY=1 only once")
+        #expect(statuses.last?.hasPrefix("scene clock") == true && statuses.last?.contains("HDMI-A-1 64x48@60") == true, "\(statuses)")
+        d.shutdown()
+    }
+
+    /// `kioskctl outputs` and status tell what reached the panel: nothing while waiting, then
+    /// the time of the last completed frame and the frames of the last minute; an error line
+    /// when a flip never completes.
+    @Test func outputsTellWhatReachedThePanel() throws {
+        let dir = tempDir()
+        let kms = FakeKMS(resources: FakeKMS.outputs([.init("HDMI-A-1", modes: [Self.mode], status: .disconnected)]))
+        let config = try loadConfig("""
+        state_dir = "\(dir)/state"
+        [display]
+        backend = "drm"
+        device = "\(kms.path)"
+        [scene.clock]
+        kind = "clock"
+        """, dir: dir)
+        let loop = ManualEventLoop(epochSeconds: 1_700_000_000)
+        let made = try Backends.makeDisplays(config, loop: loop, logger: quietLogger, kms: kms.backend)
+        let d = try Daemon(config: config, displays: made.outputs, input: nil, state: MemoryStateStore(), loop: loop, time: loop,
+                           logger: quietLogger)
+        d.start()
+        loop.runDeferred()
+        let waiting = try #require(d.status().outputs?.first)
+        #expect(waiting.framesShownLastMinute == 0 && waiting.lastFrameShown == nil && waiting.error == nil)
+        let json = String(decoding: try ControlJSON.encode(OutputsAnswer(outputs: [waiting])), as: UTF8.self)
+        #expect(json.contains("\"last_frame_shown\":null") && json.contains("\"frames_shown_last_minute\":0"), "\(json)")
+        kms.setStatus("HDMI-A-1", .connected)
+        loop.advance(by: 500_000_000)
+        loop.runDeferred()
+        let shown = try #require(d.status().outputs?.first)
+        #expect(shown.framesShownLastMinute == 1 && shown.lastFrameShown == "2023-11-14T22:13:20Z", "\(shown)")
+        // The next second's frame goes out by a flip whose event never comes.
+        kms.flipEventsLost = true
+        loop.advance(by: 1_000_000_000)
+        loop.runDeferred()
+        #expect(kms.pendingFlipFB(crtc: 10) != nil, "\(kms.committed)")
+        loop.advance(by: 2_000_000_000)
+        let lost = try #require(d.status().outputs?.first)
+        #expect(lost.error?.hasPrefix("a page flip of HDMI-A-1 64x48@60 did not complete within 2000 ms") == true, "\(lost)")
+        #expect(lost.framesShownLastMinute == 1)
+        d.shutdown()
+    }
+
+    /// With a display connected, READY=1 still waits for the first frame.
+    @Test func readyComesWithTheFirstFrameWhenADisplayIsConnected() throws {
+        let dir = tempDir()
+        let kms = FakeKMS(resources: FakeKMS.outputs([.init("HDMI-A-1", modes: [Self.mode])]))
+        let config = try loadConfig("""
+        state_dir = "\(dir)/state"
+        [display]
+        backend = "drm"
+        device = "\(kms.path)"
+        [scene.clock]
+        kind = "clock"
+        """, dir: dir)
+        let loop = ManualEventLoop(epochSeconds: 1_700_000_000)
+        let made = try Backends.makeDisplays(config, loop: loop, logger: quietLogger, kms: kms.backend)
+        let d = try Daemon(config: config, displays: made.outputs, input: nil, state: MemoryStateStore(), loop: loop, time: loop,
+                           logger: quietLogger)
+        var ready = 0
+        var statuses: [String] = []
+        d.onReady = { ready += 1 }
+        d.onStatus = { statuses.append($0) }
+        d.start()
+        #expect(ready == 0 && statuses.isEmpty, "nothing is on screen before the loop draws")
+        loop.runDeferred()
+        #expect(ready == 1 && kms.onScreenFB != nil)
+        #expect(statuses.allSatisfy { !$0.contains("waiting") }, "\(statuses)")
+        d.shutdown()
+    }
+}
