@@ -46,7 +46,8 @@ public final class CommandPipeline: @unchecked Sendable {
     /// the new values, once per batch, through `onShow`).
     public enum Delivery: Sendable, Equatable { case deliver, here }
 
-    /// A value committed by a change submitted with `.here`, for the render loop to show.
+    /// A value committed by a change, for the render loop to show (by scene and counter name,
+    /// resolved when it arrives: a reload's new scenes show it).
     public struct Shown: Sendable, Equatable {
         public var scene: String
         public var counter: String
@@ -166,9 +167,11 @@ public final class CommandPipeline: @unchecked Sendable {
         case writes([(key: String, value: String)], WriteCompletion)
     }
     private struct Item { var work: Work; var delivery: Delivery }
-    /// Counters by name (`setDirectory`), guarded by `cond`.
+    /// Counters by name, and by scene and name (`setDirectory`), guarded by `cond`.
     private var directory: [String: Entry] = [:]
-    /// Shows values committed by `.here` changes; called inside `deliver`, once per batch.
+    private var scoped: [String: Entry] = [:]
+    /// Shows the values committed by a batch's changes; called inside `deliver`, once per batch,
+    /// before the batch's completions.
     private var onShow: (@Sendable ([Shown]) -> Void)?
 
     /// Sets what `onShow` does (before `start`).
@@ -176,16 +179,21 @@ public final class CommandPipeline: @unchecked Sendable {
         cond.lock(); onShow = f; cond.unlock()
     }
 
-    /// The counters that may be changed without the render loop, by name (replaces the last one).
-    public func setDirectory(_ entries: [String: Entry]) {
-        cond.lock(); directory = entries; cond.unlock()
+    /// The counters the pipeline decides, by name, and by `scopedName` (each counter scene's
+    /// own, for its touch and keys); replaces the last ones.
+    public func setDirectory(_ entries: [String: Entry], scoped: [String: Entry] = [:]) {
+        cond.lock(); directory = entries; self.scoped = scoped; cond.unlock()
     }
 
-    /// The directory's entry for `counter`, if any.
-    public func entry(for counter: String) -> Entry? {
+    /// The entry for `counter`: of `scene` when given, else the first scene holding the name.
+    public func entry(for counter: String, scene: String? = nil) -> Entry? {
         cond.lock(); defer { cond.unlock() }
+        if let scene { return scoped[Self.scopedName(scene: scene, counter: counter)] }
         return directory[counter]
     }
+
+    /// The key of a counter of one scene in the scoped directory.
+    public static func scopedName(scene: String, counter: String) -> String { scene + "\u{1F}" + counter }
 
     private let store: StateStore
     private let deliver: @Sendable (@escaping @Sendable () -> Void) -> Void
@@ -363,7 +371,7 @@ public final class CommandPipeline: @unchecked Sendable {
                 let o = outcomes[n]
                 n += 1
                 run = { completion(o) }
-                if item.delivery == .here, case .changed(let old, let new) = o {
+                if case .changed(let old, let new) = o {
                     let up: Bool
                     switch change.edit {
                     case .increment: up = true

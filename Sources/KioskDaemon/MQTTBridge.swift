@@ -3,6 +3,7 @@ import KioskControl
 import KioskCore
 import KioskMQTT
 import KioskPosix
+import KioskScenes
 import Logging
 import Synchronization
 
@@ -122,7 +123,7 @@ public final class MQTTBridge {
         loop.assertInLoop()
         guard !started, let daemon, let owned else { return }
         started = true
-        owned.value.setUp(pipeline: daemon.pipeline, bridge: WeakLoopBound(self, loop: loop))
+        owned.value.setUp(intake: daemon.intake, bridge: WeakLoopBound(self, loop: loop))
         self.owned = nil
         observer = daemon.changes.observe { [weak self] state in self?.changed(state) }
         scheduleStatus()
@@ -295,7 +296,7 @@ public final class MQTTBridge {
         /// The outputs' names when there are several (their commands' topics); empty with one.
         let outputs: [String]
         private var bridge: WeakLoopBound<MQTTBridge>?
-        private var pipeline: CommandPipeline?
+        private var intake: CounterIntake?
         /// Retained payloads published on this connection, by topic.
         private var published: [String: [UInt8]] = [:]
         private var loggedRetainedCommand = false
@@ -314,8 +315,8 @@ public final class MQTTBridge {
         }
 
         /// Before the thread runs.
-        func setUp(pipeline: CommandPipeline?, bridge: WeakLoopBound<MQTTBridge>) {
-            self.pipeline = pipeline
+        func setUp(intake: CounterIntake?, bridge: WeakLoopBound<MQTTBridge>) {
+            self.intake = intake
             self.bridge = bridge
         }
 
@@ -387,8 +388,8 @@ public final class MQTTBridge {
             case .success(.none):
                 return // a state topic of ours, not a command
             case .success(.some(let command)):
-                if let pipeline, case .counter(let name, let op, let value) = command, op != .get, let entry = pipeline.entry(for: name) {
-                    toPipeline(pipeline, Daemon.change(entry, op, value), name, op)
+                if let intake, case .counter(let name, let op, let value) = command, let edit = op.edit(value) {
+                    toIntake(intake, name, edit)
                     return
                 }
                 // Everything else is carried out on the render loop, its refusal published from here.
@@ -404,9 +405,10 @@ public final class MQTTBridge {
             }
         }
 
-        /// A counter change goes to the pipeline from this thread (delivered `.here`: the render
-        /// loop is only sent the committed values); a refusal is published from this thread.
-        private func toPipeline(_ pipeline: CommandPipeline, _ change: CommandPipeline.Change, _ name: String, _ op: ControlCommand.CounterOp) {
+        /// A counter change enters the daemon's intake from this thread (a local counter's is
+        /// committed by the pipeline without the render loop; a shared one goes to the fleet); a
+        /// refusal is published from this thread.
+        private func toIntake(_ intake: CounterIntake, _ name: String, _ edit: CounterEdit) {
             let n = shared.inPipeline.add(1, ordering: .sequentiallyConsistent).newValue
             if n > shared.inPipelinePeak.load(ordering: .relaxed) { shared.inPipelinePeak.store(n, ordering: .relaxed) }
             // The client pauses reading at the bound (`MQTTSession`).
@@ -420,10 +422,10 @@ public final class MQTTBridge {
             }
             let shared = self.shared, mqttLoop = loop
             let me = WeakLoopBound(self, loop: loop)
-            pipeline.submit(change, delivery: .here) { outcome in
+            intake.submit(name, edit, answerOn: .decided) { answer in
                 let left = shared.inPipeline.subtract(1, ordering: .sequentiallyConsistent).newValue
-                if case .refused = outcome {
-                    let message = Daemon.answer(name, op, outcome).errorMessage ?? "counter '\(name)': refused"
+                if answer.status >= 400 {
+                    let message = answer.errorMessage ?? "counter '\(name)': refused (HTTP \(answer.status))"
                     mqttLoop.post { me.value?.publishError(message) }
                 }
                 if left <= MQTTSession.resumeWaitingCommands,

@@ -99,11 +99,12 @@ struct FleetKiosk {
         s.queueLimit = queueLimit
         s.ackTimeoutMs = 5000
         self.store = store
-        scene = try CounterScene(name: "score", counters: [.init(name: "HOME", label: "")], digits: 4, state: store)
+        let made = try CounterScene(name: "score", counters: [.init(name: "HOME", label: "")], digits: 4, state: store)
+        scene = made
         transport = FakeFleetTransport(broker)
         transport.connected = connected
         engine = try FleetEngine(settings: s, kioskID: id, transport: transport, scheduler: loop, state: store,
-                                 counters: [scene], now: { loop.now() }, logger: quietLogger)
+                                 counters: { [made] in [made] }, now: { loop.now() }, logger: quietLogger)
         engine.start()
     }
 
@@ -167,7 +168,7 @@ final class Answers {
         let follower = try FleetKiosk(.follower, id: "f", broker: broker, loop: loop)
         broker.deliver()
         let answers = Answers()
-        follower.engine.submit("HOME", op: .dec, value: nil, reply: answers.reply)
+        follower.engine.submit("HOME", .decrement, reply: answers.reply)
         broker.deliver()
         #expect(primary.value == 0 && primary.engine.seq(of: "HOME") == 0)
         #expect(answers.list.map(\.status) == [422])
@@ -197,7 +198,7 @@ final class Answers {
         let follower = try FleetKiosk(.follower, id: "f", broker: broker, loop: loop)
         broker.deliver()
         let answers = Answers()
-        follower.engine.submit("HOME", op: .inc, value: nil, reply: answers.reply)
+        follower.engine.submit("HOME", .increment, reply: answers.reply)
         #expect(answers.list.isEmpty) // not before the primary's state is back
         #expect(follower.value == 0)
         broker.deliver()
@@ -212,14 +213,14 @@ final class Answers {
         let broker = FakeFleetBroker(), loop = ManualEventLoop()
         let follower = try FleetKiosk(.follower, id: "f", broker: broker, loop: loop, queueLimit: 2, connected: false)
         let answers = Answers()
-        for _ in 0..<3 { follower.engine.submit("HOME", op: .inc, value: nil, reply: answers.reply) }
+        for _ in 0..<3 { follower.engine.submit("HOME", .increment, reply: answers.reply) }
         #expect(answers.list.map(\.status) == [503])
         let message = try #require(answers.list.first?.errorMessage)
         #expect(message.contains("the fleet queue is full: 2 changes are waiting for the primary of group 'hall'"))
         #expect(message.contains("fleet.queue_limit 2; broker offline"))
         #expect(follower.engine.pendingCount == 2)
         // A touch is refused too (nobody to answer; the value stays).
-        #expect(follower.engine.route("HOME", .increment))
+        follower.engine.submit("HOME", .increment, reply: nil)
         #expect(follower.engine.pendingCount == 2 && follower.value == 0)
     }
 
@@ -228,8 +229,8 @@ final class Answers {
         // The follower starts before the primary and without the broker.
         let follower = try FleetKiosk(.follower, id: "f", broker: broker, loop: loop, connected: false)
         let answers = Answers()
-        follower.engine.submit("HOME", op: .inc, value: nil, reply: answers.reply)
-        follower.engine.submit("HOME", op: .set, value: 10_000, reply: answers.reply) // above 9999: refused here
+        follower.engine.submit("HOME", .increment, reply: answers.reply)
+        follower.engine.submit("HOME", .set(10_000), reply: answers.reply) // above 9999: refused here
         #expect(answers.list.map(\.status) == [422])
         _ = loop.advance(by: 5_000_000_000)
         #expect(answers.list.map(\.status) == [422, 202])

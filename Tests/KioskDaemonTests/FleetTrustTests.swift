@@ -65,7 +65,7 @@ import Testing
         let follower = try FleetKiosk(.follower, id: "f", broker: broker, loop: loop, store: store, primary: "p")
         broker.deliver()
         let answers = Answers()
-        follower.engine.submit("HOME", op: .inc, value: nil, reply: answers.reply)
+        follower.engine.submit("HOME", .increment, reply: answers.reply)
         broker.deliver()
         #expect(follower.value == 1 && primary.value == 1)
 
@@ -82,7 +82,7 @@ import Testing
         #expect(primary.engine.refusedStates == 2 && primary.value == 1 && primary.engine.otherPrimaries.isEmpty)
 
         // The follower's changes still land; each answer is the value its screen then shows.
-        follower.engine.submit("HOME", op: .inc, value: nil, reply: answers.reply)
+        follower.engine.submit("HOME", .increment, reply: answers.reply)
         broker.deliver()
         #expect(answers.list.map(\.status) == [200, 200])
         #expect(try answers.list.map { try $0.decode(CounterAnswer.self).value } == [1, 2])
@@ -90,7 +90,7 @@ import Testing
 
         // A forged state naming a pending change does not confirm it.
         primary.transport.setConnected(false)
-        follower.engine.submit("HOME", op: .inc, value: nil, reply: answers.reply)
+        follower.engine.submit("HOME", .increment, reply: answers.reply)
         let id = try #require(lastCommandID(broker))
         #expect(follower.engine.pendingCount == 1)
         follower.engine.receive(FleetCounterState(value: 500, seq: 3, ids: [id], primary: "mallory"), for: "HOME")
@@ -106,7 +106,7 @@ import Testing
         let broker = FakeFleetBroker(), loop = ManualEventLoop()
         let follower = try FleetKiosk(.follower, id: "f", broker: broker, loop: loop, primary: "p")
         let answers = Answers()
-        follower.engine.submit("HOME", op: .inc, value: nil, reply: answers.reply)
+        follower.engine.submit("HOME", .increment, reply: answers.reply)
         follower.engine.receive(FleetCounterState(value: 9, seq: 9, ids: [], primary: "p"), for: "HOME")
         #expect(follower.value == 9)
         // A late state (seq 5 < 9) names the pending change: the answer is 9, what the screen shows.
@@ -137,19 +137,19 @@ import Testing
         let follower = try FleetKiosk(.follower, id: "f", broker: broker, loop: loop)
         broker.deliver()
         let answers = Answers()
-        a.engine.submit("HOME", op: .inc, value: nil, reply: answers.reply)
+        a.engine.submit("HOME", .increment, reply: answers.reply)
         #expect(answers.list.map(\.status) == [200] && a.value == 1)
         let b = try FleetKiosk(.primary, id: "b", broker: broker, loop: loop)
         broker.deliver()
         #expect(a.engine.otherPrimaries == ["b"] && b.engine.otherPrimaries == ["a"])
 
         // Neither acknowledges a change: local (409, naming the other) or from a follower.
-        a.engine.submit("HOME", op: .inc, value: nil, reply: answers.reply)
-        b.engine.submit("HOME", op: .inc, value: nil, reply: answers.reply)
+        a.engine.submit("HOME", .increment, reply: answers.reply)
+        b.engine.submit("HOME", .increment, reply: answers.reply)
         #expect(answers.list.map(\.status) == [200, 409, 409])
         #expect(answers.list[1].errorMessage?.contains("group 'hall' has two primaries: kiosk 'b' publishes the group's states too (this kiosk is 'a')") == true)
         #expect(answers.list[2].errorMessage?.contains("kiosk 'a' publishes") == true)
-        follower.engine.submit("HOME", op: .inc, value: nil, reply: answers.reply)
+        follower.engine.submit("HOME", .increment, reply: answers.reply)
         broker.deliver()
         #expect(answers.list.count == 4 && answers.list[3].status == 422)
         #expect(answers.list[3].errorMessage?.contains("has two primaries") == true)
@@ -168,7 +168,7 @@ import Testing
         _ = loop.advance(by: 20_000_000_000)
         broker.deliver()
         #expect(a.engine.otherPrimaries.isEmpty)
-        a.engine.submit("HOME", op: .inc, value: nil, reply: answers.reply)
+        a.engine.submit("HOME", .increment, reply: answers.reply)
         #expect(answers.list.last?.status == 200 && a.value == 2)
     }
 }
