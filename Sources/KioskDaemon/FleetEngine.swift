@@ -99,6 +99,10 @@ public final class FleetEngine {
         StateKey.join(["fleet", group, counter, "ids", String(index)])
     }
     var records: [String: Record] = [:]
+    /// (Primary) counters changed here since start, and the connections made since: the group's
+    /// retained state in this primary's name is taken over only before either (`takeOver`).
+    var changedSinceStart: Set<String> = []
+    var connects = 0
     var applied: [String: Set<String>] = [:]
 
     /// Makes a group of writes durable — all of them, or (an error) none — then calls `done` on
@@ -231,11 +235,11 @@ public final class FleetEngine {
         }
         transport.onConnectionChange { [weak self] up in self?.connectionChanged(up) }
         if isPrimary {
-            transport.subscribe(base + "+/cmd") { [weak self] topic, payload in self?.receivedCommand(topic, payload) }
-            transport.subscribe(base + "+") { [weak self] topic, payload in self?.receivedPrimaryState(topic, payload) }
+            transport.subscribe(base + "+/cmd") { [weak self] topic, payload, _ in self?.receivedCommand(topic, payload) }
+            transport.subscribe(base + "+") { [weak self] topic, payload, retained in self?.receivedPrimaryState(topic, payload, retained: retained) }
             for name in sharedCounters { publishState(name) }
         } else {
-            transport.subscribe(base + "+") { [weak self] topic, payload in self?.receivedState(topic, payload) }
+            transport.subscribe(base + "+") { [weak self] topic, payload, _ in self?.receivedState(topic, payload) }
         }
         logger.info("fleet started", metadata: ["role": "\(settings.role.rawValue)", "counters": "\(sharedCounters.joined(separator: ","))"])
     }
@@ -277,6 +281,7 @@ public final class FleetEngine {
     func connectionChanged(_ up: Bool) {
         onConnectivity?(up)
         guard up else { return }
+        connects += 1
         if isPrimary {
             for name in sharedCounters { publishState(name) }
         } else {

@@ -50,7 +50,9 @@ public protocol FleetTransport: AnyObject {
     func onConnectionChange(_ handler: @escaping (Bool) -> Void)
     /// Publishes at QoS 1 (sent now, or queued while disconnected). Returns why it was refused, nil when taken.
     func publish(_ topic: String, _ payload: [UInt8], retain: Bool) -> String?
-    func subscribe(_ filter: String, _ handler: @escaping (_ topic: String, _ payload: [UInt8]) -> Void)
+    /// `retained`: the broker's retained message, delivered because of the subscription (not a
+    /// publish made while subscribed).
+    func subscribe(_ filter: String, _ handler: @escaping (_ topic: String, _ payload: [UInt8], _ retained: Bool) -> Void)
 }
 
 extension FleetCommand {

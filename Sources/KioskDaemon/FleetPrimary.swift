@@ -132,6 +132,7 @@ extension FleetEngine {
                 self.applied[name] = set
                 self.idChunks[name] = chunks
                 self.unwrittenChunks[name] = nil
+                self.changedSinceStart.insert(name)
                 let at = self.now()
                 for c in self.owners(name) { c.showCommitted(name, value: record.value, up: record.value >= old, now: at) }
                 self.publishState(name, extraIDs: again, refused: refused.isEmpty ? nil : refused)
@@ -164,15 +165,22 @@ extension FleetEngine {
     }
 
     /// (Primary) a state on the group's topic: another primary's makes this one stop
-    /// acknowledging; one in this primary's name that it did not publish (a seq beyond its own)
-    /// is logged as forged.
-    func receivedPrimaryState(_ topic: String, _ payload: [UInt8]) {
+    /// acknowledging. One in this primary's name with a seq beyond its own is the group's state
+    /// this primary kept before its record was lost or restored from an older backup when the
+    /// broker hands it over as retained at the first connection, before any change here: taken
+    /// over (`takeOver`); published later by another client it is logged as forged.
+    func receivedPrimaryState(_ topic: String, _ payload: [UInt8], retained: Bool) {
         let name = String(topic.dropFirst(base.count))
         guard topic.hasPrefix(base), isShared(name),
               let s = try? JSONDecoder().decode(FleetCounterState.self, from: Data(payload)),
               let other = s.primary else { return }
         guard other != kioskID else {
             if let r = records[name], s.seq > r.seq {
+                if retained, connects <= 1, !changedSinceStart.contains(name), !committing.contains(name), s.seq <= FleetStateRule.maxSeq,
+                   let rules = try? owners(name).first?.rules(of: name), (rules.minimum...rules.maximum).contains(s.value) {
+                    takeOver(name, s, from: r)
+                    return
+                }
                 refusedState(name, s, "a state in this primary's name ('\(kioskID)') with seq \(s.seq) beyond its own \(r.seq) was published by another client "
                     + "(forged; followers with fleet.primary may show it until this primary's seq passes it; restrict the state topic with broker ACLs)")
             }
@@ -215,6 +223,53 @@ extension FleetEngine {
                 self.armConflictTimer()
             }
             self.updateConflict()
+        }
+    }
+
+    /// (Primary) takes over the group's retained state in this primary's name: its value, its
+    /// seq (the followers show it already; the next change is seq + 1) and its ids (a resend of
+    /// one of them changes nothing), kept in one commit, then shown and published. Logged.
+    func takeOver(_ name: String, _ s: FleetCounterState, from old: Record) {
+        var record = old
+        record.value = s.value
+        record.seq = s.seq
+        var set = applied[name] ?? []
+        var chunks = idChunks[name] ?? IDChunks(limit: settings.appliedIdLimit)
+        var touched = unwrittenChunks[name] ?? []
+        for id in s.ids where !set.contains(id) && Self.idProblem(id) == nil {
+            for gone in chunks.append(id) { set.remove(gone) }
+            set.insert(id)
+            touched.insert(chunks.current)
+        }
+        record.ids = chunks.ids
+        record.chunk = chunks.current
+        let writes: [(key: String, value: String)]
+        do {
+            writes = try self.writes(name, record, chunks: touched.sorted().map { ($0, chunks.chunks[$0]) })
+        } catch {
+            logger.error("cannot keep the group's retained state", metadata: ["counter": "\(name)", "error": "\(error)"])
+            return
+        }
+        logger.notice("fleet record is behind the group's retained state in this primary's name (state folder wiped or restored from an older backup): taking over its value and seq",
+                      metadata: ["counter": "\(name)", "kept.seq": "\(old.seq)", "kept.value": "\(old.value)", "seq": "\(s.seq)", "value": "\(s.value)"])
+        committing.insert(name)
+        commit(writes) { [weak self] error in
+            guard let self else { return }
+            self.committing.remove(name)
+            if let error {
+                self.logger.error("cannot keep the group's retained state; the record stays as it was",
+                                  metadata: ["counter": "\(name)", "seq": "\(old.seq)", "value": "\(old.value)", "error": "\(error)"])
+            } else {
+                self.records[name] = record
+                self.applied[name] = set
+                self.idChunks[name] = chunks
+                self.unwrittenChunks[name] = nil
+                let at = self.now()
+                for c in self.owners(name) { c.showCommitted(name, value: record.value, up: record.value >= old.value, now: at) }
+                self.publishState(name)
+                self.onChange?()
+            }
+            self.decideWaiting(name)
         }
     }
 }

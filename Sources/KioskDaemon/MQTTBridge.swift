@@ -444,11 +444,11 @@ public final class MQTTBridge {
             client.publish(topic, payload, qos: 1, retain: retain)
         }
 
-        func fleetSubscribe(_ filter: String, _ handler: LoopBound<(String, [UInt8]) -> Void>) {
+        func fleetSubscribe(_ filter: String, _ handler: LoopBound<(String, [UInt8], Bool) -> Void>) {
             let renderLoop = self.renderLoop
             client.subscribe(filter, qos: 1) { message in
-                let topic = message.topic, payload = message.payload
-                renderLoop.post { handler.value(topic, payload) }
+                let topic = message.topic, payload = message.payload, retained = message.retained
+                renderLoop.post { handler.value(topic, payload, retained) }
             }
         }
     }

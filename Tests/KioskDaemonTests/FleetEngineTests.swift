@@ -11,7 +11,9 @@ import Testing
 /// test runs (`deliver()`), so redelivery and ordering are in the test's hands.
 final class FakeFleetBroker {
     var retained: [String: [UInt8]] = [:]
-    var queue: [(FakeFleetTransport, String, [UInt8])] = []
+    /// Deliveries waiting: the client, the topic, the payload and whether it is a retained message
+    /// sent because of a subscription.
+    var queue: [(FakeFleetTransport, String, [UInt8], Bool)] = []
     var clients: [FakeFleetTransport] = []
     /// Every message published, in order.
     var log: [(topic: String, payload: [UInt8], retain: Bool)] = []
@@ -26,15 +28,15 @@ final class FakeFleetBroker {
     func publish(_ topic: String, _ payload: [UInt8], retain: Bool) {
         log.append((topic, payload, retain))
         if retain { retained[topic] = payload }
-        for c in clients where c.connected && c.filters.contains(where: { Self.matches($0.0, topic) }) { queue.append((c, topic, payload)) }
+        for c in clients where c.connected && c.filters.contains(where: { Self.matches($0.0, topic) }) { queue.append((c, topic, payload, false)) }
     }
 
     /// Delivers queued messages (and what they cause) until none is left.
     func deliver() {
         while !queue.isEmpty {
-            let (c, topic, payload) = queue.removeFirst()
+            let (c, topic, payload, retained) = queue.removeFirst()
             guard c.connected else { continue }
-            for (f, h) in c.filters where Self.matches(f, topic) { h(topic, payload) }
+            for (f, h) in c.filters where Self.matches(f, topic) { h(topic, payload, retained) }
         }
     }
 }
@@ -42,7 +44,7 @@ final class FakeFleetBroker {
 final class FakeFleetTransport: FleetTransport {
     let broker: FakeFleetBroker
     var connected = false
-    var filters: [(String, (String, [UInt8]) -> Void)] = []
+    var filters: [(String, (String, [UInt8], Bool) -> Void)] = []
     var handlers: [(Bool) -> Void] = []
     /// Published while disconnected: sent on connect (like the MQTT client's queue).
     var outbox: [(String, [UInt8], Bool)] = []
@@ -63,13 +65,13 @@ final class FakeFleetTransport: FleetTransport {
         return nil
     }
 
-    func subscribe(_ filter: String, _ handler: @escaping (String, [UInt8]) -> Void) {
+    func subscribe(_ filter: String, _ handler: @escaping (String, [UInt8], Bool) -> Void) {
         filters.append((filter, handler))
         if connected { sendRetained(filter) }
     }
 
     private func sendRetained(_ filter: String) {
-        for (t, p) in broker.retained.sorted(by: { $0.key < $1.key }) where FakeFleetBroker.matches(filter, t) { broker.queue.append((self, t, p)) }
+        for (t, p) in broker.retained.sorted(by: { $0.key < $1.key }) where FakeFleetBroker.matches(filter, t) { broker.queue.append((self, t, p, true)) }
     }
 
     func setConnected(_ up: Bool) {

@@ -56,6 +56,42 @@ import Testing
         #expect(c.lastSeen == ["a": 20_000_000_000])
     }
 
+    // MARK: a primary whose record is lost
+
+    /// The primary's state folder wiped, or restored from an older backup, while the group goes
+    /// on: at its first connection the broker hands it the group's retained state in its own
+    /// name, ahead of its record. It takes that value and seq over and keeps them (before: it
+    /// restarted at 0 or its old seq, logged its own state as forged, and the group split).
+    @Test(arguments: [nil, 2])
+    func aPrimaryBehindTheRetainedStateInItsNameTakesItOver(backupSeq: Int?) throws {
+        let broker = FakeFleetBroker(), loop = ManualEventLoop()
+        let first = try FleetKiosk(.primary, id: "p", broker: broker, loop: loop)
+        let follower = try FleetKiosk(.follower, id: "f", broker: broker, loop: loop, primary: "p")
+        for i in 0..<5 { _ = first.engine.applyNow(FleetCommand(op: .inc, id: "c\(i)"), to: "HOME") }
+        broker.deliver()
+        #expect(follower.value == 5 && follower.engine.seq(of: "HOME") == 5)
+        first.engine.stop()
+        first.transport.setConnected(false)
+
+        let key = FleetEngine.recordKey(group: "hall", counter: "HOME")
+        let store = backupSeq.map { MemoryStateStore([key: #"{"value":\#($0),"seq":\#($0),"ids":[]}"#, "counter.score.HOME": "\($0)"]) }
+            ?? MemoryStateStore()
+        let again = try FleetKiosk(.primary, id: "p", broker: broker, loop: loop, store: store)
+        broker.deliver()
+        #expect(again.value == 5 && again.engine.seq(of: "HOME") == 5, "value \(again.value), seq \(String(describing: again.engine.seq(of: "HOME")))")
+        #expect(again.engine.refusedStates == 0, "its own retained state was called forged")
+        #expect(store.values["counter.score.HOME"] == "5", "the state taken over is not kept")
+        // A resent command of before changes nothing; a new one goes on from seq 5, and the follower shows it.
+        #expect(try again.engine.applyNow(FleetCommand(op: .inc, id: "c4"), to: "HOME")?.get() == 5)
+        #expect(try again.engine.applyNow(FleetCommand(op: .inc, id: "n1"), to: "HOME")?.get() == 6)
+        broker.deliver()
+        #expect(follower.value == 6 && follower.engine.seq(of: "HOME") == 6)
+        #expect(follower.engine.refusedStates == 0)
+        // Later, a state in its name published by another client is forged, not taken over.
+        try forge(broker, value: 40, seq: 90, primary: "p")
+        #expect(again.value == 6 && again.engine.refusedStates == 1)
+    }
+
     // MARK: a follower and forged states
 
     @Test func forgedStatesAreIgnoredAndAnswersMatchTheScreen() throws {
