@@ -45,7 +45,9 @@ public final class CounterIntake: Sendable {
     /// 202 for a fleet change the primary has not confirmed in time, or the refusal). `scene`:
     /// the scene a touch or key was made on (a counter of that name in another scene is not
     /// changed by it); nil: the first scene holding the name (as `kioskctl counter` finds it).
-    public func submit(_ counter: String, _ edit: CounterEdit, scene: String? = nil, answerOn: AnswerOn,
+    /// `id`: the change's own id (an MQTT command's): the fleet applies a change of a shared
+    /// counter with a given id once, however often it is submitted.
+    public func submit(_ counter: String, _ edit: CounterEdit, scene: String? = nil, id: String? = nil, answerOn: AnswerOn,
                        reply: @escaping @Sendable (ControlResponse) -> Void) {
         if isShared(counter) {
             // On the loop, after what runs there now: a change may come from inside an MQTT
@@ -56,7 +58,7 @@ public final class CounterIntake: Sendable {
                     reply(.error(503, "kioskd is stopping; counter '\(counter)' was not changed", field: "name"))
                     return
                 }
-                fleet.submit(counter, edit, reply: reply)
+                fleet.submit(counter, edit, id: id, reply: reply)
             }
             return
         }

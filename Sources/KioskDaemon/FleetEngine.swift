@@ -295,11 +295,22 @@ public final class FleetEngine {
     /// follower sends it to the primary and answers when the primary's state containing it has
     /// come back (200), when the primary refused it (its error), or after `ackTimeoutMs` with a
     /// pending answer (202). `reply` nil: nobody waits.
-    public func submit(_ counter: String, _ edit: CounterEdit, reply: ((ControlResponse) -> Void)?) {
+    /// `id`: the change's own id (an MQTT command's), made the group's command id with this
+    /// kiosk's id before it: a change submitted again with it changes nothing more.
+    public func submit(_ counter: String, _ edit: CounterEdit, id: String? = nil, reply: ((ControlResponse) -> Void)?) {
         let field = edit.field
         let op = edit.fleetOp
         serial += 1
-        let command = FleetCommand(edit, id: "\(kioskID)-\(boot)-\(serial)")
+        let command = FleetCommand(edit, id: id.map { "\(kioskID)/\($0)" } ?? "\(kioskID)-\(boot)-\(serial)")
+        if id != nil, let problem = Self.idProblem(command.id) {
+            reply?(.error(400, "the change of counter '\(counter)' was refused: its id with this kiosk's id (\"\(command.id.prefix(80))\") is not a fleet command id: \(problem)", field: "id"))
+            return
+        }
+        if !isPrimary, pending[command.id] != nil {
+            // Submitted again (an MQTT redelivery) while the first is on its way: not sent twice.
+            reply?(.json(202, FleetPendingAnswer(counter: counter, id: command.id, message: "the change with id '\(command.id)' is already on its way to the primary")))
+            return
+        }
         if isPrimary {
             if let message = conflictMessage(counter) {
                 logger.warning("counter action refused", metadata: ["counter": "\(counter)", "error": "\(message)"])

@@ -389,7 +389,10 @@ public final class MQTTBridge {
                 return // a state topic of ours, not a command
             case .success(.some(let command)):
                 if let intake, case .counter(let name, let op, let value) = command, let edit = op.edit(value) {
-                    toIntake(intake, name, edit)
+                    switch MQTTBridge.changeID(m.payload, topic: "counter/\(name)/\(op.rawValue)") {
+                    case .failure(let e): publishError(e.message)
+                    case .success(let id): toIntake(intake, name, edit, id: id)
+                    }
                     return
                 }
                 // Everything else is carried out on the render loop, its refusal published from here.
@@ -408,7 +411,7 @@ public final class MQTTBridge {
         /// A counter change enters the daemon's intake from this thread (a local counter's is
         /// committed by the pipeline without the render loop; a shared one goes to the fleet); a
         /// refusal is published from this thread.
-        private func toIntake(_ intake: CounterIntake, _ name: String, _ edit: CounterEdit) {
+        private func toIntake(_ intake: CounterIntake, _ name: String, _ edit: CounterEdit, id: String?) {
             let n = shared.inPipeline.add(1, ordering: .sequentiallyConsistent).newValue
             if n > shared.inPipelinePeak.load(ordering: .relaxed) { shared.inPipelinePeak.store(n, ordering: .relaxed) }
             // The client pauses reading at the bound (`MQTTSession`).
@@ -422,7 +425,7 @@ public final class MQTTBridge {
             }
             let shared = self.shared, mqttLoop = loop
             let me = WeakLoopBound(self, loop: loop)
-            intake.submit(name, edit, answerOn: .decided) { answer in
+            intake.submit(name, edit, id: id, answerOn: .decided) { answer in
                 let left = shared.inPipeline.subtract(1, ordering: .sequentiallyConsistent).newValue
                 if answer.status >= 400 {
                     let message = answer.errorMessage ?? "counter '\(name)': refused (HTTP \(answer.status))"
@@ -507,6 +510,27 @@ public final class MQTTBridge {
         default:
             return .success(nil)
         }
+    }
+
+    /// The longest id a counter command on the kiosk's own topics may carry, in bytes (UTF-8).
+    public static let maxChangeIDBytes = 32
+
+    /// The optional id of a counter command on the kiosk's own topics (`…/inc`, `…/dec`,
+    /// `…/reset`): a payload `{"id": "…"}` (1…`maxChangeIDBytes` bytes). A shared counter's
+    /// change with an id is applied once by the fleet's primary however often it is delivered
+    /// (QoS 1 redelivers after a broker restart). nil: any other payload, the change has no id;
+    /// a refusal for a JSON object that is not one `topic` takes.
+    public static func changeID(_ payload: [UInt8], topic: String) -> Result<String?, CommandError> {
+        guard !topic.hasSuffix("/set"), payload.first == UInt8(ascii: "{") else { return .success(nil) }
+        let expected = "expected {\"id\": \"…\"} (1 to \(maxChangeIDBytes) bytes) or any payload without an id"
+        guard payload.count <= 1024, let object = (try? JSONSerialization.jsonObject(with: Data(payload))) as? [String: Any] else {
+            return .failure(CommandError(message: "\(topic): the payload is not a JSON object; \(expected)"))
+        }
+        guard let raw = object["id"] else { return .success(nil) }
+        guard let id = raw as? String, !id.isEmpty, id.utf8.count <= maxChangeIDBytes else {
+            return .failure(CommandError(message: "\(topic): field 'id' must be a string of 1 to \(maxChangeIDBytes) bytes, got \(String(describing: raw).prefix(64)); \(expected)"))
+        }
+        return .success(id)
     }
 
     /// `ON`/`OFF` (any case) on a blank topic (`topic` names it in the refusal).

@@ -7,6 +7,7 @@ import KioskRender
 import KioskScenes
 import KioskTesting
 import KioskTestTraits
+import Synchronization
 import Testing
 
 /// The fleet wired into daemons as kioskd runs them (`FleetRig`: the command pipeline started,
@@ -89,5 +90,57 @@ import Testing
         // Offline too: both marks.
         try #require(rig.transports["a"]).setConnected(false)
         #expect(a.manager.stateWarning == "offline · two primaries")
+    }
+
+    /// An MQTT command on a kiosk's own topics with an id (a Home Assistant button's press) is
+    /// applied once however often the broker delivers it (QoS 1 redelivers after a broker
+    /// restart); without an id each delivery is a change.
+    @Test func anMQTTChangeWithAnIDIsAppliedOnceHoweverOftenItIsDelivered() throws {
+        let rig = FleetRig()
+        let p = try rig.daemon(role: .primary, id: "p")
+        let f = try rig.daemon(role: .follower, id: "f")
+        rig.settle()
+        // The statuses answered (on the loop or the pipeline's thread: the test drives both).
+        let statuses = Mutex<[Int]>([])
+        func deliver(_ d: Daemon, _ payload: String) throws {
+            let id = try MQTTBridge.changeID(Array(payload.utf8), topic: "counter/HOME/inc").get()
+            try #require(d.intake).submit("HOME", .increment, id: id, answerOn: .decided) { answer in statuses.withLock { $0.append(answer.status) } }
+        }
+        // On the follower: twice before the primary answers, once more after.
+        try deliver(f, #"{"id": "press-1"}"#)
+        try deliver(f, #"{"id": "press-1"}"#)
+        rig.settle()
+        try deliver(f, #"{"id": "press-1"}"#)
+        rig.settle()
+        #expect(value(p, "HOME") == 1 && value(f, "HOME") == 1)
+        // On the primary, the same id is another press (each kiosk's ids are its own).
+        try deliver(p, #"{"id": "press-1"}"#)
+        try deliver(p, #"{"id": "press-1"}"#)
+        rig.settle()
+        #expect(value(p, "HOME") == 2 && value(f, "HOME") == 2)
+        // Without an id, every delivery counts.
+        try deliver(f, "PRESS")
+        try deliver(f, "PRESS")
+        rig.settle()
+        #expect(value(p, "HOME") == 4 && value(f, "HOME") == 4)
+        let answered = statuses.withLock { $0 }
+        #expect(answered.allSatisfy { $0 == 200 || $0 == 202 } && answered.filter { $0 == 200 }.count == 6, "\(answered)")
+    }
+
+    @Test func anMQTTChangeIDIsReadFromAJSONObjectOnly() throws {
+        func id(_ payload: String, _ topic: String = "counter/HOME/inc") -> Result<String?, MQTTBridge.CommandError> {
+            MQTTBridge.changeID(Array(payload.utf8), topic: topic)
+        }
+        #expect(try id(#"{"id": "press-1"}"#).get() == "press-1")
+        #expect(try id("PRESS").get() == nil)
+        #expect(try id("").get() == nil)
+        #expect(try id(#"{"other": 1}"#).get() == nil)
+        #expect(try id(#"{"id": "x"}"#, "counter/HOME/set").get() == nil, "a set's payload is its value")
+        guard case .failure(let long) = id(#"{"id": "\#(String(repeating: "a", count: 33))"}"#) else { Issue.record("a 33-byte id was taken"); return }
+        #expect(long.message.hasPrefix("counter/HOME/inc: field 'id' must be a string of 1 to 32 bytes"))
+        guard case .failure(let bad) = id("{not json") else { Issue.record("a broken object was taken"); return }
+        #expect(bad.message.hasPrefix("counter/HOME/inc: the payload is not a JSON object"))
+        guard case .failure(let number) = id(#"{"id": 7}"#) else { Issue.record("a number was taken as an id"); return }
+        #expect(number.message.contains("got 7"))
     }
 }
