@@ -19,13 +19,14 @@ extension Daemon {
         let manager = self.manager
         let engine = try FleetEngine(settings: settings, kioskID: kioskID, transport: transport, scheduler: loop, state: state,
                                      counters: { [weak self] in self?.scenes(as: CounterControl.self) ?? [] },
+                                     // A stage of the command pipeline: the counter's value and the
+                                     // record are committed on its thread with the other changes of
+                                     // the batch; the engine hears back on the loop.
+                                     commit: { [weak self] writes, done in
+                                         if self?.commitThroughPipeline(writes, done: done) != true { done(KioskError.state("kioskd is stopping")) }
+                                     },
                                      now: { manager.time.now() }, logger: logger)
         fleet = engine
-        // A stage of the command pipeline: the counter's value and the record are committed on
-        // its thread with the other changes of the batch; the engine hears back on the loop.
-        engine.commit = { [weak self] writes, done in
-            if self?.commitThroughPipeline(writes, done: done) != true { done(KioskError.state("kioskd is stopping")) }
-        }
         engine.onChange = { [weak self] in
             self?.scenesDidChange()
             self?.changes.noteChange()

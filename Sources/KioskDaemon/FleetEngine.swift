@@ -106,8 +106,8 @@ public final class FleetEngine {
     var applied: [String: Set<String>] = [:]
 
     /// Makes a group of writes durable — all of them, or (an error) none — then calls `done` on
-    /// the loop. The daemon gives the command pipeline's group commit (on `kioskd-commit`: the loop
-    /// never waits for the disk); by default `saveBatch` at once.
+    /// the loop: the command pipeline's group commit (on `kioskd-commit`: the loop never waits
+    /// for the disk).
     public var commit: (_ writes: [(key: String, value: String)], _ done: @escaping (Error?) -> Void) -> Void
     /// Counters with a commit in flight; their next changes wait in `waiting` / `nextState`.
     var committing: Set<String> = []
@@ -156,16 +156,16 @@ public final class FleetEngine {
     /// reload the new ones); the shared ones are `settings.counters` (all when nil). Throws a
     /// config error naming `fleet.counters` for a name no scene has.
     public init(settings: FleetSettings, kioskID: String, transport: FleetTransport, scheduler: any Scheduler,
-                state: StateStore, counters: @escaping () -> [CounterControl], now: @escaping () -> WallTime, logger: Logger) throws {
+                state: StateStore, counters: @escaping () -> [CounterControl],
+                commit: @escaping (_ writes: [(key: String, value: String)], _ done: @escaping (Error?) -> Void) -> Void,
+                now: @escaping () -> WallTime, logger: Logger) throws {
         self.settings = settings
         self.kioskID = kioskID
         self.transport = transport
         self.scheduler = scheduler
         self.state = state
         self.now = now
-        commit = { [state] writes, done in
-            do { try state.saveBatch(writes); done(nil) } catch { done(error) }
-        }
+        self.commit = commit
         var logger = logger
         logger[metadataKey: "fleet"] = "\(settings.group)"
         self.logger = logger

@@ -106,7 +106,12 @@ struct FleetKiosk {
         transport = FakeFleetTransport(broker)
         transport.connected = connected
         engine = try FleetEngine(settings: s, kioskID: id, transport: transport, scheduler: loop, state: store,
-                                 counters: { [made] in [made] }, now: { loop.now() }, logger: quietLogger)
+                                 counters: { [made] in [made] },
+                                 // At once (the daemon's pipeline commits on its own thread; FleetStageTests hold commits).
+                                 commit: { writes, done in
+                                     do { try store.saveBatch(writes); done(nil) } catch { done(error) }
+                                 },
+                                 now: { loop.now() }, logger: quietLogger)
         engine.start()
     }
 
