@@ -126,6 +126,8 @@ public final class FleetEngine {
         var reply: ((ControlResponse) -> Void)?
         var timer: TimerID?
         var sentNs: Int64?
+        /// The seq shown when the change was made: the primary applies it beyond that seq.
+        var shownSeq = 0
     }
     var pending: [String: Pending] = [:]
     /// Pending ids in the order they were made (resent in this order).
@@ -344,6 +346,7 @@ public final class FleetEngine {
         }
         queueFullLogged = false
         var p = Pending(counter: counter, command: command, reply: reply)
+        p.shownSeq = (deciding[counter] ?? records[counter])?.seq ?? 0
         if reply != nil {
             p.timer = try? scheduler.schedule(after: Int64(settings.ackTimeoutMs) * 1_000_000) { [weak self] _ in
                 self?.answerPending(command.id)

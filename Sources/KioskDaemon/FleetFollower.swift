@@ -45,7 +45,7 @@ extension FleetEngine {
             keepAndShow(s, for: name, at: at)
             return
         }
-        answer(ids: s.ids, refused: s.refused ?? [:], for: name)
+        answer(ids: s.ids, refused: s.refused ?? [:], for: name, olderSeq: s.seq)
     }
 
     /// The writes of one commit of `name`: each owner's value, the record's head (its ids are
@@ -94,9 +94,20 @@ extension FleetEngine {
     }
 
     /// Answers the changes a state contains (the value this kiosk shows now) or refused.
-    func answer(ids: [String], refused: [String: String], for name: String) {
+    /// `olderSeq`: the seq of a state older than the one shown. A change made here once the
+    /// shown seq was already that far cannot be in what is shown (the primary's seq went back:
+    /// its record was lost): it is not answered 200, and stays unconfirmed (202, resent).
+    func answer(ids: [String], refused: [String: String], for name: String, olderSeq: Int? = nil) {
         let value = currentValue(name) ?? records[name]?.value ?? 0
-        for id in ids { confirm(id, .json(200, CounterAnswer(counter: name, value: value))) }
+        for id in ids {
+            if let older = olderSeq, let p = pending[id], p.shownSeq >= older {
+                refusedState(name, FleetCounterState(value: value, seq: older, ids: [id], primary: records[name]?.primary),
+                             "the primary's state with seq \(older) names change '\(id)', made here when seq \(p.shownSeq) was shown: the primary's seq went back "
+                                + "(its state folder lost?); the change is not shown here and stays unconfirmed until a state that can be shown contains it")
+                continue
+            }
+            confirm(id, .json(200, CounterAnswer(counter: name, value: value)))
+        }
         for (id, message) in refused {
             let field = pending[id]?.command.op == .set ? "value" : "name"
             confirm(id, .from(KioskError.outOfRange(message), field: field))

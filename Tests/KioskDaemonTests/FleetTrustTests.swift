@@ -153,6 +153,25 @@ import Testing
         #expect(follower.value == 9)
     }
 
+    /// A change made while seq 9 is shown comes back in a state with seq 5: the primary's seq
+    /// went back (its record lost, no retained state to take over). The follower cannot show it:
+    /// it does not answer 200 (before: 200 with 9, the group split while every answer said OK),
+    /// the change stays unconfirmed (202) and is resent.
+    @Test func aChangeThatComesBackInAStateBehindTheShownOneIsNotAnswered200() throws {
+        let broker = FakeFleetBroker(), loop = ManualEventLoop()
+        let follower = try FleetKiosk(.follower, id: "f", broker: broker, loop: loop, primary: "p")
+        follower.engine.receive(FleetCounterState(value: 9, seq: 9, ids: [], primary: "p"), for: "HOME")
+        let answers = Answers()
+        follower.engine.submit("HOME", .increment, reply: answers.reply)
+        let id = try #require(lastCommandID(broker))
+        follower.engine.receive(FleetCounterState(value: 1, seq: 5, ids: [id], primary: "p"), for: "HOME")
+        #expect(answers.list.isEmpty, "answered \(answers.list.map(\.status)) for a change that is not shown")
+        #expect(follower.value == 9 && follower.engine.refusedStates == 1)
+        loop.advance(by: 5_000_000_000)
+        #expect(answers.list.map(\.status) == [202])
+        #expect(follower.engine.pendingCount == 1, "the change is no longer resent")
+    }
+
     @Test func aForgedSeqKeptByAnEarlierVersionIsReplacedByThePrimary() throws {
         let broker = FakeFleetBroker(), loop = ManualEventLoop()
         let key = FleetEngine.recordKey(group: "hall", counter: "HOME")
