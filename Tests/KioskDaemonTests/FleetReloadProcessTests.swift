@@ -100,7 +100,7 @@ struct FleetReloadProcessTests {
         let root = tempDir()
         let broker = try FleetBroker(dir: root)
         try broker.start()
-        let p = try start(root, id: "p", role: "primary", brokerPort: broker.port)
+        var p = try start(root, id: "p", role: "primary", brokerPort: broker.port)
         let f = try start(root, id: "f", role: "follower", brokerPort: broker.port)
         defer { p.k.stop(); f.k.stop(); broker.stop() }
         var acked = 0
@@ -150,6 +150,20 @@ struct FleetReloadProcessTests {
             if road == .mqtt { check("an MQTT change on \(k.id)") }
         }
         check("changes after reloading both")
+
+        // The primary's state folder wiped while it is stopped: it takes the group's retained
+        // state over at its start, and the group goes on from there.
+        p.k.stop()
+        try FileManager.default.removeItem(atPath: "\(p.k.dir)/state")
+        try p.k.start()
+        p.cookie = try pair(p) // the paired phones were kept in the state folder
+        check("the primary restarted with its state folder wiped")
+        #expect(p.k.child?.log.contains("taking over its value and seq") == true, "\(p.k.child?.log.suffix(2000) ?? "")")
+        #expect(p.k.child?.log.contains("forged") == false, "\(p.k.child?.log.suffix(2000) ?? "")")
+        for (k, road) in [(f, Road.socket), (p, .web), (f, .web), (p, .socket)] {
+            try increment(k, road, broker: broker.port, acked: &acked, log: &log)
+        }
+        check("changes after the primary's wipe")
         print("fleet across reloads:\n\(steps.joined(separator: "\n"))\nchanges: \(log.joined(separator: " "))")
     }
 }
