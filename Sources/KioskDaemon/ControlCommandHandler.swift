@@ -25,7 +25,14 @@ struct ControlCommandHandler {
                 case nil: return .error(500, "not a choice: \(command)")
                 }
             case .counter(let name, let op, let value):
-                if let edit = op.edit(value) { return daemon.changeOnLoop(name, edit) }
+                if let edit = op.edit(value) {
+                    // One road per counter: once the intake runs, a counter a stage claims is
+                    // changed through it only (`Daemon.handle(_:reply:)`), never here.
+                    if let intake = daemon.intake, intake.isShared(name) || daemon.pipeline?.entry(for: name) != nil {
+                        return .error(500, "counter '\(name)': a change of it goes through the command pipeline (Daemon.handle(_:reply:)), not the loop's synchronous handler", field: "name")
+                    }
+                    return daemon.changeOnLoop(name, edit)
+                }
                 let owners = daemon.scenes(as: CounterControl.self)
                 guard let c = owners.first(where: { $0.counterNames.contains(name) }) else {
                     let all = owners.flatMap(\.counterNames)
