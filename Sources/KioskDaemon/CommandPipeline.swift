@@ -46,7 +46,8 @@ public final class CommandPipeline: @unchecked Sendable {
     /// the new values, once per batch, through `onShow`).
     public enum Delivery: Sendable, Equatable { case deliver, here }
 
-    /// A value committed by a change submitted with `.here`, for the render loop to show.
+    /// A value committed by a change, for the render loop to show (by scene and counter name,
+    /// resolved when it arrives: a reload's new scenes show it).
     public struct Shown: Sendable, Equatable {
         public var scene: String
         public var counter: String
@@ -88,61 +89,6 @@ public final class CommandPipeline: @unchecked Sendable {
         case refused(KioskError)
     }
 
-    /// The decision for one batch, as plain values (tested without a disk).
-    public struct Decision: Equatable {
-        /// One outcome per change, in order; `.changed` ones still need the commit.
-        public var outcomes: [Outcome]
-        /// The values to write: each changed key once, with its last value, in first-change order.
-        public var writes: [(key: String, value: String)]
-        /// The values known after the batch commits.
-        public var known: [String: Int]
-
-        public static func == (a: Decision, b: Decision) -> Bool {
-            a.outcomes == b.outcomes && a.known == b.known
-                && a.writes.map(\.key) == b.writes.map(\.key) && a.writes.map(\.value) == b.writes.map(\.value)
-        }
-    }
-
-    /// Decides a batch in order against the values known before it: each change starts from
-    /// the value the changes before it left (per counter in order); a refusal touches nothing.
-    public static func decide(_ changes: [Change], known: [String: Int]) -> Decision {
-        var values = known
-        var outcomes: [Outcome] = []
-        var writeOrder: [String] = []
-        for c in changes {
-            // A value known from an earlier batch, unless the counter's rules changed since
-            // (a reload with other digits or minimum): then the value on screen.
-            let old = values[c.key].flatMap { ($0 >= c.rules.minimum && $0 <= c.rules.maximum) ? $0 : nil } ?? c.shown
-            do {
-                let new = try c.rules.apply(c.edit, to: old)
-                if new == old {
-                    outcomes.append(.unchanged(old))
-                    values[c.key] = old
-                    continue
-                }
-                values[c.key] = new
-                if !writeOrder.contains(c.key) { writeOrder.append(c.key) }
-                outcomes.append(.changed(old: old, new: new))
-            } catch let e as KioskError {
-                outcomes.append(.refused(e))
-            } catch {
-                outcomes.append(.refused(KioskError.state("\(error)")))
-            }
-        }
-        return Decision(outcomes: outcomes, writes: writeOrder.map { ($0, String(values[$0]!)) }, known: values)
-    }
-
-    /// The values a batch writes, from its writes in submission order: each key once (where it
-    /// was first written) with the last value written to it.
-    public static func merged(_ writes: [(key: String, value: String)]) -> [(key: String, value: String)] {
-        var last: [String: String] = [:]
-        var order: [String] = []
-        for w in writes {
-            if last.updateValue(w.value, forKey: w.key) == nil { order.append(w.key) }
-        }
-        return order.map { ($0, last[$0]!) }
-    }
-
     /// Figures for status and the benchmark.
     public struct Counters: Sendable, Equatable {
         /// Batches committed (each one `saveBatch`: one fsync round).
@@ -166,9 +112,11 @@ public final class CommandPipeline: @unchecked Sendable {
         case writes([(key: String, value: String)], WriteCompletion)
     }
     private struct Item { var work: Work; var delivery: Delivery }
-    /// Counters by name (`setDirectory`), guarded by `cond`.
+    /// Counters by name, and by scene and name (`setDirectory`), guarded by `cond`.
     private var directory: [String: Entry] = [:]
-    /// Shows values committed by `.here` changes; called inside `deliver`, once per batch.
+    private var scoped: [String: Entry] = [:]
+    /// Shows the values committed by a batch's changes; called inside `deliver`, once per batch,
+    /// before the batch's completions.
     private var onShow: (@Sendable ([Shown]) -> Void)?
 
     /// Sets what `onShow` does (before `start`).
@@ -176,16 +124,21 @@ public final class CommandPipeline: @unchecked Sendable {
         cond.lock(); onShow = f; cond.unlock()
     }
 
-    /// The counters that may be changed without the render loop, by name (replaces the last one).
-    public func setDirectory(_ entries: [String: Entry]) {
-        cond.lock(); directory = entries; cond.unlock()
+    /// The counters the pipeline decides, by name, and by `scopedName` (each counter scene's
+    /// own, for its touch and keys); replaces the last ones.
+    public func setDirectory(_ entries: [String: Entry], scoped: [String: Entry] = [:]) {
+        cond.lock(); directory = entries; self.scoped = scoped; cond.unlock()
     }
 
-    /// The directory's entry for `counter`, if any.
-    public func entry(for counter: String) -> Entry? {
+    /// The entry for `counter`: of `scene` when given, else the first scene holding the name.
+    public func entry(for counter: String, scene: String? = nil) -> Entry? {
         cond.lock(); defer { cond.unlock() }
+        if let scene { return scoped[Self.scopedName(scene: scene, counter: counter)] }
         return directory[counter]
     }
+
+    /// The key of a counter of one scene in the scoped directory.
+    public static func scopedName(scene: String, counter: String) -> String { scene + "\u{1F}" + counter }
 
     private let store: StateStore
     private let deliver: @Sendable (@escaping @Sendable () -> Void) -> Void
@@ -363,7 +316,7 @@ public final class CommandPipeline: @unchecked Sendable {
                 let o = outcomes[n]
                 n += 1
                 run = { completion(o) }
-                if item.delivery == .here, case .changed(let old, let new) = o {
+                if case .changed(let old, let new) = o {
                     let up: Bool
                     switch change.edit {
                     case .increment: up = true

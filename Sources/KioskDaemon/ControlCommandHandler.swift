@@ -25,24 +25,20 @@ struct ControlCommandHandler {
                 case nil: return .error(500, "not a choice: \(command)")
                 }
             case .counter(let name, let op, let value):
+                if let edit = op.edit(value) {
+                    // One road per counter: once the intake runs, a counter a stage claims is
+                    // changed through it only (`Daemon.handle(_:reply:)`), never here.
+                    if let intake = daemon.intake, intake.isShared(name) || daemon.pipeline?.entry(for: name) != nil {
+                        return .error(500, "counter '\(name)': a change of it goes through the command pipeline (Daemon.handle(_:reply:)), not the loop's synchronous handler", field: "name")
+                    }
+                    return daemon.changeOnLoop(name, edit)
+                }
                 let owners = daemon.scenes(as: CounterControl.self)
                 guard let c = owners.first(where: { $0.counterNames.contains(name) }) else {
                     let all = owners.flatMap(\.counterNames)
                     return .error(404, "unknown counter '\(name)'; " + (all.isEmpty ? "no scene has counters" : "counters: \(all.joined(separator: ", "))"), field: "name")
                 }
-                do {
-                    switch op {
-                    case .get: return .json(200, CounterAnswer(ok: nil, counter: name, value: try c.value(of: name)))
-                    case .set: try c.set(name, to: value ?? 0, now: now)
-                    case .inc: try c.increment(name, now: now)
-                    case .dec: try c.decrement(name, now: now)
-                    case .reset: try c.reset(name, now: now)
-                    }
-                } catch {
-                    return .from(error, field: op == .set ? "value" : "name")
-                }
-                daemon.scenesDidChange()
-                return .json(200, CounterAnswer(counter: name, value: (try? c.value(of: name)) ?? 0))
+                return .json(200, CounterAnswer(ok: nil, counter: name, value: try c.value(of: name)))
             case .paint(let op, let name):
                 guard let p = daemon.scenes(as: PaintControl.self).first else {
                     return .error(404, "no paint scene is configured (scenes: \(daemon.allScenes.map(\.name).joined(separator: ", ")))")

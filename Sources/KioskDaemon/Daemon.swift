@@ -59,6 +59,8 @@ public final class Daemon {
     /// mode chosen, are committed on its thread, in groups, and shown when they are on disk.
     /// Nil: they are saved on the loop's thread.
     public internal(set) var pipeline: CommandPipeline?
+    /// The one entrance of counter changes (`makePipeline`): every transport, touch and keys.
+    public internal(set) var intake: CounterIntake?
 
     /// Once: after the first frame is on screen, or at start when no output has a display
     /// connected (kioskd then waits for one; systemd READY=1).
@@ -299,8 +301,12 @@ public final class Daemon {
     /// command whose answer must wait (a shared counter's change coming back from the fleet's
     /// primary) is answered the same way everywhere.
     public func handle(_ command: ControlCommand, reply: @escaping (ControlResponse) -> Void) {
-        if let route = asyncRoute, route(command, reply) { return }
-        if pipeline != nil, routeToPipeline(command, reply: reply) { return }
+        if let intake, case .counter(let name, let op, let value) = command, let edit = op.edit(value) {
+            // Answered on the loop: by the fleet, or once the pipeline committed it.
+            let bound = LoopBound(reply, loop: loop)
+            intake.submit(name, edit, answerOn: .loop) { answer in bound.value(answer) }
+            return
+        }
         if pipeline != nil, case .revokeDevice(let name) = command, let pairing {
             // Answered once the revocation is on disk (the device is refused from now on).
             pairing.revoke(name) { [weak self] answer in
@@ -315,9 +321,6 @@ public final class Daemon {
         }
         reply(handle(command))
     }
-
-    /// Takes commands that are answered later (returns true when it took `command`); nil: none.
-    public var asyncRoute: ((ControlCommand, @escaping (ControlResponse) -> Void) -> Bool)?
 
     /// What `GET /status` answers.
     public func status() -> StatusAnswer { commands.status(self) }

@@ -5,8 +5,10 @@ import KioskScenes
 
 extension Daemon {
     /// Starts the command pipeline (on the loop, after `start()` and before `startFleet`):
-    /// counter changes from every transport, touch and keys are committed on its thread in
-    /// groups; their answers and the values shown come back to the loop as messages.
+    /// counter changes from every transport, touch and keys enter through `intake` and are
+    /// committed on its thread in groups; their answers and the values shown come back to the
+    /// loop as messages, resolved by scene and counter name when they arrive (a reload's new
+    /// scenes show them).
     /// - Parameter startsThread: false for a test on virtual time that commits each batch itself
     ///   (`pipeline.runOnce()` on its own thread, then a step of its loop).
     public func startPipeline(startsThread: Bool = true) {
@@ -27,14 +29,16 @@ extension Daemon {
         routeCounterInput()
     }
 
-    /// The pipeline, made (not started) if there is none yet: the control server is given it
-    /// before the render loop runs, so that counter changes reach it without the loop.
+    /// The pipeline and the intake in front of it, made (not started) if there are none yet: the
+    /// control server is given them before the render loop runs, so that counter changes reach
+    /// the pipeline without the loop.
     @discardableResult
     public func makePipeline() -> CommandPipeline {
         if let p = pipeline { return p }
         let loop = self.loop
         let p = CommandPipeline(store: state, logger: logger) { work in loop.post(work) }
         pipeline = p
+        intake = CounterIntake(pipeline: p, daemon: self)
         return p
     }
 
@@ -52,113 +56,77 @@ extension Daemon {
         return true
     }
 
-    /// Tells the pipeline which counters it may change without the render loop: the first
-    /// counter scene holding each name (as `kioskctl counter` finds it), except counters shared
-    /// by a fleet (they go to the fleet, on the loop).
+    /// Tells the pipeline which counters it decides, by name: the first counter scene holding
+    /// each name (as `kioskctl counter` finds it), and each counter scene's own (for its touch
+    /// and keys); never a counter the fleet stage claims.
     func updatePipelineDirectory() {
         guard let pipeline else { return }
-        let shared: (String) -> Bool = { [config, fleet] name in
-            if let fleet { return fleet.isShared(name) }
+        let shared: (String) -> Bool = { [config, intake] name in
+            if let intake, intake.isShared(name) { return true }
             guard let f = config.fleet else { return false }
             return f.counters.map { $0.contains(name) } ?? true
         }
         var entries: [String: CommandPipeline.Entry] = [:]
+        var scoped: [String: CommandPipeline.Entry] = [:]
         for owner in scenes(as: CounterControl.self) {
-            for name in owner.counterNames where entries[name] == nil {
-                guard let scene = owner as? CounterScene, !shared(name), let rules = try? scene.rules(of: name),
-                      let value = try? scene.value(of: name) else { continue }
-                entries[name] = .init(scene: scene.name, key: scene.stateKey(name), rules: rules, shown: value)
+            guard let scene = owner as? CounterScene else { continue }
+            for name in owner.counterNames where !shared(name) {
+                guard let rules = try? scene.rules(of: name), let value = try? scene.value(of: name) else { continue }
+                let entry = CommandPipeline.Entry(scene: scene.name, key: scene.stateKey(name), rules: rules, shown: value)
+                scoped[CommandPipeline.scopedName(scene: scene.name, counter: name)] = entry
+                if entries[name] == nil { entries[name] = entry }
             }
         }
-        // A name held first by another kind of counter scene is not the pipeline's to change.
+        // A name another kind of counter scene holds too is not the pipeline's to change.
         for owner in scenes(as: CounterControl.self) where !(owner is CounterScene) {
             for name in owner.counterNames { entries[name] = nil }
         }
-        pipeline.setDirectory(entries)
+        pipeline.setDirectory(entries, scoped: scoped)
     }
 
-    /// The change a control command asks of a counter of the directory.
-    static func change(_ entry: CommandPipeline.Entry, _ op: ControlCommand.CounterOp, _ value: Int?) -> CommandPipeline.Change {
-        let edit: CounterEdit
-        switch op {
-        case .set: edit = .set(value ?? 0)
-        case .inc: edit = .increment
-        case .dec: edit = .decrement
-        case .reset, .get: edit = .reset
-        }
-        return .init(key: entry.key, rules: entry.rules, edit: edit, shown: entry.shown, scene: entry.scene)
-    }
-
-    /// The control answer for a counter change's outcome.
-    static func answer(_ counter: String, _ op: ControlCommand.CounterOp, _ outcome: CommandPipeline.Outcome) -> ControlResponse {
-        switch outcome {
-        case .changed(_, let new), .unchanged(let new):
-            return .json(200, CounterAnswer(counter: counter, value: new))
-        case .refused(let e):
-            return .from(e, field: op == .set ? "value" : "name")
-        }
-    }
-
-    /// Sends touch and key actions of every counter scene through the pipeline (again after a
-    /// reload made new scenes). A fleet installed later takes its shared counters first.
+    /// Sends touch and key actions of every counter scene into the intake (again after a reload
+    /// made new scenes: each is given the same entrance), and shows the fleet's values on them.
     func routeCounterInput() {
-        guard pipeline != nil else { return }
+        guard let intake else { return }
         updatePipelineDirectory()
-        for case let scene as CounterScene in heads.flatMap(\.manager.scenes) where scene.changeRouter == nil {
-            scene.changeRouter = { [weak self, weak scene] counter, action in
-                guard let self, let scene, let edit = action.edit else { return false }
-                return self.submitCounter(scene, counter, edit) { outcome in
-                    if case .refused(let e) = outcome {
-                        self.logger.warning("counter action refused", metadata: ["counter": "\(counter)", "action": "\(action.rawValue)", "error": "\(e.message)"])
-                    }
+        let logger = self.logger
+        for case let scene as CounterScene in heads.flatMap(\.manager.scenes) {
+            let name = scene.name
+            scene.changeRouter = { counter, action in
+                guard let edit = action.edit else { return false }
+                intake.submit(counter, edit, scene: name, answerOn: .loop) { answer in
+                    guard answer.status >= 400 else { return }
+                    logger.warning("counter action refused", metadata: ["counter": "\(counter)", "action": "\(action.rawValue)",
+                                                                      "error": "\(answer.errorMessage ?? "HTTP \(answer.status)")"])
                 }
+                return true
             }
         }
+        fleet?.scenesReplaced()
     }
 
-    /// Takes a counter change of a control command into the pipeline (true), answering it once
-    /// it is on disk; false for anything else (carried out on the loop as before).
-    func routeToPipeline(_ command: ControlCommand, reply: @escaping (ControlResponse) -> Void) -> Bool {
-        guard case .counter(let name, let op, let value) = command, op != .get else { return false }
-        guard let scene = scenes(as: CounterControl.self).first(where: { $0.counterNames.contains(name) }) as? CounterScene else { return false }
-        let edit: CounterEdit
-        switch op {
-        case .set: edit = .set(value ?? 0)
-        case .inc: edit = .increment
-        case .dec: edit = .decrement
-        case .reset, .get: edit = .reset
+    /// A change of a counter no stage claims (a counter of another kind of scene, or an unknown
+    /// name: 404 naming the counters there are), carried out on the loop.
+    func changeOnLoop(_ name: String, _ edit: CounterEdit) -> ControlResponse {
+        loop.assertInLoop()
+        defer { changes.noteChange() }
+        let owners = scenes(as: CounterControl.self)
+        guard let c = owners.first(where: { $0.counterNames.contains(name) }) else {
+            let all = owners.flatMap(\.counterNames)
+            return .error(404, "unknown counter '\(name)'; " + (all.isEmpty ? "no scene has counters" : "counters: \(all.joined(separator: ", "))"), field: "name")
         }
-        return submitCounter(scene, name, edit) { outcome in
-            switch outcome {
-            case .changed(_, let new), .unchanged(let new):
-                reply(.json(200, CounterAnswer(counter: name, value: new)))
-            case .refused(let e):
-                reply(.from(e, field: op == .set ? "value" : "name"))
+        let now = manager.time.now()
+        do {
+            switch edit {
+            case .set(let v): try c.set(name, to: v, now: now)
+            case .increment: try c.increment(name, now: now)
+            case .decrement: try c.decrement(name, now: now)
+            case .reset: try c.reset(name, now: now)
             }
+        } catch {
+            return .from(error, field: edit.field)
         }
-    }
-
-    /// Submits one change of `counter` and, on the loop once its batch is decided, shows the
-    /// committed value, tells observers and calls `done`.
-    private func submitCounter(_ scene: CounterScene, _ counter: String, _ edit: CounterEdit,
-                               done: @escaping (CommandPipeline.Outcome) -> Void) -> Bool {
-        guard let pipeline, let rules = try? scene.rules(of: counter), let shown = try? scene.value(of: counter) else { return false }
-        let bound = LoopBound((self, scene, done), loop: loop)
-        pipeline.submit(.init(key: scene.stateKey(counter), rules: rules, edit: edit, shown: shown)) { outcome in
-            let (daemon, scene, done) = bound.value
-            if case .changed(let old, let new) = outcome {
-                let up: Bool
-                switch edit {
-                case .increment: up = true
-                case .set: up = new >= old
-                case .decrement, .reset: up = false
-                }
-                scene.showCommitted(counter, value: new, up: up, now: daemon.manager.time.now())
-                daemon.scenesDidChange()
-                daemon.changes.noteChange()
-            }
-            done(outcome)
-        }
-        return true
+        scenesDidChange()
+        return .json(200, CounterAnswer(counter: name, value: (try? c.value(of: name)) ?? 0))
     }
 }

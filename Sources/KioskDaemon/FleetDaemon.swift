@@ -4,24 +4,29 @@ import KioskMQTT
 import KioskScenes
 
 extension Daemon {
-    /// Joins the `[fleet]` group over `transport` (call on the loop, after `start()`): shared
-    /// counters' changes from touch, keys and every control transport become fleet commands,
-    /// values from the primary are shown, and "offline" is marked on screen while the broker is
-    /// out of reach. Throws a config error for a shared counter no scene has.
+    /// Joins the `[fleet]` group over `transport` (call on the loop, after `start()` and
+    /// `startPipeline`): the fleet becomes the intake's first stage, claiming the shared
+    /// counters by name, so that their changes from touch, keys and every transport become
+    /// fleet commands — also on the scenes a reload makes; values from the primary are shown
+    /// on the scenes holding the name then, and "offline" is marked on screen while the broker
+    /// is out of reach. Throws a config error for a shared counter no scene has.
     public func startFleet(transport: FleetTransport, kioskID: String) throws {
         loop.assertInLoop()
         guard let settings = config.fleet, fleet == nil else { return }
+        guard let intake else {
+            throw KioskError.state("the fleet of group '\(settings.group)' needs the command pipeline: Daemon.startPipeline() comes before startFleet")
+        }
         let manager = self.manager
         let engine = try FleetEngine(settings: settings, kioskID: kioskID, transport: transport, scheduler: loop, state: state,
-                                     counters: scenes(as: CounterControl.self), now: { manager.time.now() }, logger: logger)
+                                     counters: { [weak self] in self?.scenes(as: CounterControl.self) ?? [] },
+                                     // A stage of the command pipeline: the counter's value and the
+                                     // record are committed on its thread with the other changes of
+                                     // the batch; the engine hears back on the loop.
+                                     commit: { [weak self] writes, done in
+                                         if self?.commitThroughPipeline(writes, done: done) != true { done(KioskError.state("kioskd is stopping")) }
+                                     },
+                                     now: { manager.time.now() }, logger: logger)
         fleet = engine
-        if pipeline != nil {
-            // A stage of the command pipeline: the counter's value and the record are committed
-            // on its thread with the other changes of the batch; the engine hears back on the loop.
-            engine.commit = { [weak self] writes, done in
-                if self?.commitThroughPipeline(writes, done: done) != true { done(KioskError.state("kioskd is stopping")) }
-            }
-        }
         engine.onChange = { [weak self] in
             self?.scenesDidChange()
             self?.changes.noteChange()
@@ -31,34 +36,7 @@ extension Daemon {
             self?.showFleetConnectivity(transport?.isConnected ?? false)
             self?.changes.noteChange()
         }
-        for scene in heads.flatMap(\.manager.scenes) {
-            guard let scene = scene as? CounterScene else { continue }
-            // The fleet takes its shared counters; the others go where they went before (the pipeline).
-            let earlier = scene.changeRouter
-            scene.changeRouter = { [weak engine] counter, action in (engine?.route(counter, action) ?? false) || (earlier?(counter, action) ?? false) }
-        }
-        let earlier = asyncRoute
-        asyncRoute = { [weak self, weak engine] command, reply in
-            if let engine, case .counter(let name, let op, let value) = command, op != .get, engine.isShared(name) {
-                let fleetOp: FleetCommand.Op
-                switch op {
-                case .set: fleetOp = .set
-                case .inc: fleetOp = .inc
-                case .dec: fleetOp = .dec
-                case .reset, .get: fleetOp = .reset
-                }
-                // After this iteration: the command may come from inside an MQTT client's read,
-                // where the primary's publish must not happen.
-                self?.loop.deferToEndOfIteration {
-                    engine.submit(name, op: fleetOp, value: value) { answer in
-                        reply(answer)
-                        self?.changes.noteChange()
-                    }
-                }
-                return true
-            }
-            return earlier?(command, reply) ?? false
-        }
+        intake.claimForFleet(Set(engine.sharedCounters))
         engine.start()
         updatePipelineDirectory()
         showFleetConnectivity(transport.isConnected)

@@ -45,7 +45,7 @@ public final class MQTTFleetTransport: FleetTransport {
         return nil
     }
 
-    public func subscribe(_ filter: String, _ handler: @escaping (String, [UInt8]) -> Void) {
+    public func subscribe(_ filter: String, _ handler: @escaping (String, [UInt8], Bool) -> Void) {
         let handler = LoopBound(handler, loop: loop)
         bridge.onMQTTThread { $0.fleetSubscribe(filter, handler) }
     }

@@ -3,6 +3,7 @@ import KioskControl
 import KioskCore
 import KioskMQTT
 import KioskPosix
+import KioskScenes
 import Logging
 import Synchronization
 
@@ -122,7 +123,7 @@ public final class MQTTBridge {
         loop.assertInLoop()
         guard !started, let daemon, let owned else { return }
         started = true
-        owned.value.setUp(pipeline: daemon.pipeline, bridge: WeakLoopBound(self, loop: loop))
+        owned.value.setUp(intake: daemon.intake, bridge: WeakLoopBound(self, loop: loop))
         self.owned = nil
         observer = daemon.changes.observe { [weak self] state in self?.changed(state) }
         scheduleStatus()
@@ -188,7 +189,7 @@ public final class MQTTBridge {
     // MARK: - Publishing (computed on the render loop, published on the MQTT thread)
 
     /// On the render loop, posted by the MQTT thread after every change of the client's state.
-    fileprivate func clientStateChanged(_ state: MQTTClient.State) {
+    func clientStateChanged(_ state: MQTTClient.State) {
         if state == .connected {
             publishAll()
             for h in onConnected { h() }
@@ -197,7 +198,7 @@ public final class MQTTBridge {
     }
 
     /// Discovery, every state and the status, as if nothing had been published yet.
-    fileprivate func publishAll() {
+    func publishAll() {
         guard let daemon else { return }
         lastStatusKey = nil // the status goes out with the states
         themes = ThemeLoader.available(in: daemon.config.themeDirectory)
@@ -278,241 +279,6 @@ public final class MQTTBridge {
                 self.hand(p)
             }
             self.scheduleStatus()
-        }
-    }
-
-    // MARK: - The MQTT thread's side
-
-    /// Owns the client on the MQTT loop: subscriptions, publishing, commands.
-    final class Link {
-        let client: MQTTClient
-        let loop: any KioskLoop
-        let topics: KioskTopics
-        let logger: Logger
-        let shared: Shared
-        let renderLoop: any KioskLoop
-        let daemon: WeakLoopBound<Daemon>
-        /// The outputs' names when there are several (their commands' topics); empty with one.
-        let outputs: [String]
-        private var bridge: WeakLoopBound<MQTTBridge>?
-        private var pipeline: CommandPipeline?
-        /// Retained payloads published on this connection, by topic.
-        private var published: [String: [UInt8]] = [:]
-        private var loggedRetainedCommand = false
-        private var shuttingDown = false
-
-        init(client: MQTTClient, loop: any KioskLoop, topics: KioskTopics, logger: Logger, shared: Shared,
-             renderLoop: any KioskLoop, daemon: WeakLoopBound<Daemon>, outputs: [String]) {
-            self.client = client
-            self.loop = loop
-            self.topics = topics
-            self.logger = logger
-            self.shared = shared
-            self.renderLoop = renderLoop
-            self.daemon = daemon
-            self.outputs = outputs
-        }
-
-        /// Before the thread runs.
-        func setUp(pipeline: CommandPipeline?, bridge: WeakLoopBound<MQTTBridge>) {
-            self.pipeline = pipeline
-            self.bridge = bridge
-        }
-
-        /// On the MQTT thread: subscribes and connects.
-        func start() {
-            let bridge = self.bridge
-            client.onStateChange = { [unowned self] state in
-                if state == .connected { self.published.removeAll() }
-                self.renderLoop.post { bridge?.value?.clientStateChanged(state) }
-            }
-            client.subscribe(topics.setFilter) { [unowned self] m in self.received(m) }
-            client.subscribe(topics.counterFilter) { [unowned self] m in self.received(m) }
-            if !outputs.isEmpty { client.subscribe(topics.outputFilter) { [unowned self] m in self.received(m) } }
-            client.subscribe("\(client.config.discoveryPrefix)/status") { [unowned self] m in
-                guard m.text == "online", self.client.state == .connected else { return }
-                self.logger.info("Home Assistant is online: publishing discovery and state again")
-                self.renderLoop.post { bridge?.value?.publishAll() }
-            }
-            client.start()
-        }
-
-        /// Stops the client (`offline`, DISCONNECT), then the loop: at once when done, after
-        /// `within` seconds at the latest.
-        static func shutDown(_ link: WeakLoopBound<Link>, _ loop: EventLoop, within: Double = 2) {
-            guard let l = link.value, !l.shuttingDown else { loop.stop(); return }
-            l.shuttingDown = true
-            _ = try? loop.schedule(after: Int64(within * 1e9)) { _ in loop.stop() }
-            l.client.stop { loop.stop() }
-        }
-
-        func publish(_ p: Publication) {
-            defer { shared.unacknowledged.subtract(1, ordering: .relaxed) }
-            guard client.state == .connected else { return }
-            if p.fresh { published.removeAll() }
-            for (topic, payload) in p.retained where published[topic] != payload {
-                published[topic] = payload
-                send(topic, payload, retain: true)
-            }
-            if let s = p.status {
-                published[topics.status] = s
-                send(topics.status, s, retain: true)
-            }
-        }
-
-        private func send(_ topic: String, _ payload: [UInt8], retain: Bool) {
-            shared.unacknowledged.add(1, ordering: .relaxed)
-            let shared = self.shared
-            client.publish(topic, payload, qos: 1, retain: retain) { _ in shared.unacknowledged.subtract(1, ordering: .relaxed) }
-        }
-
-        func publishError(_ message: String) {
-            logger.notice("MQTT command refused: \(message)")
-            send(topics.error, Array(message.utf8), retain: false)
-        }
-
-        private func received(_ m: MQTTClient.Message) {
-            if m.retained {
-                // A retained command would be carried out again at every reconnect.
-                if !loggedRetainedCommand {
-                    logger.warning("MQTT: ignored a retained command on \(m.topic); publish commands without the retain flag")
-                    loggedRetainedCommand = true
-                }
-                return
-            }
-            let levels = m.topic.dropFirst(topics.base.count + 1).split(separator: "/", omittingEmptySubsequences: false).map(String.init)
-            switch MQTTBridge.command(levels: levels, payload: m.text, outputs: outputs) {
-            case .failure(let e):
-                publishError(e.message)
-            case .success(.none):
-                return // a state topic of ours, not a command
-            case .success(.some(let command)):
-                if let pipeline, case .counter(let name, let op, let value) = command, op != .get, let entry = pipeline.entry(for: name) {
-                    toPipeline(pipeline, Daemon.change(entry, op, value), name, op)
-                    return
-                }
-                // Everything else is carried out on the render loop, its refusal published from here.
-                let me = WeakLoopBound(self, loop: loop), mqttLoop = loop
-                let daemon = self.daemon
-                renderLoop.post {
-                    daemon.value?.handle(command) { response in
-                        guard response.status >= 400 else { return }
-                        let message = response.errorMessage ?? "refused (HTTP \(response.status))"
-                        mqttLoop.post { me.value?.publishError(message) }
-                    }
-                }
-            }
-        }
-
-        /// A counter change goes to the pipeline from this thread (delivered `.here`: the render
-        /// loop is only sent the committed values); a refusal is published from this thread.
-        private func toPipeline(_ pipeline: CommandPipeline, _ change: CommandPipeline.Change, _ name: String, _ op: ControlCommand.CounterOp) {
-            let n = shared.inPipeline.add(1, ordering: .sequentiallyConsistent).newValue
-            if n > shared.inPipelinePeak.load(ordering: .relaxed) { shared.inPipelinePeak.store(n, ordering: .relaxed) }
-            // The client pauses reading at the bound (`MQTTSession`).
-            let wasPaused = client.readingPaused
-            client.commandsWaiting(n)
-            if client.readingPaused && !wasPaused {
-                // Armed once paused: a completion from now on may post the resume.
-                shared.resumePosted.store(false, ordering: .sequentiallyConsistent)
-                // Drained before the store was seen: no completion is left to post it.
-                client.commandsWaiting(shared.inPipeline.load(ordering: .sequentiallyConsistent))
-            }
-            let shared = self.shared, mqttLoop = loop
-            let me = WeakLoopBound(self, loop: loop)
-            pipeline.submit(change, delivery: .here) { outcome in
-                let left = shared.inPipeline.subtract(1, ordering: .sequentiallyConsistent).newValue
-                if case .refused = outcome {
-                    let message = Daemon.answer(name, op, outcome).errorMessage ?? "counter '\(name)': refused"
-                    mqttLoop.post { me.value?.publishError(message) }
-                }
-                if left <= MQTTSession.resumeWaitingCommands,
-                   !shared.resumePosted.exchange(true, ordering: .sequentiallyConsistent) {
-                    mqttLoop.post { me.value?.resumeReading() }
-                }
-            }
-        }
-
-        private func resumeReading() {
-            client.commandsWaiting(shared.inPipeline.load(ordering: .relaxed))
-        }
-
-        // Fleet transport (MQTTFleetTransport), on this thread.
-        func fleetPublish(_ topic: String, _ payload: [UInt8], retain: Bool) {
-            client.publish(topic, payload, qos: 1, retain: retain)
-        }
-
-        func fleetSubscribe(_ filter: String, _ handler: LoopBound<(String, [UInt8]) -> Void>) {
-            let renderLoop = self.renderLoop
-            client.subscribe(filter, qos: 1) { message in
-                let topic = message.topic, payload = message.payload
-                renderLoop.post { handler.value(topic, payload) }
-            }
-        }
-    }
-
-    public struct CommandError: Error, Equatable {
-        public var message: String
-    }
-
-    /// The control command for the topic levels after `kioskd/ID/` and a payload: `scene/set`,
-    /// `theme/set` (a name), `blank/set` (`ON`/`OFF`), `counter/NAME/set` (an integer),
-    /// `counter/NAME/inc`, `dec`, `reset` (any payload), and with several `outputs` (their
-    /// names) `output/LEVEL/scene/set` and `output/LEVEL/blank/set` (LEVEL:
-    /// `KioskTopics.outputLevel` of a name). nil: not a command topic.
-    /// The payload is read (converted to text) only for the topics that use it (`…/set`).
-    public static func command(levels: [String], payload: @autoclosure () -> String, outputs: [String] = []) -> Result<ControlCommand?, CommandError> {
-        var converted: String?
-        var text: String {
-            if let c = converted { return c }
-            let t = payload().trimmingCharacters(in: .whitespacesAndNewlines)
-            converted = t
-            return t
-        }
-        switch levels.count {
-        case 2 where levels[1] == "set":
-            switch levels[0] {
-            case "scene": return .success(.scene(name: text))
-            case "theme": return .success(.theme(name: text))
-            case "blank": return blank(text, output: nil, topic: "blank/set")
-            default: return .success(nil)
-            }
-        case 4 where levels[0] == "output" && levels[3] == "set" && ["scene", "blank"].contains(levels[2]):
-            let topic = "output/\(levels[1].prefix(64))/\(levels[2])/set"
-            guard let output = outputs.first(where: { KioskTopics.outputLevel($0) == levels[1] }) else {
-                let known = outputs.map(KioskTopics.outputLevel).joined(separator: ", ")
-                return .failure(CommandError(message: "\(topic): no output '\(levels[1].prefix(64))'; " + (known.isEmpty ? "this kiosk has one output (use \(levels[2])/set)" : "outputs: \(known)")))
-            }
-            return levels[2] == "scene" ? .success(.scene(name: text, output: output)) : blank(text, output: output, topic: topic)
-        case 3 where levels[0] == "counter":
-            let name = levels[1]
-            switch levels[2] {
-            case "inc": return .success(.counter(name: name, op: .inc, value: nil))
-            case "dec": return .success(.counter(name: name, op: .dec, value: nil))
-            case "reset": return .success(.counter(name: name, op: .reset, value: nil))
-            case "set":
-                // Home Assistant's number entity may send "7" or "7.0".
-                var digits = Substring(text)
-                if let dot = digits.firstIndex(of: "."), digits[digits.index(after: dot)...].allSatisfy({ $0 == "0" }) {
-                    digits = digits[..<dot]
-                }
-                guard let v = Int(digits) else {
-                    return .failure(CommandError(message: "counter/\(name)/set: expected an integer, got \"\(text.prefix(64))\""))
-                }
-                return .success(.counter(name: name, op: .set, value: v))
-            default: return .success(nil)
-            }
-        default:
-            return .success(nil)
-        }
-    }
-
-    /// `ON`/`OFF` (any case) on a blank topic (`topic` names it in the refusal).
-    private static func blank(_ text: String, output: String?, topic: String) -> Result<ControlCommand?, CommandError> {
-        switch text.uppercased() {
-        case "ON": return .success(.blank(on: true, output: output))
-        case "OFF": return .success(.blank(on: false, output: output))
-        default: return .failure(CommandError(message: "\(topic): expected ON or OFF, got \"\(text.prefix(64))\""))
         }
     }
 }

@@ -30,6 +30,11 @@ struct ReloadCoordinator {
             if new.control != config.control { notes.append("[control] changes take effect at the next start") }
             if new.stateDirectory != config.stateDirectory { notes.append("state_dir changes take effect at the next start") }
             if new.stateMode != config.stateMode { notes.append("state changes take effect at the next start") }
+            // The fleet keeps the group, role and counters it started with.
+            var oldFleet = config.fleet, newFleet = new.fleet
+            oldFleet?.countersLocation = nil
+            newFleet?.countersLocation = nil
+            if oldFleet != newFleet { notes.append("[fleet] changes take effect at the next start") }
             // The config's theme wins when it changed; otherwise a theme chosen at run time stays.
             // Either way it is read again, so edits to its file apply.
             let theme: Theme
@@ -66,6 +71,7 @@ struct ReloadCoordinator {
             if new.wall.backlight != config.wall.backlight || new.wall.ambient != config.wall.ambient {
                 notes.append("[display] backlight and [display.ambient] changes take effect at the next start")
             }
+            // Every new counter scene gets the one entrance; the fleet shows its values on them.
             daemon.routeCounterInput()
             let scenes = daemon.allScenes
             let msg = "reloaded \(new.file): scenes \(scenes.map(\.name).joined(separator: ", ")), theme \(themeName)"

@@ -170,21 +170,16 @@ public enum DaemonRunner {
 
     /// The control server in front of `daemon`: each request runs on the render loop, unless its
     /// deadline passed before the loop got to it (then it is dropped and answered 503). With a
-    /// command pipeline (`Daemon.makePipeline`, before the loop runs), a change of a counter in
-    /// the pipeline's directory goes to the pipeline from the server's thread instead: the render
-    /// loop only shows the committed values (the same deadline rule: `ControlJob.run`).
+    /// command pipeline (`Daemon.makePipeline`, before the loop runs), a counter change enters
+    /// the daemon's `CounterIntake` from the server's thread instead (the same deadline rule:
+    /// `ControlJob.run`).
     public static func makeControlServer(settings: ControlSettings, limits: ControlLimits = ControlLimits(),
                                          daemon: Daemon, logger: Logger) -> ControlServer {
-        let pipeline = daemon.pipeline
+        let intake = daemon.intake
         let daemon = LoopBound(daemon, loop: daemon.loop)
         return ControlServer(settings: settings, limits: limits, logger: logger) { job in
-            if let pipeline, case .counter(let name, let op, let value) = job.command, op != .get, let entry = pipeline.entry(for: name) {
-                job.run { _, reply in
-                    let reply = UncheckedReply(reply)
-                    pipeline.submit(Daemon.change(entry, op, value), delivery: .here) { outcome in
-                        reply.call(Daemon.answer(name, op, outcome))
-                    }
-                }
+            if let intake, case .counter(let name, let op, let value) = job.command, let edit = op.edit(value) {
+                job.run { _, reply in intake.submit(name, edit, answerOn: .decided, reply: reply) }
                 return
             }
             daemon.post { daemon in job.run { command, reply in daemon.handle(command, reply: reply) } }
@@ -314,12 +309,4 @@ public enum DaemonRunner {
         if path.hasSuffix(".png") { return String(path.dropLast(4)) + "-\(safe).png" }
         return path + "-\(safe)"
     }
-}
-
-/// A `ControlJob` reply, which may be called once from any thread (see `ControlJob.run`).
-struct UncheckedReply: @unchecked Sendable {
-    // @unchecked: the reply given by `ControlJob.run` locks its own state and hands the answer
-    // to a `@Sendable` completion; it is safe to call from the pipeline's thread.
-    let call: (ControlResponse) -> Void
-    init(_ call: @escaping (ControlResponse) -> Void) { self.call = call }
 }

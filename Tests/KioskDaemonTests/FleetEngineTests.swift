@@ -11,7 +11,9 @@ import Testing
 /// test runs (`deliver()`), so redelivery and ordering are in the test's hands.
 final class FakeFleetBroker {
     var retained: [String: [UInt8]] = [:]
-    var queue: [(FakeFleetTransport, String, [UInt8])] = []
+    /// Deliveries waiting: the client, the topic, the payload and whether it is a retained message
+    /// sent because of a subscription.
+    var queue: [(FakeFleetTransport, String, [UInt8], Bool)] = []
     var clients: [FakeFleetTransport] = []
     /// Every message published, in order.
     var log: [(topic: String, payload: [UInt8], retain: Bool)] = []
@@ -26,15 +28,15 @@ final class FakeFleetBroker {
     func publish(_ topic: String, _ payload: [UInt8], retain: Bool) {
         log.append((topic, payload, retain))
         if retain { retained[topic] = payload }
-        for c in clients where c.connected && c.filters.contains(where: { Self.matches($0.0, topic) }) { queue.append((c, topic, payload)) }
+        for c in clients where c.connected && c.filters.contains(where: { Self.matches($0.0, topic) }) { queue.append((c, topic, payload, false)) }
     }
 
     /// Delivers queued messages (and what they cause) until none is left.
     func deliver() {
         while !queue.isEmpty {
-            let (c, topic, payload) = queue.removeFirst()
+            let (c, topic, payload, retained) = queue.removeFirst()
             guard c.connected else { continue }
-            for (f, h) in c.filters where Self.matches(f, topic) { h(topic, payload) }
+            for (f, h) in c.filters where Self.matches(f, topic) { h(topic, payload, retained) }
         }
     }
 }
@@ -42,7 +44,7 @@ final class FakeFleetBroker {
 final class FakeFleetTransport: FleetTransport {
     let broker: FakeFleetBroker
     var connected = false
-    var filters: [(String, (String, [UInt8]) -> Void)] = []
+    var filters: [(String, (String, [UInt8], Bool) -> Void)] = []
     var handlers: [(Bool) -> Void] = []
     /// Published while disconnected: sent on connect (like the MQTT client's queue).
     var outbox: [(String, [UInt8], Bool)] = []
@@ -63,13 +65,13 @@ final class FakeFleetTransport: FleetTransport {
         return nil
     }
 
-    func subscribe(_ filter: String, _ handler: @escaping (String, [UInt8]) -> Void) {
+    func subscribe(_ filter: String, _ handler: @escaping (String, [UInt8], Bool) -> Void) {
         filters.append((filter, handler))
         if connected { sendRetained(filter) }
     }
 
     private func sendRetained(_ filter: String) {
-        for (t, p) in broker.retained.sorted(by: { $0.key < $1.key }) where FakeFleetBroker.matches(filter, t) { broker.queue.append((self, t, p)) }
+        for (t, p) in broker.retained.sorted(by: { $0.key < $1.key }) where FakeFleetBroker.matches(filter, t) { broker.queue.append((self, t, p, true)) }
     }
 
     func setConnected(_ up: Bool) {
@@ -99,11 +101,17 @@ struct FleetKiosk {
         s.queueLimit = queueLimit
         s.ackTimeoutMs = 5000
         self.store = store
-        scene = try CounterScene(name: "score", counters: [.init(name: "HOME", label: "")], digits: 4, state: store)
+        let made = try CounterScene(name: "score", counters: [.init(name: "HOME", label: "")], digits: 4, state: store)
+        scene = made
         transport = FakeFleetTransport(broker)
         transport.connected = connected
         engine = try FleetEngine(settings: s, kioskID: id, transport: transport, scheduler: loop, state: store,
-                                 counters: [scene], now: { loop.now() }, logger: quietLogger)
+                                 counters: { [made] in [made] },
+                                 // At once (the daemon's pipeline commits on its own thread; FleetStageTests hold commits).
+                                 commit: { writes, done in
+                                     do { try store.saveBatch(writes); done(nil) } catch { done(error) }
+                                 },
+                                 now: { loop.now() }, logger: quietLogger)
         engine.start()
     }
 
@@ -167,7 +175,7 @@ final class Answers {
         let follower = try FleetKiosk(.follower, id: "f", broker: broker, loop: loop)
         broker.deliver()
         let answers = Answers()
-        follower.engine.submit("HOME", op: .dec, value: nil, reply: answers.reply)
+        follower.engine.submit("HOME", .decrement, reply: answers.reply)
         broker.deliver()
         #expect(primary.value == 0 && primary.engine.seq(of: "HOME") == 0)
         #expect(answers.list.map(\.status) == [422])
@@ -197,7 +205,7 @@ final class Answers {
         let follower = try FleetKiosk(.follower, id: "f", broker: broker, loop: loop)
         broker.deliver()
         let answers = Answers()
-        follower.engine.submit("HOME", op: .inc, value: nil, reply: answers.reply)
+        follower.engine.submit("HOME", .increment, reply: answers.reply)
         #expect(answers.list.isEmpty) // not before the primary's state is back
         #expect(follower.value == 0)
         broker.deliver()
@@ -212,14 +220,14 @@ final class Answers {
         let broker = FakeFleetBroker(), loop = ManualEventLoop()
         let follower = try FleetKiosk(.follower, id: "f", broker: broker, loop: loop, queueLimit: 2, connected: false)
         let answers = Answers()
-        for _ in 0..<3 { follower.engine.submit("HOME", op: .inc, value: nil, reply: answers.reply) }
+        for _ in 0..<3 { follower.engine.submit("HOME", .increment, reply: answers.reply) }
         #expect(answers.list.map(\.status) == [503])
         let message = try #require(answers.list.first?.errorMessage)
         #expect(message.contains("the fleet queue is full: 2 changes are waiting for the primary of group 'hall'"))
         #expect(message.contains("fleet.queue_limit 2; broker offline"))
         #expect(follower.engine.pendingCount == 2)
         // A touch is refused too (nobody to answer; the value stays).
-        #expect(follower.engine.route("HOME", .increment))
+        follower.engine.submit("HOME", .increment, reply: nil)
         #expect(follower.engine.pendingCount == 2 && follower.value == 0)
     }
 
@@ -228,8 +236,8 @@ final class Answers {
         // The follower starts before the primary and without the broker.
         let follower = try FleetKiosk(.follower, id: "f", broker: broker, loop: loop, connected: false)
         let answers = Answers()
-        follower.engine.submit("HOME", op: .inc, value: nil, reply: answers.reply)
-        follower.engine.submit("HOME", op: .set, value: 10_000, reply: answers.reply) // above 9999: refused here
+        follower.engine.submit("HOME", .increment, reply: answers.reply)
+        follower.engine.submit("HOME", .set(10_000), reply: answers.reply) // above 9999: refused here
         #expect(answers.list.map(\.status) == [422])
         _ = loop.advance(by: 5_000_000_000)
         #expect(answers.list.map(\.status) == [422, 202])

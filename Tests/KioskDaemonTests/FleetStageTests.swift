@@ -98,7 +98,7 @@ import Testing
         let follower = try FleetKiosk(.follower, id: "f", broker: broker, loop: loop, store: store)
         let commits = HeldCommits(follower.engine, store: store)
         let answers = Answers()
-        follower.engine.submit("HOME", op: .inc, value: nil, reply: answers.reply)
+        follower.engine.submit("HOME", .increment, reply: answers.reply)
         let id = try #require(broker.log.last.flatMap { try? JSONDecoder().decode(FleetCommand.self, from: Data($0.payload)) }?.id)
         follower.engine.receive(FleetCounterState(value: 5, seq: 5, ids: [], primary: nil), for: "HOME")
         #expect(follower.value == 0, "not shown before it is kept")

@@ -56,6 +56,42 @@ import Testing
         #expect(c.lastSeen == ["a": 20_000_000_000])
     }
 
+    // MARK: a primary whose record is lost
+
+    /// The primary's state folder wiped, or restored from an older backup, while the group goes
+    /// on: at its first connection the broker hands it the group's retained state in its own
+    /// name, ahead of its record. It takes that value and seq over and keeps them (before: it
+    /// restarted at 0 or its old seq, logged its own state as forged, and the group split).
+    @Test(arguments: [nil, 2])
+    func aPrimaryBehindTheRetainedStateInItsNameTakesItOver(backupSeq: Int?) throws {
+        let broker = FakeFleetBroker(), loop = ManualEventLoop()
+        let first = try FleetKiosk(.primary, id: "p", broker: broker, loop: loop)
+        let follower = try FleetKiosk(.follower, id: "f", broker: broker, loop: loop, primary: "p")
+        for i in 0..<5 { _ = first.engine.applyNow(FleetCommand(op: .inc, id: "c\(i)"), to: "HOME") }
+        broker.deliver()
+        #expect(follower.value == 5 && follower.engine.seq(of: "HOME") == 5)
+        first.engine.stop()
+        first.transport.setConnected(false)
+
+        let key = FleetEngine.recordKey(group: "hall", counter: "HOME")
+        let store = backupSeq.map { MemoryStateStore([key: #"{"value":\#($0),"seq":\#($0),"ids":[]}"#, "counter.score.HOME": "\($0)"]) }
+            ?? MemoryStateStore()
+        let again = try FleetKiosk(.primary, id: "p", broker: broker, loop: loop, store: store)
+        broker.deliver()
+        #expect(again.value == 5 && again.engine.seq(of: "HOME") == 5, "value \(again.value), seq \(String(describing: again.engine.seq(of: "HOME")))")
+        #expect(again.engine.refusedStates == 0, "its own retained state was called forged")
+        #expect(store.values["counter.score.HOME"] == "5", "the state taken over is not kept")
+        // A resent command of before changes nothing; a new one goes on from seq 5, and the follower shows it.
+        #expect(try again.engine.applyNow(FleetCommand(op: .inc, id: "c4"), to: "HOME")?.get() == 5)
+        #expect(try again.engine.applyNow(FleetCommand(op: .inc, id: "n1"), to: "HOME")?.get() == 6)
+        broker.deliver()
+        #expect(follower.value == 6 && follower.engine.seq(of: "HOME") == 6)
+        #expect(follower.engine.refusedStates == 0)
+        // Later, a state in its name published by another client is forged, not taken over.
+        try forge(broker, value: 40, seq: 90, primary: "p")
+        #expect(again.value == 6 && again.engine.refusedStates == 1)
+    }
+
     // MARK: a follower and forged states
 
     @Test func forgedStatesAreIgnoredAndAnswersMatchTheScreen() throws {
@@ -65,7 +101,7 @@ import Testing
         let follower = try FleetKiosk(.follower, id: "f", broker: broker, loop: loop, store: store, primary: "p")
         broker.deliver()
         let answers = Answers()
-        follower.engine.submit("HOME", op: .inc, value: nil, reply: answers.reply)
+        follower.engine.submit("HOME", .increment, reply: answers.reply)
         broker.deliver()
         #expect(follower.value == 1 && primary.value == 1)
 
@@ -82,7 +118,7 @@ import Testing
         #expect(primary.engine.refusedStates == 2 && primary.value == 1 && primary.engine.otherPrimaries.isEmpty)
 
         // The follower's changes still land; each answer is the value its screen then shows.
-        follower.engine.submit("HOME", op: .inc, value: nil, reply: answers.reply)
+        follower.engine.submit("HOME", .increment, reply: answers.reply)
         broker.deliver()
         #expect(answers.list.map(\.status) == [200, 200])
         #expect(try answers.list.map { try $0.decode(CounterAnswer.self).value } == [1, 2])
@@ -90,7 +126,7 @@ import Testing
 
         // A forged state naming a pending change does not confirm it.
         primary.transport.setConnected(false)
-        follower.engine.submit("HOME", op: .inc, value: nil, reply: answers.reply)
+        follower.engine.submit("HOME", .increment, reply: answers.reply)
         let id = try #require(lastCommandID(broker))
         #expect(follower.engine.pendingCount == 1)
         follower.engine.receive(FleetCounterState(value: 500, seq: 3, ids: [id], primary: "mallory"), for: "HOME")
@@ -106,7 +142,7 @@ import Testing
         let broker = FakeFleetBroker(), loop = ManualEventLoop()
         let follower = try FleetKiosk(.follower, id: "f", broker: broker, loop: loop, primary: "p")
         let answers = Answers()
-        follower.engine.submit("HOME", op: .inc, value: nil, reply: answers.reply)
+        follower.engine.submit("HOME", .increment, reply: answers.reply)
         follower.engine.receive(FleetCounterState(value: 9, seq: 9, ids: [], primary: "p"), for: "HOME")
         #expect(follower.value == 9)
         // A late state (seq 5 < 9) names the pending change: the answer is 9, what the screen shows.
@@ -115,6 +151,25 @@ import Testing
         #expect(answers.list.map(\.status) == [200])
         #expect(try answers.list[0].decode(CounterAnswer.self).value == 9)
         #expect(follower.value == 9)
+    }
+
+    /// A change made while seq 9 is shown comes back in a state with seq 5: the primary's seq
+    /// went back (its record lost, no retained state to take over). The follower cannot show it:
+    /// it does not answer 200 (before: 200 with 9, the group split while every answer said OK),
+    /// the change stays unconfirmed (202) and is resent.
+    @Test func aChangeThatComesBackInAStateBehindTheShownOneIsNotAnswered200() throws {
+        let broker = FakeFleetBroker(), loop = ManualEventLoop()
+        let follower = try FleetKiosk(.follower, id: "f", broker: broker, loop: loop, primary: "p")
+        follower.engine.receive(FleetCounterState(value: 9, seq: 9, ids: [], primary: "p"), for: "HOME")
+        let answers = Answers()
+        follower.engine.submit("HOME", .increment, reply: answers.reply)
+        let id = try #require(lastCommandID(broker))
+        follower.engine.receive(FleetCounterState(value: 1, seq: 5, ids: [id], primary: "p"), for: "HOME")
+        #expect(answers.list.isEmpty, "answered \(answers.list.map(\.status)) for a change that is not shown")
+        #expect(follower.value == 9 && follower.engine.refusedStates == 1)
+        loop.advance(by: 5_000_000_000)
+        #expect(answers.list.map(\.status) == [202])
+        #expect(follower.engine.pendingCount == 1, "the change is no longer resent")
     }
 
     @Test func aForgedSeqKeptByAnEarlierVersionIsReplacedByThePrimary() throws {
@@ -137,19 +192,19 @@ import Testing
         let follower = try FleetKiosk(.follower, id: "f", broker: broker, loop: loop)
         broker.deliver()
         let answers = Answers()
-        a.engine.submit("HOME", op: .inc, value: nil, reply: answers.reply)
+        a.engine.submit("HOME", .increment, reply: answers.reply)
         #expect(answers.list.map(\.status) == [200] && a.value == 1)
         let b = try FleetKiosk(.primary, id: "b", broker: broker, loop: loop)
         broker.deliver()
         #expect(a.engine.otherPrimaries == ["b"] && b.engine.otherPrimaries == ["a"])
 
         // Neither acknowledges a change: local (409, naming the other) or from a follower.
-        a.engine.submit("HOME", op: .inc, value: nil, reply: answers.reply)
-        b.engine.submit("HOME", op: .inc, value: nil, reply: answers.reply)
+        a.engine.submit("HOME", .increment, reply: answers.reply)
+        b.engine.submit("HOME", .increment, reply: answers.reply)
         #expect(answers.list.map(\.status) == [200, 409, 409])
         #expect(answers.list[1].errorMessage?.contains("group 'hall' has two primaries: kiosk 'b' publishes the group's states too (this kiosk is 'a')") == true)
         #expect(answers.list[2].errorMessage?.contains("kiosk 'a' publishes") == true)
-        follower.engine.submit("HOME", op: .inc, value: nil, reply: answers.reply)
+        follower.engine.submit("HOME", .increment, reply: answers.reply)
         broker.deliver()
         #expect(answers.list.count == 4 && answers.list[3].status == 422)
         #expect(answers.list[3].errorMessage?.contains("has two primaries") == true)
@@ -168,7 +223,7 @@ import Testing
         _ = loop.advance(by: 20_000_000_000)
         broker.deliver()
         #expect(a.engine.otherPrimaries.isEmpty)
-        a.engine.submit("HOME", op: .inc, value: nil, reply: answers.reply)
+        a.engine.submit("HOME", .increment, reply: answers.reply)
         #expect(answers.list.last?.status == 200 && a.value == 2)
     }
 }

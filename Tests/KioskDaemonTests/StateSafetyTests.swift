@@ -23,7 +23,10 @@ func startDaemon(_ dir: String, logger: Logger = quietLogger, _ text: String) th
     let config = try DaemonConfig.load(path: write(text, dir), environment: [:])
     let state = try DaemonRunner.makeState(config, logger: logger)
     let daemon = try DaemonRunner.makeDaemon(config: config, state: state, loop: try EventLoop(), logger: logger)
+    // As kioskd runs, with the pipeline's batches committed by the test (`Daemon.answer`).
+    daemon.makePipeline()
     daemon.start()
+    daemon.startPipeline(startsThread: false)
     try daemon.eventLoop!.runOnce(timeoutMs: 0)
     return daemon
 }
@@ -245,7 +248,7 @@ let someTime = WallTime(realtimeNs: 1_704_067_200_000_000_000, monotonicNs: 10_0
         let daemon = try startDaemon(d, clockConfig(d))
         #expect(daemon.manager.frameCount >= 1)
         #expect(daemon.manager.current.name == "clock")
-        let r = daemon.handle(.counter(name: "HOME", op: .inc, value: nil))
+        let r = try daemon.answer(.counter(name: "HOME", op: .inc, value: nil))
         #expect(r.status == 500)
         let err = r.jsonObject?["error"] as? String ?? ""
         #expect(err.contains("not being saved") && err.contains("\(d)/file/state") && err.contains("the value stays 0"), "\(err)")
@@ -267,7 +270,7 @@ let someTime = WallTime(realtimeNs: 1_704_067_200_000_000_000, monotonicNs: 10_0
         write("a file where the state directory's parent should be", d, "file")
         let daemon = try startDaemon(d, clockConfig(d, "state = \"volatile\""))
         #expect(daemon.manager.frameCount >= 1)
-        let r = daemon.handle(.counter(name: "HOME", op: .inc, value: nil))
+        let r = try daemon.answer(.counter(name: "HOME", op: .inc, value: nil))
         #expect(r.status == 200 && r.jsonObject?["value"] as? Int == 1)
         let state = daemon.status().state
         #expect(state.mode == "volatile")

@@ -101,3 +101,18 @@ func descriptorTargets(_ pid: pid_t) -> [(fd: Int32, target: String)] {
         return (fd, target)
     }.sorted { $0.fd < $1.fd }
 }
+
+extension Daemon {
+    /// `handle(_:reply:)` driven to its answer on the calling thread, as kioskd would carry it
+    /// out: each batch of the command pipeline (started with `startsThread: false`) committed
+    /// here, then one iteration of the daemon's loop; fails the test when no answer comes.
+    func answer(_ command: ControlCommand, sourceLocation: Testing.SourceLocation = #_sourceLocation) throws -> ControlResponse {
+        var answer: ControlResponse?
+        handle(command) { answer = $0 }
+        for _ in 0..<20 where answer == nil {
+            pipeline?.runOnce()
+            try eventLoop?.runOnce(timeoutMs: 0)
+        }
+        return try #require(answer, "no answer to \(command)", sourceLocation: sourceLocation)
+    }
+}

@@ -22,8 +22,9 @@ func shortDir() -> String {
     return String(cString: p)
 }
 
-/// A daemon (headless, counter + clock + paint scenes) on its own loop thread, its control
-/// socket and its web server on a free loopback port.
+/// A daemon (headless, counter + clock + paint scenes) as kioskd runs it — on its own loop
+/// thread, with its command pipeline — its control socket and its web server on a free
+/// loopback port.
 final class WebKiosk: @unchecked Sendable {
     // @unchecked: the fields are set once in `start` before the kiosk is shared, then only read.
     let dir: String
@@ -74,13 +75,18 @@ final class WebKiosk: @unchecked Sendable {
         let d = try DaemonRunner.makeDaemon(config: config, state: state, loop: loop, logger: quietLogger)
         var web = config.web!
         web.port = 0
+        // As kioskd runs: the command pipeline made before the servers, started with the loop.
+        d.makePipeline()
         server = try WebService.make(settings: web, limits: limits, daemon: d, logger: quietLogger)
         control = DaemonRunner.makeControlServer(settings: config.control, daemon: d, logger: quietLogger)
         let bound = LoopBound(d, loop: loop)
         daemon = bound
         let finished = self.finished
         Thread {
-            loop.post { bound.value.start() }
+            loop.post {
+                bound.value.start()
+                bound.value.startPipeline()
+            }
             try? loop.run()
             finished.signal()
         }.start()
