@@ -124,6 +124,9 @@ public final class FileStateStore: StateStore, @unchecked Sendable {
     /// Every file-system step in order ("open x", "write x", "fsync x", "rename x y",
     /// "fsync-dir d", and "undo …" steps after a failure), for tests.
     public var trace: ((String) -> Void)?
+    /// Called after a checkpoint wrote its state files, before it takes the lock back (tests: a
+    /// batch committed meanwhile, as kioskd's commit thread may).
+    var duringCheckpointFiles: (() -> Void)?
     /// Problems found while loading (file and what was wrong), newest last; also logged.
     public internal(set) var problems: [String] = []
     /// Called when a change can be neither acknowledged nor refused truthfully (a failed `fsync`

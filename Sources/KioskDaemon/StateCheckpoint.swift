@@ -73,7 +73,10 @@ extension FileStateStore {
             if unlocked { lock.unlock() }
             var failure: Error?
             do { try installFiles(todo) } catch { failure = error }
-            if unlocked { lock.lock() }
+            if unlocked {
+                duringCheckpointFiles?()
+                lock.lock()
+            }
             checkpointing = false
             lock.broadcast()
             if let failure {

@@ -43,8 +43,11 @@ import Glibc
             store.checkpointBytes = 150
             // kioskd exits here: the change is never answered, as when the power goes.
             store.onUnknownOutcome = { _ in unanswered.withLock { $0 = true } }
-            for op in 0..<40 where !disk.dead {
-                let single = Int.random(in: 0..<7, using: &script) == 0
+            var over = false
+            /// One batch (or single save) and its answer; false once the power is gone or kioskd exited.
+            func change(_ op: Int, batchOnly: Bool = false) -> Bool {
+                // (A single `save` writes its file, which waits for a checkpoint's files: only batches beside one.)
+                let single = Int.random(in: 0..<7, using: &script) == 0 && !batchOnly
                 var batch: [(key: String, value: String)] = []
                 for _ in 0..<(single ? 1 : Int.random(in: 1...3, using: &script)) {
                     let k = keys.randomElement(using: &script)!
@@ -55,14 +58,32 @@ import Glibc
                 do {
                     if single { try store.save(batch[0].key, batch[0].value) } else { try store.saveBatch(batch) }
                 } catch { ok = false }
-                if disk.dead || unanswered.withLock({ $0 }) { inFlight = batch; said.append("\(what): \(unanswered.withLock({ $0 }) ? "unanswered (kioskd exits)" : "in flight at the cut")"); break }
+                if disk.dead || unanswered.withLock({ $0 }) {
+                    inFlight = batch
+                    said.append("\(what): \(unanswered.withLock({ $0 }) ? "unanswered (kioskd exits)" : "in flight at the cut")")
+                    over = true
+                    return false
+                }
                 said.append("\(what): \(ok ? "saved" : "refused")")
                 if ok { for b in batch { expected[b.key] = b.value } } else { for b in batch { refused[b.value] = what } }
+                return true
+            }
+            // A batch committed while a checkpoint writes its state files (kioskd's commit thread
+            // beside the checkpoint's), in about half of the checkpoints.
+            var extra = 1000
+            store.duringCheckpointFiles = {
+                guard !over, Bool.random(using: &script) else { return }
+                extra += 1
+                said.append("(during a checkpoint's files)")
+                _ = change(extra, batchOnly: true)
+            }
+            for op in 0..<40 where !disk.dead && !over {
+                guard change(op) else { break }
                 // After the answer, when the pipeline's queue is empty: a checkpoint if one is due
                 // (not always, so that the journal also grows past `checkpointBytes`).
                 if Bool.random(using: &script) {
                     store.checkpointIfDue()
-                    if disk.dead || unanswered.withLock({ $0 }) { inFlight = []; said.append("checkpoint: cut"); break }
+                    if !over && (disk.dead || unanswered.withLock({ $0 })) { inFlight = []; said.append("checkpoint: cut"); break }
                 }
             }
             disk.cut()
