@@ -31,6 +31,8 @@ let package = Package(
         .systemLibrary(name: "CUdev", pkgConfig: "libudev", providers: [.apt(["libudev-dev"])]),
         .systemLibrary(name: "CLibInput", pkgConfig: "libinput", providers: [.apt(["libinput-dev"])]),
         .systemLibrary(name: "CSystemd", pkgConfig: "libsystemd", providers: [.apt(["libsystemd-dev"])]),
+        // zlib's crc32: the state journal's record checksums.
+        .systemLibrary(name: "CZlib", pkgConfig: "zlib", providers: [.apt(["zlib1g-dev"])]),
         // Headers only: these libraries are opened when a configuration first needs them
         // (CKioskLazy/lazy_libs.c), not linked. OpenSSL's libcrypto: SHA-256 of the phone
         // page's session tokens; libmosquitto: [mqtt]; libqrencode: the pairing code's QR symbol.
@@ -105,7 +107,7 @@ let package = Package(
         // The daemon: config, control, persistence, services; the only place hardware meets scenes.
         .target(name: "KioskDaemon", dependencies: [
             "KioskCore", "KioskPosix", "KioskControl", "KioskRender", "KioskScenes", "KioskDRM", "KioskInput", "KioskLogind", "CSystemd", "KioskWeb",
-            "CKioskLinux", "CKioskExecutorHook",
+            "CKioskLinux", "CKioskExecutorHook", "CZlib",
             "KioskMQTT",
             .product(name: "Logging", package: "swift-log"),
             .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),

@@ -258,7 +258,8 @@ struct ControlCommandHandler {
         let directory = daemon.config.stateDirectory
         switch daemon.state.durability {
         case .durable:
-            return .init(directory: directory, mode: "durable", durable: true)
+            // Saved (in the journal), but its values cannot reach their state files: say why.
+            return .init(directory: directory, mode: "durable", durable: true, reason: (daemon.state as? FileStateStore)?.checkpointProblem)
         case .volatile:
             return .init(directory: directory, mode: "volatile", durable: false,
                          reason: "state = \"volatile\" in the config: values are kept in memory until kioskd stops")
