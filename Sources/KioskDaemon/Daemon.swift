@@ -59,6 +59,14 @@ public final class Daemon {
     /// mode chosen, are committed on its thread, in groups, and shown when they are on disk.
     /// Nil: they are saved on the loop's thread.
     public internal(set) var pipeline: CommandPipeline?
+    /// Where slow work goes — PNG encoding, painting saves, the files a reload or a theme choice
+    /// reads — so that the loop only draws, reads input and flips (DaemonOffLoop.swift): the
+    /// `kioskd-work` thread; tests may give another before `start()`.
+    public var work: OffLoopWork {
+        didSet { for h in heads { h.manager.offLoop = work } }
+    }
+    /// Reloads waiting for their files to be read (`reload(then:)`).
+    var reloadsInFlight: [ReloadInFlight] = []
 
     /// After the first frame is on screen (systemd READY=1).
     public var onReady: (() -> Void)?
@@ -116,6 +124,7 @@ public final class Daemon {
         self.loop = loop
         self.logger = logger
         self.reloader = ReloadCoordinator(environment: environment)
+        self.work = WorkerThread(name: "kioskd-work", loop: loop)
         let perOutput = try Daemon.makeOutputScenes(config, registry: registry, state: state, logger: logger)
         // A theme chosen at run time stays until the config's theme changes.
         var theme = config.theme
@@ -148,6 +157,7 @@ public final class Daemon {
             heads.append(OutputHead(settings: output, display: display, manager: manager, blanking: blanking, themes: themes))
         }
         self.heads = heads
+        for h in heads { h.manager.offLoop = work }
         changes = ChangeFeed(scheduler: loop) { [weak self] in self?.kioskState() }
     }
 
@@ -235,6 +245,7 @@ public final class Daemon {
     public func shutdown() {
         fleet?.stop()
         pipeline?.stop()
+        work.finish(timeout: 5) // a painting being saved reaches the disk
         for h in heads {
             h.manager.stop()
             h.blanking.stop()
@@ -262,6 +273,11 @@ public final class Daemon {
     @discardableResult
     public func reload() -> Result<String, KioskError> { reloader.reload(self) }
 
+    /// Applies a reload whose files `reading` holds (read off the loop: `reload(then:)`).
+    func reload(reading: ReloadCoordinator.Reading) -> Result<String, KioskError> { reloader.reload(self, reading: reading) }
+
+    var reloadEnvironment: [String: String] { reloader.environment }
+
     /// Carries out one control command (on the loop thread) and returns the answer.
     public func handle(_ command: ControlCommand) -> ControlResponse {
         defer { changes.noteChange() }
@@ -283,6 +299,7 @@ public final class Daemon {
             }
             return
         }
+        if commands.submitOffLoop(command, on: self, reply: reply) { return }
         if pipeline != nil, commands.submitChoice(command, on: self, reply: reply) {
             changes.noteChange()
             return
