@@ -234,4 +234,35 @@ final class HeldWork: OffLoopWork, Sendable {
         #expect((bad?.jsonObject?["error"] as? String)?.hasPrefix("\(dir)/kioskd.toml:") == true, "\(bad.map { String(decoding: $0.body, as: UTF8.self) } ?? "")")
         #expect(t.run { $0.themeName } == "night")
     }
+
+    /// A reload that brings a counter whose value was saved under an earlier version's key moves
+    /// it on the worker, before the scenes are made: the counter shows it, the value is under the
+    /// new key and the old file is renamed `.migrated`.
+    @Test func aReloadMovesValuesSavedUnderOldKeysOffTheLoop() throws {
+        let dir = tempDir()
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let old = try FileStateStore(directory: "\(dir)/state", logger: quietLogger)
+        try old.save("counter.a.b.c", "7")
+        old.close()
+        let store = try FileStateStore(directory: "\(dir)/state", logger: quietLogger)
+        let text = "state_dir = \"\(dir)/state\"\n" + Self.config
+        let cfg = try DaemonConfig.load(path: write(text, dir), environment: [:])
+        let loop = try EventLoop()
+        let held = HeldWork(loop: loop)
+        let daemon = try DaemonRunner.makeDaemon(config: cfg, state: store, loop: loop, logger: quietLogger)
+        daemon.work = held
+        daemon.makePipeline()
+        let t = LoopThread(daemon)
+        defer { held.release(); t.stop() }
+        t.run { $0.startPipeline() }
+        write(text.replacingOccurrences(of: "order = [\"clock\", \"paint\"]", with: "order = [\"clock\", \"paint\", \"a.b\"]")
+              + "\n[scene.\"a.b\"]\nkind = \"counter\"\n[[scene.\"a.b\".counter]]\nname = \"c\"\n", dir)
+        let r = Self.ask(t, .reload)
+        #expect(r?.status == 200, "\(r.map { String(decoding: $0.body, as: UTF8.self) } ?? "")")
+        #expect(held.jobs == 1)
+        #expect(t.run { d in (d.manager.scenes.first { $0.name == "a.b" } as? CounterScene).flatMap { try? $0.value(of: "c") } } == 7)
+        #expect(store.load(CounterScene.stateKey(scene: "a.b", counter: "c")) == "7")
+        #expect(FileManager.default.fileExists(atPath: "\(dir)/state/counter.a.b.c.state.migrated"))
+        #expect(!FileManager.default.fileExists(atPath: "\(dir)/state/counter.a.b.c.state"))
+    }
 }
