@@ -8,7 +8,8 @@ import Synchronization
 
 /// The commands whose slow part runs on the daemon's worker (`Daemon.work`, the `kioskd-work`
 /// thread) instead of the render loop: a screenshot's PNG encoding, a painting's encoding, write
-/// and fsync, and the config and theme files a reload or a theme choice reads. The loop takes
+/// and fsync, the config and theme files a reload or a theme choice reads, the theme folder's
+/// listing and the saved paintings the phone page reads. The loop takes
 /// what is cheap (a copy of the frame or of the painting, the names asked for), the worker does
 /// the rest, and the answer is given on the loop once the work is done — a painting only once it
 /// is on disk. The loop keeps drawing meanwhile.
@@ -67,6 +68,12 @@ extension ControlCommandHandler {
                 case .choice(let c)?: reply(self.keepAndApply(c, daemon: daemon))
                 case nil: reply(.error(500, "not a choice: \(command)"))
                 }
+            })
+            return true
+        case .themes:
+            let directory = daemon.config.themeDirectory
+            daemon.work.run({ ThemeLoader.available(in: directory) }, then: { names in
+                reply(.json(200, ThemesAnswer(themes: names, theme: daemon.activeThemeName, chosenTheme: daemon.themeName)))
             })
             return true
         case .painting(let name):
