@@ -59,11 +59,16 @@ public final class Daemon {
     /// mode chosen, are committed on its thread, in groups, and shown when they are on disk.
     /// Nil: they are saved on the loop's thread.
     public internal(set) var pipeline: CommandPipeline?
-    /// Where slow work goes — PNG encoding, painting saves, the files a reload or a theme choice
-    /// reads — so that the loop only draws, reads input and flips (DaemonOffLoop.swift): the
+    /// Where slow work goes so that the loop only draws, reads input and flips
+    /// (DaemonOffLoop.swift): PNG encoding and the files a reload or a theme choice reads on the
     /// `kioskd-work` thread; tests may give another before `start()`.
     public var work: OffLoopWork {
         didSet { for h in heads { h.manager.offLoop = work } }
+    }
+    /// Writes that wait for the disk (a painting's encoding, write and fsync), on a thread of
+    /// their own (`kioskd-save`), so that a slow disk delays no screenshot and no reload.
+    public var writes: OffLoopWork {
+        didSet { for h in heads { h.manager.sceneWrites = writes } }
     }
     /// Reloads waiting for their files to be read (`reload(then:)`).
     var reloadsInFlight: [ReloadInFlight] = []
@@ -125,6 +130,7 @@ public final class Daemon {
         self.logger = logger
         self.reloader = ReloadCoordinator(environment: environment)
         self.work = WorkerThread(name: "kioskd-work", loop: loop)
+        self.writes = WorkerThread(name: "kioskd-save", loop: loop)
         let perOutput = try Daemon.makeOutputScenes(config, registry: registry, state: state, logger: logger)
         // A theme chosen at run time stays until the config's theme changes.
         var theme = config.theme
@@ -157,7 +163,10 @@ public final class Daemon {
             heads.append(OutputHead(settings: output, display: display, manager: manager, blanking: blanking, themes: themes))
         }
         self.heads = heads
-        for h in heads { h.manager.offLoop = work }
+        for h in heads {
+            h.manager.offLoop = work
+            h.manager.sceneWrites = writes
+        }
         changes = ChangeFeed(scheduler: loop) { [weak self] in self?.kioskState() }
     }
 
@@ -245,7 +254,8 @@ public final class Daemon {
     public func shutdown() {
         fleet?.stop()
         pipeline?.stop()
-        work.finish(timeout: 5) // a painting being saved reaches the disk
+        writes.finish(timeout: 5) // a painting being saved reaches the disk
+        work.finish(timeout: 5)
         for h in heads {
             h.manager.stop()
             h.blanking.stop()

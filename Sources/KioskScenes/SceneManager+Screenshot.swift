@@ -2,15 +2,15 @@ import KioskCore
 import KioskRender
 
 /// A scene that hands slow work (a painting's encoding and write) to the daemon's worker; the
-/// manager gives it its `offLoop` when the scene is installed.
+/// manager gives it its `sceneWrites` when the scene is installed.
 public protocol UsesOffLoopWork: AnyObject {
     var offLoop: OffLoopWork { get set }
 }
 
 extension SceneManager {
-    /// Gives `offLoop` to the scenes that use it.
+    /// Gives `sceneWrites` to the scenes that use it.
     func giveOffLoop(_ scenes: [Scene]) {
-        for case let s as UsesOffLoopWork in scenes { s.offLoop = offLoop }
+        for case let s as UsesOffLoopWork in scenes { s.offLoop = sceneWrites }
     }
 
     /// What the viewer sees (the logical frame) as PNG, without holding the loop: the frame's

@@ -53,9 +53,13 @@ public final class SceneManager {
     private var armedDeadline: Deadline?
     private var rotationTimer: TimerID?
     private(set) var started = false
-    /// Where slow work goes (a screenshot's encoding; a painting's save, given to the scenes that
-    /// use it): the daemon's worker thread; at once on the caller's thread by default.
-    public var offLoop: OffLoopWork = InlineWork() {
+    /// Where a screenshot's encoding goes: the daemon's worker thread; at once on the caller's
+    /// thread by default.
+    public var offLoop: OffLoopWork = InlineWork()
+    /// Where the scenes' writes go (a painting's encoding, write and fsync), given to the scenes
+    /// that use it: the daemon's thread for writes, so that a slow disk delays no screenshot;
+    /// at once on the caller's thread by default.
+    public var sceneWrites: OffLoopWork = InlineWork() {
         didSet { giveOffLoop(scenes) }
     }
     /// Screenshots being encoded: the frame copied, and who waits for its PNG.
