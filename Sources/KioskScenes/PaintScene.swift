@@ -70,8 +70,9 @@ public final class PaintScene: Scene, PaintControl, PaintingObserver, ColorModel
     public private(set) var savesWaiting = 0
     private var savingBytes = 0
     /// The most pixel bytes of paintings that may wait to be written at once (a slow disk):
-    /// a save beyond is refused (errno EAGAIN) rather than holding more memory.
-    public static let maxSavingBytes = 256 << 20
+    /// a save beyond is refused (errno EAGAIN) rather than holding more memory. One painting
+    /// may always wait.
+    public var maxSavingBytes = 256 << 20
 
     public init(name: String, settings: PaintSettings = PaintSettings(), dataDirectory: String = "/var/lib/kioskd",
                 logger: Logger = Logger(label: "kioskd.paint")) {
@@ -297,8 +298,9 @@ public final class PaintScene: Scene, PaintControl, PaintingObserver, ColorModel
             done(.failure(error))
             return
         }
-        guard savesWaiting == 0 || savingBytes + copy.bytes.count <= Self.maxSavingBytes else {
-            done(.failure(KioskError(.scene, "cannot save the painting now: \(savesWaiting) paintings (\(savingBytes >> 20) MiB) are still being written to \(files.directory); not saved, try again once they are on disk", errno: EAGAIN)))
+        guard savesWaiting == 0 || savingBytes + copy.bytes.count <= maxSavingBytes else {
+            let waiting = savesWaiting == 1 ? "1 painting (\(savingBytes >> 20) MiB) is" : "\(savesWaiting) paintings (\(savingBytes >> 20) MiB) are"
+            done(.failure(KioskError(.scene, "cannot save the painting now: \(waiting) still being written to \(files.directory); not saved, try again once they are on disk", errno: EAGAIN)))
             return
         }
         savesWaiting += 1

@@ -151,6 +151,41 @@ final class HeldWork: OffLoopWork, Sendable {
         #expect(again?.jsonObject?["error"] as? String == "cannot write \(dir)/state/paintings/mine.png: a file of that name already exists (errno 17); paintings are never overwritten")
     }
 
+    /// Paintings waiting for a slow disk hold their pixels; beyond the bound a save is refused
+    /// (503, naming how many wait and where) and writes nothing, while the one waiting is still
+    /// written and answered.
+    @Test func aSaveBeyondThePaintingsWaitingIsRefused() throws {
+        let dir = tempDir()
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let t = try Self.start(dir)
+        let entered = DispatchSemaphore(value: 0), gate = DispatchSemaphore(value: 0)
+        let held = Mutex(true)
+        defer { gate.signal(); t.stop() }
+        t.run { d in
+            let p = Self.paint(d)
+            p.maxSavingBytes = 1
+            p.files.writeFault = { _ in
+                if held.withLock({ h in defer { h = false }; return h }) {
+                    entered.signal()
+                    _ = gate.wait(timeout: .now() + 20)
+                }
+                return nil
+            }
+        }
+        let first = Mutex<ControlResponse?>(nil)
+        t.daemon.post { d in d.handle(.paint(op: .save, name: "first.png")) { r in first.withLock { $0 = r } } }
+        #expect(entered.wait(timeout: .now() + 5) == .success, "the first painting's write did not begin")
+        let second = Self.ask(t, .paint(op: .save, name: "second.png"), within: 5)
+        #expect(second?.status == 503)
+        #expect((second?.jsonObject?["error"] as? String)?.hasPrefix("cannot save the painting now: 1 painting (0 MiB) is still being written to \(dir)/state/paintings; not saved") == true,
+                "\(second.map { String(decoding: $0.body, as: UTF8.self) } ?? "")")
+        gate.signal()
+        #expect(waitFor(5) { first.withLock { $0 } != nil })
+        #expect(first.withLock { $0 }?.status == 200)
+        #expect(FileManager.default.fileExists(atPath: "\(dir)/state/paintings/first.png"))
+        #expect(!FileManager.default.fileExists(atPath: "\(dir)/state/paintings/second.png"))
+    }
+
     /// The answer to `command` through `Daemon.handle(_:reply:)`, within `seconds`.
     static func ask(_ t: LoopThread, _ command: ControlCommand, within seconds: Double = 10) -> ControlResponse? {
         let answer = Mutex<ControlResponse?>(nil)
