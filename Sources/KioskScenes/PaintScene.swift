@@ -73,6 +73,9 @@ public final class PaintScene: Scene, PaintControl, PaintingObserver, ColorModel
     /// a save beyond is refused (errno EAGAIN) rather than holding more memory. One painting
     /// may always wait.
     public var maxSavingBytes = 256 << 20
+    /// The last painting copied for a save, and what it was drawn from: saves asked for while
+    /// nothing changed (several at once) share one copy.
+    private var lastCopy: (changes: Int, theme: Theme, size: Size, pixels: PixelCopy)?
 
     public init(name: String, settings: PaintSettings = PaintSettings(), dataDirectory: String = "/var/lib/kioskd",
                 logger: Logger = Logger(label: "kioskd.paint")) {
@@ -293,7 +296,12 @@ public final class PaintScene: Scene, PaintControl, PaintingObserver, ColorModel
         let copy: PixelCopy
         do {
             if let name { try Self.validateFileName(name) }
-            copy = try renderPainting().pixelCopy()
+            if let last = lastCopy, last.changes == changes, last.theme == theme, last.size == size {
+                copy = last.pixels
+            } else {
+                copy = try renderPainting().pixelCopy()
+                lastCopy = (changes, theme, size, copy)
+            }
         } catch {
             done(.failure(error))
             return
@@ -316,6 +324,7 @@ public final class PaintScene: Scene, PaintControl, PaintingObserver, ColorModel
         }, then: { result in
             self.savesWaiting -= 1
             self.savingBytes -= copy.bytes.count
+            if self.savesWaiting == 0 { self.lastCopy = nil } // its pixels are not kept longer than the saves
             if case .success(let target) = result {
                 self.savedPaths.append(target)
                 self.logger.info("painting saved", metadata: ["path": "\(target)", "strokes": "\(strokes)"])
