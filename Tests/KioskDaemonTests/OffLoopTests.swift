@@ -304,3 +304,50 @@ final class HeldWork: OffLoopWork, Sendable {
         #expect(!FileManager.default.fileExists(atPath: "\(dir)/state/counter.a.b.c.state"))
     }
 }
+
+/// The worker thread: work runs in the order given, away from the loop; each result comes back
+/// on the loop's thread, in the same order; `finish` carries out what was given before it ends
+/// the thread, and work given afterwards runs at once on the caller's thread.
+@Suite(.ownThreads) struct WorkerThreadTests {
+    @Test func workRunsInOrderOffTheLoopAndResultsComeBackOnItInOrder() throws {
+        let loop = try EventLoop()
+        let ran = DispatchSemaphore(value: 0)
+        Thread { try? loop.run(); ran.signal() }.start()
+        let worker = WorkerThread(name: "kioskd-work", loop: loop)
+        let loopThread = Mutex<pthread_t?>(nil)
+        let seen = Mutex<[(job: Int, onLoop: Bool, workOnLoop: Bool)]>([])
+        let done = DispatchSemaphore(value: 0)
+        loop.post {
+            loopThread.withLock { $0 = pthread_self() }
+            for i in 0..<20 {
+                worker.run({ () -> (Int, Bool) in
+                    usleep(UInt32(20 - i) * 200) // later work is quicker: order must not follow speed
+                    let here = pthread_self()
+                    return (i, loopThread.withLock { pthread_equal($0!, here) != 0 })
+                }, then: { r in
+                    let here = pthread_self()
+                    seen.withLock { $0.append((r.0, loopThread.withLock { pthread_equal($0!, here) != 0 }, r.1)) }
+                    if r.0 == 19 { done.signal() }
+                })
+            }
+        }
+        #expect(done.wait(timeout: .now() + 10) == .success)
+        let s = seen.withLock { $0 }
+        #expect(s.map(\.job) == Array(0..<20))
+        #expect(s.allSatisfy { $0.onLoop && !$0.workOnLoop })
+
+        // Finishing: what was given is carried out first; afterwards work runs on the caller.
+        let order = Mutex<[String]>([])
+        let finished = DispatchSemaphore(value: 0)
+        loop.post {
+            worker.run({ usleep(100_000); order.withLock { $0.append("queued") } }, then: { _ in })
+            worker.finish(timeout: 5)
+            order.withLock { $0.append("finished") }
+            worker.run({ order.withLock { $0.append("inline") } }, then: { _ in finished.signal() })
+        }
+        #expect(finished.wait(timeout: .now() + 10) == .success)
+        #expect(order.withLock { $0 } == ["queued", "finished", "inline"])
+        loop.stop()
+        #expect(ran.wait(timeout: .now() + 5) == .success)
+    }
+}
