@@ -14,6 +14,8 @@ let package = Package(
         .library(name: "KioskRender", targets: ["KioskRender"]),
         .library(name: "KioskScenes", targets: ["KioskScenes"]),
         .library(name: "KioskTesting", targets: ["KioskTesting"]),
+        // kioskd-bench's slow disk (LD_PRELOAD): every fsync waits KIOSK_BENCH_FSYNC_MS first.
+        .library(name: "KioskSlowSync", type: .dynamic, targets: ["CKioskSlowSync"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
@@ -52,6 +54,8 @@ let package = Package(
         .target(name: "CKioskPixels"),
         // Stubs for the libraries opened when first needed (dlopen).
         .target(name: "CKioskLazy", linkerSettings: [.linkedLibrary("dl")]),
+        // fsync, fdatasync and syncfs slowed down for the benchmark (`kioskd-bench slow-work`).
+        .target(name: "CKioskSlowSync", linkerSettings: [.linkedLibrary("dl")]),
         // Transitional umbrella over CKioskLinux, CKioskDRMFormats, CKioskPixels and CKioskLazy for
         // the display, scene and drawing files that still import it.
         // libinput's va_list log handler, formatted in C (KioskInput links libinput anyway).

@@ -182,13 +182,17 @@ final class FramePoller: @unchecked Sendable {
     func start() {
         Thread { [self] in
             defer { done.signal() }
-            guard let conn = try? UnixHTTPConnection(path: socket) else { return }
+            var conn = try? UnixHTTPConnection(path: socket)
             var lastFrames = -1
             var lastChange = nowNanos(.monotonic)
             while lock.withLock({ running }) {
-                guard let r = try? conn.request("GET", "/status"),
-                      let o = (try? JSONSerialization.jsonObject(with: Data(r.body.utf8))) as? [String: Any],
-                      let f = o["frames"] as? Int else { return }
+                // A status refused (503 while the render loop is busy) or a connection closed is
+                // asked again: the gap runs on until a status shows the frames moving.
+                guard let c = conn ?? (try? UnixHTTPConnection(path: socket)) else { usleep(20_000); continue }
+                conn = c
+                guard let r = try? c.request("GET", "/status") else { conn = nil; usleep(20_000); continue }
+                guard let o = (try? JSONSerialization.jsonObject(with: Data(r.body.utf8))) as? [String: Any],
+                      let f = o["frames"] as? Int else { usleep(20_000); continue }
                 let now = nowNanos(.monotonic)
                 if f != lastFrames {
                     if lastFrames >= 0 { lock.withLock { longestMs = max(longestMs, Double(now - lastChange) / 1e6) } }

@@ -49,11 +49,8 @@ struct ControlCommandHandler {
                 case .undo: answer.changed = p.undo()
                 case .redo: answer.changed = p.redo()
                 case .save:
-                    do { answer.path = try p.save(name: name) } catch let e as KioskError where e.errno == EEXIST {
-                        return .error(409, e.message, field: "name")
-                    } catch {
-                        daemon.logger.error("cannot save the painting", metadata: ["error": "\(error)"])
-                        return .from(error, field: "name")
+                    do { answer.path = try p.save(name: name) } catch {
+                        return Self.paintSaveRefusal(error, logger: daemon.logger)
                     }
                 }
                 answer.strokes = p.strokeCount
@@ -112,7 +109,8 @@ struct ControlCommandHandler {
 
     /// The choice `command` asks for, checked against what the daemon has; nil when `command`
     /// is no choice.
-    func choice(_ command: ControlCommand, on daemon: Daemon) -> Asked? {
+    /// `theme`: the theme of a `.theme` command, already read (off the loop); nil: read here.
+    func choice(_ command: ControlCommand, on daemon: Daemon, theme: Result<Theme, Error>? = nil) -> Asked? {
         switch command {
         case .scene(let name, let output):
             let manager: SceneManager, key: String
@@ -137,7 +135,7 @@ struct ControlCommandHandler {
         case .theme(let name):
             let config = daemon.config
             let t: Theme
-            do { t = try ThemeLoader.load(named: name, directory: config.themeDirectory) } catch { return .answer(.from(error, field: "name")) }
+            do { t = try theme?.get() ?? ThemeLoader.load(named: name, directory: config.themeDirectory) } catch { return .answer(.from(error, field: "name")) }
             // The chosen theme applies at the next start only while the config's theme is the one
             // it was chosen under: the choice first, then the config's theme (saving a value the
             // state already holds writes nothing).
@@ -185,7 +183,7 @@ struct ControlCommandHandler {
     }
 
     /// Saves a choice on the loop's thread, then applies it (without a command pipeline).
-    private func keepAndApply(_ c: Choice, daemon: Daemon) -> ControlResponse {
+    func keepAndApply(_ c: Choice, daemon: Daemon) -> ControlResponse {
         switch ControlCommandHandler.keep(c.saves, c.subject, state: daemon.state, logger: daemon.logger, refusal: c.refusal) {
         case .refused(let refusal): return refusal
         case .kept(let saved, let note): return c.apply(saved, note)
@@ -196,8 +194,9 @@ struct ControlCommandHandler {
     /// pipeline's thread, and the choice is applied and answered on the loop once they are on
     /// disk (refused as `keep` refuses when the commit fails); the loop does not wait meanwhile.
     /// Without durable state it is applied at once, as `keep` says. False: `command` is no choice.
-    func submitChoice(_ command: ControlCommand, on daemon: Daemon, reply: @escaping (ControlResponse) -> Void) -> Bool {
-        guard let pipeline = daemon.pipeline, let asked = choice(command, on: daemon) else { return false }
+    func submitChoice(_ command: ControlCommand, on daemon: Daemon, theme: Result<Theme, Error>? = nil,
+                      reply: @escaping (ControlResponse) -> Void) -> Bool {
+        guard let pipeline = daemon.pipeline, let asked = choice(command, on: daemon, theme: theme) else { return false }
         switch asked {
         case .answer(let r):
             reply(r)

@@ -61,6 +61,19 @@ public final class Daemon {
     public internal(set) var pipeline: CommandPipeline?
     /// The one entrance of counter changes (`makePipeline`): every transport, touch and keys.
     public internal(set) var intake: CounterIntake?
+    /// Where slow work goes so that the loop only draws, reads input and flips
+    /// (DaemonOffLoop.swift): PNG encoding and the files a reload or a theme choice reads on the
+    /// `kioskd-work` thread; tests may give another before `start()`.
+    public var work: OffLoopWork {
+        didSet { for h in heads { h.manager.offLoop = work } }
+    }
+    /// Writes that wait for the disk (a painting's encoding, write and fsync), on a thread of
+    /// their own (`kioskd-save`), so that a slow disk delays no screenshot and no reload.
+    public var writes: OffLoopWork {
+        didSet { for h in heads { h.manager.sceneWrites = writes } }
+    }
+    /// Reloads waiting for their files to be read (`reload(then:)`).
+    var reloadsInFlight: [ReloadInFlight] = []
 
     /// Once: after the first frame is on screen, or at start when no output has a display
     /// connected (kioskd then waits for one; systemd READY=1).
@@ -121,6 +134,8 @@ public final class Daemon {
         self.loop = loop
         self.logger = logger
         self.reloader = ReloadCoordinator(environment: environment)
+        self.work = WorkerThread(name: "kioskd-work", loop: loop)
+        self.writes = WorkerThread(name: "kioskd-save", loop: loop)
         let perOutput = try Daemon.makeOutputScenes(config, registry: registry, state: state, logger: logger)
         // A theme chosen at run time stays until the config's theme changes.
         var theme = config.theme
@@ -153,6 +168,10 @@ public final class Daemon {
             heads.append(OutputHead(settings: output, display: display, manager: manager, blanking: blanking, themes: themes))
         }
         self.heads = heads
+        for h in heads {
+            h.manager.offLoop = work
+            h.manager.sceneWrites = writes
+        }
         changes = ChangeFeed(scheduler: loop) { [weak self] in self?.kioskState() }
     }
 
@@ -244,6 +263,8 @@ public final class Daemon {
     public func shutdown() {
         fleet?.stop()
         pipeline?.stop()
+        writes.finish(timeout: 5) // a painting being saved reaches the disk
+        work.finish(timeout: 5)
         for h in heads {
             h.manager.stop()
             h.blanking.stop()
@@ -290,6 +311,11 @@ public final class Daemon {
     @discardableResult
     public func reload() -> Result<String, KioskError> { reloader.reload(self) }
 
+    /// Applies a reload whose files `reading` holds (read off the loop: `reload(then:)`).
+    func reload(reading: ReloadCoordinator.Reading) -> Result<String, KioskError> { reloader.reload(self, reading: reading) }
+
+    var reloadEnvironment: [String: String] { reloader.environment }
+
     /// Carries out one control command (on the loop thread) and returns the answer.
     public func handle(_ command: ControlCommand) -> ControlResponse {
         defer { changes.noteChange() }
@@ -315,6 +341,7 @@ public final class Daemon {
             }
             return
         }
+        if commands.submitOffLoop(command, on: self, reply: reply) { return }
         if pipeline != nil, commands.submitChoice(command, on: self, reply: reply) {
             changes.noteChange()
             return

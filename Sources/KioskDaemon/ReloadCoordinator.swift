@@ -10,15 +10,43 @@ import Logging
 struct ReloadCoordinator {
     let environment: [String: String]
 
+    /// What a reload reads from disk — the config file (with the theme files it names) and the
+    /// theme chosen at run time — read off the loop by `read`, applied by `reload(_:reading:)`.
+    struct Reading: Sendable {
+        var config: Handoff<Result<DaemonConfig, Error>>
+        /// The theme chosen at run time (its name), read from the new config's theme directory.
+        var chosen: (name: String, theme: Result<Theme, Error>)?
+    }
+
+    /// Reads what a reload of `file` needs, on any thread; with `state`, also moves the values
+    /// its counters have under old keys (`StateMigration`) before the scenes are made.
+    static func read(file: String, environment: [String: String], kinds: [String], chosenTheme: String,
+                     state: FileStateStore?, logger: Logger) -> Reading {
+        var chosen: (name: String, theme: Result<Theme, Error>)?
+        let config: Result<DaemonConfig, Error>
+        do {
+            let c = try DaemonConfig.load(path: file, environment: environment, kinds: kinds)
+            let directory = c.themeDirectory
+            chosen = (chosenTheme, Result { try ThemeLoader.load(named: chosenTheme, directory: directory) })
+            if let state, state.durability == .durable {
+                _ = StateMigration.migrate(StateMigration.counters(of: c.scenes), state: state, logger: logger)
+            }
+            config = .success(c)
+        } catch {
+            config = .failure(error)
+        }
+        return Reading(config: Handoff(config), chosen: chosen)
+    }
+
     /// Reloads `daemon`'s config file; a bad config is reported (file:line:key) and the running
-    /// one kept.
-    func reload(_ daemon: Daemon) -> Result<String, KioskError> {
+    /// one kept. With `reading`, the files were read already (off the loop).
+    func reload(_ daemon: Daemon, reading: Reading? = nil) -> Result<String, KioskError> {
         daemon.loop.assertInLoop()
         let config = daemon.config
         let logger = daemon.logger
         let state = daemon.state
         do {
-            let new = try DaemonConfig.load(path: config.file, environment: environment, kinds: daemon.registry.kinds)
+            let new = try reading?.config.take()?.get() ?? DaemonConfig.load(path: config.file, environment: environment, kinds: daemon.registry.kinds)
             let outputNames = new.outputs.map(\.name)
             guard outputNames == daemon.heads.map(\.name) else {
                 throw KioskError.config("\(new.file): the outputs changed (\(daemon.heads.map(\.name).joined(separator: ", ")) → \(outputNames.joined(separator: ", "))); they take effect at a restart (systemctl restart kioskd); the running config stays")
@@ -52,6 +80,8 @@ struct ReloadCoordinator {
                 } else {
                     for s in saves { try? state.save(s.key, s.value) }
                 }
+            } else if let chosen = reading?.chosen, chosen.name == themeName {
+                theme = try chosen.theme.get()
             } else {
                 theme = try ThemeLoader.load(named: themeName, directory: new.themeDirectory)
             }

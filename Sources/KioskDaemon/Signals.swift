@@ -26,8 +26,8 @@ final class DaemonSignals {
                 daemon.post { daemon in
                     logger.notice("SIGHUP: reloading the config", metadata: ["config": "\(daemon.config.file)"])
                     notifier.reloading()
-                    daemon.reload()
-                    notifier.ready()
+                    // The files are read off the loop; READY once the reload is applied.
+                    daemon.reload { _ in notifier.ready() }
                 }
             }),
             (SIGUSR1, { handoff.loop.post { handoff.release() } }),

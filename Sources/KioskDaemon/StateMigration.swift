@@ -11,42 +11,79 @@ import Logging
 /// configured counter had that old key and no configured counter uses it as its new key; the old
 /// files are then renamed `….migrated`. An old key claimed by two counters is left alone and
 /// reported: which counter it belonged to cannot be known.
+///
+/// On a reload the move is made off the render loop, before the new scenes are made
+/// (`migrate(_:state:logger:)` on the config's counters, from `ReloadCoordinator.read`): the
+/// scenes then load the moved values, and the check the scenes make afterwards finds nothing
+/// left to move.
 enum StateMigration {
-    struct Counter {
-        var scene: CounterScene
+    struct Counter: Sendable {
+        var scene: String
         var counter: String
         var key: String
         var legacyKey: String
+
+        init(scene: String, counter: String) {
+            self.scene = scene
+            self.counter = counter
+            key = CounterScene.stateKey(scene: scene, counter: counter)
+            legacyKey = CounterScene.legacyStateKey(scene: scene, counter: counter)
+        }
     }
 
+    /// A value moved: the counter now holds `value` under its new key.
+    struct Moved: Sendable, Equatable {
+        var scene: String
+        var counter: String
+        var value: String
+    }
+
+    /// Moves what the made scenes' counters have under old keys, and shows the moved values.
     static func migrateCounters(in scenes: [Scene], state: StateStore, logger: Logger) {
-        let counters = scenes.compactMap { $0 as? CounterScene }.flatMap { s in
-            s.counterNames.map { Counter(scene: s, counter: $0, key: s.stateKey($0), legacyKey: s.legacyStateKey($0)) }
+        let counterScenes = scenes.compactMap { $0 as? CounterScene }
+        let counters = counterScenes.flatMap { s in s.counterNames.map { Counter(scene: s.name, counter: $0) } }
+        for m in migrate(counters, state: state, logger: logger) {
+            counterScenes.first { $0.name == m.scene }?.restoreValue(m.value, of: m.counter)
         }
+    }
+
+    /// The counters of a config's counter scenes (`kind = "counter"`), read from their tables;
+    /// a scene whose table does not read is left out (making it reports the error).
+    static func counters(of definitions: [SceneDefinition]) -> [Counter] {
+        definitions.filter { $0.kind == "counter" }.flatMap { d -> [Counter] in
+            guard let settings = try? CounterSettings.read(d.table, scene: d.name) else { return [] }
+            return settings.counters.map { Counter(scene: d.name, counter: $0.name) }
+        }
+    }
+
+    /// Moves the values of `counters` saved under old keys (see the type); returns what was moved.
+    static func migrate(_ counters: [Counter], state: StateStore, logger: Logger) -> [Moved] {
         let newKeys = Set(counters.map(\.key))
         var reported = Set<String>()
+        var moved: [Moved] = []
         for c in counters where c.key != c.legacyKey && state.contains(c.legacyKey) && !state.contains(c.key) {
             let claimants = counters.filter { $0.legacyKey == c.legacyKey }
             if claimants.count > 1 || newKeys.contains(c.legacyKey) {
                 guard reported.insert(c.legacyKey).inserted else { continue }
                 let who = (claimants + counters.filter { $0.key == c.legacyKey && $0.legacyKey != c.legacyKey })
-                    .map { "counter '\($0.counter)' of scene '\($0.scene.name)'" }
+                    .map { "counter '\($0.counter)' of scene '\($0.scene)'" }
                 let file = (state as? FileStateStore).map { " (\($0.path(for: c.legacyKey)))" } ?? ""
                 logger.error("state saved under the old key '\(c.legacyKey)'\(file) could belong to \(who.joined(separator: " or ")); it is moved to none of them: check their values (kioskctl counter NAME get) and set them again where needed",
                              metadata: ["state.key": "\(c.legacyKey)"])
                 continue
             }
             guard let value = state.load(c.legacyKey) else { continue }
-            c.scene.restoreValue(value, of: c.counter)
+            moved.append(Moved(scene: c.scene, counter: c.counter, value: value))
             do {
                 try state.save(c.key, value)
                 try state.retire(c.legacyKey)
-                logger.notice("counter '\(c.counter)' of scene '\(c.scene.name)': moved its saved value \(value) from the old state key '\(c.legacyKey)' to '\(c.key)'",
+                logger.notice("counter '\(c.counter)' of scene '\(c.scene)': moved its saved value \(value) from the old state key '\(c.legacyKey)' to '\(c.key)'",
                               metadata: ["state.key": "\(c.key)"])
             } catch {
-                logger.error("counter '\(c.counter)' of scene '\(c.scene.name)': shows its value \(value) saved under the old state key '\(c.legacyKey)' but cannot move it to '\(c.key)': \(error)",
+                logger.error("counter '\(c.counter)' of scene '\(c.scene)': shows its value \(value) saved under the old state key '\(c.legacyKey)' but cannot move it to '\(c.key)': \(error)",
                              metadata: ["state.key": "\(c.legacyKey)"])
             }
         }
+        return moved
     }
 }

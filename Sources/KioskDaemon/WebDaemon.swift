@@ -82,15 +82,7 @@ extension Daemon {
             return paintingsAnswer()
         case .painting(let name):
             guard let dir = paintingsDirectory() else { return .error(404, "no paint scene is configured") }
-            let path = "\(dir)/\(name)"
-            var st = stat()
-            guard lstat(path, &st) == 0, (st.st_mode & S_IFMT) == S_IFREG else {
-                return .error(404, "no painting named '\(name)' in \(dir)", field: "name")
-            }
-            guard let data = FileManager.default.contents(atPath: path) else {
-                return .error(500, Posix.error("read", path: path, errno: errno).message)
-            }
-            return ControlResponse(status: 200, contentType: "image/png", body: [UInt8](data))
+            return Daemon.paintingAnswer(directory: dir, name: name)
         default:
             return .error(500, "not a web command: \(command)")
         }
@@ -115,15 +107,7 @@ extension Daemon {
 
     private func paintingsAnswer() -> ControlResponse {
         guard let dir = paintingsDirectory() else { return .error(404, "no paint scene is configured") }
-        let names = (try? FileManager.default.contentsOfDirectory(atPath: dir)) ?? []
-        var list: [PaintingsAnswer.Painting] = []
-        for n in names where n.hasSuffix(".png") && !n.hasPrefix(".") {
-            var st = stat()
-            guard lstat("\(dir)/\(n)", &st) == 0, (st.st_mode & S_IFMT) == S_IFREG else { continue }
-            list.append(.init(name: n, bytes: Int(st.st_size), modified: PairingBook.iso(Double(st.st_mtim.tv_sec))))
-        }
-        list.sort { ($0.modified, $0.name) > ($1.modified, $1.name) }
-        return .json(200, PaintingsAnswer(paintings: list))
+        return Daemon.paintingsAnswer(directory: dir)
     }
 }
 

@@ -143,11 +143,13 @@ public final class CounterScene: Scene, CounterControl {
 
     /// The state key of a counter's value: "counter", the scene's and the counter's names joined
     /// so that no two (scene, counter) pairs share a key (`StateKey.join`).
-    public func stateKey(_ counter: String) -> String { StateKey.join(["counter", name, counter]) }
+    public func stateKey(_ counter: String) -> String { Self.stateKey(scene: name, counter: counter) }
+    public static func stateKey(scene: String, counter: String) -> String { StateKey.join(["counter", scene, counter]) }
 
     /// The key earlier versions used ("counter.SCENE.COUNTER" as written; ambiguous when a name
     /// holds a "."), read once to move a saved value to `stateKey`.
-    public func legacyStateKey(_ counter: String) -> String { "counter.\(name).\(counter)" }
+    public func legacyStateKey(_ counter: String) -> String { Self.legacyStateKey(scene: name, counter: counter) }
+    public static func legacyStateKey(scene: String, counter: String) -> String { "counter.\(scene).\(counter)" }
 
     /// Shows a value saved elsewhere (under an earlier key), checked like a loaded one.
     public func restoreValue(_ raw: String, of counter: String) {

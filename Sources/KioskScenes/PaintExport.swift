@@ -7,16 +7,17 @@ import KioskCore
 /// `validateFileName`). Each file is written and fsync'ed as a new file (O_CREAT|O_EXCL|
 /// O_NOFOLLOW, mode 0640) that is removed again if writing fails. Errors name the path, the call
 /// and errno.
-struct PaintingFiles {
+struct PaintingFiles: Sendable {
     /// The directory paintings are saved in.
     let directory: String
-    /// Test seam: called before each write with the path; an errno makes that write fail.
-    var writeFault: ((String) -> Int32?)?
+    /// Test seam: called before each write with the path (on the thread that writes); an errno
+    /// makes that write fail.
+    var writeFault: (@Sendable (String) -> Int32?)?
 
     init(directory: String) { self.directory = directory }
 
-    /// Checks a given name and creates the directory when missing: what must hold before a
-    /// painting is rendered for `write`.
+    /// Checks a given name and creates the directory when missing: what must hold before
+    /// `write` (on the thread that writes).
     func prepare(name: String?) throws {
         if let name { try PaintScene.validateFileName(name) }
         try Self.makeDirectory(directory)
@@ -85,7 +86,7 @@ extension PaintScene {
 /// symlink), written, fsync'ed, closed; removed again when any step fails.
 enum ExclusiveFile {
     /// `fault` is called before each write with the path; an errno makes that write fail (tests).
-    static func write(_ bytes: [UInt8], to path: String, mode: mode_t = 0o640, fault: ((String) -> Int32?)? = nil) throws {
+    static func write(_ bytes: [UInt8], to path: String, mode: mode_t = 0o640, fault: (@Sendable (String) -> Int32?)? = nil) throws {
         func failure(_ call: String, _ e: Int32) -> KioskError {
             KioskError(.system, "cannot write \(path): \(call): \(String(cString: strerror(e))) (errno \(e))", errno: e)
         }

@@ -15,7 +15,7 @@ import Logging
 /// layer pixels kept from before the last stroke (for the latest strokes, up to one screen's
 /// worth of pixels), else it rebuilds the layer once; redo draws the stroke again; clear empties
 /// the layer.
-public final class PaintScene: Scene, PaintControl, PaintingObserver, ColorModelObserver {
+public final class PaintScene: Scene, PaintControl, PaintingObserver, ColorModelObserver, UsesOffLoopWork {
     public let name: String
     public let kind = "paint"
     public let settings: PaintSettings
@@ -64,6 +64,18 @@ public final class PaintScene: Scene, PaintControl, PaintingObserver, ColorModel
     private var lastNow: WallTime?
     /// Paths written by save (newest last).
     public private(set) var savedPaths: [String] = []
+    /// Where a save's encoding, write and fsync go (the daemon's worker; at once by default).
+    public var offLoop: OffLoopWork = InlineWork()
+    /// Paintings copied and not yet on disk, and their pixel bytes.
+    public private(set) var savesWaiting = 0
+    private var savingBytes = 0
+    /// The most pixel bytes of paintings that may wait to be written at once (a slow disk):
+    /// a save beyond is refused (errno EAGAIN) rather than holding more memory. One painting
+    /// may always wait.
+    public var maxSavingBytes = 256 << 20
+    /// The last painting copied for a save, and what it was drawn from: saves asked for while
+    /// nothing changed (several at once) share one copy.
+    private var lastCopy: (changes: Int, theme: Theme, size: Size, pixels: PixelCopy)?
 
     public init(name: String, settings: PaintSettings = PaintSettings(), dataDirectory: String = "/var/lib/kioskd",
                 logger: Logger = Logger(label: "kioskd.paint")) {
@@ -203,7 +215,9 @@ public final class PaintScene: Scene, PaintControl, PaintingObserver, ColorModel
         case .redo: redo()
         case .clear: clear()
         case .save:
-            do { _ = try save(name: nil) } catch { logger.error("cannot save the painting", metadata: ["error": "\(error)"]) }
+            save(name: nil) { [logger] result in
+                if case .failure(let error) = result { logger.error("cannot save the painting", metadata: ["error": "\(error)"]) }
+            }
         case .picker:
             setPicker(open: !pickerOpen)
         }
@@ -240,7 +254,10 @@ public final class PaintScene: Scene, PaintControl, PaintingObserver, ColorModel
     /// Saves (when configured) and clears for the next visitor: painting, picker, colour and width.
     private func idleReset() {
         if settings.idleSave && !painting.strokes.isEmpty {
-            do { _ = try save(name: nil) } catch { logger.error("idle reset: cannot save the painting", metadata: ["error": "\(error)"]) }
+            // The painting is copied now, before it is cleared below; it is written afterwards.
+            save(name: nil) { [logger] result in
+                if case .failure(let error) = result { logger.error("idle reset: cannot save the painting", metadata: ["error": "\(error)"]) }
+            }
         }
         logger.info("idle reset", metadata: ["strokes": "\(painting.strokes.count)"])
         painting.clear()
@@ -259,14 +276,61 @@ public final class PaintScene: Scene, PaintControl, PaintingObserver, ColorModel
     @discardableResult public func redo() -> Bool { painting.redo() }
 
     /// Writes the paint area (finished and unfinished strokes, without the toolbar) as a new PNG
-    /// file in the paintings folder (see `PaintingFiles`); returns the path written.
+    /// file in the paintings folder (see `PaintingFiles`), all of it on the calling thread;
+    /// returns the path written.
     public func save(name: String?) throws -> String {
-        try files.prepare(name: name)
-        let png = try renderPainting().pngData()
-        let target = try files.write(png, name: name, realtimeNs: lastNow?.realtimeNs ?? SystemTimeSource().now().realtimeNs)
-        savedPaths.append(target)
-        logger.info("painting saved", metadata: ["path": "\(target)", "strokes": "\(painting.strokes.count)"])
-        return target
+        var outcome: Result<String, Error>?
+        save(name: name, on: InlineWork()) { outcome = $0 }
+        return try outcome!.get()
+    }
+
+    /// Saves the painting as `save(name:)` does without holding the loop: the paint area is
+    /// drawn and its pixels copied here; the PNG is encoded, written and fsync'ed on `offLoop`;
+    /// `done` runs on the loop once the file is on disk, with its path, or with the error
+    /// (naming the file and the call that failed).
+    public func save(name: String?, done: @escaping (Result<String, Error>) -> Void) {
+        save(name: name, on: offLoop, done: done)
+    }
+
+    private func save(name: String?, on work: OffLoopWork, done: @escaping (Result<String, Error>) -> Void) {
+        let copy: PixelCopy
+        do {
+            if let name { try Self.validateFileName(name) }
+            if let last = lastCopy, last.changes == changes, last.theme == theme, last.size == size {
+                copy = last.pixels
+            } else {
+                copy = try renderPainting().pixelCopy()
+                lastCopy = (changes, theme, size, copy)
+            }
+        } catch {
+            done(.failure(error))
+            return
+        }
+        guard savesWaiting == 0 || savingBytes + copy.bytes.count <= maxSavingBytes else {
+            let waiting = savesWaiting == 1 ? "1 painting (\(savingBytes >> 20) MiB) is" : "\(savesWaiting) paintings (\(savingBytes >> 20) MiB) are"
+            done(.failure(KioskError(.scene, "cannot save the painting now: \(waiting) still being written to \(files.directory); not saved, try again once they are on disk", errno: EAGAIN)))
+            return
+        }
+        savesWaiting += 1
+        savingBytes += copy.bytes.count
+        let files = self.files
+        let realtimeNs = lastNow?.realtimeNs ?? SystemTimeSource().now().realtimeNs
+        let strokes = painting.strokes.count
+        work.run({ () -> Result<String, Error> in
+            Result {
+                try files.prepare(name: name)
+                return try files.write(try copy.pngData(), name: name, realtimeNs: realtimeNs)
+            }
+        }, then: { result in
+            self.savesWaiting -= 1
+            self.savingBytes -= copy.bytes.count
+            if self.savesWaiting == 0 { self.lastCopy = nil } // its pixels are not kept longer than the saves
+            if case .success(let target) = result {
+                self.savedPaths.append(target)
+                self.logger.info("painting saved", metadata: ["path": "\(target)", "strokes": "\(strokes)"])
+            }
+            done(result)
+        })
     }
 
     /// The painting as an image of the paint area's size.

@@ -89,6 +89,9 @@ public protocol PaintControl: AnyObject {
     /// Writes the painting as a new PNG file in the paintings folder (a chosen name or
     /// `painting-YYYYMMDD-HHMMSS[-N].png`); returns the path written.
     func save(name: String?) throws -> String
+    /// Like `save(name:)` without holding the loop: the painting is copied now, encoded and
+    /// written elsewhere; `done` runs on the loop once the file is on disk (its path) or failed.
+    func save(name: String?, done: @escaping (Result<String, Error>) -> Void)
     var strokeCount: Int { get }
 }
 

@@ -53,6 +53,17 @@ public final class SceneManager {
     private var armedDeadline: Deadline?
     private var rotationTimer: TimerID?
     private(set) var started = false
+    /// Where a screenshot's encoding goes: the daemon's worker thread; at once on the caller's
+    /// thread by default.
+    public var offLoop: OffLoopWork = InlineWork()
+    /// Where the scenes' writes go (a painting's encoding, write and fsync), given to the scenes
+    /// that use it: the daemon's thread for writes, so that a slow disk delays no screenshot;
+    /// at once on the caller's thread by default.
+    public var sceneWrites: OffLoopWork = InlineWork() {
+        didSet { giveOffLoop(scenes) }
+    }
+    /// Screenshots being encoded: the frame copied, and who waits for its PNG.
+    var shotsInFlight: [(frame: UInt64, waiters: [(Result<[UInt8], Error>) -> Void])] = []
 
     /// Turns raw touches into taps, long presses and swipes (given to scenes alongside raw touches).
     public var gestureRecognizer = GestureRecognizer()
@@ -137,6 +148,7 @@ public final class SceneManager {
         self.switching = switching
         self.logger = logger
         composer = FrameComposer(display: display, overlays: [warning, pairing, cursor], logger: logger)
+        giveOffLoop(scenes)
     }
 
     public var current: Scene { scenes[currentIndex] }
@@ -176,6 +188,7 @@ public final class SceneManager {
         currentIndex = newScenes.firstIndex(where: { $0.name == name }) ?? 0
         for s in scenes { s.apply(theme: theme) }
         tellTimeTruth(scenes)
+        giveOffLoop(scenes)
         if let size = frameSize { for s in scenes { s.layout(size: size) } }
         current.didAppear(now: time.now())
         armRotation()
@@ -369,12 +382,13 @@ public final class SceneManager {
         try shownCanvas().writePNG(to: path)
     }
 
-    /// What the viewer sees (the logical frame) as PNG bytes.
+    /// What the viewer sees (the logical frame) as PNG bytes, encoded on the calling thread
+    /// (the daemon uses `screenshotPNG(done:)`, which does not hold the loop).
     public func screenshotPNG() throws -> [UInt8] {
         try shownCanvas().pngData()
     }
 
-    private func shownCanvas() throws -> Canvas {
+    func shownCanvas() throws -> Canvas {
         guard frameSize != nil else { throw KioskError.display("no frame to capture: no display is connected") }
         guard let canvas else { throw KioskError.display("no frame to capture: nothing was drawn on \(display.displayDescription) since it became active") }
         return canvas
