@@ -187,7 +187,7 @@ let package = Package(
         .testTarget(name: "KioskDRMTests", dependencies: ["KioskDRM", "KioskDRMTesting", "KioskPosix", "KioskTesting", "KioskRender", "KioskScenes"]),
         .testTarget(name: "KioskCECTests", dependencies: ["KioskCEC"]),
         .testTarget(name: "KioskInputTests", dependencies: ["KioskTestTraits", "KioskInput", "KioskPosix", "CKioskInputShims"]),
-        .testTarget(name: "KioskDaemonTests", dependencies: ["KioskDRMTesting", "KioskTestTraits", "KioskDaemon", "KioskControl", "KioskPosix", "KioskTesting", "KioskMQTT", "CKioskLazy"]),
+        .testTarget(name: "KioskDaemonTests", dependencies: ["KioskDRMTesting", "KioskTestTraits", "KioskDaemon", "KioskControl", "KioskPosix", "KioskTesting", "KioskMQTT", "CKioskLazy", "KioskCEC"]),
         .testTarget(name: "KioskWebTests", dependencies: ["KioskTestTraits", "KioskWeb", "KioskDaemon", "KioskControl", "KioskCore", "KioskPosix", "KioskTesting",
                                                     .product(name: "NIOEmbedded", package: "swift-nio")]),
         .testTarget(name: "KioskMQTTTests", dependencies: ["KioskTestTraits", "KioskMQTT", "KioskPosix", "KioskTesting", .product(name: "Logging", package: "swift-log")],

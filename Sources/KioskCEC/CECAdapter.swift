@@ -64,8 +64,9 @@ final class CECAdapter {
     func name() throws -> String {
         var driver = [CChar](repeating: 0, count: 32), name = [CChar](repeating: 0, count: 32)
         var caps: UInt32 = 0
-        try Posix.call("CEC_ADAP_G_CAPS", path: path) { kiosk_cec_caps(fd.raw, &driver, driver.count, &name, name.count, &caps) }
-        return "\(String(cString: driver)) \(String(cString: name))"
+        try Posix.call("CEC_ADAP_G_CAPS", path: path) { kiosk_cec_caps(fd.raw, &driver, 32, &name, 32, &caps) }
+        func text(_ c: [CChar]) -> String { String(decoding: c.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self) }
+        return "\(text(driver)) \(text(name))"
     }
 
     /// CEC_ADAP_G_CONNECTOR_INFO; `.none` when the adapter or kernel does not have it.

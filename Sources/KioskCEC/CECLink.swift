@@ -69,7 +69,8 @@ public final class CECLink: Sendable {
         self.logger = logger
         self.onStatus = onStatus
         self.askConnector = askConnector
-        let adapter: String? = if case .path(let p) = choice { p } else { nil }
+        var adapter: String?
+        if case .path(let p) = choice { adapter = p }
         shared = Mutex(Shared(status: CECLinkStatus(adapter: adapter, power: .unknown, error: nil)))
         wake = Descriptor(adopting: try Posix.call("eventfd") { eventfd(0, Int32(EFD_CLOEXEC | EFD_NONBLOCK)) })
     }

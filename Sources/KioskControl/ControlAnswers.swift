@@ -134,12 +134,24 @@ public struct OutputsAnswer: Codable, Sendable, Equatable {
         /// Frames presented there, and its frame rate over the last five seconds.
         public var frames: UInt64?
         public var fps: Double?
+        /// Its TV over HDMI-CEC (`[output.cec]`); absent without one.
+        public var cec: CEC?
+        public struct CEC: Codable, Sendable, Equatable {
+            /// The adapter's path, or "none" (`"auto"` found none linked to the output).
+            public var adapter: String
+            /// The TV's power status as it last reported it: "on", "standby", "to-on",
+            /// "to-standby" or "unknown".
+            public var power: String
+            /// Why the TV's state is unknown or a command did not reach it ("cec: no answer from the TV (…)").
+            public var error: String?
+            public init(adapter: String, power: String, error: String? = nil) { self.adapter = adapter; self.power = power; self.error = error }
+        }
         public init(description: String, logicalSize: String?, rotation: Int, blanked: Bool, name: String? = nil,
                     scene: String? = nil, scenes: [String]? = nil, theme: String? = nil, frames: UInt64? = nil, fps: Double? = nil) {
             self.description = description; self.logicalSize = logicalSize; self.rotation = rotation; self.blanked = blanked
             self.name = name; self.scene = scene; self.scenes = scenes; self.theme = theme; self.frames = frames; self.fps = fps
         }
-        enum CodingKeys: String, CodingKey { case description, logicalSize, rotation, blanked, name, scene, scenes, theme, frames, fps }
+        enum CodingKeys: String, CodingKey { case description, logicalSize, rotation, blanked, name, scene, scenes, theme, frames, fps, cec }
         public func encode(to encoder: Encoder) throws {
             var c = encoder.container(keyedBy: CodingKeys.self)
             try c.encodeIfPresent(name, forKey: .name)
@@ -152,6 +164,7 @@ public struct OutputsAnswer: Codable, Sendable, Equatable {
             try c.encodeIfPresent(theme, forKey: .theme)
             try c.encodeIfPresent(frames, forKey: .frames)
             try c.encodeIfPresent(fps, forKey: .fps)
+            try c.encodeIfPresent(cec, forKey: .cec)
         }
     }
     public var outputs: [Output]

@@ -219,6 +219,7 @@ public final class Daemon {
             head.manager.start(initialScene: state.load(head.sceneKey))
             head.blanking.evaluate()
         }
+        startCEC()
         refreshTheme()
         logger.info("kioskd started", metadata: ["scene": "\(heads.map(\.manager.current.name).joined(separator: ", "))", "theme": "\(themeName)",
                                                  "display": "\(heads.map(\.display.displayDescription).joined(separator: "; "))", "config": "\(config.file)"])
@@ -239,6 +240,7 @@ public final class Daemon {
             h.manager.stop()
             h.blanking.stop()
         }
+        stopCEC()
         stopWall()
         for h in heads { h.themes.stop() }
         input?.shutdown()
