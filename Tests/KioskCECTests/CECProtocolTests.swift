@@ -31,12 +31,12 @@ import Testing
     }
 
     @Test(arguments: [
-        ([UInt8]([0x04, 0x90, 0x00]), CECPowerStatus.on),
+        ([0x04, 0x90, 0x00], .on),
         ([0x04, 0x90, 0x01], .standby),
         ([0x04, 0x90, 0x02], .toOn),
         ([0x04, 0x90, 0x03], .toStandby),
         ([0x04, 0x90, 0x07], .unknown),
-    ])
+    ] as [([UInt8], CECPowerStatus)])
     func reportPowerStatusDecodes(bytes: [UInt8], expected: CECPowerStatus) {
         #expect(CECMessage(bytes: bytes).reportedPowerStatus == expected)
     }
@@ -124,14 +124,14 @@ import Testing
     static let pc: [Recorded] = [("/dev/cec0", 0, 0, 0), ("/dev/cec1", 1, 0, 95)]
 
     @Test(arguments: [
-        (pi, UInt32(1), UInt32(32), "/dev/cec0" as String?),
+        (pi, 1, 32, "/dev/cec0"),
         (pi, 1, 42, "/dev/cec1"),
         (pi, 0, 32, nil),          // same connector id on another card
         (pi, 1, 33, nil),          // a connector without CEC (DSI)
         (vivid, 0, 0, nil),        // no DRM connector is never a match, even for id 0
         (pc, 0, 95, "/dev/cec1"),
         (pc, 1, 95, nil),
-    ])
+    ] as [([Recorded], UInt32, UInt32, String?)])
     func matches(recorded: [Recorded], card: UInt32, connector: UInt32, expected: String?) {
         #expect(CECAutoMatch.adapter(for: card, connectorId: connector, among: Self.adapters(recorded)) == expected)
     }
