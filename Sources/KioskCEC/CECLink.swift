@@ -51,7 +51,7 @@ public final class CECLink: Sendable {
     private let askConnector: @Sendable () -> Void
     private let logger: Logger
     /// How often the TV's power status is asked while nothing changes, and how soon after a
-    /// standby or wake-up (a TV takes a few seconds to change).
+    /// standby or wake-up (a TV takes a few seconds to change: asked five times at this pace).
     private let pollSeconds: Double
     private let followUpSeconds: Double
     /// How long a wake-up waits for the TV to give the adapter a physical address (a TV that
@@ -188,7 +188,7 @@ public final class CECLink: Sendable {
                     do {
                         if let panel {
                             actionError = try apply(panel, on: a)
-                            followUps = 2
+                            followUps = 5
                         }
                         let q = try powerStatus(a)
                         publish { $0.adapter = a.path; $0.power = q.power; $0.error = actionError ?? q.error }
@@ -274,9 +274,10 @@ public final class CECLink: Sendable {
         }
     }
 
-    /// Give Device Power Status to the TV, waiting at most a second for Report Power Status.
+    /// Give Device Power Status to the TV, waiting at most two seconds for Report Power Status
+    /// (the specification gives a follower one; a TV busy changing state may take longer).
     private func powerStatus(_ a: CECAdapter) throws -> CECPowerQuery {
         let from = try a.logicalAddresses().first ?? .unregistered
-        return CECPowerQuery(try a.transmit(.giveDevicePowerStatus(from: from), reply: .reportPowerStatus, timeoutMs: 1000))
+        return CECPowerQuery(try a.transmit(.giveDevicePowerStatus(from: from), reply: .reportPowerStatus, timeoutMs: 2000))
     }
 }
