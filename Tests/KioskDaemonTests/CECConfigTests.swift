@@ -132,3 +132,44 @@ import Testing
         #expect(cec?.error == "cec: open \(dir)/cec9 failed: No such file or directory (errno 2)")
     }
 }
+
+/// Whatever blanks or lights the panel reaches `BlankController.onBlankedChange`, the hook the
+/// TV's CEC link follows: idle, a waking touch, `kioskctl blank`, the schedule.
+@Suite struct CECBlankingHookTests {
+    @Test func everyBlankingRoadReachesTheHook() throws {
+        let loop = ManualEventLoop(epochSeconds: 1_700_000_000)
+        let now = Int(LocalZone.system.secondsSinceMidnight(at: 1_700_000_000))
+        func hhmm(_ s: Int) -> String {
+            let m = ((s / 60) % 1440 + 1440) % 1440
+            return String(format: "%02d:%02d", m / 60, m % 60)
+        }
+        // The period starts 61…120 s from now (whole minutes) and lasts an hour.
+        let period = "\(hhmm(now + 120))-\(hhmm(now + 3720))"
+        let dir = tempDir()
+        let path = write("""
+        state_dir = "\(dir)/state"
+        [display]
+        backend = "headless"
+        headless_size = "64x48"
+        [display.blank]
+        idle_seconds = 30
+        schedule = ["\(period)"]
+        [scene.clock]
+        kind = "clock"
+        """, dir)
+        let (d, display) = try headlessDaemon(path, on: loop)
+        d.start()
+        var seen: [Bool] = []
+        d.blanking.onBlankedChange = { seen.append($0) }
+        loop.advance(seconds: 31)
+        #expect(seen == [true], "idle")
+        d.manager.input(.touch(TouchEvent(.down, slot: 0, x: 0.5, y: 0.5, timeUsec: loop.now().monotonicUsec)))
+        #expect(seen == [true, false], "a waking touch")
+        _ = d.handle(.blank(on: true))
+        _ = d.handle(.blank(on: false))
+        #expect(seen == [true, false, true, false], "kioskctl blank on, off")
+        loop.advance(seconds: 150)
+        #expect(seen == [true, false, true, false, true], "the schedule's period, \(period)")
+        #expect(display.isBlanked)
+    }
+}
