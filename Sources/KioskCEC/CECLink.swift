@@ -137,6 +137,11 @@ public final class CECLink: Sendable {
         return true
     }
 
+    private func drainWake() {
+        var v: UInt64 = 0
+        _ = read(wake.raw, &v, 8)
+    }
+
     private func take() -> (panel: Panel?, connector: (card: UInt32, connectorId: UInt32)?, stopping: Bool) {
         shared.withLock { s in
             defer { s.pending = nil }
@@ -169,6 +174,8 @@ public final class CECLink: Sendable {
         var nextPoll = Self.monotonic()
         var followUps = 0
         while true {
+            // Signals so far are for what `take` hands over now: a later one is a newer request.
+            drainWake()
             let (panel, connector, stopping) = take()
             if stopping { return }
             let now = Self.monotonic()
