@@ -48,6 +48,8 @@ let package = Package(
         .target(name: "CKioskDRMFormats"),
         // uinput ioctls for test devices (kiosk-vmtool).
         .target(name: "CKioskUInput"),
+        // HDMI-CEC ioctls on /dev/cecN (<linux/cec.h>): the CEC link.
+        .target(name: "CKioskCEC"),
         // Swift concurrency's global-enqueue hook, reached at link time (the daemon's executor).
         .target(name: "CKioskExecutorHook"),
         // 32-bit pixel fills with wmemset (drawing).
@@ -79,6 +81,8 @@ let package = Package(
         // libudev for DRM and input: enumeration, the hotplug monitor, reference ownership.
         .target(name: "KioskUdev", dependencies: ["KioskCore", "KioskPosix", "CUdev"]),
         .target(name: "KioskDRM", dependencies: ["KioskCore", "KioskPosix", "KioskUdev", "CDRM", "CKioskDRMFormats", "CKioskLinux", .product(name: "Logging", package: "swift-log")]),
+        // HDMI-CEC: a TV's standby and wake-up follow the panel's blanking, its power status is asked.
+        .target(name: "KioskCEC", dependencies: ["KioskCore", "KioskPosix", "CKioskCEC", "CKioskLinux", .product(name: "Logging", package: "swift-log")]),
         .target(name: "KioskInput", dependencies: ["KioskCore", "KioskPosix", "KioskUdev", "CLibInput", "CKioskInputShims", .product(name: "Logging", package: "swift-log")]),
         // The control protocol: commands, routes, JSON answers and the client. No hardware, no
         // drawing: kioskctl links only this.
@@ -112,7 +116,7 @@ let package = Package(
         .target(name: "KioskDaemon", dependencies: [
             "KioskCore", "KioskPosix", "KioskControl", "KioskRender", "KioskScenes", "KioskDRM", "KioskInput", "KioskLogind", "CSystemd", "KioskWeb",
             "CKioskLinux", "CKioskExecutorHook", "CZlib",
-            "KioskMQTT",
+            "KioskMQTT", "KioskCEC",
             .product(name: "Logging", package: "swift-log"),
             .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             .product(name: "UnixSignals", package: "swift-service-lifecycle"),
@@ -187,8 +191,9 @@ let package = Package(
         .testTarget(name: "KioskRenderTests", dependencies: ["KioskRender", "KioskTesting"]),
         .testTarget(name: "KioskScenesTests", dependencies: ["KioskScenes", "KioskPosix", "KioskTesting"]),
         .testTarget(name: "KioskDRMTests", dependencies: ["KioskDRM", "KioskDRMTesting", "KioskPosix", "KioskTesting", "KioskRender", "KioskScenes"]),
+        .testTarget(name: "KioskCECTests", dependencies: ["KioskCEC"]),
         .testTarget(name: "KioskInputTests", dependencies: ["KioskTestTraits", "KioskInput", "KioskPosix", "CKioskInputShims"]),
-        .testTarget(name: "KioskDaemonTests", dependencies: ["KioskDRMTesting", "KioskTestTraits", "KioskDaemon", "KioskControl", "KioskPosix", "KioskTesting", "KioskMQTT", "CKioskLazy"]),
+        .testTarget(name: "KioskDaemonTests", dependencies: ["KioskDRMTesting", "KioskTestTraits", "KioskDaemon", "KioskControl", "KioskPosix", "KioskTesting", "KioskMQTT", "CKioskLazy", "KioskCEC"]),
         .testTarget(name: "KioskWebTests", dependencies: ["KioskTestTraits", "KioskWeb", "KioskDaemon", "KioskControl", "KioskCore", "KioskPosix", "KioskTesting",
                                                     .product(name: "NIOEmbedded", package: "swift-nio")]),
         .testTarget(name: "KioskMQTTTests", dependencies: ["KioskTestTraits", "KioskMQTT", "KioskPosix", "KioskTesting", .product(name: "Logging", package: "swift-log")],

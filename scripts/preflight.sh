@@ -146,6 +146,7 @@ if on KIOSK_VM_TESTS; then
     need_cmd "$S" systemd systemctl journalctl /lib/systemd/systemd
     need_cmd "$S" util-linux nsenter /usr/bin/setpriv
     need_cmd "$S" passwd useradd
+    need_cmd "$S" v4l-utils cec-ctl cec-follower
     if ! ls /var/lib/apt/lists/*_Packages* >/dev/null 2>&1; then
         miss "$S" "apt package lists (the kernel package is fetched with apt-get download)" "" "run apt-get update"
     fi

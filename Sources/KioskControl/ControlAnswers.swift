@@ -140,6 +140,18 @@ public struct OutputsAnswer: Codable, Sendable, Equatable {
         public var lastFrameShown: String?
         public var framesShownLastMinute: Int?
         public var error: String?
+        /// Its TV over HDMI-CEC (`[output.cec]`); absent without one.
+        public var cec: CEC?
+        public struct CEC: Codable, Sendable, Equatable {
+            /// The adapter's path, or "none" (`"auto"` found none linked to the output).
+            public var adapter: String
+            /// The TV's power status as it last reported it: "on", "standby", "to-on",
+            /// "to-standby" or "unknown".
+            public var power: String
+            /// Why the TV's state is unknown or a command did not reach it ("cec: no answer from the TV (…)").
+            public var error: String?
+            public init(adapter: String, power: String, error: String? = nil) { self.adapter = adapter; self.power = power; self.error = error }
+        }
         public init(description: String, logicalSize: String?, rotation: Int, blanked: Bool, name: String? = nil,
                     scene: String? = nil, scenes: [String]? = nil, theme: String? = nil, frames: UInt64? = nil, fps: Double? = nil,
                     lastFrameShown: String? = nil, framesShownLastMinute: Int? = nil, error: String? = nil) {
@@ -148,7 +160,7 @@ public struct OutputsAnswer: Codable, Sendable, Equatable {
             self.lastFrameShown = lastFrameShown; self.framesShownLastMinute = framesShownLastMinute; self.error = error
         }
         enum CodingKeys: String, CodingKey {
-            case description, logicalSize, rotation, blanked, name, scene, scenes, theme, frames, fps, lastFrameShown, framesShownLastMinute, error
+            case description, logicalSize, rotation, blanked, name, scene, scenes, theme, frames, fps, lastFrameShown, framesShownLastMinute, error, cec
         }
         public func encode(to encoder: Encoder) throws {
             var c = encoder.container(keyedBy: CodingKeys.self)
@@ -167,6 +179,7 @@ public struct OutputsAnswer: Codable, Sendable, Equatable {
                 try c.encode(framesShownLastMinute, forKey: .framesShownLastMinute)
             }
             try c.encodeIfPresent(error, forKey: .error)
+            try c.encodeIfPresent(cec, forKey: .cec)
         }
     }
     public var outputs: [Output]

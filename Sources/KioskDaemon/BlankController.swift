@@ -38,6 +38,9 @@ public final class BlankController {
     public var onUnblank: (() -> Void)?
     /// After the panel was blanked or lit, or its level changed.
     public var onChange: (() -> Void)?
+    /// After the panel was blanked (true) or lit (false), whatever decided it: what follows the
+    /// panel (a TV over HDMI-CEC).
+    public var onBlankedChange: ((Bool) -> Void)?
 
     /// Parses the schedule strings (already checked by the config) into policies.
     /// - Parameter defaultPercent: the level without a brightness schedule (the saved `kioskctl brightness`).
@@ -135,6 +138,7 @@ public final class BlankController {
                 logger.info(d.blank ? "panel blanked" : "panel lit", metadata: ["display": "\(display.displayDescription)"]
                     .merging(d.blank ? [:] : ["brightness": "\(Self.text(d.percent))"]) { a, _ in a })
                 if !d.blank { onUnblank?() }
+                onBlankedChange?(d.blank)
                 changed = true
             } catch {
                 logger.error("cannot change blanking", metadata: ["display": "\(display.displayDescription)", "error": "\(error)"])

@@ -17,7 +17,7 @@ struct ControlCommandHandler {
             case .status:
                 return .json(200, status(daemon))
             case .outputs:
-                return .json(200, OutputsAnswer(outputs: outputs(daemon)))
+                return .json(200, OutputsAnswer(outputs: daemon.withCEC(outputs(daemon))))
             case .scene, .theme, .clockMode:
                 switch choice(command, on: daemon) {
                 case .answer(let r)?: return r
@@ -299,7 +299,7 @@ struct ControlCommandHandler {
         daemon.wallStatus(into: &answer)
         let warnings = daemon.warnings()
         answer.warnings = warnings.isEmpty ? nil : warnings
-        answer.outputs = outputs(daemon)
+        answer.outputs = daemon.withCEC(outputs(daemon))
         return answer
     }
 

@@ -239,6 +239,7 @@ public final class Daemon {
             head.manager.start(initialScene: state.load(head.sceneKey))
             head.blanking.evaluate()
         }
+        startCEC()
         refreshTheme()
         if waitingForDisplay {
             // Up and waiting: the scene is shown as soon as a display is connected.
@@ -269,6 +270,7 @@ public final class Daemon {
             h.manager.stop()
             h.blanking.stop()
         }
+        stopCEC()
         stopWall()
         for h in heads { h.themes.stop() }
         input?.shutdown()

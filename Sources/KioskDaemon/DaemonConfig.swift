@@ -1,5 +1,6 @@
 import Foundation
 import KioskWeb
+import KioskCEC
 import KioskCore
 import KioskDRM
 import KioskMQTT
@@ -37,6 +38,8 @@ public struct DisplaySettings: Sendable, Equatable {
     public var wakeSeconds: Double = 60
     /// Blank after this many seconds without input; 0: never.
     public var idleBlankSeconds: Double = 0
+    /// `[display.cec] adapter`: the TV follows the blanking over HDMI-CEC.
+    public var cec: CECAdapterChoice = .none
     public init() {}
 }
 
@@ -212,6 +215,7 @@ public struct DaemonConfig {
             if let b = try t.table("blank") {
                 (display.blankSchedule, display.wakeSeconds, display.idleBlankSeconds) = try DaemonConfig.parseBlank(b)
             }
+            if let c = try t.table("cec") { display.cec = try DaemonConfig.parseCEC(c) }
             wall = try WallDisplaySettings.parse(t)
             try t.finish()
         }
@@ -323,6 +327,7 @@ public struct DaemonConfig {
             }
             try t.finish()
         }
+        if let tables = outputTables { try DaemonConfig.checkCECAdapters(tables, display: display, displayTable: displayTable) }
 
         // [control]
         let runtime = environment["RUNTIME_DIRECTORY"].flatMap { $0.split(separator: ":").first.map(String.init) } ?? "/run/kioskd"

@@ -1,3 +1,4 @@
+import KioskCEC
 import KioskCore
 
 /// One output kioskd drives: an `[[output]]` table, or the single `[display]` form (one output).
@@ -22,6 +23,8 @@ public struct OutputSettings: Sendable, Equatable {
     public var blankSchedule: [String]?
     public var wakeSeconds: Double?
     public var idleBlankSeconds: Double?
+    /// `[output.cec] adapter`; nil: `[display.cec]`'s.
+    public var cec: CECAdapterChoice?
     /// Where it was written (errors naming an output point there).
     public var location: String = ""
     /// Its place among the outputs (0 = the first).
@@ -147,6 +150,7 @@ extension DaemonConfig {
                 o.wakeSeconds = parsed.wake
                 o.idleBlankSeconds = parsed.idle
             }
+            if let c = try t.table("cec") { o.cec = try DaemonConfig.parseCEC(c) }
             try t.finish()
             outputs.append(o)
         }

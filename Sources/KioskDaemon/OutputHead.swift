@@ -1,3 +1,4 @@
+import KioskCEC
 import KioskCore
 import KioskScenes
 import Logging
@@ -10,6 +11,8 @@ public final class OutputHead {
     public let manager: SceneManager
     public let blanking: BlankController
     let themes: ThemeController
+    /// Its TV over HDMI-CEC (`[output.cec]`); nil: none.
+    var cec: CECLink?
 
     init(settings: OutputSettings, display: DisplayOutput, manager: SceneManager, blanking: BlankController, themes: ThemeController) {
         self.settings = settings

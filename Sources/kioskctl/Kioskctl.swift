@@ -136,6 +136,9 @@ struct Status: ParsableCommand {
                 lines.append("backlight: " + (b.method == "none" ? "none" : "\(b.device ?? "?") \(b.percent.map(n) ?? "?") % (raw \(b.raw ?? 0) of \(b.maxBrightness ?? 0)) via \(b.method)")
                              + (b.schedule.map { ", schedule \($0)" } ?? "") + (b.lux.map { ", room \(n($0)) lx" } ?? "") + (b.error.map { ", error: \($0)" } ?? ""))
             }
+            for out in o.outputs ?? [] {
+                if let cec = out.cec { lines.append("cec:     \(out.name.map { "\($0): " } ?? "")\(cec.text)") }
+            }
             lines.append("input:   " + (devs.isEmpty ? "none" : devs.map { "\($0.name) (\($0.sysname): \($0.capabilities.joined(separator: "+")))" }.joined(separator: ", ")))
             return lines.joined(separator: "\n")
         }
@@ -345,7 +348,8 @@ struct Outputs: ParsableCommand {
                     ", last frame shown \(o.lastFrameShown ?? "never"), \(n) frame\(n == 1 ? "" : "s") shown in the last minute"
                 } ?? ""
                 let error = o.error.map { "\n  error: \($0)" } ?? ""
-                return "\(o.name.map { "\($0): " } ?? "")\(o.description): logical \(o.logicalSize ?? "none"), rotation \(o.rotation)\(o.blanked ? ", blanked" : "")\(scene)\(shown)\(error)"
+                let cec = o.cec.map { "\n  cec: \($0.text)" } ?? ""
+                return "\(o.name.map { "\($0): " } ?? "")\(o.description): logical \(o.logicalSize ?? "none"), rotation \(o.rotation)\(o.blanked ? ", blanked" : "")\(scene)\(shown)\(error)\(cec)"
             }.joined(separator: "\n")
         }
     }

@@ -1,0 +1,13 @@
+import Testing
+
+/// HDMI-CEC on a real kernel: vivid's emulated bus, /dev/cec0 playing the TV (cec-ctl --tv,
+/// cec-follower) and kioskd on /dev/cec1 (scripts/vm/scenarios_cec.py says what it checks).
+/// KIOSK_VM_TESTS=1.
+@Suite(.enabled(if: vmTestsEnabled), .serialized)
+struct CECVMTests {
+    /// `kioskctl blank on/off` put the TV into standby and back (read with cec-ctl and in
+    /// kioskd's status); a TV that does not answer is reported while the clock keeps its rate.
+    @Test func tvFollowsBlankingOverCEC() throws {
+        try VMScenario.check("kioskd-cec", needsKioskd: true)
+    }
+}
