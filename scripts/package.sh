@@ -155,7 +155,7 @@ commit=${built_from:-$(git rev-parse --short HEAD 2>/dev/null || echo unknown)}
 } | gzip -9n > "$root/usr/share/doc/kioskd/changelog.Debian.gz"
 
 # --- Depends: NEEDED libraries → Debian packages
-# fetch_debs LIST DIR: the lib* packages of LIST (name=version lines) as .debs in DIR/debs, through
+# fetch_debs LIST DIR: the library packages of LIST (lib*, and zlib1g for libz; name=version lines) as .debs in DIR/debs, through
 # a private apt state in DIR (Debian $suite for $arch; the host's apt is not touched).
 fetch_debs() {
     local list=$1 dir=$2 key=/usr/share/keyrings/debian-archive-keyring.gpg
@@ -169,7 +169,7 @@ fetch_debs() {
         -o Acquire::Languages=none -o APT::Sandbox::User=root -o Debug::NoLocking=1)
     local want=() p
     # shellcheck disable=SC2013 # one name=version a line, no spaces
-    for p in $(grep -E '^lib' "$list" | grep -vE -- '-(dev|doc|bin|common|data)=' | grep -vE '^libswiftlang='); do
+    for p in $(grep -E '^(lib|zlib1g=)' "$list" | grep -vE -- '-(dev|doc|bin|common|data)=' | grep -vE '^libswiftlang='); do
         ls "$dir/debs/${p%%=*}_"*"_$arch.deb" >/dev/null 2>&1 || want+=("$p")
     done
     [ ${#want[@]} -eq 0 ] && return 0
