@@ -75,8 +75,12 @@ let package = Package(
         .target(name: "KioskLogind", dependencies: ["KioskCore", "KioskPosix", "CSdBus"]),
         // Drawing on cairo + pango.
         .target(name: "KioskRender", dependencies: ["KioskCore", "CCairo", "CKioskPixels"]),
-        // Scenes and the scene manager: see only KioskCore values and KioskRender canvases.
-        .target(name: "KioskScenes", dependencies: ["KioskCore", "KioskRender", "CQRencode", "CKioskLazy", .product(name: "Logging", package: "swift-log")]),
+        // What users entered, kept: the state store and its journal, the command pipeline that
+        // decides and commits every change (kioskd-commit), the state migration. No scene, no config.
+        .target(name: "KioskState", dependencies: ["KioskCore", "KioskPosix", "CZlib", .product(name: "Logging", package: "swift-log")]),
+        // Scenes and the scene manager: see only KioskCore values and KioskRender canvases
+        // (and KioskState's `StateStore`, where a scene still keeps values).
+        .target(name: "KioskScenes", dependencies: ["KioskCore", "KioskState", "KioskRender", "CQRencode", "CKioskLazy", .product(name: "Logging", package: "swift-log")]),
         // Hardware.
         // libudev for DRM and input: enumeration, the hotplug monitor, reference ownership.
         .target(name: "KioskUdev", dependencies: ["KioskCore", "KioskPosix", "CUdev"]),
@@ -115,8 +119,8 @@ let package = Package(
         // The daemon: config, control, persistence, services; the only place hardware meets scenes.
         .target(name: "KioskDaemon", dependencies: [
             "KioskCore", "KioskPosix", "KioskControl", "KioskRender", "KioskScenes", "KioskDRM", "KioskInput", "KioskLogind", "CSystemd", "KioskWeb",
-            "CKioskLinux", "CKioskExecutorHook", "CZlib",
-            "KioskMQTT", "KioskCEC",
+            "CKioskLinux", "CKioskExecutorHook",
+            "KioskMQTT", "KioskCEC", "KioskState",
             .product(name: "Logging", package: "swift-log"),
             .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             .product(name: "UnixSignals", package: "swift-service-lifecycle"),
@@ -139,7 +143,7 @@ let package = Package(
         .target(name: "KioskDRMTesting", dependencies: ["KioskCore", "KioskPosix", "KioskDRM", .product(name: "Logging", package: "swift-log")]),
 
         .executableTarget(name: "kioskd", dependencies: [
-            "KioskDaemon", .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            "KioskDaemon", "KioskState", .product(name: "ArgumentParser", package: "swift-argument-parser"),
             .product(name: "Logging", package: "swift-log"),
         ], swiftSettings: [
             // Release: the Swift runtime and Foundation linked in, not loaded as ~15 shared
@@ -170,7 +174,7 @@ let package = Package(
             .unsafeFlags(["-static-stdlib"], .when(configuration: .release)),
         ]),
         .executableTarget(name: "kioskd-bench", dependencies: [
-            "KioskCore", "KioskPosix", "KioskRender", "KioskScenes", "KioskTesting", "KioskDaemon", "CCairo", "KioskWeb", "KioskControl",
+            "KioskCore", "KioskPosix", "KioskRender", "KioskScenes", "KioskTesting", "KioskDaemon", "CCairo", "KioskWeb", "KioskControl", "KioskState",
             .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
             "KioskMQTT", .product(name: "Logging", package: "swift-log"),
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
@@ -189,11 +193,11 @@ let package = Package(
         .testTarget(name: "KioskPosixTests", dependencies: ["KioskTestTraits", "KioskPosix", "KioskTesting"]),
         .testTarget(name: "KioskLogindTests", dependencies: ["KioskTestTraits", "KioskLogind", "KioskPosix", "KioskTesting", "CSdBus"]),
         .testTarget(name: "KioskRenderTests", dependencies: ["KioskRender", "KioskTesting"]),
-        .testTarget(name: "KioskScenesTests", dependencies: ["KioskScenes", "KioskPosix", "KioskTesting"]),
-        .testTarget(name: "KioskDRMTests", dependencies: ["KioskDRM", "KioskDRMTesting", "KioskPosix", "KioskTesting", "KioskRender", "KioskScenes"]),
+        .testTarget(name: "KioskScenesTests", dependencies: ["KioskScenes", "KioskState", "KioskPosix", "KioskTesting"]),
+        .testTarget(name: "KioskDRMTests", dependencies: ["KioskDRM", "KioskState", "KioskDRMTesting", "KioskPosix", "KioskTesting", "KioskRender", "KioskScenes"]),
         .testTarget(name: "KioskCECTests", dependencies: ["KioskCEC"]),
         .testTarget(name: "KioskInputTests", dependencies: ["KioskTestTraits", "KioskInput", "KioskPosix", "CKioskInputShims"]),
-        .testTarget(name: "KioskDaemonTests", dependencies: ["KioskDRMTesting", "KioskTestTraits", "KioskDaemon", "KioskControl", "KioskPosix", "KioskTesting", "KioskMQTT", "CKioskLazy", "KioskCEC"]),
+        .testTarget(name: "KioskDaemonTests", dependencies: ["KioskDRMTesting", "KioskTestTraits", "KioskDaemon", "KioskControl", "KioskPosix", "KioskTesting", "KioskMQTT", "CKioskLazy", "KioskCEC", "KioskState"]),
         .testTarget(name: "KioskWebTests", dependencies: ["KioskTestTraits", "KioskWeb", "KioskDaemon", "KioskControl", "KioskCore", "KioskPosix", "KioskTesting",
                                                     .product(name: "NIOEmbedded", package: "swift-nio")]),
         .testTarget(name: "KioskMQTTTests", dependencies: ["KioskTestTraits", "KioskMQTT", "KioskPosix", "KioskTesting", .product(name: "Logging", package: "swift-log")],

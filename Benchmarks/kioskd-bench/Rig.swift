@@ -5,6 +5,7 @@ import KioskCore
 import KioskDaemon
 import KioskRender
 import KioskScenes
+import KioskState
 import KioskTesting
 import Logging
 import KioskPosix

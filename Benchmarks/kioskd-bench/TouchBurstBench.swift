@@ -8,6 +8,7 @@ import KioskCore
 import KioskDaemon
 import KioskPosix
 import KioskRender
+import KioskState
 import KioskTesting
 import Logging
 

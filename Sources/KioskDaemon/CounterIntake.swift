@@ -2,6 +2,7 @@ import KioskControl
 import KioskCore
 import KioskPosix
 import KioskScenes
+import KioskState
 import Synchronization
 
 /// The one entrance of counter changes. Touch, keys, the control socket, the web page and the

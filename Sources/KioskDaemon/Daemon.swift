@@ -3,6 +3,7 @@ import KioskControl
 import KioskCore
 import KioskRender
 import KioskScenes
+import KioskState
 import KioskWeb
 import Logging
 import KioskPosix

@@ -2,6 +2,7 @@ import Foundation
 import KioskControl
 import KioskCore
 import KioskScenes
+import KioskState
 import Logging
 
 /// Shares counters across the kiosks of a `[fleet]` group. Runs on the loop's thread.

@@ -1,5 +1,6 @@
 import KioskCore
 import KioskScenes
+import KioskState
 import Logging
 
 /// Scene kinds by name (`kind = "clock"` in a `[scene.NAME]` table) and their factories.

@@ -2,6 +2,7 @@ import Foundation
 import KioskControl
 import KioskCore
 import KioskRender
+import KioskState
 import KioskWeb
 import Logging
 import enum NIOCore.NIOSingletons

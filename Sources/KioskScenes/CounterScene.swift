@@ -1,5 +1,6 @@
 import KioskCore
 import KioskRender
+import KioskState
 import Logging
 
 /// What a key binding acts on: one counter or all of them.

@@ -1,5 +1,6 @@
 import KioskCore
 import KioskRender
+import KioskState
 import Logging
 
 /// What a scene is given when it is made: its config table, durable state, time and a logger.

@@ -2,6 +2,7 @@ import ArgumentParser
 import Foundation
 import KioskCore
 import KioskDaemon
+import KioskState
 import Logging
 
 /// `kioskd`: the kiosk display daemon.

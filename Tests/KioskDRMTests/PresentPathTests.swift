@@ -1,4 +1,5 @@
 import Foundation
+import KioskState
 import Testing
 import Logging
 import KioskCore

@@ -5,6 +5,7 @@ import KioskCore
 @testable import KioskDaemon
 import KioskPosix
 import KioskRender
+import KioskState
 import KioskTesting
 import Testing
 

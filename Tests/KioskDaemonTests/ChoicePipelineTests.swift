@@ -4,6 +4,7 @@ import KioskCore
 @testable import KioskDaemon
 import KioskPosix
 import KioskScenes
+import KioskState
 import KioskTestTraits
 import Synchronization
 import Testing

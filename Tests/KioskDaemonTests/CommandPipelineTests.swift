@@ -2,6 +2,7 @@ import Foundation
 import KioskCore
 @testable import KioskDaemon
 import KioskScenes
+import KioskState
 import KioskTesting
 import Logging
 import Synchronization

@@ -2,6 +2,7 @@ import Foundation
 import KioskCore
 @testable import KioskDaemon
 import KioskScenes
+import KioskState
 import Testing
 
 /// Config files that are malformed on purpose: too deep, NULs, bad UTF-8, huge strings, odd

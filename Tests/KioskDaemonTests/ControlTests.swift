@@ -3,6 +3,7 @@ import KioskControl
 import KioskCore
 @testable import KioskDaemon
 import KioskRender
+import KioskState
 import KioskTesting
 import KioskTestTraits
 import Testing

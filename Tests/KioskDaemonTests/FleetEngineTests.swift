@@ -3,6 +3,7 @@ import KioskControl
 import KioskCore
 @testable import KioskDaemon
 import KioskScenes
+import KioskState
 import KioskTesting
 import Logging
 import Testing

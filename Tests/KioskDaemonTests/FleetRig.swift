@@ -4,6 +4,7 @@ import KioskCore
 @testable import KioskDaemon
 import KioskRender
 import KioskScenes
+import KioskState
 import KioskTesting
 import Testing
 

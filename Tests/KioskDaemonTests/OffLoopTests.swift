@@ -5,6 +5,7 @@ import KioskCore
 import KioskPosix
 import KioskRender
 @testable import KioskScenes
+import KioskState
 import KioskTesting
 import KioskTestTraits
 import Synchronization

@@ -2,6 +2,7 @@ import Foundation
 import KioskControl
 import KioskCore
 import KioskRender
+import KioskState
 import KioskTesting
 @testable import KioskDaemon
 import Testing

@@ -2,6 +2,7 @@ import Foundation
 import KioskCore
 import KioskDaemon
 import KioskRender
+import KioskState
 import KioskTestTraits
 import KioskTesting
 import Testing

@@ -3,6 +3,7 @@ import KioskControl
 import KioskCore
 @testable import KioskDaemon
 import KioskScenes
+import KioskState
 import Logging
 import KioskTestTraits
 import Testing

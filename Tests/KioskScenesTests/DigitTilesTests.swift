@@ -1,3 +1,4 @@
+import KioskState
 import Testing
 import KioskCore
 import KioskRender

@@ -1,3 +1,4 @@
+import KioskState
 import Testing
 import Logging
 import KioskCore

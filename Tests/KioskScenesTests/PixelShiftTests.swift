@@ -1,6 +1,7 @@
 import Foundation
 import KioskCore
 import KioskRender
+import KioskState
 import KioskTesting
 import Logging
 import Testing

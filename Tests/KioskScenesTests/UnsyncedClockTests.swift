@@ -2,6 +2,7 @@ import Foundation
 import KioskCore
 import KioskRender
 @testable import KioskScenes
+import KioskState
 import KioskTesting
 import Logging
 import Testing

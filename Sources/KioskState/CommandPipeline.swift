@@ -1,6 +1,6 @@
 import Foundation
 import KioskCore
-import KioskScenes
+
 import Logging
 
 #if canImport(Glibc)
@@ -55,6 +55,9 @@ public final class CommandPipeline: @unchecked Sendable {
         public var new: Int
         /// The wheels turn upwards (an increment, or a set to a larger value).
         public var up: Bool
+        package init(scene: String, counter: String, old: Int, new: Int, up: Bool) {
+            self.scene = scene; self.counter = counter; self.old = old; self.new = new; self.up = up
+        }
     }
 
     /// A counter the pipeline may change without asking the render loop (control socket).
