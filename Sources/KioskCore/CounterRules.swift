@@ -43,6 +43,12 @@ public enum CounterEdit: Sendable, Equatable {
     case increment
     case decrement
     case reset
+
+    /// The request field a refusal names: the value of a set, else the counter's name.
+    public var field: String {
+        if case .set = self { return "value" }
+        return "name"
+    }
 }
 
 /// A counter's limits and the value an edit gives, as a pure decision: the same rules (and the

@@ -1,5 +1,6 @@
 import KioskControl
 import KioskCore
+import KioskFleet
 import KioskPosix
 import KioskScenes
 import KioskState
@@ -88,14 +89,6 @@ public final class CounterIntake: Sendable {
         case .refused(let e):
             return .from(e, field: edit.field)
         }
-    }
-}
-
-extension CounterEdit {
-    /// The request field a refusal names: the value of a set, else the counter's name.
-    var field: String {
-        if case .set = self { return "value" }
-        return "name"
     }
 }
 

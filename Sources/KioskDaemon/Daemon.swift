@@ -1,6 +1,7 @@
 import Foundation
 import KioskControl
 import KioskCore
+import KioskFleet
 import KioskRender
 import KioskScenes
 import KioskState

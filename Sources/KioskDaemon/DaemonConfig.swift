@@ -1,4 +1,5 @@
 import Foundation
+import KioskFleet
 import KioskWeb
 import KioskCEC
 import KioskCore

@@ -1,6 +1,7 @@
 import Foundation
 import KioskCore
 @testable import KioskDaemon
+@testable import KioskFleet
 import KioskScenes
 import KioskState
 import KioskTesting

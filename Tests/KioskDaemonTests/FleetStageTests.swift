@@ -2,6 +2,7 @@ import Foundation
 import KioskControl
 import KioskCore
 @testable import KioskDaemon
+@testable import KioskFleet
 import KioskScenes
 import KioskState
 import KioskTesting
