@@ -14,6 +14,8 @@ import KioskCore
 /// fires its timers on time by bounding its `epoll_wait` by the earliest deadline, and arms again
 /// at the next iteration.
 public final class EventLoop: KioskLoop, @unchecked Sendable {
+    // @unchecked: other threads only `post` (under `lock`) and wake it; everything else is used
+    // on the loop's thread alone (`assertInLoop`).
     public typealias Handler = () -> Void
     public typealias WatchID = KioskCore.WatchID
     public typealias WatchEvents = KioskCore.WatchEvents

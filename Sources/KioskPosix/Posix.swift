@@ -2,6 +2,7 @@
 import Glibc
 #endif
 import KioskCore
+import Synchronization
 
 /// The one way kioskd calls into the C library for calls that report failure as -1 and errno.
 public enum Posix {
@@ -26,15 +27,12 @@ public enum Posix {
     }
 }
 
-/// A mutex on pthread, for the little state shared with other threads (work posted to a loop).
-public final class PosixMutex: @unchecked Sendable {
-    // @unchecked: the pthread mutex itself is what makes access to `m` safe.
-    private var m = pthread_mutex_t()
-    public init() { pthread_mutex_init(&m, nil) }
-    deinit { pthread_mutex_destroy(&m) }
+/// A mutex guarding state kept outside it (work posted to a loop), as a reference: the
+/// standard library's `Synchronization.Mutex`, kioskd's one lock type outside SwiftNIO.
+public final class PosixMutex: Sendable {
+    private let m = Mutex(())
+    public init() {}
     public func locked<T>(_ body: () throws -> T) rethrows -> T {
-        pthread_mutex_lock(&m)
-        defer { pthread_mutex_unlock(&m) }
-        return try body()
+        try m.withLock { _ in try body() }
     }
 }

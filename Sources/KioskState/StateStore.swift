@@ -14,8 +14,9 @@ public enum StateDurability: Sendable, Equatable {
 /// Storage for what users entered (counter values, current scene and theme). In a durable
 /// store `save` returns only once the value is on disk (so a control request can be
 /// acknowledged), and throws only when the previous value is what a restart will read; see
-/// `durability` for stores that keep values in memory or cannot save.
-public protocol StateStore: AnyObject {
+/// `durability` for stores that keep values in memory or cannot save. Sendable: the command
+/// pipeline commits on its own thread while the render loop reads.
+public protocol StateStore: AnyObject, Sendable {
     func load(_ key: String) -> String?
     func save(_ key: String, _ value: String) throws
     /// Whether saves last (default: durable).
@@ -43,15 +44,15 @@ extension StateStore {
 }
 
 /// A StateStore in memory (tests, the headless snapshot mode and `state = "volatile"`).
-public final class MemoryStateStore: StateStore, @unchecked Sendable {
-    // @unchecked: every access to the values goes through `lock` (the command pipeline saves
-    // from its own thread while the render loop reads).
-    private let lock = Mutex<(values: [String: String], saveCount: Int)>(([:], 0))
+public final class MemoryStateStore: StateStore {
+    /// The values and the number of saves (the command pipeline saves from its own thread while
+    /// the render loop reads).
+    private let lock: Mutex<(values: [String: String], saveCount: Int)>
     public var values: [String: String] { lock.withLock { $0.values } }
     public var saveCount: Int { lock.withLock { $0.saveCount } }
     public let durability: StateDurability
     public init(_ values: [String: String] = [:], durability: StateDurability = .durable) {
-        lock.withLock { $0.values = values }
+        lock = Mutex((values, 0))
         self.durability = durability
     }
     public func load(_ key: String) -> String? { lock.withLock { $0.values[key] } }
