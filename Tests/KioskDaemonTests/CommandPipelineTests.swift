@@ -294,6 +294,42 @@ import Testing
         #expect(store.load("daemon.scene") == "d")
     }
 
+    /// `stop` returns once the thread committed and answered everything submitted before it;
+    /// a change submitted afterwards is refused at once, and a second `stop` (from another
+    /// thread too) returns without waiting.
+    @Test func stopCommitsWhatWasSubmittedThenRefusesAndStopsAgainAtOnce() throws {
+        let entered = DispatchSemaphore(value: 0)
+        let release = DispatchSemaphore(value: 0)
+        let held = Mutex(false)
+        let store = HeldBatchStore { if held.withLock({ h in defer { h = true }; return !h }) { entered.signal(); release.wait() } }
+        let pipeline = CommandPipeline(store: store, logger: Logger(label: "test")) { $0() }
+        pipeline.start()
+        let answers = Mutex<[CommandPipeline.Outcome]>([])
+        pipeline.submit(change("home", .increment)) { o in answers.withLock { $0.append(o) } }
+        entered.wait()
+        for _ in 1..<20 { pipeline.submit(change("home", .increment)) { o in answers.withLock { $0.append(o) } } }
+        // Two stops at once while the first batch is held: both wait for the queued work.
+        let stopped = DispatchSemaphore(value: 0)
+        Thread { pipeline.stop(); stopped.signal() }.start()
+        Thread { pipeline.stop(); stopped.signal() }.start()
+        #expect(stopped.wait(timeout: .now() + 0.2) == .timedOut, "stop returned before the held batch was committed")
+        release.signal()
+        #expect(stopped.wait(timeout: .now() + 5) == .success && stopped.wait(timeout: .now() + 5) == .success)
+        #expect(answers.withLock { $0.count } == 20 && answers.withLock { $0.last } == .changed(old: 19, new: 20))
+        #expect(store.load("home") == "20")
+        let late = Mutex<CommandPipeline.Outcome?>(nil)
+        pipeline.submit(change("home", .increment)) { o in late.withLock { $0 = o } }
+        guard case .refused(let e)? = late.withLock({ $0 }) else {
+            Issue.record("a change after stop was not refused at once: \(String(describing: late.withLock { $0 }))")
+            return
+        }
+        #expect(e.message.contains("kioskd is stopping"))
+        let start = DispatchTime.now()
+        pipeline.stop(timeout: 5)
+        #expect(DispatchTime.now().uptimeNanoseconds - start.uptimeNanoseconds < 1_000_000_000)
+        #expect(store.load("home") == "20")
+    }
+
     /// Records batches; `before` runs at the start of each (to hold one).
     final class HeldBatchStore: StateStore, Sendable {
         let base = MemoryStateStore()
