@@ -1,9 +1,10 @@
 import Foundation
+import KioskControl
 import NIOConcurrencyHelpers
 import NIOCore
 
 /// Every limit of the control interface in one place (documented in docs/control.md, "Guarantees
-/// and limits"). The handlers below and KioskWeb's `HTTPGuard` take their values from here, so
+/// and limits"). The handlers below and `HTTPGuard` (HTTPStack.swift) take their values from here, so
 /// both HTTP listeners (the control socket and the web page, `GuardedHTTP1Channel`) get them.
 public struct ControlLimits: Sendable, Equatable {
     /// Connections served at once. A connection over the cap is answered 503 (naming the cap)
