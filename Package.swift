@@ -69,7 +69,7 @@ let package = Package(
 
         // Pure Swift core: values and protocols (the Scheduler a loop offers). No C library imports.
         .target(name: "KioskCore"),
-        // The operating system: the epoll event loop, the syscall wrapper, the mutex.
+        // The operating system: the epoll event loop, the syscall wrapper.
         .target(name: "KioskPosix", dependencies: ["KioskCore", "CKioskLinux", "CTimex"]),
         // The backlight through the logind session (sd-bus), behind KioskPosix's BacklightWriter.
         .target(name: "KioskLogind", dependencies: ["KioskCore", "KioskPosix", "CSdBus"]),
