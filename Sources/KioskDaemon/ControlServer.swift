@@ -3,7 +3,7 @@ import HTTPTypes
 import HummingbirdCore
 import KioskControl
 import KioskCore
-import KioskWeb
+import KioskHTTP
 import Logging
 import NIOConcurrencyHelpers
 import NIOCore

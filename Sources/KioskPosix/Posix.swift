@@ -25,16 +25,3 @@ public enum Posix {
         return KioskError(.system, "\(what) failed: \(String(cString: strerror(e))) (errno \(e))", errno: e)
     }
 }
-
-/// A mutex on pthread, for the little state shared with other threads (work posted to a loop).
-public final class PosixMutex: @unchecked Sendable {
-    // @unchecked: the pthread mutex itself is what makes access to `m` safe.
-    private var m = pthread_mutex_t()
-    public init() { pthread_mutex_init(&m, nil) }
-    deinit { pthread_mutex_destroy(&m) }
-    public func locked<T>(_ body: () throws -> T) rethrows -> T {
-        pthread_mutex_lock(&m)
-        defer { pthread_mutex_unlock(&m) }
-        return try body()
-    }
-}

@@ -1,6 +1,7 @@
 import Foundation
 import KioskControl
 import KioskCore
+import KioskHTTP
 import KioskTesting
 @testable import KioskDaemon
 import Logging

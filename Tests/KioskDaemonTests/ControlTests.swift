@@ -1,6 +1,7 @@
 import Foundation
 import KioskControl
 import KioskCore
+import KioskHTTP
 @testable import KioskDaemon
 import KioskRender
 import KioskTesting
