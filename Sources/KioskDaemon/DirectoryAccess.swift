@@ -1,5 +1,4 @@
 import Foundation
-import KioskConfig
 import KioskCore
 import KioskPosix
 

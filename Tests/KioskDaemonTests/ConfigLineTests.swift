@@ -1,0 +1,151 @@
+import Foundation
+import KioskConfig
+import KioskCore
+import KioskDaemon
+import Testing
+
+/// Config errors name file:line:key for every TOML shape that places a key: arrays of tables,
+/// dotted keys, inline tables, quoted keys, and keys after multi-line strings and comments that
+/// hold `[`, `=` or `#`. The line numbers are counted by hand from the texts below.
+@Suite struct ConfigLineTests {
+    func error(_ text: String, _ dir: String) -> String {
+        configError { _ = try loadConfig(text, dir: dir) } ?? "no error"
+    }
+
+    @Test func aKeyInTheSecondArrayOfTablesElementNamesItsLine() {
+        let d = tempDir()
+        let e = error("""
+        state_dir = "\(d)/state"
+        [display]
+        backend = "headless"
+        [[output]]
+        connector = "HDMI-A-1"
+        scenes = ["clock"]
+        [[output]]
+        connector = "HDMI-A-2"
+        scenes = ["clock"]
+        rotation = 45
+        [scene.clock]
+        kind = "clock"
+        """, d)
+        #expect(e == "\(d)/kioskd.toml:10: key 'output[1].rotation': expected 0, 90, 180 or 270, got 45", "\(e)")
+    }
+
+    @Test func aSubTableOfAnArrayElementNamesItsLine() {
+        let d = tempDir()
+        let e = error("""
+        state_dir = "\(d)/state"
+        [[output]]
+        connector = "HDMI-A-1"
+        [output.cec]
+        adapter = "tv"
+        [scene.clock]
+        kind = "clock"
+        """, d)
+        #expect(e.hasPrefix("\(d)/kioskd.toml:5: key 'output[0].cec.adapter': expected \"auto\""), "\(e)")
+    }
+
+    @Test func dottedKeysNameTheLineTheyWereWrittenOn() {
+        let d = tempDir()
+        let e = error("""
+        state_dir = "\(d)/state"
+        display.backend = "headless"
+
+        display . rotation = 45
+        [scene.clock]
+        kind = "clock"
+        """, d)
+        #expect(e == "\(d)/kioskd.toml:4: key 'display.rotation': expected 0, 90, 180 or 270, got 45", "\(e)")
+    }
+
+    @Test func aKeyInsideAMultiLineInlineTableArrayNamesItsOwnLine() {
+        let d = tempDir()
+        let e = error("""
+        state_dir = "\(d)/state"
+        [display]
+        backend = "headless"
+        [input]
+        device = [
+          { match = "a*", output = "output-1" },
+          { match = "b*", output = "DSI-9" },
+        ]
+        [scene.clock]
+        kind = "clock"
+        """, d)
+        #expect(e.hasPrefix("\(d)/kioskd.toml:7: key 'input.device[1].output': no output named \"DSI-9\""), "\(e)")
+    }
+
+    @Test func quotedKeysAndHeadersAreFollowed() {
+        let d = tempDir()
+        let e = error("""
+        state_dir = "\(d)/state"
+        ["display"]
+        'backend' = "headless"
+        "rota\\u0074ion" = 45
+        [scene.clock]
+        kind = "clock"
+        """, d)
+        #expect(e == "\(d)/kioskd.toml:4: key 'display.rotation': expected 0, 90, 180 or 270, got 45", "\(e)")
+    }
+
+    @Test func multiLineStringsHoldingBracketsAndEqualsAreNotKeys() {
+        let d = tempDir()
+        // The strings' lines look like table headers and keys; the error is on line 12.
+        let e = error("""
+        state_dir = "\(d)/state"
+        theme_dir = '''
+        x = [1, 2
+        [[output]]
+        '''
+        [control]
+        group = \"\"\"
+        [display]
+        rotation = 45 \\\"\"\" still inside
+        \"\"\"
+        socket = "s # [e] = \\" [f]" # [g] = 1
+        mode = 1000
+        [scene.clock]
+        kind = "clock"
+        """, d)
+        #expect(e.hasPrefix("\(d)/kioskd.toml:12: key 'control.mode': "), "\(e)")
+    }
+
+    @Test func theLocatorFollowsNestedArraysOfTables() {
+        let loc = ConfigLocator(source: """
+        [[a]]
+        x = 1
+        [[a.b]]
+        y = 2
+        [[a.b]]
+        y = 3
+        [[a]]
+        [[a.b]]
+        y = 4
+        [a.b.c]
+        z = 5
+        """)
+        #expect(loc.line(of: "a[0].x") == 2)
+        #expect(loc.line(of: "a[0].b[0].y") == 4)
+        #expect(loc.line(of: "a[0].b[1].y") == 6)
+        #expect(loc.line(of: "a[1]") == 7)
+        #expect(loc.line(of: "a[1].b[0].y") == 9)
+        #expect(loc.line(of: "a[1].b[0].c.z") == 11)
+    }
+
+    @Test func theLocatorSkipsCommentsAndStringsInArraysAndInlineTables() {
+        let loc = ConfigLocator(source: """
+        list = [ # a = 1
+          "]", # [b]
+          '''
+        c = 2''',
+          { d = "}", e = { f = 1 } },
+        ]
+        g = 3
+        """)
+        #expect(loc.line(of: "list[1]") == 3)
+        #expect(loc.line(of: "list[2].d") == 5)
+        #expect(loc.line(of: "list[2].e.f") == 5)
+        #expect(loc.line(of: "g") == 7)
+        #expect(loc.lines["a"] == nil && loc.lines["b"] == nil && loc.lines["c"] == nil)
+    }
+}
