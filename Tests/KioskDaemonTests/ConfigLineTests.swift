@@ -148,4 +148,24 @@ import Testing
         #expect(loc.line(of: "g") == 7)
         #expect(loc.lines["a"] == nil && loc.lines["b"] == nil && loc.lines["c"] == nil)
     }
+
+    @Test func theLocatorFollowsQuotesAtTheEdgesAndWindowsLineEnds() {
+        let text = [
+            #"a = """x""""  "#,
+            #"b = 1"#,
+            #"[ t . "u.v" ]"#,
+            #"w = '''it's'''"#,
+            #"x = """\"#,
+            #"  [y]"#,
+            #"  z = 1""""#,
+            #"last = 2"#,
+        ].joined(separator: "\r\n")
+        let loc = ConfigLocator(source: text)
+        #expect(loc.line(of: "b") == 2)
+        #expect(loc.line(of: "t.u.v") == 3)
+        #expect(loc.line(of: "t.u.v.w") == 4)
+        #expect(loc.line(of: "t.u.v.x") == 5)
+        #expect(loc.line(of: "t.u.v.last") == 8)
+        #expect(loc.lines["y"] == nil && loc.lines["t.u.v.z"] == nil)
+    }
 }
