@@ -88,6 +88,9 @@ public struct SceneDefinition {
 /// The whole config file, checked: every key known, every value in range.
 public struct DaemonConfig {
     public var file: String
+    /// The file's tree, as read: each value with its file:line, and the defaults the checks took
+    /// (`EffectiveConfig.values(of:)`).
+    public var tree: ConfigTable
     public var themeName: String
     public var theme: Theme
     public var themeDirectory: String
@@ -146,6 +149,7 @@ public struct DaemonConfig {
     /// Checks a parsed config (`root`) from `file`; `kinds` as for `load`.
     public init(root: ConfigTable, file: String, environment: [String: String] = [:], kinds: [String]) throws {
         self.file = file
+        self.tree = root
         let configDir = (file as NSString).deletingLastPathComponent
         func resolve(_ p: String) -> String {
             p.hasPrefix("/") || configDir.isEmpty ? p : (configDir as NSString).appendingPathComponent(p)
