@@ -43,4 +43,25 @@ import Testing
         #expect(find("output[0].rotation")?.description == "output[0].rotation = 90  # \(file):6")
         #expect(find("display.buffers")?.description == "display.buffers = 2  # default")
     }
+
+    /// Scene factories read their keys when the scenes are made; their defaults join the list then.
+    @Test func sceneKeysAreListedOnceTheScenesAreMade() throws {
+        let d = tempDir()
+        let file = "\(d)/kioskd.toml"
+        let c = try loadConfig("""
+        state_dir = "\(d)/state"
+        [scene.score]
+        kind = "counter"
+        [[scene.score.counter]]
+        name = "home"
+        label = "HOME"
+        """, dir: d)
+        #expect(!EffectiveConfig.values(of: c.tree).contains { $0.key == "scene.score.digits" })
+        _ = try SceneRegistry.standard.make(c.scenes, state: MemoryStateStore(), logger: quietLogger, dataDirectory: d)
+        let values = EffectiveConfig.values(of: c.tree)
+        #expect(values.first { $0.key == "scene.score.counter[0].label" }
+                == EffectiveValue(key: "scene.score.counter[0].label", value: "\"HOME\"", source: .file(SourceLocation(file: file, line: 6))))
+        #expect(values.first { $0.key == "scene.score.digits" } == EffectiveValue(key: "scene.score.digits", value: "4", source: .default))
+        #expect(values.first { $0.key == "scene.score.tap" } == EffectiveValue(key: "scene.score.tap", value: "\"increment\"", source: .default))
+    }
 }
