@@ -233,6 +233,10 @@ public struct ConfigLocator: Sendable {
                     switch e {
                     case UInt8(ascii: "n"): out.append(0x0A)
                     case UInt8(ascii: "t"): out.append(0x09)
+                    case UInt8(ascii: "r"): out.append(0x0D)
+                    case UInt8(ascii: "b"): out.append(0x08)
+                    case UInt8(ascii: "f"): out.append(0x0C)
+                    case UInt8(ascii: "e"): out.append(0x1B)
                     case UInt8(ascii: "u"), UInt8(ascii: "U"):
                         // \uXXXX, \UXXXXXXXX: the scalar's UTF-8 (as the TOML parser reads it).
                         let n = e == UInt8(ascii: "u") ? 4 : 8

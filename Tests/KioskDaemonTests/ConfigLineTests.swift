@@ -168,4 +168,21 @@ import Testing
         #expect(loc.line(of: "t.u.v.last") == 8)
         #expect(loc.lines["y"] == nil && loc.lines["t.u.v.z"] == nil)
     }
+
+    /// A quoted key's escapes decode as TOMLKit decodes them, so its path is the one errors name.
+    @Test func quotedKeysWithEveryEscapeGetTheirLines() {
+        let loc = ConfigLocator(source: #"""
+        x = 0
+        "a\bb" = 1
+        "a\fb" = 2
+        "a\rb" = 3
+        "a\"b\\c" = 4
+        "a\u00e9\U0001F600" = 5
+        """#)
+        #expect(loc.lines["a\u{08}b"] == 2)
+        #expect(loc.lines["a\u{0C}b"] == 3)
+        #expect(loc.lines["a\rb"] == 4)
+        #expect(loc.lines["a\"b\\c"] == 5)
+        #expect(loc.lines["a\u{E9}\u{1F600}"] == 6)
+    }
 }
