@@ -185,4 +185,59 @@ import Testing
         #expect(loc.lines["a\"b\\c"] == 5)
         #expect(loc.lines["a\u{E9}\u{1F600}"] == 6)
     }
+
+    /// Every key, table and element TOMLKit reads has a line of its own in the locator (none
+    /// falls back to its parent's): the shipped configs and themes, and a document of every shape.
+    @Test func theLocatorFindsEveryPathTheParserFinds() throws {
+        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent().path
+        var documents: [(String, String)] = []
+        for dir in ["\(root)/config", "\(root)/config/themes"] {
+            for f in try FileManager.default.contentsOfDirectory(atPath: dir).sorted() where f.hasSuffix(".toml") {
+                documents.append(("\(dir)/\(f)", try String(contentsOfFile: "\(dir)/\(f)", encoding: .utf8)))
+            }
+        }
+        documents.append(("shapes", #"""
+        top = "x" # [not] = 1
+        "quoted key" = 1
+        'lit.key' = 2
+        "esc\tkey" = 3
+        "esc\bkey" = 6
+        a.b . c = 4
+        m = [[1, 2], [3, [4, 5]]]
+        t = { u = 1, v.w = { x = [ { y = 2 } ] } }
+        s = """
+        [fake]
+        z = 1"""
+        l = '''
+        [[fake]]'''
+        [[arr]]
+        k = 1
+        [arr.sub]
+        k = 2
+        [[arr.inner]]
+        k = 3
+        [[arr]]
+        k = 4
+        [ "sp ace" . 'q' ]
+        k = 5
+        """#))
+        #expect(documents.count >= 8)
+        for (name, text) in documents {
+            let tree = try ConfigFile.parse(text, file: name)
+            let loc = ConfigLocator(source: text)
+            var paths: [String] = []
+            func walk(_ node: ConfigNode, _ path: String) {
+                paths.append(path)
+                switch node.value {
+                case .table(let t): for k in t.keys { if let n = t.entries[k] { walk(n, t.fullKey(k)) } }
+                case .array(let a): for (i, e) in a.enumerated() { walk(e, "\(path)[\(i)]") }
+                default: break
+                }
+            }
+            for k in tree.keys { if let n = tree.entries[k] { walk(n, tree.fullKey(k)) } }
+            #expect(paths.count > 3, "\(name)")
+            let missing = paths.filter { loc.lines[$0] == nil }
+            #expect(missing.isEmpty, "\(name): no line for \(missing)")
+        }
+    }
 }
