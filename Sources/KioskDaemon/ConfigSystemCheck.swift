@@ -3,6 +3,9 @@ import KioskConfig
 import KioskCore
 import KioskPosix
 
+/// What of `DaemonConfig` needs the daemon: the scene kinds kioskd ships (its `SceneRegistry`),
+/// and the start-up check of the system the config names (through `DirectoryAccess`, which the
+/// state store shares).
 extension DaemonConfig {
     /// Reads and checks the config file at `path`, with the scene kinds kioskd ships.
     public static func load(path: String, environment: [String: String] = ProcessInfo.processInfo.environment) throws -> DaemonConfig {
@@ -70,7 +73,7 @@ extension DaemonConfig {
 
     /// Why `path` (with any missing parent folders) cannot be created by this user, and whether
     /// that is for want of a permission; nil when it can (or already exists with its parent).
-    package static func creatable(_ path: String) -> (message: String, permission: Bool)? {
+    static func creatable(_ path: String) -> (message: String, permission: Bool)? {
         var st = stat()
         var dir = (path as NSString).deletingLastPathComponent
         if dir.isEmpty { dir = "." }
