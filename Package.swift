@@ -121,8 +121,15 @@ let package = Package(
         ]),
         // MQTT client on libmosquitto, driven by the epoll EventLoop.
         .target(name: "KioskMQTT", dependencies: ["KioskCore", "KioskPosix", "CMosquitto", "CKioskLinux", "CKioskLazy", .product(name: "Logging", package: "swift-log")]),
-        // The daemon: config, control, persistence, services; the only place hardware meets scenes.
+        // The config file: TOMLKit's tree with each key's file:line, checked into `DaemonConfig`
+        // (the settings types of the modules it configures); themes. No daemon, no hardware opened.
+        .target(name: "KioskConfig", dependencies: [
+            "KioskCore", "KioskPosix", "KioskWeb", "KioskMQTT", "KioskCEC", "KioskDRM", "KioskScenes",
+            .product(name: "TOMLKit", package: "TOMLKit"),
+        ]),
+        // The daemon: control, persistence, services; the only place hardware meets scenes.
         .target(name: "KioskDaemon", dependencies: [
+            "KioskConfig",
             "KioskCore", "KioskPosix", "KioskControl", "KioskHTTP", "KioskRender", "KioskScenes", "KioskDRM", "KioskInput", "KioskLogind", "CSystemd", "KioskWeb",
             "CKioskLinux", "CKioskExecutorHook", "CZlib",
             "KioskMQTT", "KioskCEC",
@@ -135,7 +142,6 @@ let package = Package(
             .product(name: "NIOCore", package: "swift-nio"),
             .product(name: "NIOPosix", package: "swift-nio"),
             .product(name: "NIOHTTP1", package: "swift-nio"),
-            .product(name: "TOMLKit", package: "TOMLKit"),
         ]),
         // Fakes shipped as a product: scripted input, manual clock, pixel helpers.
         .target(name: "KioskTesting", dependencies: ["KioskCore", "KioskPosix", "KioskRender", "KioskScenes",
@@ -148,7 +154,7 @@ let package = Package(
         .target(name: "KioskDRMTesting", dependencies: ["KioskCore", "KioskPosix", "KioskDRM", .product(name: "Logging", package: "swift-log")]),
 
         .executableTarget(name: "kioskd", dependencies: [
-            "KioskDaemon", .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            "KioskDaemon", "KioskConfig", .product(name: "ArgumentParser", package: "swift-argument-parser"),
             .product(name: "Logging", package: "swift-log"),
         ], swiftSettings: [
             // Release: the Swift runtime and Foundation linked in, not loaded as ~15 shared
@@ -179,7 +185,7 @@ let package = Package(
             .unsafeFlags(["-static-stdlib"], .when(configuration: .release)),
         ]),
         .executableTarget(name: "kioskd-bench", dependencies: [
-            "KioskCore", "KioskPosix", "KioskRender", "KioskScenes", "KioskTesting", "KioskDaemon", "CCairo", "KioskWeb", "KioskControl",
+            "KioskCore", "KioskPosix", "KioskRender", "KioskScenes", "KioskTesting", "KioskDaemon", "KioskConfig", "CCairo", "KioskWeb", "KioskControl",
             .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
             "KioskMQTT", .product(name: "Logging", package: "swift-log"),
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
@@ -188,7 +194,7 @@ let package = Package(
         .executableTarget(name: "kiosk-vmtool", dependencies: ["CKioskLinux", "CKioskUInput", "KioskCore", "KioskPosix", "KioskDRM", "KioskInput", .product(name: "Logging", package: "swift-log")]),
         // Fuzz targets for the config, theme and control-request parsers (scripts/fuzz.sh, docs/fuzzing.md).
         .executableTarget(name: "kiosk-fuzz", dependencies: [
-            "KioskDaemon", "KioskControl",
+            "KioskDaemon", "KioskConfig", "KioskControl",
             .product(name: "NIOCore", package: "swift-nio"),
             .product(name: "NIOEmbedded", package: "swift-nio"),
             .product(name: "NIOHTTP1", package: "swift-nio"),
@@ -202,8 +208,8 @@ let package = Package(
         .testTarget(name: "KioskDRMTests", dependencies: ["KioskDRM", "KioskDRMTesting", "KioskPosix", "KioskTesting", "KioskRender", "KioskScenes"]),
         .testTarget(name: "KioskCECTests", dependencies: ["KioskCEC"]),
         .testTarget(name: "KioskInputTests", dependencies: ["KioskTestTraits", "KioskInput", "KioskPosix", "CKioskInputShims"]),
-        .testTarget(name: "KioskDaemonTests", dependencies: ["KioskDRMTesting", "KioskTestTraits", "KioskDaemon", "KioskControl", "KioskHTTP", "KioskPosix", "KioskTesting", "KioskMQTT", "CKioskLazy", "KioskCEC"]),
-        .testTarget(name: "KioskWebTests", dependencies: ["KioskTestTraits", "KioskWeb", "KioskDaemon", "KioskControl", "KioskCore", "KioskPosix", "KioskTesting",
+        .testTarget(name: "KioskDaemonTests", dependencies: ["KioskDRMTesting", "KioskTestTraits", "KioskDaemon", "KioskConfig", "KioskControl", "KioskHTTP", "KioskPosix", "KioskTesting", "KioskMQTT", "CKioskLazy", "KioskCEC"]),
+        .testTarget(name: "KioskWebTests", dependencies: ["KioskTestTraits", "KioskWeb", "KioskDaemon", "KioskConfig", "KioskControl", "KioskCore", "KioskPosix", "KioskTesting",
                                                     .product(name: "NIOEmbedded", package: "swift-nio")]),
         .testTarget(name: "KioskMQTTTests", dependencies: ["KioskTestTraits", "KioskMQTT", "KioskPosix", "KioskTesting", .product(name: "Logging", package: "swift-log")],
                     exclude: ["golden"]),

@@ -1,6 +1,7 @@
 import Foundation
 import HTTPTypes
 import HummingbirdCore
+import KioskConfig
 import KioskControl
 import KioskCore
 import KioskHTTP

@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import KioskConfig
 import KioskCore
 import KioskDaemon
 import Logging
