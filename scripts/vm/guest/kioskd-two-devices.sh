@@ -1,0 +1,79 @@
+# shellcheck shell=bash
+# kioskd-two-devices: one kioskd, two DRM devices (a virtio-gpu and a bochs-display, each a card
+# of its own; card numbers follow the drivers' probe order). `kioskd --list-outputs` first; then
+# the clock on the device named by its driver "virtio_gpu" and the score counter on "bochs-drm",
+# no card number and no connector in the config. The host takes each device's screendump at every
+# wait_host. Then the bochs device's connector is forced off, and then the device is unbound from
+# its driver (unplugged): the virtio output's frames are counted across each.
+# shellcheck source=lib/kioskd.sh
+. "$REPO/scripts/vm/guest/lib/kioskd.sh"
+# card_of DRIVER: the /sys/class/drm/cardN of the device driven by DRIVER (the PCI driver's name).
+card_of() {
+  local c
+  for c in /sys/class/drm/card[0-9]; do
+    [ "$(basename "$(readlink -f "$c/device/driver")")" = "$1" ] && { echo "$c"; return; }
+  done
+}
+virtio=$(card_of virtio_gpu)
+bochs=$(card_of bochs-drm)
+mark cards "virtio=$(basename "$virtio") bochs=$(basename "$bochs") by-path: $(ls /dev/dri/by-path 2>&1 | tr '\n' ' ')"
+"$KIOSKD" --list-outputs > /tmp/list.txt 2>&1
+mark list-exit "$?"
+mark list "$(sed 's/@@//g' /tmp/list.txt | awk '{ printf "%s%s", (n++ ? " | " : ""), $0 }' | cut -c1-1500)"
+
+kioskd_start '[display]
+backend = "drm"
+[[output]]
+device = "virtio_gpu"
+scenes = ["clock"]
+[[output]]
+device = "bochs-drm"
+scenes = ["score"]
+[scene.clock]
+kind = "clock"
+color_mode = "scaled"
+unsynced = "ignore"
+[scene.score]
+kind = "counter"
+shading = false
+[[scene.score.counter]]
+name = "HOME"
+[[scene.score.counter]]
+name = "AWAY"'
+# Both outputs have shown a frame (kioskd_start waited for the first one).
+wait_count /tmp/kioskd.log "first frame on screen" 2 30 "$KPID" > /dev/null || true
+mark opened "$(grep -F 'opened DRM device' /tmp/kioskd.log | sed 's/@@//g' | cut -c1-200 | tr '\n' ' ')"
+mark shot1 "$EPOCHREALTIME"
+wait_host 60
+mark shot1-done "$EPOCHREALTIME"
+kioskd_status_at status1
+
+# The bochs device's connector forced off (and the card's udev change event).
+bconn=$(ls -d "$bochs"-* | head -n 1)
+mark bochs-connector "$(basename "$bconn")"
+kioskd_status_at before-off
+echo off > "$bconn/status"
+udevadm trigger --action=change --subsystem-match=drm --sysname-match="$(basename "$bochs")"
+sleep 1
+kioskd_status_at off0
+sleep 5
+kioskd_status_at off1
+mark shot2 "$EPOCHREALTIME"
+wait_host 60
+mark shot2-done "$EPOCHREALTIME"
+
+# The bochs device unplugged: unbound from its driver (its card node goes away).
+pci=$(basename "$(readlink -f "$bochs/device")")
+echo "$pci" > /sys/bus/pci/drivers/bochs-drm/unbind
+mark unbound "$? $(ls /dev/dri | tr '\n' ' ')"
+sleep 1
+kioskd_status_at gone0
+sleep 5
+kioskd_status_at gone1
+mark shot3 "$EPOCHREALTIME"
+wait_host 60
+mark shot3-done "$EPOCHREALTIME"
+mark alive "$(kill -0 "$KPID" 2>/dev/null && echo yes || echo no)"
+mark kioskd-said "$(grep -E 'bochs|card[0-9]|removed|no connected' /tmp/kioskd.log | sed 's/@@//g' | tail -n 4 | cut -c1-200 | tr '\n' ' ')"
+kioskd_term
+kioskd_log 20
