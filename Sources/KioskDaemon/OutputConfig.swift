@@ -76,8 +76,8 @@ extension DaemonConfig {
     }
 
     /// What a device may be: a path, or a driver's name.
-    static let deviceRule = "a DRM device: a path like \"/dev/dri/by-path/platform-1f00130000.dsi-card\" or a driver name like "
-        + "\"vc4\" (1…64 characters, no control characters; kioskd --list-outputs shows them)"
+    static let deviceRule = "a DRM device: a driver name like \"vc4\" (1…64 characters) or a path like "
+        + "\"/dev/dri/by-path/platform-1f00130000.dsi-card\" (no control characters; kioskd --list-outputs shows them)"
 
     /// The device under `key` of `t`, if written: a driver name (no `/`) as written, else a path
     /// (a relative one is taken from the config's directory, as other paths are).

@@ -131,7 +131,7 @@ import Testing
         func err(_ device: String) -> String {
             configError { _ = try Self.config(dir, "device = \(device)", "") } ?? "no error"
         }
-        #expect(err("\"\"").contains("key 'output[0].device': expected a DRM device: a path like"))
+        #expect(err("\"\"").contains("key 'output[0].device': expected a DRM device: a driver name like"))
         #expect(err("\"vc4\\n\"").contains("key 'output[0].device': expected a DRM device"))
         #expect(err("\"vc4\"") == "no error")
         #expect(err("\"/dev/dri/by-path/platform-axi:gpu-card\"") == "no error")

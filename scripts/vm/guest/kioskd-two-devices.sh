@@ -7,16 +7,15 @@
 # its driver (unplugged): the virtio output's frames are counted across each.
 # shellcheck source=lib/kioskd.sh
 . "$REPO/scripts/vm/guest/lib/kioskd.sh"
-# card_of DRIVER: the /sys/class/drm/cardN of the device driven by DRIVER (the PCI driver's name).
+# card_of DRIVER: the /sys/class/drm/cardN whose device is bound to DRIVER (a PCI driver's name).
 card_of() {
   local c
   for c in /sys/class/drm/card[0-9]; do
     [ "$(basename "$(readlink -f "$c/device/driver")")" = "$1" ] && { echo "$c"; return; }
   done
 }
-virtio=$(card_of virtio_gpu)
 bochs=$(card_of bochs-drm)
-mark cards "virtio=$(basename "$virtio") bochs=$(basename "$bochs") by-path: $(ls /dev/dri/by-path 2>&1 | tr '\n' ' ')"
+mark cards "bochs-drm=$(basename "$bochs") by-path: $(cd /dev/dri/by-path && echo *)"
 "$KIOSKD" --list-outputs > /tmp/list.txt 2>&1
 mark list-exit "$?"
 mark list "$(sed 's/@@//g' /tmp/list.txt | awk '{ printf "%s%s", (n++ ? " | " : ""), $0 }' | cut -c1-1500)"
@@ -49,7 +48,7 @@ mark shot1-done "$EPOCHREALTIME"
 kioskd_status_at status1
 
 # The bochs device's connector forced off (and the card's udev change event).
-bconn=$(ls -d "$bochs"-* | head -n 1)
+for bconn in "$bochs"-*; do break; done
 mark bochs-connector "$(basename "$bconn")"
 kioskd_status_at before-off
 echo off > "$bconn/status"
@@ -64,8 +63,9 @@ mark shot2-done "$EPOCHREALTIME"
 
 # The bochs device unplugged: unbound from its driver (its card node goes away).
 pci=$(basename "$(readlink -f "$bochs/device")")
-echo "$pci" > /sys/bus/pci/drivers/bochs-drm/unbind
-mark unbound "$? $(ls /dev/dri | tr '\n' ' ')"
+rc=0
+printf '%s' "$pci" > /sys/bus/pci/drivers/bochs-drm/unbind || rc=$?
+mark unbound "$rc $(cd /dev/dri && echo *)"
 sleep 1
 kioskd_status_at gone0
 sleep 5
