@@ -25,4 +25,9 @@ struct MultiOutputVMTests {
     @Test func outputsOnTwoDevicesNamedByDriver() throws {
         try VMScenario.check("kioskd-two-devices", needsKioskd: true)
     }
+
+    /// The same with the two devices' PCI slots swapped: the same scenes on the same devices.
+    @Test func outputsOnTwoDevicesWithTheirSlotsSwapped() throws {
+        try VMScenario.check("kioskd-two-devices-swapped", needsKioskd: true)
+    }
 }

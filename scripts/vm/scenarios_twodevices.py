@@ -52,6 +52,17 @@ def rate_check(s: Session, check: str, a: str, b: str) -> None:
           timeout=300, guest="kioskd-two-devices.sh")
 def two_devices(s: Session) -> None:
     """One kioskd on two DRM devices named by driver: the clock on virtio-gpu and a counter on bochs-display, each checked by its screendump; --list-outputs lists both; the bochs connector forced off and the device unbound while virtio keeps its frame rate."""
+    _two_devices(s)
+
+
+@scenario("kioskd-two-devices-swapped", display=f"bochs-display,id={BOCHS}", qemu_args=["-device", f"virtio-gpu-pci,id={VIRTIO}"],
+          timeout=300, guest="kioskd-two-devices.sh")
+def two_devices_swapped(s: Session) -> None:
+    """kioskd-two-devices with the two devices' PCI slots swapped (bochs-display first): the same config, the same scenes on the same devices."""
+    _two_devices(s)
+
+
+def _two_devices(s: Session) -> None:
     s.result("checks", CHECKS)
     s.result("cards", s.wait_marker("cards", 90))
 
