@@ -77,6 +77,13 @@ import Testing
         #expect(scorePixel.map { $0 & 0xFF_FFFF } == 0xFF_FFFF, "the counter's background is white: \(String(scorePixel ?? 0, radix: 16))")
         #expect(clockPixel != scorePixel, "the clock's background differs from the counter's")
         d.shutdown()
+        // Each card gives its own CRTC back to the console it found (framebuffers 9 and 7).
+        for (path, fb) in [("/dev/dri/card1", UInt32(9)), ("/dev/dri/card0", UInt32(7))] {
+            let k = try #require(seat.kms(path))
+            #expect(k.onScreenFB(crtc: 10) == fb && k.committed.last == .restore(SavedCrtc(crtc: 10, fb: fb, x: 0, y: 0, mode: Self.mode, connector: 30)),
+                    "\(path): \(k.committed.suffix(2))")
+            #expect(!k.isMaster, "\(path): DRM master dropped")
+        }
     }
 
     /// The bochs device goes away (unbound): the virtio output keeps its one frame a second,
