@@ -73,7 +73,7 @@ extension DRMCard {
                     logger.error("reconfiguring after hotplug failed: \(error)", metadata: ["drm.device": "\(device.path)"])
                     for h in heads { h.deactivate(announce: true) }
                 }
-            } else if devicePath == nil || devicePath == node {
+            } else if devicePath == nil || devicePath == node || takes?(node) == true {
                 do {
                     try open(path: node)
                     try configure(announce: true)

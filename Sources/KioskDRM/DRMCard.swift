@@ -37,6 +37,11 @@ public final class DRMCard {
     let logger: Logger
     private var members: [Member] = []
 
+    /// Whether a node that appears (udev "add") while the card has no device is its device, when
+    /// it is not the node the card was made for: a device named by its driver or by-path name
+    /// comes back under another card number after being unbound. Nil: only that node.
+    public var takes: ((_ node: String) -> Bool)?
+
     private(set) var device: (any KMSDevice)?
     private(set) var hasMaster = true
     private var hotplugMonitor: AnyObject?

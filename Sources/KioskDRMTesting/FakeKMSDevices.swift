@@ -37,6 +37,11 @@ public final class FakeKMSDevices {
         devices.append(Device(kms: nil, summary: DRMDeviceSummary(path: path, driver: driver, byPath: byPath, connectors: nil)))
     }
 
+    /// The device at `path` goes away (unbound from its driver): no longer listed or opened.
+    public func remove(_ path: String) {
+        devices.removeAll { $0.summary.path == path }
+    }
+
     /// The fake device at `path`.
     public func kms(_ path: String) -> FakeKMS? { devices.first { $0.summary.path == path }?.kms }
 

@@ -84,6 +84,7 @@ public enum Backends {
                                    heads: mine.map { DRMHeadOptions(output: outputs[$0].connector, mode: outputs[$0].mode, rotation: outputs[$0].rotation) },
                                    scheduler: loop, backend: backend, logger: logger)
             for (i, head) in zip(mine, card.heads) { displays[i] = head }
+            card.takes = follower(of: outputs[mine[0]], config: config, backend: backend)
             cards.append(card)
         }
         return Displays(outputs: displays.compactMap { $0 }, owner: cards.count == 1 ? cards[0] : DRMCards(cards))
@@ -93,6 +94,14 @@ public enum Backends {
     final class DRMCards {
         let cards: [DRMCard]
         init(_ cards: [DRMCard]) { self.cards = cards }
+    }
+
+    /// For an output whose device was named by driver or by-path name, or found by its connector:
+    /// whether a node that appears is that device again (under another card number).
+    private static func follower(of o: OutputSettings, config: DaemonConfig, backend: KMSBackend) -> ((String) -> Bool)? {
+        let device = o.device ?? config.display.device
+        guard device.map({ !$0.hasPrefix("/dev/dri/card") }) ?? (o.connector != nil) else { return nil }
+        return { node in (try? DRMDeviceChoice.resolve(device: device, connector: o.connector, among: backend.devices())) == node }
     }
 
     /// `[display]` with the one output's connector, mode and rotation.

@@ -113,6 +113,22 @@ import Testing
         let status = try #require(d.status().outputs)
         #expect(status.map(\.name) == ["Virtual-2", "output-2"])
         #expect((status[0].framesShownLastMinute ?? 0) >= 5, "\(status[0])")
+
+        // The bochs device is bound again and comes back as card3: its output follows it there,
+        // and a virtio device added later is not taken for it.
+        seat.remove(bochs.path)
+        let again = FakeKMS(path: "/dev/dri/card3", resources: FakeKMS.outputs([.init("Virtual-1", modes: [Self.mode])]))
+        seat.add(again, driver: "bochs-drm")
+        let other = FakeKMS(path: "/dev/dri/card4", resources: FakeKMS.outputs([.init("Virtual-4", modes: [Self.mode])]))
+        seat.add(other, driver: "virtio_gpu")
+        seat.hotplug(other.path, "add")
+        seat.hotplug(again.path, "add")
+        loop.runDeferred()
+        #expect(seat.opened.filter { $0 == other.path }.isEmpty, "\(seat.opened)")
+        guard case .modeset("Virtual-1", _, _, _, true)? = again.committed.first else {
+            Issue.record("the counter is not shown on the bochs device back as card3: \(again.committed)")
+            return
+        }
         d.shutdown()
     }
 
