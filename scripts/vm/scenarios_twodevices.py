@@ -17,13 +17,15 @@ from vmharness import Image, Session, VMError, clock_rgb, clock_second, scenario
 from kiosk_vm_scenarios_multihead import counter_problem, frames_of, timed_status
 
 CLOCK_AT = (0.03, 0.03)   # a background pixel of the clock (no digits there)
+CYAN = (0, 255, 255)
 VIRTIO, BOCHS = "video0", "video1"
 
 CHECKS = [
     "list outputs",          # kioskd --list-outputs exits 0 naming both devices' drivers, by-path names and connectors
     "two devices at once",   # video0 (virtio_gpu) the clock's colour for the guest's second, video1 (bochs) the counter
     "bochs connector off",   # the virtio output keeps one frame a second; its screen keeps the clock
-    "bochs unplugged",       # the bochs device unbound: the same, and kioskd stays up
+    "bochs unplugged",       # the bochs device unbound: the same
+    "bochs back",            # the bochs device bound again: the counter on it again; kioskd stays up, SIGTERM exits 0
 ]
 
 
@@ -107,7 +109,15 @@ def _two_devices(s: Session) -> None:
         clock = s.screendump(f"clock-{marker}", device=VIRTIO)
         s.answer()
         clock_check(s, check, clock, t, float(s.wait_marker(f"{shot}-done", 30)))
-    s.expect(s.wait_marker("alive", 30) == "yes", f"{CHECKS[-1]}: kioskd still running after the bochs device went away")
+    check = "bochs back"
+    s.result("rebound", s.wait_marker("rebound", 60))
+    try:
+        back = _wait(s, BOCHS, "counter-back")
+        s.result("bochs_back_counter", {"cyan": back.count(CYAN), "white_at_corner": back.pixel_at(0.01, 0.01)})
+    except VMError as e:
+        s.expect(False, f"{check}: {e}")
+    s.answer()
+    s.expect(s.wait_marker("alive", 30) == "yes", f"{check}: kioskd still running after the bochs device went away")
     s.result("kioskd_said", s.wait_marker("kioskd-said", 30))
     code = s.wait_marker("kioskd-exit", 30)
     s.expect(code == "0", f"SIGTERM: kioskd exits 0 (status {code})")

@@ -4,7 +4,8 @@
 # the clock on the device named by its driver "virtio_gpu" and the score counter on "bochs-drm",
 # no card number and no connector in the config. The host takes each device's screendump at every
 # wait_host. Then the bochs device's connector is forced off, and then the device is unbound from
-# its driver (unplugged): the virtio output's frames are counted across each.
+# its driver (unplugged): the virtio output's frames are counted across each. Last the bochs
+# device is bound again and the host looks for the counter on it.
 # shellcheck source=lib/kioskd.sh
 . "$REPO/scripts/vm/guest/lib/kioskd.sh"
 # card_of DRIVER: the /sys/class/drm/cardN whose device is bound to DRIVER (a PCI driver's name).
@@ -73,6 +74,13 @@ kioskd_status_at gone1
 mark shot3 "$EPOCHREALTIME"
 wait_host 60
 mark shot3-done "$EPOCHREALTIME"
+# The bochs device bound to its driver again: its node comes back (udev add) and kioskd shows
+# the counter there again.
+rc=0
+printf '%s' "$pci" > /sys/bus/pci/drivers/bochs-drm/bind || rc=$?
+udevadm settle -t 10 || true
+mark rebound "$rc $(cd /dev/dri && echo *)"
+wait_host 60
 mark alive "$(kill -0 "$KPID" 2>/dev/null && echo yes || echo no)"
 mark kioskd-said "$(grep -E 'bochs|card[0-9]|removed|no connected' /tmp/kioskd.log | sed 's/@@//g' | tail -n 4 | cut -c1-200 | tr '\n' ' ')"
 kioskd_term
