@@ -19,7 +19,8 @@ public enum DisplayAPIChoice: String, Sendable, Equatable, CaseIterable {
 /// `[display]` and `[display.blank]`.
 public struct DisplaySettings: Sendable, Equatable {
     public var backend: DisplayBackend = .drm
-    /// A DRM device path (`/dev/dri/card0`); nil: the seat's boot GPU.
+    /// The DRM device: a path (`/dev/dri/by-path/…`) or a driver name (`"vc4"`); nil: the
+    /// seat's device with a connected output.
     public var device: String?
     /// A connector name (`HDMI-A-1`); nil: the first connected one.
     public var output: String?
@@ -203,7 +204,7 @@ public struct DaemonConfig {
         let displayTable = try root.table("display")
         if let t = displayTable {
             display.backend = try t.choice("backend", default: DisplayBackend.drm)
-            display.device = try path(t, "device", what: "a device path like \"/dev/dri/card0\"")
+            display.device = try DaemonConfig.device(t, "device", resolve: resolve)
             display.output = try DaemonConfig.connector(t, "output")
             (display.mode, display.rotation) = try DaemonConfig.modeAndRotation(t, headless: display.backend == .headless)
             display.buffers = try t.int("buffers", default: 2, range: 2...3)
