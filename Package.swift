@@ -69,7 +69,7 @@ let package = Package(
 
         // Pure Swift core: values and protocols (the Scheduler a loop offers). No C library imports.
         .target(name: "KioskCore"),
-        // The operating system: the epoll event loop, the syscall wrapper, the mutex.
+        // The operating system: the epoll event loop, the syscall wrapper.
         .target(name: "KioskPosix", dependencies: ["KioskCore", "CKioskLinux", "CTimex"]),
         // The backlight through the logind session (sd-bus), behind KioskPosix's BacklightWriter.
         .target(name: "KioskLogind", dependencies: ["KioskCore", "KioskPosix", "CSdBus"]),
@@ -89,18 +89,27 @@ let package = Package(
         .target(name: "KioskCEC", dependencies: ["KioskCore", "KioskPosix", "CKioskCEC", "CKioskLinux", .product(name: "Logging", package: "swift-log")]),
         .target(name: "KioskInput", dependencies: ["KioskCore", "KioskPosix", "KioskUdev", "CLibInput", "CKioskInputShims", .product(name: "Logging", package: "swift-log")]),
         // The control protocol: commands, routes, JSON answers and the client. No hardware, no
-        // drawing: kioskctl links only this.
+        // drawing, no server: kioskctl links only this.
         .target(name: "KioskControl", dependencies: [
             "KioskCore",
             .product(name: "NIOCore", package: "swift-nio"),
             .product(name: "NIOPosix", package: "swift-nio"),
             .product(name: "NIOHTTP1", package: "swift-nio"),
+        ]),
+        // The HTTP stack of every kioskd listener (the control socket, the phone page): Hummingbird's
+        // HTTP/1.1 channel behind the limits, timers and connection cap of `ControlLimits`.
+        .target(name: "KioskHTTP", dependencies: [
+            "KioskCore", "KioskControl",
+            .product(name: "HummingbirdCore", package: "hummingbird"),
+            .product(name: "NIOCore", package: "swift-nio"),
+            .product(name: "NIOHTTP1", package: "swift-nio"),
             .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
+            .product(name: "Logging", package: "swift-log"),
         ]),
         // The phone page's HTTP server (Hummingbird on SwiftNIO): the control routes under /api/,
         // pairing cookies, live events. Knows the daemon only through `WebBackend`.
         .target(name: "KioskWeb", dependencies: [
-            "KioskCore", "KioskControl", "CCrypto", "CKioskLazy",
+            "KioskCore", "KioskControl", "KioskHTTP", "CCrypto", "CKioskLazy",
             .product(name: "Hummingbird", package: "hummingbird"),
             .product(name: "HummingbirdCore", package: "hummingbird"),
             .product(name: "HTTPTypes", package: "swift-http-types"),
@@ -118,21 +127,27 @@ let package = Package(
         .target(name: "KioskMQTT", dependencies: ["KioskCore", "KioskPosix", "CMosquitto", "CKioskLinux", "CKioskLazy", .product(name: "Logging", package: "swift-log")]),
         // The fleet: counters shared by a group of kiosks through a transport (the daemon's is MQTT).
         .target(name: "KioskFleet", dependencies: ["KioskCore", "KioskState", "KioskControl", "KioskScenes", .product(name: "Logging", package: "swift-log")]),
-        // The daemon: config, control, persistence, services; the only place hardware meets scenes.
+        // The config file: TOMLKit's tree with each key's file:line, checked into `DaemonConfig`
+        // (the settings types of the modules it configures); themes. No daemon, no hardware opened.
+        .target(name: "KioskConfig", dependencies: [
+            "KioskCore", "KioskPosix", "KioskWeb", "KioskMQTT", "KioskCEC", "KioskDRM", "KioskScenes", "KioskFleet",
+            .product(name: "TOMLKit", package: "TOMLKit"),
+        ]),
+        // The daemon: control, persistence, services; the only place hardware meets scenes.
         .target(name: "KioskDaemon", dependencies: [
-            "KioskCore", "KioskPosix", "KioskControl", "KioskRender", "KioskScenes", "KioskDRM", "KioskInput", "KioskLogind", "CSystemd", "KioskWeb",
+            "KioskConfig",
+            "KioskCore", "KioskPosix", "KioskControl", "KioskHTTP", "KioskRender", "KioskScenes", "KioskDRM", "KioskInput", "KioskLogind", "CSystemd", "KioskWeb",
             "CKioskLinux", "CKioskExecutorHook",
             "KioskMQTT", "KioskCEC", "KioskState", "KioskFleet",
             .product(name: "Logging", package: "swift-log"),
             .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             .product(name: "UnixSignals", package: "swift-service-lifecycle"),
-            // The control socket is served by Hummingbird, as the phone page (KioskWeb's HTTP stack).
+            // The control socket is served by Hummingbird, as the phone page (KioskHTTP's stack).
             .product(name: "HummingbirdCore", package: "hummingbird"),
             .product(name: "HTTPTypes", package: "swift-http-types"),
             .product(name: "NIOCore", package: "swift-nio"),
             .product(name: "NIOPosix", package: "swift-nio"),
             .product(name: "NIOHTTP1", package: "swift-nio"),
-            .product(name: "TOMLKit", package: "TOMLKit"),
         ]),
         // Fakes shipped as a product: scripted input, manual clock, pixel helpers.
         .target(name: "KioskTesting", dependencies: ["KioskCore", "KioskPosix", "KioskRender", "KioskScenes",
@@ -145,7 +160,7 @@ let package = Package(
         .target(name: "KioskDRMTesting", dependencies: ["KioskCore", "KioskPosix", "KioskDRM", .product(name: "Logging", package: "swift-log")]),
 
         .executableTarget(name: "kioskd", dependencies: [
-            "KioskDaemon", "KioskState", .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            "KioskDaemon", "KioskConfig", "KioskState", .product(name: "ArgumentParser", package: "swift-argument-parser"),
             .product(name: "Logging", package: "swift-log"),
         ], swiftSettings: [
             // Release: the Swift runtime and Foundation linked in, not loaded as ~15 shared
@@ -176,7 +191,7 @@ let package = Package(
             .unsafeFlags(["-static-stdlib"], .when(configuration: .release)),
         ]),
         .executableTarget(name: "kioskd-bench", dependencies: [
-            "KioskCore", "KioskPosix", "KioskRender", "KioskScenes", "KioskTesting", "KioskDaemon", "CCairo", "KioskWeb", "KioskControl", "KioskState",
+            "KioskCore", "KioskPosix", "KioskRender", "KioskScenes", "KioskTesting", "KioskDaemon", "KioskConfig", "CCairo", "KioskWeb", "KioskControl", "KioskState",
             .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
             "KioskMQTT", .product(name: "Logging", package: "swift-log"),
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
@@ -185,7 +200,7 @@ let package = Package(
         .executableTarget(name: "kiosk-vmtool", dependencies: ["CKioskLinux", "CKioskUInput", "KioskCore", "KioskPosix", "KioskDRM", "KioskInput", .product(name: "Logging", package: "swift-log")]),
         // Fuzz targets for the config, theme and control-request parsers (scripts/fuzz.sh, docs/fuzzing.md).
         .executableTarget(name: "kiosk-fuzz", dependencies: [
-            "KioskDaemon", "KioskControl",
+            "KioskDaemon", "KioskConfig", "KioskControl",
             .product(name: "NIOCore", package: "swift-nio"),
             .product(name: "NIOEmbedded", package: "swift-nio"),
             .product(name: "NIOHTTP1", package: "swift-nio"),
@@ -199,8 +214,8 @@ let package = Package(
         .testTarget(name: "KioskDRMTests", dependencies: ["KioskDRM", "KioskState", "KioskDRMTesting", "KioskPosix", "KioskTesting", "KioskRender", "KioskScenes"]),
         .testTarget(name: "KioskCECTests", dependencies: ["KioskCEC"]),
         .testTarget(name: "KioskInputTests", dependencies: ["KioskTestTraits", "KioskInput", "KioskPosix", "CKioskInputShims"]),
-        .testTarget(name: "KioskDaemonTests", dependencies: ["KioskDRMTesting", "KioskTestTraits", "KioskDaemon", "KioskControl", "KioskPosix", "KioskTesting", "KioskMQTT", "CKioskLazy", "KioskCEC", "KioskState", "KioskFleet"]),
-        .testTarget(name: "KioskWebTests", dependencies: ["KioskTestTraits", "KioskWeb", "KioskDaemon", "KioskControl", "KioskCore", "KioskPosix", "KioskTesting",
+        .testTarget(name: "KioskDaemonTests", dependencies: ["KioskDRMTesting", "KioskTestTraits", "KioskDaemon", "KioskConfig", "KioskControl", "KioskHTTP", "KioskPosix", "KioskTesting", "KioskMQTT", "CKioskLazy", "KioskCEC", "KioskState", "KioskFleet"]),
+        .testTarget(name: "KioskWebTests", dependencies: ["KioskTestTraits", "KioskWeb", "KioskDaemon", "KioskConfig", "KioskControl", "KioskCore", "KioskPosix", "KioskTesting",
                                                     .product(name: "NIOEmbedded", package: "swift-nio")]),
         .testTarget(name: "KioskMQTTTests", dependencies: ["KioskTestTraits", "KioskMQTT", "KioskPosix", "KioskTesting", .product(name: "Logging", package: "swift-log")],
                     exclude: ["golden"]),

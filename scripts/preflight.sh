@@ -98,6 +98,10 @@ need_cmd "$S" dpkg dpkg-deb
 need_cmd "$S" chrpath chrpath
 need_cmd "$S" help2man help2man
 need_cmd "$S" lintian lintian
+need_cmd "$S" reprepro reprepro
+need_cmd "$S" gpg gpg
+need_cmd "$S" gpg-agent gpg-agent
+need_cmd "$S" sqv sqv
 need_cmd "$S" gzip gzip zcat
 need_cmd "$S" coreutils md5sum sha256sum mktemp
 need_cmd "$S" util-linux /usr/bin/setpriv /usr/bin/prlimit flock unshare ionice

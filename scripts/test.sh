@@ -55,6 +55,9 @@ fi
 # The Debian packages: files, Depends, lintian, the unit, dpkg install/remove/purge into an
 # empty root (and the arm64 .deb's files, binaries and lintian when it was built above).
 bash scripts/package-test.sh
+# The signed apt repository of those packages (reprepro, a test key): apt installs from it, sees
+# a new version as an upgrade, and refuses a changed InRelease, Packages or .deb and another key.
+bash scripts/apt-repo-test.sh
 mark "packages"
 
 export KIOSK_VM_TESTS="${KIOSK_VM_TESTS:-1}"

@@ -62,9 +62,11 @@ enum Daemon {
         return path
     }
 
-    /// Starts `kioskd --config CONFIG`, waits for READY=1, waits `settleSeconds`, measures a hold of
-    /// `holdSeconds`, stops it with SIGTERM.
-    static func run(kioskd: String, config: String, dir: String, holdSeconds: Double, settleSeconds: Double = 1) throws -> DaemonRun {
+    /// Starts `kioskd --config CONFIG` with `env` added to this process's environment and a notify
+    /// socket of its own, and waits up to `timeoutMs` for READY=1: (pid, ms from posix_spawn to READY=1).
+    /// stderr goes to DIR/kioskd.log.
+    static func startNotified(kioskd: String, config: String, dir: String, env extra: [String: String] = [:],
+                              timeoutMs: Double = 15_000) throws -> (pid: pid_t, readyMs: Double) {
         let sockPath = "\(dir)/notify.sock"
         unlink(sockPath)
         let fd = socket(AF_UNIX, Int32(SOCK_DGRAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
@@ -86,6 +88,7 @@ enum Daemon {
         var env = ProcessInfo.processInfo.environment
         env["NOTIFY_SOCKET"] = sockPath
         env.removeValue(forKey: "WATCHDOG_USEC")
+        for (k, v) in extra { env[k] = v }
         let argv: [String] = [kioskd, "--config", config, "--log-level", "warning"]
         var cArgs: [UnsafeMutablePointer<CChar>?] = argv.map { strdup($0) } + [nil]
         var cEnv: [UnsafeMutablePointer<CChar>?] = env.map { strdup("\($0.key)=\($0.value)") } + [nil]
@@ -99,7 +102,7 @@ enum Daemon {
         var buf = [UInt8](repeating: 0, count: 4096)
         var pfd = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
         while readyMs == nil {
-            let left = 15_000 - Double(nowNanos(.monotonic) - t0) / 1e6
+            let left = timeoutMs - Double(nowNanos(.monotonic) - t0) / 1e6
             if left <= 0 { break }
             let pr = poll(&pfd, 1, Int32(left))
             if pr <= 0 { if pr < 0 && errno == EINTR { continue }; break }
@@ -113,8 +116,15 @@ enum Daemon {
             var st: Int32 = 0
             waitpid(pid, &st, 0)
             let log = (try? String(contentsOfFile: "\(dir)/kioskd.log", encoding: .utf8)) ?? ""
-            throw KioskError(.system, "kioskd sent no READY=1 within 15 s; its log: \(log.suffix(400))")
+            throw KioskError(.system, "kioskd sent no READY=1 within \(Int(timeoutMs / 1000)) s; its log: \(log.suffix(400))")
         }
+        return (pid, readyMs)
+    }
+
+    /// Starts `kioskd --config CONFIG`, waits for READY=1, waits `settleSeconds`, measures a hold of
+    /// `holdSeconds`, stops it with SIGTERM.
+    static func run(kioskd: String, config: String, dir: String, holdSeconds: Double, settleSeconds: Double = 1) throws -> DaemonRun {
+        let (pid, readyMs) = try startNotified(kioskd: kioskd, config: config, dir: dir)
         // Let start-up work settle (the first frames render each digit once), then measure the idle hold.
         usleep(UInt32(settleSeconds * 1e6))
         let c0 = taskCounters(pid)

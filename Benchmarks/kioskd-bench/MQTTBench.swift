@@ -3,6 +3,7 @@ import Glibc
 #endif
 import Foundation
 import KioskState
+import KioskConfig
 import KioskTesting
 import KioskCore
 import KioskDaemon

@@ -3,6 +3,7 @@ import Glibc
 #endif
 import ArgumentParser
 import Foundation
+import KioskConfig
 import KioskControl
 import KioskCore
 import KioskDaemon

@@ -2,6 +2,7 @@
 import Glibc
 #endif
 import Foundation
+import KioskConfig
 import KioskControl
 import KioskCore
 import KioskDaemon

@@ -1,4 +1,5 @@
 import Foundation
+import KioskConfig
 import KioskDaemon
 
 /// Config TOML text → `DaemonConfig`, through the same entry point as the daemon

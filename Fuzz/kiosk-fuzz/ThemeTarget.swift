@@ -1,4 +1,5 @@
 import Foundation
+import KioskConfig
 import KioskDaemon
 
 /// Theme file → `Theme` (`ThemeLoader.loadFile`).

@@ -44,6 +44,9 @@ public final class ConfigTable {
     /// Keys in the order they were written.
     public private(set) var order: [String]
     private var used: Set<String> = []
+    /// Keys the file does not set that a getter was asked for with a default, in the order
+    /// asked, with the default returned (the effective config lists them as defaults).
+    public private(set) var defaults: [(key: String, value: ConfigValue)] = []
 
     public init(path: String, location: SourceLocation, entries: [(String, ConfigNode)] = []) {
         self.path = path
@@ -119,6 +122,12 @@ public final class ConfigTable {
         return s
     }
 
+    /// Notes that `key` took its default `value` (once per key) and returns `d`.
+    private func defaulted<T>(_ key: String, _ value: ConfigValue, _ d: T) -> T {
+        if !defaults.contains(where: { $0.key == key }) { defaults.append((key, value)) }
+        return d
+    }
+
     public func node(_ key: String) -> ConfigNode? {
         used.insert(key)
         return entries[key]
@@ -144,20 +153,20 @@ public final class ConfigTable {
         guard case .string(let s) = n.value else { throw typeError(key, expected: "a string", got: n.value) }
         return s
     }
-    public func string(_ key: String, default d: String) throws -> String { try string(key) ?? d }
+    public func string(_ key: String, default d: String) throws -> String { try string(key) ?? defaulted(key, .string(d), d) }
     public func requiredString(_ key: String) throws -> String {
         guard let s = try string(key) else { throw error(key, "missing (expected a string)") }
         return s
     }
 
     public func bool(_ key: String, default d: Bool) throws -> Bool {
-        guard let n = node(key) else { return d }
+        guard let n = node(key) else { return defaulted(key, .bool(d), d) }
         guard case .bool(let b) = n.value else { throw typeError(key, expected: "true or false", got: n.value) }
         return b
     }
 
     public func int(_ key: String, default d: Int, range: ClosedRange<Int>? = nil) throws -> Int {
-        guard let n = node(key) else { return d }
+        guard let n = node(key) else { return defaulted(key, .int(d), d) }
         guard case .int(let i) = n.value else { throw typeError(key, expected: "an integer", got: n.value) }
         if let r = range, !r.contains(i) {
             throw error(key, "\(i) is out of range, expected \(r.lowerBound)…\(r.upperBound)")
@@ -166,7 +175,7 @@ public final class ConfigTable {
     }
 
     public func double(_ key: String, default d: Double, range: ClosedRange<Double>? = nil) throws -> Double {
-        guard let n = node(key) else { return d }
+        guard let n = node(key) else { return defaulted(key, .double(d), d) }
         let v: Double
         switch n.value {
         case .int(let i): v = Double(i)
@@ -182,7 +191,7 @@ public final class ConfigTable {
 
     /// One of a fixed set of strings.
     public func choice<T: RawRepresentable & CaseIterable>(_ key: String, default d: T) throws -> T where T.RawValue == String {
-        guard let s = try string(key) else { return d }
+        guard let s = try string(key) else { return defaulted(key, .string(d.rawValue), d) }
         guard let v = T(rawValue: s) else {
             throw error(key, "expected one of \(T.allCases.map { "\"\($0.rawValue)\"" }.joined(separator: ", ")), got \(ConfigTable.quoted(s))")
         }

@@ -30,23 +30,28 @@ public final class DRMCard {
     /// The heads, in the order of the options they were made from.
     public var heads: [DRMDisplay] { members.compactMap(\.head) }
 
-    private let devicePath: String?
+    let devicePath: String?
     private let api: DRMOptions.API
-    private let scheduler: any Scheduler
+    let scheduler: any Scheduler
     private let backend: KMSBackend
-    private let logger: Logger
+    let logger: Logger
     private var members: [Member] = []
+
+    /// Whether a node that appears (udev "add") while the card has no device is its device, when
+    /// it is not the node the card was made for: a device named by its driver or by-path name
+    /// comes back under another card number after being unbound. Nil: only that node.
+    public var takes: ((_ node: String) -> Bool)?
 
     private(set) var device: (any KMSDevice)?
     private(set) var hasMaster = true
     private var hotplugMonitor: AnyObject?
     /// CRTC states found before the first mode set on each, restored by `shutdown()`.
-    private var saved: [SavedCrtc] = []
-    private var isShutDown = false
+    var saved: [SavedCrtc] = []
+    private(set) var isShutDown = false
     /// The connectors (status and modes) the last configuration was made from, and the timer
     /// that reads them again while a head waits for one (`followConnectors()`).
-    private var configuredConnectors: [ConnectorState] = []
-    private var connectorPoll: TimerID?
+    var configuredConnectors: [ConnectorState] = []
+    var connectorPoll: TimerID?
 
     /// How often the connectors are read while a head waits for one: a connector forced on
     /// through sysfs, or one of a driver that does not poll its connectors (virtio-gpu), changes
@@ -54,7 +59,7 @@ public final class DRMCard {
     static let connectorPollNs: Int64 = 500_000_000
 
     /// What a connector change is told by: its status and modes (a new EDID).
-    private struct ConnectorState: Equatable {
+    struct ConnectorState: Equatable {
         let id: UInt32
         let status: DRMConnector.Status
         let modes: [DRMMode]
@@ -183,7 +188,7 @@ public final class DRMCard {
 
     // MARK: Internals
 
-    private func open(path: String) throws {
+    func open(path: String) throws {
         let dev = try backend.open(path, api)
         if !dev.isMaster {
             do { try dev.setMaster() } catch {
@@ -201,7 +206,7 @@ public final class DRMCard {
     /// first connected one left), a CRTC for every connected head together, then mode and plane,
     /// from a fresh snapshot. `announce`: tell the heads' scene managers about changes, and log a
     /// head's error and make that head inactive instead of throwing (hotplug, master back).
-    private func configure(announce: Bool) throws {
+    func configure(announce: Bool) throws {
         defer { followConnectors() }
         guard let device else { return }
         let res = try device.snapshot()
@@ -355,7 +360,7 @@ public final class DRMCard {
     }
 
     /// Frees everything tied to the open device and lets it go (drops master first).
-    private func teardown(_ heads: [DRMDisplay]? = nil) {
+    func teardown(_ heads: [DRMDisplay]? = nil) {
         stopFollowingConnectors()
         for h in heads ?? self.heads { h.detach() }
         if let device {
@@ -363,85 +368,5 @@ public final class DRMCard {
             if device.isMaster { device.dropMaster() }
         }
         device = nil
-    }
-
-    // MARK: Hotplug
-
-    /// While a running head waits for its connector (none connected, or the one it names is
-    /// missing), reads the connectors every `connectorPollNs` without probing them
-    /// (`KMSDevice.currentConnectors`) and configures again when one changed since the last
-    /// configuration: a display that appears without a udev event is shown all the same. Stops
-    /// once every head is active, and while the card is not DRM master.
-    private func followConnectors() {
-        let waiting = device != nil && hasMaster && !isShutDown && heads.contains { !$0.isShutDown && !$0.active }
-        guard waiting else { return stopFollowingConnectors() }
-        guard connectorPoll == nil else { return }
-        do {
-            connectorPoll = try scheduler.schedule(after: Self.connectorPollNs) { [weak self] _ in
-                guard let self else { return }
-                self.connectorPoll = nil
-                self.pollConnectors()
-            }
-        } catch {
-            logger.warning("cannot arm the timer that looks for a display: \(error); waiting for a udev event instead",
-                           metadata: device.map { ["drm.device": "\($0.path)"] } ?? [:])
-        }
-    }
-
-    private func stopFollowingConnectors() {
-        if let t = connectorPoll { scheduler.cancel(t) }
-        connectorPoll = nil
-    }
-
-    /// Reads the connectors; configures again when their status or modes changed.
-    private func pollConnectors() {
-        defer { followConnectors() }
-        guard let device, hasMaster else { return }
-        let current: [DRMConnector]
-        do { current = try device.currentConnectors() } catch {
-            logger.debug("reading the connectors failed: \(error)", metadata: ["drm.device": "\(device.path)"])
-            return
-        }
-        guard current.map(ConnectorState.init) != configuredConnectors else { return }
-        let changed = current.filter { !configuredConnectors.contains(ConnectorState($0)) }
-            .map { "\($0.name) (\($0.status.rawValue), \($0.modes.count) modes)" }.joined(separator: ", ")
-        logger.info("connectors changed without a udev event; configuring the outputs again",
-                    metadata: ["drm.device": "\(device.path)", "drm.connectors": "\(changed)"])
-        do { try configure(announce: true) } catch {
-            logger.error("reconfiguring after a connector change failed: \(error)", metadata: ["drm.device": "\(device.path)"])
-            for h in heads { h.deactivate(announce: true) }
-        }
-    }
-
-    /// Follows a udev event on a DRM primary node.
-    func hotplug(action: String, node: String) {
-        logger.info("udev drm event", metadata: ["udev.action": "\(action)", "drm.node": "\(node)"])
-        switch action {
-        case "remove":
-            guard let device, device.path == node else { return }
-            logger.warning("DRM device removed; waiting for it to come back", metadata: ["drm.device": "\(device.path)"])
-            let was = heads.filter(\.active)
-            teardown()
-            saved = []
-            for h in was { h.onEvent?(.inactive) }
-        case "add", "change":
-            if let device {
-                guard device.path == node, hasMaster else { return }
-                do { try configure(announce: true) } catch {
-                    logger.error("reconfiguring after hotplug failed: \(error)", metadata: ["drm.device": "\(device.path)"])
-                    for h in heads { h.deactivate(announce: true) }
-                }
-            } else if devicePath == nil || devicePath == node {
-                do {
-                    try open(path: node)
-                    try configure(announce: true)
-                } catch {
-                    logger.error("using \(node) after hotplug failed: \(error)", metadata: ["drm.node": "\(node)"])
-                    teardown()
-                }
-            }
-        default:
-            break
-        }
     }
 }

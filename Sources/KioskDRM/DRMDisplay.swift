@@ -25,7 +25,7 @@ public final class DRMDisplay: DisplayOutput {
     /// Frames that went out through a mode set (first frame, after hotplug or VT return).
     public private(set) var modesetCount: UInt64 = 0
     /// Pixels copied from the frame into the back buffer by the last `present` (damage × buffer age).
-    public private(set) var lastCopiedPixels = 0
+    public internal(set) var lastCopiedPixels = 0
     /// Flips the kernel refused with EBUSY and that were retried.
     public private(set) var busyRetries: UInt64 = 0
     /// Frames the kernel completed (mode sets and flip events) over the last minute.
@@ -57,45 +57,20 @@ public final class DRMDisplay: DisplayOutput {
     /// is weak); a display made with `init(options:…)` owns its private card (`ownCard`).
     weak var card: DRMCard?
     private var ownCard: DRMCard?
-    private var device: (any KMSDevice)? { card?.device }
+    var device: (any KMSDevice)? { card?.device }
     private var hasMaster: Bool { card?.hasMaster ?? false }
 
     /// The connector → CRTC → plane chain and mode this head drives (kept while inactive, to
     /// tell a change from a return).
     private(set) var output: KMSOutput?
     /// The scan-out buffers of the current mode size, indexed as `flips` counts them.
-    private var buffers: [any ScanoutBuffer] = []
+    var buffers: [any ScanoutBuffer] = []
     /// The buffers the kernel holds and what is in flight.
-    private var held = Held.idle(onScreen: nil)
+    var held = Held.idle(onScreen: nil)
     var flips = FlipScheduler(count: 2, logicalSize: Size(width: 1, height: 1))
     private(set) var active = false
     /// `shutdown()` was called: the head shows nothing more and its card gives its CRTC back.
     private(set) var isShutDown = false
-
-    /// What the kernel holds of this head's buffers and what is in flight, as one value: a flip
-    /// cannot be queued while another waits for its retry or a buffer is lent, and the timers
-    /// live with the state they belong to.
-    private enum Held {
-        /// Nothing in flight; `onScreen` is scanned out (nil: nothing of ours, e.g. the console).
-        case idle(onScreen: (any ScanoutBuffer)?)
-        /// Buffer `index` is lent to a full frame (`beginFullFrame`), to go out by mode set or flip.
-        case lent(onScreen: (any ScanoutBuffer)?, index: Int, modeset: Bool)
-        /// The flip to buffer `index` was refused with EBUSY `attempts` times; `timer` tries again.
-        case retrying(onScreen: (any ScanoutBuffer)?, index: Int, timer: TimerID, attempts: Int)
-        /// A flip of CRTC `crtc` to `buffer` is queued; `watchdog` gives it up when its event does not come.
-        case queued(onScreen: (any ScanoutBuffer)?, buffer: any ScanoutBuffer, crtc: UInt32, watchdog: TimerID?)
-
-        var onScreen: (any ScanoutBuffer)? {
-            switch self {
-            case .idle(let b), .lent(let b, _, _), .retrying(let b, _, _, _), .queued(let b, _, _, _): return b
-            }
-        }
-        /// The buffer of the queued flip, if any.
-        var queued: (any ScanoutBuffer)? {
-            if case .queued(_, let b, _, _) = self { return b }
-            return nil
-        }
-    }
 
     /// Opens the device and picks the output (udev enumeration, the kernel's KMS objects) and
     /// follows hotplug on `loop`. See `init(options:scheduler:backend:logger:)`.
@@ -167,47 +142,11 @@ public final class DRMDisplay: DisplayOutput {
         try submit(index: job.index, modeset: job.modeset)
     }
 
-    /// The back buffer itself, for a frame drawn straight into it (no copy): only when the
-    /// output is not turned. The frame covers the whole screen, so the buffer's age does not
-    /// matter, and the other buffers will miss all of it.
-    func beginFullFrame() -> PixelBuffer? {
-        guard rotation == .r0, output != nil, device != nil, canPresent,
-              let job = flips.beginFrame(Damage.full(flips.logicalSize)) else { return nil }
-        held = .lent(onScreen: held.onScreen, index: job.index, modeset: job.modeset)
-        lastCopiedPixels = 0
-        return buffers[job.index].pixels
-    }
-
-    func presentFullFrame() throws {
-        guard case .lent(let onScreen, let index, let modeset) = held else {
-            throw KioskError.display("presentFullFrame() without beginFullFrame()")
-        }
-        held = .idle(onScreen: onScreen)
-        let job = (index: index, modeset: modeset)
-        guard output != nil, device != nil, job.index < buffers.count else {
-            throw KioskError.display("the output went away while a frame was drawn into its buffer")
-        }
-        try submit(index: job.index, modeset: job.modeset)
-    }
-
     /// The logical-size frame lent for partial frames and on a turned output (DRMDisplay+Lending.swift).
     let copied = CopiedFrame()
 
-    /// Whether a back buffer is lent to a full frame (`beginFullFrame`).
-    var hasLentBuffer: Bool {
-        if case .lent = held { return true }
-        return false
-    }
-
-    /// Takes a lent back buffer back unshown: it holds a frame that never went out.
-    func takeBackLentBuffer() {
-        guard case .lent(let onScreen, let index, _) = held else { return }
-        held = .idle(onScreen: onScreen)
-        flips.frameFailed(index)
-    }
-
     /// Shows buffer `index`, filled with the frame: a mode set (first frame) or a page flip.
-    private func submit(index: Int, modeset: Bool) throws {
+    func submit(index: Int, modeset: Bool) throws {
         guard let output, let device else { return }
         let back = buffers[index]
         let job = (index: index, modeset: modeset)
@@ -278,18 +217,6 @@ public final class DRMDisplay: DisplayOutput {
     /// set and repaint of every head.
     public func acquireMaster() throws {
         try card?.acquireMaster()
-    }
-
-    // MARK: Listing
-
-    /// `DRMOutputs.list(device:)`: the connectors and modes of `device` (every seat0 device when nil).
-    public static func listOutputs(device: String?) throws -> String {
-        try DRMOutputs.list(device: device)
-    }
-
-    /// `DRMOutputs.describe(_:)`.
-    public static func describe(_ res: DRMResources) -> String {
-        DRMOutputs.describe(res)
     }
 
     // MARK: Internals

@@ -114,12 +114,16 @@ public struct KMSBackend {
     /// Starts following hotplug; `handler(action, node)` runs on the loop for each event.
     /// Returns what must stay alive while following (nil: no hotplug, said in `logger`).
     public var followHotplug: (_ logger: Logger, _ handler: @escaping (_ action: String, _ node: String) -> Void) -> AnyObject?
+    /// Every device there is now, with its driver and connectors (`DRMDeviceChoice`).
+    public var devices: () -> [DRMDeviceSummary]
 
     public init(open: @escaping (String, DRMOptions.API) throws -> any KMSDevice,
                 pickDevice: @escaping () -> String? = { nil },
-                followHotplug: @escaping (Logger, @escaping (String, String) -> Void) -> AnyObject? = { _, _ in nil }) {
+                followHotplug: @escaping (Logger, @escaping (String, String) -> Void) -> AnyObject? = { _, _ in nil },
+                devices: @escaping () -> [DRMDeviceSummary] = { [] }) {
         self.open = open
         self.pickDevice = pickDevice
         self.followHotplug = followHotplug
+        self.devices = devices
     }
 }

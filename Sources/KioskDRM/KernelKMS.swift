@@ -124,6 +124,7 @@ extension KMSBackend {
                 return handle.atomic ? AtomicKMS(device: handle, loop: loop) : LegacyKMS(device: handle, loop: loop)
             },
             pickDevice: { DRMOutputs.pickDevice() },
-            followHotplug: { logger, handler in DRMHotplugMonitor.start(loop: loop, logger: logger, handler) })
+            followHotplug: { logger, handler in DRMHotplugMonitor.start(loop: loop, logger: logger, handler) },
+            devices: { DRMDeviceChoice.kernelDevices() })
     }
 }

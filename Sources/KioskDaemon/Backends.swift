@@ -1,3 +1,4 @@
+import KioskConfig
 import KioskCore
 import KioskDRM
 import KioskInput
@@ -28,8 +29,9 @@ public enum Backends {
     }
 
     /// One display per output of `config`, in order. Headless: a framebuffer per output (its
-    /// `mode` as the size, else `headless_size`). DRM: one output is driven as before; several
-    /// share one card (`DRMCard`), which assigns each a CRTC.
+    /// `mode` as the size, else `headless_size`). DRM: each output's device is found
+    /// (`devicePaths`); the outputs of one device share a card (`DRMCard`), which assigns each a
+    /// CRTC; outputs on several devices get a card a device.
     /// A connector or mode the card does not have is a config error (exit status 78) naming
     /// where it was written.
     public static func makeDisplays(_ config: DaemonConfig, loop: any KioskLoop, logger: Logger, kms: KMSBackend? = nil) throws -> Displays {
@@ -57,24 +59,79 @@ public enum Backends {
 
     private static func makeEachDisplay(_ config: DaemonConfig, loop: any KioskLoop, logger: Logger, kms: KMSBackend?) throws -> Displays {
         let outputs = config.outputs
-        if outputs.count == 1 {
-            var settings = config.display
-            settings.output = outputs[0].connector
-            settings.mode = outputs[0].mode
-            settings.rotation = outputs[0].rotation
-            return Displays(outputs: [try makeDisplay(settings, loop: loop, logger: logger, kms: kms)])
-        }
-        switch config.display.backend {
-        case .headless:
+        guard config.display.backend == .drm else {
+            if outputs.count == 1 { return Displays(outputs: [try makeDisplay(singleOutput(config), loop: loop, logger: logger, kms: kms)]) }
             return Displays(outputs: try outputs.map { o in
                 let size = o.mode.flatMap { DaemonConfig.parseMode($0)?.0 } ?? config.display.headlessSize
                 return try HeadlessDisplay(size: size, rotation: o.rotation)
             })
-        case .drm:
-            let card = try DRMCard(device: config.display.device, api: api(config.display.api), buffers: config.display.buffers,
-                                   heads: outputs.map { DRMHeadOptions(output: $0.connector, mode: $0.mode, rotation: $0.rotation) },
-                                   scheduler: loop, backend: kms ?? .kernel(loop: loop), logger: logger)
-            return Displays(outputs: card.heads, owner: card)
+        }
+        let backend = kms ?? .kernel(loop: loop)
+        let paths = try devicePaths(config, backend: backend)
+        var devices: [String?] = []
+        for p in paths where !devices.contains(p) { devices.append(p) }
+        if outputs.count == 1 {
+            var settings = singleOutput(config)
+            settings.device = paths[0]
+            return Displays(outputs: [try makeDisplay(settings, loop: loop, logger: logger, kms: backend)])
+        }
+        // One card a device, each with its own DRM master, hotplug and flip events on the loop.
+        var cards: [DRMCard] = []
+        var displays = [DisplayOutput?](repeating: nil, count: outputs.count)
+        for device in devices {
+            let mine = outputs.indices.filter { paths[$0] == device }
+            let path = devices.count > 1 ? device ?? backend.pickDevice() : device
+            let card = try DRMCard(device: path, api: api(config.display.api), buffers: config.display.buffers,
+                                   heads: mine.map { DRMHeadOptions(output: outputs[$0].connector, mode: outputs[$0].mode, rotation: outputs[$0].rotation) },
+                                   scheduler: loop, backend: backend, logger: logger)
+            for (i, head) in zip(mine, card.heads) { displays[i] = head }
+            card.takes = follower(of: outputs[mine[0]], config: config, backend: backend)
+            cards.append(card)
+        }
+        return Displays(outputs: displays.compactMap { $0 }, owner: cards.count == 1 ? cards[0] : DRMCards(cards))
+    }
+
+    /// The cards of outputs on several DRM devices, kept alive together.
+    final class DRMCards {
+        let cards: [DRMCard]
+        init(_ cards: [DRMCard]) { self.cards = cards }
+    }
+
+    /// For an output whose device was named by driver or by-path name, or found by its connector:
+    /// whether a node that appears is that device again (under another card number).
+    private static func follower(of o: OutputSettings, config: DaemonConfig, backend: KMSBackend) -> ((String) -> Bool)? {
+        let device = o.device ?? config.display.device
+        guard device.map({ !$0.hasPrefix("/dev/dri/card") }) ?? (o.connector != nil) else { return nil }
+        return { node in (try? DRMDeviceChoice.resolve(device: device, connector: o.connector, among: backend.devices())) == node }
+    }
+
+    /// `[display]` with the one output's connector, mode and rotation.
+    private static func singleOutput(_ config: DaemonConfig) -> DisplaySettings {
+        var settings = config.display
+        settings.output = config.outputs[0].connector
+        settings.mode = config.outputs[0].mode
+        settings.rotation = config.outputs[0].rotation
+        return settings
+    }
+
+    /// The device node of each output (nil: udev's seat0 pick), from its `device` (else `[display]
+    /// device`), else the device that has its connector (`DRMDeviceChoice`). A device that no
+    /// device or several fit is a config error naming where it was written.
+    static func devicePaths(_ config: DaemonConfig, backend: KMSBackend) throws -> [String?] {
+        let outputs = config.outputs
+        let searched = outputs.contains { $0.device ?? config.display.device == nil && $0.connector != nil }
+        let named = outputs.contains { o in (o.device ?? config.display.device).map { !$0.hasPrefix("/dev/dri/card") } ?? false }
+        let found = searched || named ? backend.devices() : []
+        let single = config.outputTables == nil
+        return try outputs.enumerated().map { i, o in
+            let device = o.device ?? config.display.device
+            do {
+                return try DRMDeviceChoice.resolve(device: device, connector: o.connector, among: found)
+            } catch let e as DRMDeviceChoice.Failure {
+                let key = o.device != nil ? "output[\(i)].device" : device != nil ? "display.device" : single ? "display.output" : "output[\(i)].connector"
+                let at = o.device != nil && !o.location.isEmpty ? o.location : config.file
+                throw KioskError.config("\(at): key '\(key)': \(e)")
+            }
         }
     }
 

@@ -1,5 +1,6 @@
 import KioskControl
 import KioskCore
+import KioskHTTP
 import NIOConcurrencyHelpers
 import NIOCore
 import NIOPosix

@@ -1,9 +1,10 @@
 import Foundation
 import HTTPTypes
 import HummingbirdCore
+import KioskConfig
 import KioskControl
 import KioskCore
-import KioskWeb
+import KioskHTTP
 import Logging
 import NIOConcurrencyHelpers
 import NIOCore

@@ -1,4 +1,5 @@
 import KioskCEC
+import KioskConfig
 import KioskCore
 import KioskScenes
 import KioskState

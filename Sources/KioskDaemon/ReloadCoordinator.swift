@@ -1,4 +1,5 @@
 import Foundation
+import KioskConfig
 import KioskCore
 import KioskScenes
 import KioskState

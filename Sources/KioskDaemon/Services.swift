@@ -1,6 +1,8 @@
 import Foundation
+import KioskConfig
 import KioskControl
 import KioskCore
+import KioskHTTP
 import KioskRender
 import KioskState
 import KioskWeb

@@ -1,3 +1,4 @@
+import KioskConfig
 import KioskCore
 import KioskScenes
 import KioskState

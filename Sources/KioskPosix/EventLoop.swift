@@ -3,6 +3,7 @@ import Glibc
 #endif
 import CKioskLinux
 import KioskCore
+import Synchronization
 
 /// A single-threaded event loop on epoll: file descriptors, timers and work posted from other
 /// threads (eventfd). It sleeps in `epoll_wait` until something is due: no polling.
@@ -14,8 +15,8 @@ import KioskCore
 /// fires its timers on time by bounding its `epoll_wait` by the earliest deadline, and arms again
 /// at the next iteration.
 public final class EventLoop: KioskLoop, @unchecked Sendable {
-    // @unchecked: other threads only `post` (under `lock`) and wake it; everything else is used
-    // on the loop's thread alone (`assertInLoop`).
+    // @unchecked: other threads call only `post` and `stop`, which touch `posted` (a Mutex) and
+    // the eventfd; every other member belongs to the loop's thread (`assertInLoop`).
     public typealias Handler = () -> Void
     public typealias WatchID = KioskCore.WatchID
     public typealias WatchEvents = KioskCore.WatchEvents
@@ -58,8 +59,8 @@ public final class EventLoop: KioskLoop, @unchecked Sendable {
     /// Arming a timerfd failed: the next `epoll_wait` is bounded by the earliest deadline.
     private var armingFailed = false
     private var nextTimerID: UInt64 = 1
-    private let lock = PosixMutex()
-    private var posted: [@Sendable () -> Void] = []
+    /// Work posted from any thread, run in order at the next wake-up.
+    private let posted = Mutex<[@Sendable () -> Void]>([])
     private let deferred = DeferredWork()
     private var stopRequested = false
     /// The thread that last ran `runOnce` (nil before the first run).
@@ -225,7 +226,7 @@ public final class EventLoop: KioskLoop, @unchecked Sendable {
 
     /// Runs `work` on the loop's thread soon. Safe from any thread.
     public func post(_ work: @escaping @Sendable () -> Void) {
-        lock.locked { posted.append(work) }
+        posted.withLock { $0.append(work) }
         var one: UInt64 = 1
         _ = try? Posix.call("write(eventfd)") { write(wake.raw, &one, 8) }
     }
@@ -269,10 +270,9 @@ public final class EventLoop: KioskLoop, @unchecked Sendable {
             if fd == wake.raw {
                 var v: UInt64 = 0
                 _ = try? Posix.call("read(eventfd)") { read(fd, &v, 8) }
-                let work = lock.locked { () -> [@Sendable () -> Void] in
-                    let w = posted
-                    posted.removeAll()
-                    return w
+                let work = posted.withLock { p in
+                    defer { p.removeAll() }
+                    return p
                 }
                 for w in work { w() }
             } else if fd == monotonicTimer.raw || fd == realtimeTimer.raw {

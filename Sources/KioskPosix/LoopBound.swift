@@ -30,20 +30,19 @@ public struct LoopBound<Value>: @unchecked Sendable {
 /// A weak reference to an object of one event loop's thread, that may travel to other threads
 /// (work handed to a helper thread that posts back to the loop). Like `LoopBound`, it can only be
 /// opened on the loop's thread; it does not keep the object alive (nil once it is gone).
-public struct WeakLoopBound<Value: AnyObject>: @unchecked Sendable {
-    // @unchecked: the reference is reachable only through `value`, which traps on any thread but
-    // the loop's, so the object is never touched by two threads.
-    public let loop: any KioskLoop
-    private weak var wrapped: Value?
+public struct WeakLoopBound<Value: AnyObject>: Sendable {
+    /// The weak reference, reached only through `LoopBound`'s check.
+    private final class Box {
+        weak var object: Value?
+        init(_ object: Value) { self.object = object }
+    }
+    private let bound: LoopBound<Box>
+    public var loop: any KioskLoop { bound.loop }
 
     public init(_ value: Value, loop: any KioskLoop) {
-        self.loop = loop
-        self.wrapped = value
+        bound = LoopBound(Box(value), loop: loop)
     }
 
     /// The object, if it still exists; only on the loop's thread.
-    public var value: Value? {
-        loop.assertInLoop()
-        return wrapped
-    }
+    public var value: Value? { bound.value.object }
 }

@@ -2,7 +2,6 @@
 import Glibc
 #endif
 import KioskCore
-import Synchronization
 
 /// The one way kioskd calls into the C library for calls that report failure as -1 and errno.
 public enum Posix {
@@ -24,15 +23,5 @@ public enum Posix {
     public static func error(_ name: String, path: String? = nil, errno e: Int32) -> KioskError {
         let what = path.map { "\(name) \($0)" } ?? name
         return KioskError(.system, "\(what) failed: \(String(cString: strerror(e))) (errno \(e))", errno: e)
-    }
-}
-
-/// A mutex guarding state kept outside it (work posted to a loop), as a reference: the
-/// standard library's `Synchronization.Mutex`, kioskd's one lock type outside SwiftNIO.
-public final class PosixMutex: Sendable {
-    private let m = Mutex(())
-    public init() {}
-    public func locked<T>(_ body: () throws -> T) rethrows -> T {
-        try m.withLock { _ in try body() }
     }
 }

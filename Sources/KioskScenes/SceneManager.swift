@@ -49,9 +49,13 @@ public final class SceneManager {
     private var needsFull = true
     private var dirty = true
     private var renderQueued = false
-    private var deadlineTimer: TimerID?
-    private var armedDeadline: Deadline?
-    private var rotationTimer: TimerID?
+    var deadlineTimer: TimerID?
+    var armedDeadline: Deadline?
+    var rotationTimer: TimerID?
+    var armRetryDelayNs = SceneManager.armRetryFirstNs
+    var armRetryTimer: TimerID?
+    /// Test seam: an error makes arming the scene timer fail as if the loop had refused it.
+    var armFault: (() -> Error?)?
     private(set) var started = false
     /// Where a screenshot's encoding goes: the daemon's worker thread; at once on the caller's
     /// thread by default.
@@ -67,7 +71,7 @@ public final class SceneManager {
 
     /// Turns raw touches into taps, long presses and swipes (given to scenes alongside raw touches).
     public var gestureRecognizer = GestureRecognizer()
-    private var gestureTimer: TimerID?
+    var gestureTimer: TimerID?
     /// Called with every event before the scene sees it; return true to swallow it (wake from blank).
     public var inputFilter: ((InputEvent) -> Bool)?
 
@@ -83,7 +87,7 @@ public final class SceneManager {
     }
     /// The cursor's tip in logical pixels (nil until a mouse moves).
     public var cursorPosition: Point? { cursor.position }
-    private let cursor = CursorOverlay()
+    let cursor = CursorOverlay()
     /// The touch slot the mouse button uses (well away from libinput's device × 1000 + slot).
     public static let cursorSlot = 999_000
 
@@ -231,73 +235,6 @@ public final class SceneManager {
     /// Every scene that implements `type` (a control protocol such as `CounterControl`), in order.
     public func scene<T>(as type: T.Type) -> [T] { scenes.compactMap { $0 as? T } }
 
-    // MARK: input
-
-    /// Routes one input event: scene-switch keys and gestures first, then the scene on screen.
-    public func input(_ event: InputEvent) {
-        if let f = inputFilter, f(event) { return }
-        switch event {
-        case .pointerMotion(let dx, let dy, let t): moveCursor(dx: dx, dy: dy, timeUsec: t); return
-        case .pointerButton(let pressed, let t): clickCursor(pressed: pressed, timeUsec: t); return
-        default: break
-        }
-        let now = time.now()
-        if case .key(let code, .pressed, _) = event {
-            if switching.nextKeys.contains(code) { next(); return }
-            if switching.previousKeys.contains(code) { previous(); return }
-        }
-        var changed = current.handle(event, now: now)
-        if case .touch(let t) = event {
-            changed = route(gestureRecognizer.feed(t), now: now) || changed
-            armGestureTimer()
-        }
-        if changed { setNeedsFrame() }
-        reschedule()
-    }
-
-    private func moveCursor(dx: Double, dy: Double, timeUsec: UInt64) {
-        guard showsCursor, let size = frameSize else { return }
-        let p = cursor.move(dx: dx, dy: dy, on: size)
-        setNeedsFrame()
-        if cursor.isDown {
-            input(.touch(TouchEvent(.motion, slot: Self.cursorSlot, x: p.x / Double(size.width), y: p.y / Double(size.height), timeUsec: timeUsec)))
-            input(.touchFrame(timeUsec: timeUsec))
-        }
-    }
-
-    private func clickCursor(pressed: Bool, timeUsec: UInt64) {
-        guard showsCursor, let size = frameSize, let p = cursor.press(pressed, on: size) else { return }
-        input(.touch(TouchEvent(pressed ? .down : .up, slot: Self.cursorSlot, x: p.x / Double(size.width), y: p.y / Double(size.height), timeUsec: timeUsec)))
-        input(.touchFrame(timeUsec: timeUsec))
-    }
-
-    /// Gives recognised gestures to the scene (an edge swipe switches scenes when configured).
-    private func route(_ gestures: [Gesture], now: WallTime) -> Bool {
-        var changed = false
-        for gesture in gestures {
-            if switching.edgeSwipe, case .swipe(let dir, let x, _) = gesture, dir == .left || dir == .right,
-               x < 0.1 || x > 0.9 {
-                dir == .left ? next() : previous()
-                continue
-            }
-            changed = current.handle(.gesture(gesture), now: now) || changed
-        }
-        return changed
-    }
-
-    /// Arms a timer for a pending long press (touch times are CLOCK_MONOTONIC microseconds).
-    private func armGestureTimer() {
-        if let t = gestureTimer { loop.cancel(t); gestureTimer = nil }
-        guard let due = gestureRecognizer.nextDeadline() else { return }
-        gestureTimer = try? loop.schedule(at: Int64(due) * 1000, clock: .monotonic) { [weak self] _ in
-            guard let self else { return }
-            self.gestureTimer = nil
-            let now = self.time.now()
-            if self.route(self.gestureRecognizer.advance(toUsec: now.monotonicUsec), now: now) { self.setNeedsFrame() }
-            self.reschedule()
-        }
-    }
-
     /// Tells the manager that the scene on screen changed outside input and time (control commands).
     public func sceneDidChange() {
         setNeedsFrame()
@@ -392,80 +329,5 @@ public final class SceneManager {
         guard frameSize != nil else { throw KioskError.display("no frame to capture: no display is connected") }
         guard let canvas else { throw KioskError.display("no frame to capture: nothing was drawn on \(display.displayDescription) since it became active") }
         return canvas
-    }
-
-    // MARK: time
-
-    /// Arms one timer for the scene's next deadline (replacing the previous one), or none.
-    /// When arming fails the scene is brought up to date again after a backoff (50 ms doubling
-    /// to 1 s) until arming succeeds: the scene never stops ticking.
-    public func reschedule() {
-        guard started else { return }
-        updateOrbitTimer()
-        let now = time.now()
-        // The armed deadline has come but its timer has not run yet (the loop runs the other
-        // work of this iteration first: a posted batch of committed values, an MQTT packet).
-        // Leave it: it ticks the scene and re-arms. Re-armed now for the next deadline, the
-        // scene would skip this one (the clock would miss a second: a 2 s gap between frames).
-        if let armed = armedDeadline, deadlineTimer != nil, armed.monotonicNs(from: now) <= now.monotonicNs { return }
-        let d = current.nextDeadline(now: now)
-        if d == armedDeadline, deadlineTimer != nil { return }
-        if let t = deadlineTimer { loop.cancel(t); deadlineTimer = nil }
-        armedDeadline = d
-        guard let d else { return }
-        do {
-            let handler: (TimerFire) -> Void = { [weak self] fire in
-                guard let self else { return }
-                self.deadlineTimer = nil
-                self.armedDeadline = nil
-                if fire == .clockChanged { self.logger.notice("wall clock was set; recomputing the next tick") }
-                self.tick()
-            }
-            if let fault = armFault, let e = fault() { throw e }
-            switch d {
-            case .realtime(let r): deadlineTimer = try loop.schedule(at: r, clock: .realtime, handler)
-            case .monotonic(let m): deadlineTimer = try loop.schedule(at: m, clock: .monotonic, handler)
-            }
-            if armRetryDelayNs != Self.armRetryFirstNs {
-                logger.notice("the scene timer is armed again")
-                armRetryDelayNs = Self.armRetryFirstNs
-            }
-        } catch {
-            retryArming(after: error)
-        }
-    }
-
-    static let armRetryFirstNs: Int64 = 50_000_000
-    static let armRetryMaxNs: Int64 = 1_000_000_000
-    private var armRetryDelayNs = SceneManager.armRetryFirstNs
-    private var armRetryTimer: TimerID?
-    /// Test seam: an error makes arming the scene timer fail as if the loop had refused it.
-    var armFault: (() -> Error?)?
-
-    private func retryArming(after error: Error) {
-        guard armRetryTimer == nil else { return }
-        let delay = armRetryDelayNs
-        logger.error("cannot arm the scene timer; trying again", metadata: ["error": "\(error)", "retry_ms": "\(delay / 1_000_000)"])
-        armRetryDelayNs = min(delay * 2, Self.armRetryMaxNs)
-        armRetryTimer = try? loop.schedule(after: delay) { [weak self] _ in
-            guard let self else { return }
-            self.armRetryTimer = nil
-            self.tick()
-        }
-    }
-
-    /// Brings the scene on screen up to now (timer fired, clock changed) and draws if it changed.
-    public func tick() {
-        if current.update(now: time.now()) { setNeedsFrame() }
-        reschedule()
-    }
-
-    private func armRotation() {
-        if let t = rotationTimer { loop.cancel(t); rotationTimer = nil }
-        guard switching.rotateSeconds > 0, scenes.count > 1, started else { return }
-        rotationTimer = try? loop.schedule(after: Int64(switching.rotateSeconds * 1e9)) { [weak self] _ in
-            self?.rotationTimer = nil
-            self?.next()
-        }
     }
 }

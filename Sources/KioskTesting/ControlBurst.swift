@@ -4,6 +4,7 @@ import Glibc
 import Foundation
 import KioskCore
 import KioskPosix
+import Synchronization
 
 /// A minimal HTTP/1.1 client on one kept-alive Unix-socket connection (blocking), for bursts
 /// against the control socket where a connection per request would measure the client.
@@ -78,10 +79,8 @@ public enum ControlBurst {
     }
 
     public static func run(socket: String, clients: Int, perClient: Int, paths: @escaping @Sendable (Int) -> [String]) -> Result {
-        final class Tally: @unchecked Sendable {
-            let lock = NSLock()
-            var acked = 0
-            var failures: [String] = []
+        final class Tally: Sendable {
+            let counts = Mutex<(acked: Int, failures: [String])>((0, []))
             let done = DispatchSemaphore(value: 0)
             let go = DispatchSemaphore(value: 0)
         }
@@ -101,7 +100,7 @@ public enum ControlBurst {
                 } catch {
                     bad.append("client \(c): \(error)")
                 }
-                t.lock.lock(); t.acked += ok; t.failures += bad; t.lock.unlock()
+                t.counts.withLock { $0.acked += ok; $0.failures += bad }
                 t.done.signal()
             }
             th.start()
@@ -111,6 +110,7 @@ public enum ControlBurst {
         for _ in 0..<clients { t.go.signal() }
         for _ in 0..<clients { t.done.wait() }
         let seconds = Double(nowNanos(.monotonic) - t0) / 1e9
-        return Result(acknowledged: t.acked, failures: t.failures, seconds: seconds)
+        let (acked, failures) = t.counts.withLock { $0 }
+        return Result(acknowledged: acked, failures: failures, seconds: seconds)
     }
 }

@@ -3,6 +3,7 @@ import Glibc
 #endif
 import KioskCore
 import KioskPosix
+import Synchronization
 
 /// A `KioskLoop` on virtual time, for tests: nothing fires until the test advances the clocks,
 /// and then every due timer fires in deadline order (realtime and monotonic interleaved), each
@@ -10,8 +11,8 @@ import KioskPosix
 /// File descriptors are ready when the test says so (`makeReady`), and work posted from any
 /// thread runs at the next step (`step`, or the start of `advance`).
 public final class ManualEventLoop: KioskLoop, TimeSource, @unchecked Sendable {
-    // @unchecked: `post` and `makeReady` may be called from any thread and touch only what
-    // `lock` guards; everything else is touched by the thread that drives the loop.
+    // @unchecked: `post` and `makeReady` may be called from any thread and touch only `inbox`
+    // (a Mutex); everything else is touched by the thread that drives the loop.
     private struct Timer {
         let deadline: Int64
         let clock: ClockID
@@ -21,10 +22,12 @@ public final class ManualEventLoop: KioskLoop, TimeSource, @unchecked Sendable {
     private var nextID: UInt64 = 1
     private let deferred = DeferredWork()
     private var watchers: [Int32: (events: WatchEvents, handler: (WatchEvents) -> Void)] = [:]
-    private let lock = PosixMutex()
-    /// Guarded by `lock`: work posted and descriptors made ready, in the order they came.
-    private var posted: [@Sendable () -> Void] = []
-    private var ready: [(fd: Int32, events: WatchEvents)] = []
+    /// Work posted and descriptors made ready, in the order they came.
+    private struct Inbox {
+        var posted: [@Sendable () -> Void] = []
+        var ready: [(fd: Int32, events: WatchEvents)] = []
+    }
+    private let inbox = Mutex(Inbox())
     /// The thread running a step, while one runs.
     private var steppingThread: pthread_t?
     /// The virtual monotonic time (ns).
@@ -136,7 +139,7 @@ public final class ManualEventLoop: KioskLoop, TimeSource, @unchecked Sendable {
     /// watched). Unlike epoll this is edge-like: say it again for another call. Safe from any
     /// thread.
     public func makeReady(_ fd: Int32, _ events: WatchEvents = .read) {
-        lock.locked { ready.append((fd, events)) }
+        inbox.withLock { $0.ready.append((fd, events)) }
     }
 
     /// Makes ready each watched descriptor the kernel reports ready for what it waits for
@@ -163,7 +166,7 @@ public final class ManualEventLoop: KioskLoop, TimeSource, @unchecked Sendable {
 
     /// Queues `work` for the next step. Safe from any thread.
     public func post(_ work: @escaping @Sendable () -> Void) {
-        lock.locked { posted.append(work) }
+        inbox.withLock { $0.posted.append(work) }
     }
 
     /// Traps when called from another thread while a step runs on the driving thread: the same
@@ -183,9 +186,9 @@ public final class ManualEventLoop: KioskLoop, TimeSource, @unchecked Sendable {
         steppingThread = pthread_self()
         defer { steppingThread = outer }
         runDeferred()
-        let (work, fds) = lock.locked { () -> ([@Sendable () -> Void], [(fd: Int32, events: WatchEvents)]) in
-            defer { posted.removeAll(); ready.removeAll() }
-            return (posted, ready)
+        let (work, fds) = inbox.withLock { i -> ([@Sendable () -> Void], [(fd: Int32, events: WatchEvents)]) in
+            defer { i = Inbox() }
+            return (i.posted, i.ready)
         }
         var ran = work.count
         for w in work { w() }

@@ -4,6 +4,7 @@ import Glibc
 import Foundation
 import KioskCore
 import KioskPosix
+import Synchronization
 
 /// glibc functions that its headers declare only for _GNU_SOURCE (which Swift's Glibc module does
 /// not set): posix_spawn's closefrom (2.34 and later) and chdir (2.29 and later) actions, pipe2.
@@ -27,7 +28,7 @@ private func closeInheritedDescriptors(_ actions: inout posix_spawn_file_actions
 /// blocked or ignored (the test process blocks SIGTERM for the daemon's signal handling, and a
 /// child would inherit that). Reaped by `wait`, `isRunning` or `exitStatus`; one still running
 /// when the handle goes away is killed (SIGKILL) and reaped.
-public final class SpawnedProcess: @unchecked Sendable {
+public final class SpawnedProcess: Sendable {
     /// Where the child's stdout or stderr goes.
     public enum Output: Sendable {
         /// /dev/null.
@@ -45,8 +46,8 @@ public final class SpawnedProcess: @unchecked Sendable {
     }
 
     public let pid: pid_t
-    private let lock = PosixMutex()
-    private var status: Int32?
+    /// The exit status once reaped; its lock also keeps a signal from reaching a reaped pid.
+    private let status = Mutex<Int32?>(nil)
     private let outReader: PipeReader?
     private let errReader: PipeReader?
 
@@ -131,7 +132,7 @@ public final class SpawnedProcess: @unchecked Sendable {
 
     /// Sends `signal` while the process is not reaped (its pid is not yet anybody else's).
     public func signal(_ signal: Int32) {
-        lock.locked { if status == nil { kill(pid, signal) } }
+        status.withLock { if $0 == nil { kill(pid, signal) } }
     }
 
     public var isRunning: Bool { reap() == nil }
@@ -158,7 +159,7 @@ public final class SpawnedProcess: @unchecked Sendable {
 
     /// The exit status once the process has exited (reaped now, or earlier), else nil.
     private func reap() -> Int32? {
-        lock.locked {
+        status.withLock { status in
             if let status { return status }
             var st: Int32 = 0
             var r: pid_t
@@ -171,9 +172,10 @@ public final class SpawnedProcess: @unchecked Sendable {
 }
 
 /// Reads a pipe to its end on a thread of its own, so that a child never blocks on a full pipe.
-private final class PipeReader: @unchecked Sendable {
+private final class PipeReader: Sendable {
     private let fd: Int32
-    private var bytes: [UInt8] = []
+    /// Written by the reading thread, read once `done` is signalled.
+    private let bytes = Mutex<[UInt8]>([])
     private let done = DispatchSemaphore(value: 0)
 
     init(_ fd: Int32) { self.fd = fd }
@@ -183,7 +185,7 @@ private final class PipeReader: @unchecked Sendable {
             var buffer = [UInt8](repeating: 0, count: 65536)
             while true {
                 let n = buffer.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
-                if n > 0 { bytes += buffer[0..<n] } else if n == 0 || errno != EINTR { break }
+                if n > 0 { bytes.withLock { $0 += buffer[0..<n] } } else if n == 0 || errno != EINTR { break }
             }
             close(fd)
             done.signal()
@@ -196,6 +198,6 @@ private final class PipeReader: @unchecked Sendable {
     func text() -> String {
         done.wait()
         done.signal() // for a later call
-        return String(decoding: bytes, as: UTF8.self)
+        return bytes.withLock { String(decoding: $0, as: UTF8.self) }
     }
 }

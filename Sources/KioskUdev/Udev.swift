@@ -31,6 +31,8 @@ public final class Udev {
         public var seat: String
         /// The PCI parent's `boot_vga` attribute is 1 (the firmware's boot display).
         public var bootVGA: Bool
+        /// The symlinks udev made to the node (`/dev/dri/by-path/pci-0000:00:02.0-card`, …).
+        public var devlinks: [String] = []
 
         public init(action: String? = nil, devnode: String?, sysname: String, seat: String = "seat0", bootVGA: Bool = false) {
             self.action = action; self.devnode = devnode; self.sysname = sysname; self.seat = seat; self.bootVGA = bootVGA
@@ -48,6 +50,13 @@ public final class Udev {
                 boot = String(cString: v) == "1"
             }
             bootVGA = boot
+            var links: [String] = []
+            var entry = udev_device_get_devlinks_list_entry(dev)
+            while let e = entry {
+                if let name = udev_list_entry_get_name(e) { links.append(String(cString: name)) }
+                entry = udev_list_entry_get_next(e)
+            }
+            devlinks = links
         }
     }
 

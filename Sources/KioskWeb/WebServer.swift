@@ -4,6 +4,7 @@ import Hummingbird
 import HummingbirdCore
 import KioskControl
 import KioskCore
+import KioskHTTP
 import Logging
 import NIOConcurrencyHelpers
 import NIOCore

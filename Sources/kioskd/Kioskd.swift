@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import KioskConfig
 import KioskCore
 import KioskDaemon
 import KioskState
@@ -32,7 +33,7 @@ struct Kioskd: AsyncParsableCommand {
     @Option(name: .long, help: "With --snapshot: wait this many seconds before taking the frame.")
     var snapshotAfter: Double = 0
 
-    @Flag(name: .long, help: "List the DRM outputs (connectors and modes) and exit.")
+    @Flag(name: .long, help: "List every DRM device (driver, by-path name) with its connectors and modes, and exit.")
     var listOutputs = false
 
     @Flag(name: .long, help: "Check the config (and the scenes' tables and the theme) and exit.")
@@ -79,8 +80,8 @@ struct Kioskd: AsyncParsableCommand {
         logger.logLevel = level
 
         if listOutputs {
-            let device = (try? DaemonConfig.load(path: config))?.display.device
-            do { print(try Backends.listOutputs(device: device), terminator: "") } catch {
+            // Every device, whatever the config names: what a config for this board can use.
+            do { print(try Backends.listOutputs(device: nil), terminator: "") } catch {
                 fail("\(error)", code: 1)
             }
             return

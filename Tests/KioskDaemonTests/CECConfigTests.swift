@@ -1,5 +1,6 @@
 import Foundation
 import KioskCEC
+import KioskConfig
 import KioskControl
 import KioskCore
 @testable import KioskDaemon

@@ -1,4 +1,5 @@
 import Foundation
+import KioskConfig
 import KioskCore
 @testable import KioskDaemon
 import KioskScenes
@@ -338,7 +339,8 @@ import Testing
         let t = configError { _ = try loadConfig("theme_dir = \"\"\n" + Self.good, dir: d) }
         #expect(t == "\(d)/kioskd.toml:1: key 'theme_dir': expected a directory path, got an empty string")
         let dev = configError { _ = try loadConfig(Self.good.replacingOccurrences(of: "backend = \"headless\"", with: "backend = \"headless\"\ndevice = \"\""), dir: d) }
-        #expect(dev == "\(d)/kioskd.toml:4: key 'display.device': expected a device path like \"/dev/dri/card0\", got an empty string")
+        #expect(dev == "\(d)/kioskd.toml:4: key 'display.device': expected a DRM device: a driver name like \"vc4\" (1…64 characters) or a path like "
+            + "\"/dev/dri/by-path/platform-1f00130000.dsi-card\" (no control characters; kioskd --list-outputs shows them), got an empty string")
     }
 
     @Test func checkSystemFindsWhatTheDaemonWouldTripOver() throws {

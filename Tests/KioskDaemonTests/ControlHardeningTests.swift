@@ -2,6 +2,7 @@ import Foundation
 import KioskControl
 import KioskCore
 import KioskState
+import KioskHTTP
 import KioskTesting
 @testable import KioskDaemon
 import Logging

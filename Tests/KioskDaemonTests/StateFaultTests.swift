@@ -1,4 +1,5 @@
 import Foundation
+import KioskConfig
 import KioskControl
 import KioskCore
 @testable import KioskDaemon

@@ -4,6 +4,7 @@ import Testing
 import KioskCore
 import KioskTesting
 import KioskPosix
+import Synchronization
 
 /// The virtual-time loop that scene and controller tests run on must keep the real loop's rules:
 /// due timers fire in deadline order across both clocks, each with the clocks at its deadline;
@@ -86,11 +87,10 @@ import KioskPosix
 
     @Test func workPostedFromAnotherThreadRunsAtTheNextStepInOrder() throws {
         /// What posted work appended, behind a lock (the posting thread and the loop's differ).
-        final class Log: @unchecked Sendable {
-            private let lock = PosixMutex()
-            private var items: [Int] = []
-            func append(_ i: Int) { lock.locked { items.append(i) } }
-            var all: [Int] { lock.locked { items } }
+        final class Log: Sendable {
+            private let items = Mutex<[Int]>([])
+            func append(_ i: Int) { items.withLock { $0.append(i) } }
+            var all: [Int] { items.withLock { $0 } }
         }
         let loop = ManualEventLoop()
         let log = Log()

@@ -17,4 +17,17 @@ struct MultiOutputVMTests {
     @Test func twoOutputsTwoScenesTouchAndUnplug() throws {
         try VMScenario.check("kioskd-two-outputs", needsKioskd: true)
     }
+
+    /// One kioskd on two DRM devices (virtio-gpu and bochs-display) named by driver only: the
+    /// clock on one and a counter on the other, checked by each device's screendump;
+    /// `--list-outputs` lists both with driver and by-path name; the bochs connector forced off
+    /// and the bochs device unbound while the virtio output keeps the clock's frame a second.
+    @Test func outputsOnTwoDevicesNamedByDriver() throws {
+        try VMScenario.check("kioskd-two-devices", needsKioskd: true)
+    }
+
+    /// The same with the two devices' PCI slots swapped: the same scenes on the same devices.
+    @Test func outputsOnTwoDevicesWithTheirSlotsSwapped() throws {
+        try VMScenario.check("kioskd-two-devices-swapped", needsKioskd: true)
+    }
 }

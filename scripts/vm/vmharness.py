@@ -910,13 +910,17 @@ class Session:
         os.write(self.ctl_fd, (line + "\n").encode())
 
     # -- QMP helpers --------------------------------------------------------------------
-    def screendump(self, label: str = "", head: Optional[int] = None) -> Image:
+    def screendump(self, label: str = "", head: Optional[int] = None, device: Optional[str] = None) -> Image:
         """QMP screendump to PPM, parsed. `head`: one head of a scenario with `heads` > 1 (QMP
-        `screendump` with `device` DISPLAY_ID and `head`); None: QEMU's default console (head 0)."""
+        `screendump` with `device` DISPLAY_ID and `head`); `device`: the QEMU display device
+        with that id (a scenario with a second display device in `qemu_args`); neither: QEMU's
+        default console (head 0)."""
         self.shots += 1
-        tag = "".join(f"-{t}" for t in (label, "" if head is None else f"h{head}") if t)
+        tag = "".join(f"-{t}" for t in (label, "" if head is None else f"h{head}", device or "") if t)
         path = os.path.join(self.rundir, f"shot{self.shots:02d}{tag}.ppm")
-        if head is None:
+        if device is not None:
+            self.qmp.command("screendump", filename=path, device=device)
+        elif head is None:
             self.qmp.command("screendump", filename=path)
         else:
             if not 0 <= head < self.sc.heads:

@@ -2,18 +2,21 @@ import KioskCore
 
 /// Finds the line on which every key, table and array element of a TOML document was written.
 ///
-/// TOMLKit (toml++) parses the values but does not expose node positions, so this scanner walks
-/// the source text once: it tracks `[table]` and `[[array]]` headers, dotted and quoted keys,
-/// inline tables, multi-line arrays and strings, and records a line for each path. It computes no
-/// values and reports no syntax errors: the document has already been parsed by TOMLKit, and a
-/// path the scanner misses falls back to its parent's line.
+/// TOMLKit is the one TOML parser: every value kioskd uses comes from its tree. It cannot say
+/// where a value was written: toml++ keeps a source region on each node (`node::source()`), but
+/// TOMLKit's C bridge (CTOML) passes positions on only for parse errors (`TOMLParseError.source`),
+/// not for nodes. So this locator walks the source text once and maps each key path to a line:
+/// it follows `[table]` and `[[array]]` headers, dotted and quoted keys (decoding a quoted key's
+/// escapes, so its path matches TOMLKit's key), and steps over values (ConfigLocatorValues.swift)
+/// only to find where the next key starts. It computes no values and reports no syntax errors
+/// of its own: a path it misses falls back to its parent's line.
 ///
 /// Paths are written like `ConfigTable.path`: `display.rotation`, `scene.score.counter[1].name`.
 ///
-/// The scanner also guards what comes after it: it stops at the first path nested deeper than
-/// `depthLimit` (tables, dotted keys, array elements and inline tables count together) and
-/// notes the first `\u0000` escape in a basic string or quoted key, so that neither reaches the
-/// TOML parser or the recursive conversion.
+/// The same pass guards the parser, which runs after it: it stops at the first path nested
+/// deeper than `depthLimit` (tables, dotted keys, array elements and inline tables count
+/// together), notes the first `\u0000` escape in a basic string or quoted key, and stops at the
+/// few inputs toml++ asserts on rather than reporting (`badHeader`, `badValue`).
 public struct ConfigLocator: Sendable {
     /// Line (1-based) of each path.
     public private(set) var lines: [String: Int] = [:]
@@ -69,7 +72,7 @@ public struct ConfigLocator: Sendable {
     /// Joins path components the way `ConfigTable` names its tables.
     static func join(_ parent: String, _ key: String) -> String { parent.isEmpty ? key : "\(parent).\(key)" }
 
-    private struct Scanner {
+    struct Scanner {
         let b: [UInt8]
         let depthLimit: Int
         var i = 0
@@ -92,60 +95,6 @@ public struct ConfigLocator: Sendable {
         mutating func advance() {
             if b[i] == UInt8(ascii: "\n") { line += 1 }
             i += 1
-        }
-
-        /// Line, column and the character at `i` (for errors).
-        func here() -> (line: Int, column: Int, found: String) {
-            var start = i
-            while start > 0 && b[start - 1] != UInt8(ascii: "\n") { start -= 1 }
-            let column = 1 + b[start..<i].filter { $0 & 0xC0 != 0x80 }.count
-            let found = atEnd ? "end of file" : peek == UInt8(ascii: "\n") ? "end of line"
-                : "'\(ConfigTable.printable(String(decoding: b[i..<min(b.count, i + 4)], as: UTF8.self).unicodeScalars.first.map { String($0) } ?? ""))'"
-            return (line, column, found)
-        }
-
-        /// `YYYY-MM-DD` then `T` or `t` not followed by a digit: toml++ asserts that a time follows.
-        mutating func dateWithoutTime() -> Bool {
-            func digit(_ k: Int) -> Bool { k < b.count && b[k] >= 0x30 && b[k] <= 0x39 }
-            let pattern = [true, true, true, true, false, true, true, false, true, true]
-            for (k, isDigit) in pattern.enumerated() {
-                if isDigit ? !digit(i + k) : (i + k >= b.count || b[i + k] != UInt8(ascii: "-")) { return false }
-            }
-            guard i + 10 < b.count, b[i + 10] == UInt8(ascii: "T") || b[i + 10] == UInt8(ascii: "t"), !digit(i + 11) else { return false }
-            i += 11
-            refuseValue("a time (HH:MM:SS) after the date's 'T'")
-            return true
-        }
-
-        /// Ten characters shaped like a date (`-` fourth and seventh, `_` not counted, as toml++
-        /// counts them), a space and a digit not followed by another digit: toml++ rescans for a
-        /// time after the space and asserts when the digit ends the value (`0989-05-2e 7`). No
-        /// valid TOML has a value, a space and a lone digit, so the rule refuses nothing good.
-        mutating func dateSpaceLoneDigit() -> Bool {
-            var firsts: [UInt8] = []
-            var k = i
-            while k < b.count && firsts.count <= 10 {
-                let c = b[k]
-                if c == UInt8(ascii: " ") || c == UInt8(ascii: "\t") || c == UInt8(ascii: "\n") || c == UInt8(ascii: "\r")
-                    || c == 0x0B || c == 0x0C || c == UInt8(ascii: ",") || c == UInt8(ascii: "]")
-                    || c == UInt8(ascii: "}") || c == UInt8(ascii: "#") { break }
-                // One entry per character: UTF-8 continuation bytes and '_' are not counted.
-                if c & 0xC0 != 0x80 && c != UInt8(ascii: "_") { firsts.append(c) }
-                k += 1
-            }
-            func digit(_ at: Int) -> Bool { at < b.count && b[at] >= 0x30 && b[at] <= 0x39 }
-            guard firsts.count == 10, firsts[4] == UInt8(ascii: "-"), firsts[7] == UInt8(ascii: "-"),
-                  k + 1 < b.count, b[k] == UInt8(ascii: " "), digit(k + 1), !digit(k + 2) else { return false }
-            i = k + 2
-            refuseValue("a time (HH:MM:SS) after the date and its space")
-            return true
-        }
-
-        /// Stops the scan at a value toml++ would assert on.
-        mutating func refuseValue(_ expected: String) {
-            let h = here()
-            badValue = (expected, h.line, h.column, h.found)
-            i = b.count
         }
 
         mutating func record(_ path: String, _ l: Int) {
@@ -284,6 +233,10 @@ public struct ConfigLocator: Sendable {
                     switch e {
                     case UInt8(ascii: "n"): out.append(0x0A)
                     case UInt8(ascii: "t"): out.append(0x09)
+                    case UInt8(ascii: "r"): out.append(0x0D)
+                    case UInt8(ascii: "b"): out.append(0x08)
+                    case UInt8(ascii: "f"): out.append(0x0C)
+                    case UInt8(ascii: "e"): out.append(0x1B)
                     case UInt8(ascii: "u"), UInt8(ascii: "U"):
                         // \uXXXX, \UXXXXXXXX: the scalar's UTF-8 (as the TOML parser reads it).
                         let n = e == UInt8(ascii: "u") ? 4 : 8
@@ -316,97 +269,6 @@ public struct ConfigLocator: Sendable {
             case 0x61...0x66: return UInt32(c - 0x61 + 10)
             default: return nil
             }
-        }
-
-        /// True when `b[at]` (just after a backslash) starts `u0000` or `U00000000`.
-        func isNulEscape(at j: Int) -> Bool {
-            guard j < b.count else { return false }
-            let n: Int
-            switch b[j] {
-            case UInt8(ascii: "u"): n = 4
-            case UInt8(ascii: "U"): n = 8
-            default: return false
-            }
-            guard j + n < b.count else { return false }
-            return b[(j + 1)...(j + n)].allSatisfy { $0 == UInt8(ascii: "0") }
-        }
-
-        /// One value; arrays and inline tables record their elements' lines under `comps`.
-        mutating func scanValue(_ comps: [String]) {
-            let c = peek
-            let l = line
-            if c == UInt8(ascii: "[") {
-                advance()
-                var index = 0
-                while !atEnd {
-                    skipSpace(newlines: true)
-                    if peek == UInt8(ascii: "]") { advance(); return }
-                    if peek == UInt8(ascii: ",") { advance(); continue }
-                    if peek == UInt8(ascii: "}") { refuseValue("a value or ']' in the array"); return }
-                    let elem = comps + ["[\(index)]"]
-                    guard checkDepth(elem, line) else { return }
-                    record(ConfigLocator.path(elem[...]), line)
-                    let before = i
-                    scanValue(elem)
-                    if i == before && !atEnd { advance() }
-                    index += 1
-                }
-            } else if c == UInt8(ascii: "{") {
-                advance()
-                while !atEnd {
-                    skipSpace(newlines: true)
-                    if peek == UInt8(ascii: "}") { advance(); return }
-                    if peek == UInt8(ascii: ",") { advance(); continue }
-                    let before = i
-                    scanKeyValue(in: comps)
-                    if i == before && !atEnd { advance() }
-                }
-            } else if c == UInt8(ascii: "\"") || c == UInt8(ascii: "'") {
-                if scanString(c) { noteNul(comps, l, inKey: false) }
-            } else {
-                // Number, boolean, date: up to a delimiter.
-                if dateWithoutTime() || dateSpaceLoneDigit() { return }
-                while !atEnd {
-                    let d = peek
-                    if d == UInt8(ascii: ",") || d == UInt8(ascii: "]") || d == UInt8(ascii: "}")
-                        || d == UInt8(ascii: "\n") || d == UInt8(ascii: "#") { break }
-                    advance()
-                }
-            }
-        }
-
-        /// Skips a string; true when a basic string held a `\u0000` escape.
-        @discardableResult
-        mutating func scanString(_ q: UInt8) -> Bool {
-            var nul = false
-            let triple = i + 2 < b.count && b[i + 1] == q && b[i + 2] == q
-            if triple {
-                advance(); advance(); advance()
-                while !atEnd {
-                    if q == UInt8(ascii: "\"") && peek == UInt8(ascii: "\\") {
-                        if isNulEscape(at: i + 1) { nul = true }
-                        advance(); if !atEnd { advance() }; continue
-                    }
-                    if peek == q && i + 2 < b.count && b[i + 1] == q && b[i + 2] == q {
-                        advance(); advance(); advance()
-                        // Up to two more quotes may belong to the content.
-                        while !atEnd && peek == q { advance() }
-                        return nul
-                    }
-                    advance()
-                }
-            } else {
-                advance()
-                while !atEnd && peek != q && peek != UInt8(ascii: "\n") {
-                    if q == UInt8(ascii: "\"") && peek == UInt8(ascii: "\\") {
-                        if isNulEscape(at: i + 1) { nul = true }
-                        advance(); if atEnd { break }
-                    }
-                    advance()
-                }
-                if !atEnd && peek == q { advance() }
-            }
-            return nul
         }
     }
 }

@@ -1,12 +1,11 @@
 import Foundation
-import KioskFleet
-import KioskWeb
 import KioskCEC
 import KioskCore
 import KioskDRM
+import KioskFleet
 import KioskMQTT
-import KioskPosix
 import KioskScenes
+import KioskWeb
 
 /// Which display backend shows the frames.
 public enum DisplayBackend: String, Sendable, Equatable, CaseIterable {
@@ -21,7 +20,8 @@ public enum DisplayAPIChoice: String, Sendable, Equatable, CaseIterable {
 /// `[display]` and `[display.blank]`.
 public struct DisplaySettings: Sendable, Equatable {
     public var backend: DisplayBackend = .drm
-    /// A DRM device path (`/dev/dri/card0`); nil: the seat's boot GPU.
+    /// The DRM device: a path (`/dev/dri/by-path/…`) or a driver name (`"vc4"`); nil: the
+    /// seat's device with a connected output.
     public var device: String?
     /// A connector name (`HDMI-A-1`); nil: the first connected one.
     public var output: String?
@@ -90,6 +90,9 @@ public struct SceneDefinition {
 /// The whole config file, checked: every key known, every value in range.
 public struct DaemonConfig {
     public var file: String
+    /// The file's tree, as read: each value with its file:line, and the defaults the checks took
+    /// (`EffectiveConfig.values(of:)`).
+    public var tree: ConfigTable
     public var themeName: String
     public var theme: Theme
     public var themeDirectory: String
@@ -137,17 +140,18 @@ public struct DaemonConfig {
     /// Default config path.
     public static let defaultPath = "/etc/kioskd/kioskd.toml"
 
-    /// Reads and checks the config file at `path`.
+    /// Reads and checks the config file at `path`; `kinds` are the scene kinds a `[scene.NAME]`
+    /// table may name (the daemon's scene registry; KioskDaemon adds overloads that pass its own).
     public static func load(path: String, environment: [String: String] = ProcessInfo.processInfo.environment,
-                            kinds: [String] = SceneRegistry.standard.kinds) throws -> DaemonConfig {
+                            kinds: [String]) throws -> DaemonConfig {
         let root = try ConfigFile.load(path: path)
         return try DaemonConfig(root: root, file: path, environment: environment, kinds: kinds)
     }
 
-    /// Checks a parsed config (`root`) from `file`.
-    public init(root: ConfigTable, file: String, environment: [String: String] = [:],
-                kinds: [String] = SceneRegistry.standard.kinds) throws {
+    /// Checks a parsed config (`root`) from `file`; `kinds` as for `load`.
+    public init(root: ConfigTable, file: String, environment: [String: String] = [:], kinds: [String]) throws {
         self.file = file
+        self.tree = root
         let configDir = (file as NSString).deletingLastPathComponent
         func resolve(_ p: String) -> String {
             p.hasPrefix("/") || configDir.isEmpty ? p : (configDir as NSString).appendingPathComponent(p)
@@ -201,7 +205,7 @@ public struct DaemonConfig {
         let displayTable = try root.table("display")
         if let t = displayTable {
             display.backend = try t.choice("backend", default: DisplayBackend.drm)
-            display.device = try path(t, "device", what: "a device path like \"/dev/dri/card0\"")
+            display.device = try DaemonConfig.device(t, "device", resolve: resolve)
             display.output = try DaemonConfig.connector(t, "output")
             (display.mode, display.rotation) = try DaemonConfig.modeAndRotation(t, headless: display.backend == .headless)
             display.buffers = try t.int("buffers", default: 2, range: 2...3)
@@ -364,167 +368,5 @@ public struct DaemonConfig {
         }
         if let t = try root.table("fleet") { fleet = try FleetSettings.read(t, hasMQTT: root.has("mqtt")) }
         try root.finish()
-    }
-
-    /// Checks what the daemon needs from the system at start, without creating anything: the
-    /// control group exists, the control socket and the state directory can be created (every
-    /// existing ancestor a directory, the nearest one writable by this user), the socket path is
-    /// not a directory or another file. Errors name file:line and the key.
-    ///
-    /// A state directory that exists but is not writable, or cannot be created only for want of
-    /// permission (a read-only root), is not an error: kioskd starts without saving state (status,
-    /// log and a mark on screen say so). That case is returned as a warning. With
-    /// `state = "volatile"` the state directory is not looked at.
-    @discardableResult
-    public func checkSystem() throws -> [String] {
-        func fail(_ key: String, _ message: String) -> KioskError {
-            .config("\(keyLocations[key] ?? SourceLocation(file: file, line: 0)): key '\(key)': \(message)")
-        }
-        if let g = control.group {
-            guard let gr = getgrnam(g) else {
-                throw fail("control.group", "no group named \(ConfigTable.quoted(g)) on this system")
-            }
-            // Only root, or a member of the group, may give the socket to it (chown).
-            let gid = gr.pointee.gr_gid
-            var groups = [gid_t](repeating: 0, count: Int(max(getgroups(0, nil), 0)) + 1)
-            let n = getgroups(Int32(groups.count), &groups)
-            let member = getegid() == gid || (n > 0 && groups[0..<Int(n)].contains(gid))
-            if geteuid() != 0 && !member {
-                throw fail("control.group", "kioskd (uid \(geteuid())) is not a member of group \(ConfigTable.quoted(g)), so it cannot give the control socket to it")
-            }
-        }
-        var st = stat()
-        let sock = control.socketPath
-        if stat(sock, &st) == 0 {
-            if (st.st_mode & S_IFMT) == S_IFDIR {
-                throw fail("control.socket", "\(sock) is a directory; expected the path of the socket file kioskd creates")
-            }
-            if (st.st_mode & S_IFMT) != S_IFSOCK {
-                throw fail("control.socket", "\(sock) exists and is not a socket; kioskd does not replace other files")
-            }
-        }
-        if let problem = DaemonConfig.creatable(sock) { throw fail("control.socket", problem.message) }
-        guard stateMode == .durable else { return [] }
-        let unsaved = "; kioskd will start, but will not save counters, scene and theme choices"
-        let where_ = "\(keyLocations["state_dir"] ?? SourceLocation(file: file, line: 0)): key 'state_dir'"
-        if stat(stateDirectory, &st) == 0 {
-            if (st.st_mode & S_IFMT) != S_IFDIR { throw fail("state_dir", "\(stateDirectory) is not a directory") }
-            if let problem = DirectoryAccess.writeProblem(stateDirectory) {
-                return ["\(where_): \(problem.message)" + unsaved]
-            }
-        } else if let problem = DaemonConfig.creatable(stateDirectory) {
-            // Only a missing permission (or a read-only file system) lets kioskd start without state.
-            guard problem.permission else { throw fail("state_dir", problem.message) }
-            return ["\(where_): \(problem.message)" + unsaved]
-        }
-        return []
-    }
-
-    /// Why `path` (with any missing parent folders) cannot be created by this user, and whether
-    /// that is for want of a permission; nil when it can (or already exists with its parent).
-    static func creatable(_ path: String) -> (message: String, permission: Bool)? {
-        var st = stat()
-        var dir = (path as NSString).deletingLastPathComponent
-        if dir.isEmpty { dir = "." }
-        while stat(dir, &st) != 0 {
-            let e = errno
-            guard e == ENOENT else { return ("cannot create \(path): \(Posix.error("stat", path: dir, errno: e).message)", false) }
-            let up = (dir as NSString).deletingLastPathComponent
-            if up == dir || up.isEmpty { return nil }
-            dir = up
-        }
-        if (st.st_mode & S_IFMT) != S_IFDIR { return ("cannot create \(path): \(dir) is not a directory", false) }
-        if let problem = DirectoryAccess.writeProblem(dir) {
-            return ("cannot create \(path): \(problem.message)", DirectoryAccess.isPermission(problem.errno))
-        }
-        return nil
-    }
-
-    /// The `[scene.NAME]` factories' keys are checked by making the scenes; see `SceneRegistry.make`.
-
-    /// The `calibration` key of `[input]` or an `[[output]]`: six numbers of an invertible matrix.
-    static func calibration(_ t: ConfigTable) throws -> [Double]? {
-        guard let m = try t.doubleArray("calibration") else { return nil }
-        do { try InputTransform.validate(calibration: m) } catch let e as KioskError {
-            throw t.error("calibration", e.message)
-        }
-        return m
-    }
-
-    /// The `mode` and `rotation` keys of `[display]` or an `[[output]]`, checked.
-    /// `mode` and `rotation` of `t` (`[display]` or an `[[output]]`). The mode is checked by the
-    /// parser the DRM backend uses (`ModeRequest`); with the `headless` backend it is the size of
-    /// a framebuffer in memory, each side 16…8192 as `headless_size`.
-    static func modeAndRotation(_ t: ConfigTable, headless: Bool) throws -> (mode: String?, rotation: Rotation) {
-        var mode: String?
-        if let m = try t.string("mode") {
-            guard let request = try? ModeRequest(parsing: m) else {
-                throw t.error("mode", "expected a mode like \"1920x1080\" or \"1920x1080@60\" (each side 1…\(ModeRequest.maxSide), "
-                                      + "refresh under \(ModeRequest.maxRefresh) Hz), got \(ConfigTable.quoted(m))")
-            }
-            if headless, !(headlessSides.contains(request.width) && headlessSides.contains(request.height)) {
-                throw t.error("mode", "with backend = \"headless\" the mode is the size of the output's frame in memory: "
-                                      + "each side \(headlessSides.lowerBound)…\(headlessSides.upperBound), got \(ConfigTable.quoted(m))")
-            }
-            mode = m
-        }
-        let r = try t.int("rotation", default: 0)
-        guard let rotation = Rotation(degrees: r) else { throw t.error("rotation", "expected 0, 90, 180 or 270, got \(r)") }
-        return (mode, rotation)
-    }
-
-    /// "1920x1080" → Size.
-    public static func parseSize(_ s: String) -> Size? {
-        let p = s.lowercased().split(separator: "x")
-        guard p.count == 2, let w = Int(p[0]), let h = Int(p[1]), w > 0, h > 0 else { return nil }
-        return Size(width: w, height: h)
-    }
-
-    /// "1920x1080" or "1920x1080@60" → (size, refresh or nil), as the DRM backend reads it (`ModeRequest`).
-    public static func parseMode(_ s: String) -> (Size, Int?)? {
-        guard let r = try? ModeRequest(parsing: s) else { return nil }
-        return (Size(width: r.width, height: r.height), r.refresh)
-    }
-
-    /// Each side of a headless framebuffer (`headless_size`, an output's `mode`).
-    static let headlessSides = 16...8192
-
-    /// With the headless backend each `[[output]]`'s mode is the size of a framebuffer in memory
-    /// (each side 16…8192). Reading the config checks this for `backend = "headless"`; call it
-    /// again when the backend is chosen afterwards (`kioskd --backend headless`). Errors name
-    /// the output's table and key.
-    public func checkHeadlessModes() throws {
-        guard display.backend == .headless, let tables = outputTables else { return }
-        for o in tables {
-            guard let m = o.mode, let (size, _) = DaemonConfig.parseMode(m),
-                  !(Self.headlessSides.contains(size.width) && Self.headlessSides.contains(size.height)) else { continue }
-            throw KioskError.config("\(o.location.isEmpty ? file : o.location): key 'output[\(o.index)].mode': with the headless backend "
-                + "the mode is the size of the output's frame in memory: each side \(Self.headlessSides.lowerBound)…"
-                + "\(Self.headlessSides.upperBound), got \(ConfigTable.quoted(m))")
-        }
-    }
-
-    /// A key name or a list of key names → evdev codes.
-    static func keys(_ t: ConfigTable, _ key: String) throws -> [UInt16] {
-        guard let n = t.node(key) else { return [] }
-        let names: [(String, SourceLocation, String)]
-        switch n.value {
-        case .string(let s): names = [(s, n.location, t.fullKey(key))]
-        case .array(let a):
-            names = try a.enumerated().map { i, e in
-                guard case .string(let s) = e.value else {
-                    throw KioskError.config("\(e.location): key '\(t.fullKey(key))[\(i)]': expected a key name like \"KEY_RIGHT\", got \(e.value.typeName)")
-                }
-                return (s, e.location, "\(t.fullKey(key))[\(i)]")
-            }
-        default:
-            throw t.error(key, "expected a key name like \"KEY_RIGHT\" or a list of them, got \(n.value.typeName)")
-        }
-        return try names.map { name, loc, full in
-            guard let c = KeyCode.code(named: name) else {
-                throw KioskError.config("\(loc): key '\(full)': unknown key name \"\(name)\" (evdev names like KEY_RIGHT, KEY_SPACE, KEY_KP_PLUS)")
-            }
-            return c
-        }
     }
 }

@@ -8,6 +8,9 @@ public struct OutputSettings: Sendable, Equatable {
     /// The connector (`HDMI-A-1`); nil (`"*"` or none written): the first connected one no
     /// other output names or has taken.
     public var connector: String?
+    /// The DRM device: a path (`/dev/dri/by-path/…`), or a driver name (`"vc4"`); nil:
+    /// `[display] device`, else the device that has `connector` (`DRMDeviceChoice`).
+    public var device: String?
     /// `WxH` or `WxH@Hz`; nil: the preferred mode (headless: `[display] headless_size`).
     public var mode: String?
     public var rotation: Rotation = .r0
@@ -61,10 +64,29 @@ extension DaemonConfig {
     /// Whether `s` can name a connector: 1…64 characters, none of them a control character
     /// (C0 with tab and line breaks, DEL, C1) or a Unicode line or paragraph separator.
     static func isConnectorName(_ s: String) -> Bool {
-        let u = s.unicodeScalars
-        return (1...64).contains(u.count) && u.allSatisfy { c in
+        (1...64).contains(s.unicodeScalars.count) && isPrintable(s)
+    }
+
+    /// Whether `s` has no control character (C0 with tab and line breaks, DEL, C1) and no
+    /// Unicode line or paragraph separator.
+    static func isPrintable(_ s: String) -> Bool {
+        s.unicodeScalars.allSatisfy { c in
             !(c.value < 0x20 || (0x7F...0x9F).contains(c.value) || c.value == 0x2028 || c.value == 0x2029)
         }
+    }
+
+    /// What a device may be: a path, or a driver's name.
+    static let deviceRule = "a DRM device: a driver name like \"vc4\" (1…64 characters) or a path like "
+        + "\"/dev/dri/by-path/platform-1f00130000.dsi-card\" (no control characters; kioskd --list-outputs shows them)"
+
+    /// The device under `key` of `t`, if written: a driver name (no `/`) as written, else a path
+    /// (a relative one is taken from the config's directory, as other paths are).
+    static func device(_ t: ConfigTable, _ key: String, resolve: (String) -> String = { $0 }) throws -> String? {
+        guard let d = try t.string(key) else { return nil }
+        guard d.contains("/") ? !d.isEmpty && d.utf8.count <= DaemonConfig.maxPath && isPrintable(d) : isConnectorName(d) else {
+            throw t.error(key, "expected \(deviceRule), got \(d.isEmpty ? "an empty string" : ConfigTable.quoted(d))")
+        }
+        return d.contains("/") ? resolve(d) : d
     }
 
     /// The connector name under `key` of `t`, if written; anything else is refused naming the key.
@@ -121,6 +143,7 @@ extension DaemonConfig {
                     o.connector = c
                 }
             }
+            o.device = try DaemonConfig.device(t, "device")
             (o.mode, o.rotation) = try DaemonConfig.modeAndRotation(t, headless: headless)
             o.calibration = try DaemonConfig.calibration(t)
             if let names = try t.stringArray("scenes") {

@@ -31,5 +31,5 @@ extension DaemonConfig {
 
 extension OutputSettings {
     /// The CEC adapter of this output: its `[output.cec]`, else `[display.cec]`.
-    func cecChoice(_ display: DisplaySettings) -> CECAdapterChoice { cec ?? display.cec }
+    package func cecChoice(_ display: DisplaySettings) -> CECAdapterChoice { cec ?? display.cec }
 }
