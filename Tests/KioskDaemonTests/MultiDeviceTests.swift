@@ -1,5 +1,6 @@
 import Foundation
 import KioskCore
+import KioskConfig
 @testable import KioskDaemon
 import KioskDRM
 import KioskDRMTesting
