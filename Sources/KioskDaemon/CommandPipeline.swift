@@ -137,6 +137,12 @@ public final class CommandPipeline: @unchecked Sendable {
         return directory[counter]
     }
 
+    /// The names of the counters the pipeline decides (`setDirectory`).
+    public var counterNames: [String] {
+        cond.lock(); defer { cond.unlock() }
+        return Array(directory.keys)
+    }
+
     /// The key of a counter of one scene in the scoped directory.
     public static func scopedName(scene: String, counter: String) -> String { scene + "\u{1F}" + counter }
 
@@ -175,6 +181,12 @@ public final class CommandPipeline: @unchecked Sendable {
         }
         thread.name = "kioskd-commit"
         thread.start()
+    }
+
+    /// Whether the pipeline's thread runs (`start`): batches are committed there, and only there.
+    public var hasThread: Bool {
+        cond.lock(); defer { cond.unlock() }
+        return !threadDone
     }
 
     /// Commits what was submitted, then ends the thread; waits at most `timeout` seconds.

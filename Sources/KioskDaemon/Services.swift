@@ -169,16 +169,15 @@ public enum DaemonRunner {
     }
 
     /// The control server in front of `daemon`: each request runs on the render loop, unless its
-    /// deadline passed before the loop got to it (then it is dropped and answered 503). With a
-    /// command pipeline (`Daemon.makePipeline`, before the loop runs), a counter change enters
-    /// the daemon's `CounterIntake` from the server's thread instead (the same deadline rule:
-    /// `ControlJob.run`).
+    /// deadline passed before the loop got to it (then it is dropped and answered 503). A
+    /// counter change enters the daemon's `CounterIntake` from the server's thread instead (the
+    /// same deadline rule: `ControlJob.run`).
     public static func makeControlServer(settings: ControlSettings, limits: ControlLimits = ControlLimits(),
                                          daemon: Daemon, logger: Logger) -> ControlServer {
         let intake = daemon.intake
         let daemon = LoopBound(daemon, loop: daemon.loop)
         return ControlServer(settings: settings, limits: limits, logger: logger) { job in
-            if let intake, case .counter(let name, let op, let value) = job.command, let edit = op.edit(value) {
+            if case .counter(let name, let op, let value) = job.command, let edit = op.edit(value) {
                 job.run { _, reply in intake.submit(name, edit, answerOn: .decided, reply: reply) }
                 return
             }
@@ -227,7 +226,6 @@ public enum DaemonRunner {
         daemon.onReady = { notifier.ready() }
         daemon.onStatus = { notifier.status($0) }
 
-        daemon.makePipeline()
         let server = makeControlServer(settings: config.control, daemon: daemon, logger: logger)
         if let mqtt = config.mqtt { daemon.mqtt = try MQTTBridge(daemon: daemon, config: mqtt, logger: logger) }
         try daemon.checkFleet()

@@ -2,6 +2,7 @@ import Foundation
 import KioskControl
 import KioskCore
 import KioskDaemon
+import KioskDaemonTesting
 import KioskPosix
 import Logging
 import NIOConcurrencyHelpers
@@ -42,7 +43,8 @@ let quietLogger: Logger = {
     return l
 }()
 
-/// Runs a daemon on its loop's own thread, as the render loop service does. `stop()` shuts the
+/// Runs a daemon on its loop's own thread, as the render loop service does (started as kioskd
+/// starts it: its command pipeline on a thread of its own). `stop()` shuts the
 /// daemon down on the loop, joins the thread and fails the test when the loop failed or did not
 /// end.
 final class LoopThread: Sendable {
@@ -56,7 +58,7 @@ final class LoopThread: Sendable {
         self.daemon = bound
         let finished = self.finished, failure = self.failure
         Thread {
-            loop.post { bound.value.start() }
+            loop.post { bound.value.startAsKioskd(committedByTest: false) }
             do { try loop.run() } catch { failure.withLockedValue { $0 = error } }
             finished.signal()
         }.start()
@@ -102,17 +104,3 @@ func descriptorTargets(_ pid: pid_t) -> [(fd: Int32, target: String)] {
     }.sorted { $0.fd < $1.fd }
 }
 
-extension Daemon {
-    /// `handle(_:reply:)` driven to its answer on the calling thread, as kioskd would carry it
-    /// out: each batch of the command pipeline (started with `startsThread: false`) committed
-    /// here, then one iteration of the daemon's loop; fails the test when no answer comes.
-    func answer(_ command: ControlCommand, sourceLocation: Testing.SourceLocation = #_sourceLocation) throws -> ControlResponse {
-        var answer: ControlResponse?
-        handle(command) { answer = $0 }
-        for _ in 0..<20 where answer == nil {
-            pipeline?.runOnce()
-            try eventLoop?.runOnce(timeoutMs: 0)
-        }
-        return try #require(answer, "no answer to \(command)", sourceLocation: sourceLocation)
-    }
-}
