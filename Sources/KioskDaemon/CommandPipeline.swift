@@ -137,12 +137,6 @@ public final class CommandPipeline: @unchecked Sendable {
         return directory[counter]
     }
 
-    /// The names of the counters the pipeline decides (`setDirectory`).
-    public var counterNames: [String] {
-        cond.lock(); defer { cond.unlock() }
-        return Array(directory.keys)
-    }
-
     /// The key of a counter of one scene in the scoped directory.
     public static func scopedName(scene: String, counter: String) -> String { scene + "\u{1F}" + counter }
 

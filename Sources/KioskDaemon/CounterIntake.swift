@@ -27,6 +27,8 @@ public final class CounterIntake: Sendable {
     private let loop: any KioskLoop
     /// The fleet stage: the names it claims, its group, and its engine once joined (`joinFleet`).
     private let fleet = Mutex<(names: Set<String>, group: String, engine: WeakLoopBound<FleetEngine>?)>(([], "", nil))
+    /// Every counter's name, in the scenes' order (`setNames`): what an unknown name is told.
+    private let names = Mutex<[String]>([])
 
     init(pipeline: CommandPipeline, loop: any KioskLoop) {
         self.pipeline = pipeline
@@ -44,6 +46,9 @@ public final class CounterIntake: Sendable {
         let bound = WeakLoopBound(engine, loop: loop)
         fleet.withLock { $0.engine = bound }
     }
+
+    /// The names of every counter of the scenes now, in their order (after a reload: the new ones).
+    func setNames(_ all: [String]) { names.withLock { $0 = all } }
 
     /// Whether the fleet stage claims `counter`.
     public func isShared(_ counter: String) -> Bool { fleet.withLock { $0.names.contains(counter) } }
@@ -77,7 +82,7 @@ public final class CounterIntake: Sendable {
             }
             return
         }
-        let all = (pipeline.counterNames + stage.names).sorted()
+        let all = names.withLock { $0 }
         let where_ = scene.map { " in scene '\($0)'" } ?? ""
         let answer = ControlResponse.error(404, "unknown counter '\(counter)'\(where_); "
             + (all.isEmpty ? "no scene has counters" : "counters: \(all.joined(separator: ", "))"), field: "name")

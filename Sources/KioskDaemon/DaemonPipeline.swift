@@ -46,7 +46,9 @@ extension Daemon {
     func updatePipelineDirectory() {
         var entries: [String: CommandPipeline.Entry] = [:]
         var scoped: [String: CommandPipeline.Entry] = [:]
+        var names: [String] = []
         for case let scene as CounterScene in allScenes {
+            names += scene.counterNames.filter { !names.contains($0) }
             for name in scene.counterNames where !intake.isShared(name) {
                 guard let rules = try? scene.rules(of: name), let value = try? scene.value(of: name) else { continue }
                 let entry = CommandPipeline.Entry(scene: scene.name, key: scene.stateKey(name), rules: rules, shown: value)
@@ -55,6 +57,7 @@ extension Daemon {
             }
         }
         pipeline.setDirectory(entries, scoped: scoped)
+        intake.setNames(names)
     }
 
     /// A reload made new scenes: the pipeline decides their counters (found by name), and the

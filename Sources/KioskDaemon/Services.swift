@@ -271,6 +271,7 @@ public enum DaemonRunner {
         var failure: Error?
         var done = false
         daemon.start()
+        daemon.startPipeline()
         for h in daemon.heads { h.manager.stateWarning = nil } // the snapshot reads the state; it never saves
         if !strokes.isEmpty {
             // Fingers drawn before the frame is taken (demos and screenshots of the paint scene).
@@ -285,11 +286,17 @@ public enum DaemonRunner {
             } catch { failure = error }
             done = true
         }
-        if afterSeconds > 0 {
-            try loop.schedule(after: Int64(afterSeconds * 1e9)) { _ in finish() }
-        } else {
-            loop.deferToEndOfIteration { finish() }
-        }
+        let takeFrame = LoopBound({
+            if afterSeconds > 0 {
+                do { try loop.schedule(after: Int64(afterSeconds * 1e9)) { _ in finish() } } catch { failure = error; done = true }
+            } else {
+                loop.deferToEndOfIteration { finish() }
+            }
+        }, loop: loop)
+        // A tap on a counter went into the pipeline (kept in memory): the frame is taken once
+        // its value is shown. The pipeline answers in order, so this empty group's answer comes
+        // after the taps' values reached the loop.
+        daemon.pipeline.submitWrites([]) { _ in takeFrame.value() }
         let deadline = nowNanos(.monotonic) + Int64((afterSeconds + 10) * 1e9)
         while !done {
             try loop.runOnce(timeoutMs: 100)

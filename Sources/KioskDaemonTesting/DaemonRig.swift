@@ -59,19 +59,18 @@ extension Daemon {
     }
 
     /// `handle(_:reply:)` — the road of every transport — driven to its answer on the calling
-    /// thread, which runs the daemon's loop: steps until the answer came; fails the test when
-    /// none came in 20 steps (10 s with a pipeline thread).
+    /// thread, which runs the daemon's loop: steps until the answer came (work on the daemon's
+    /// worker threads — a theme read, a screenshot — is waited for); fails the test when none
+    /// came within 10 s.
     public func answer(_ command: ControlCommand, sourceLocation: Testing.SourceLocation = #_sourceLocation) throws -> ControlResponse {
         var answer: ControlResponse?
         handle(command) { answer = $0 }
-        let threaded = pipeline.hasThread
         let until = nowNanos(.monotonic) + 10_000_000_000
-        var steps = 0
-        while answer == nil && (threaded ? nowNanos(.monotonic) < until : steps < 20) {
-            try step(waitMs: threaded ? 10 : 0)
-            steps += 1
+        while answer == nil && nowNanos(.monotonic) < until {
+            try step(waitMs: 5)
+            if answer == nil, loop is ManualEventLoop { usleep(1000) }
         }
-        return try #require(answer, "no answer to \(command)", sourceLocation: sourceLocation)
+        return try #require(answer, "no answer to \(command) within 10 s", sourceLocation: sourceLocation)
     }
 
     /// The value of a counter as the daemon answers it (`kioskctl counter NAME get`).

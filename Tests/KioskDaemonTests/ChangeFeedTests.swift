@@ -48,10 +48,13 @@ import KioskPosix
         #expect(first.counters.first?.minimum == 1)
 
         seen.removeAll()
-        _ = try d.answer(.counter(name: "HOME", op: .inc, value: nil))
-        _ = try d.answer(.counter(name: "HOME", op: .inc, value: nil))
+        // Two commands committed in one batch and answered in one iteration: one notification with both.
+        var answered: [Int?] = []
+        d.handle(.counter(name: "HOME", op: .inc, value: nil)) { answered.append($0.jsonObject?["value"] as? Int) }
+        d.handle(.counter(name: "HOME", op: .inc, value: nil)) { answered.append($0.jsonObject?["value"] as? Int) }
+        try d.step()
         loop.step()
-        // Two commands in one iteration: one notification with both.
+        #expect(answered == [2, 3])
         #expect(seen.map { $0.counters[0].value } == [3])
 
         _ = d.handle(.status)

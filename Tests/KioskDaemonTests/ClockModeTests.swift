@@ -35,7 +35,7 @@ import KioskPosix
 
     /// The background (the time's colour) after drawing what is pending.
     func shown(_ d: Daemon, _ display: HeadlessDisplay) throws -> String {
-        try d.eventLoop!.runOnce(timeoutMs: 0)
+        try d.step()
         d.manager.renderIfPossible()
         return display.framebuffer.color(x: 1, y: 1).hexString
     }

@@ -110,7 +110,7 @@ func makeDaemon(_ dir: String, extra: String = "", digits: Int = 2) throws -> Da
         let d = tempDir()
         let daemon = try makeDaemon(d)
         daemon.startAsKioskd()
-        try daemon.eventLoop!.runOnce(timeoutMs: 0)
+        try daemon.step()
         #expect(daemon.manager.frameCount == 1)
         #expect(try daemon.answer(.counter(name: "HOME", op: .inc, value: nil)).jsonObject?["value"] as? Int == 1)
         #expect(try daemon.answer(.counter(name: "HOME", op: .set, value: 99)).status == 200)

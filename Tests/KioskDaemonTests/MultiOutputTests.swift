@@ -56,7 +56,7 @@ import Testing
 
     /// Runs the loop until nothing is left to draw (frames are drawn at the end of an iteration).
     static func settle(_ d: Daemon) throws {
-        for _ in 0..<5 { try d.eventLoop!.runOnce(timeoutMs: 0) }
+        for _ in 0..<5 { try d.step() }
     }
 
     /// A tap at the centre of the output (touch times on the monotonic clock).

@@ -57,8 +57,9 @@ final class LoopThread: Sendable {
         let bound = LoopBound(daemon, loop: loop)
         self.daemon = bound
         let finished = self.finished, failure = self.failure
+        // Posted before the thread runs: the daemon starts before anything a test posts.
+        loop.post { bound.value.startAsKioskd(committedByTest: false) }
         Thread {
-            loop.post { bound.value.startAsKioskd(committedByTest: false) }
             do { try loop.run() } catch { failure.withLockedValue { $0 = error } }
             finished.signal()
         }.start()

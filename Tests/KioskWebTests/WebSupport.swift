@@ -79,8 +79,9 @@ final class WebKiosk: @unchecked Sendable {
         let bound = LoopBound(d, loop: loop)
         daemon = bound
         let finished = self.finished
+        // Posted before the thread runs: the daemon starts before anything a test posts.
+        loop.post { bound.value.startAsKioskd(committedByTest: false) }
         Thread {
-            loop.post { bound.value.startAsKioskd(committedByTest: false) }
             try? loop.run()
             finished.signal()
         }.start()
