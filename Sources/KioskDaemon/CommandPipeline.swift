@@ -323,13 +323,8 @@ public final class CommandPipeline: @unchecked Sendable {
                 n += 1
                 run = { completion(o) }
                 if case .changed(let old, let new) = o {
-                    let up: Bool
-                    switch change.edit {
-                    case .increment: up = true
-                    case .set: up = new >= old
-                    case .decrement, .reset: up = false
-                    }
-                    shown.append(Shown(scene: change.scene, counter: change.rules.counter, old: old, new: new, up: up))
+                    shown.append(Shown(scene: change.scene, counter: change.rules.counter, old: old, new: new,
+                                       up: change.edit.rollsUp(from: old, to: new)))
                 }
             case .writes(_, let completion):
                 run = { completion(writeOutcome) }

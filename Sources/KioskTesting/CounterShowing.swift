@@ -8,13 +8,7 @@ extension CounterControl {
     public func showEdit(_ edit: CounterEdit, _ counter: String, now: WallTime) throws {
         let old = try value(of: counter)
         let new = try rules(of: counter).apply(edit, to: old)
-        let up: Bool
-        switch edit {
-        case .increment: up = true
-        case .set: up = new >= old
-        case .decrement, .reset: up = false
-        }
-        showCommitted(counter, value: new, up: up, now: now)
+        showCommitted(counter, value: new, up: edit.rollsUp(from: old, to: new), now: now)
     }
 }
 
