@@ -195,6 +195,9 @@ public final class Daemon {
             let all = heads.flatMap(\.manager.scenes).compactMap { $0 as? CounterScene }.flatMap(\.counterNames)
             intake.claimForFleet(fleet.counters.map { Set($0) } ?? Set(all), group: fleet.group)
         }
+        // The pipeline knows the counters before the loop runs: a change the control server
+        // takes first waits in its queue until `startPipeline` starts the thread.
+        updatePipelineDirectory()
     }
 
     /// The output keys and mice act on (`[input] keys_output`, else the first).

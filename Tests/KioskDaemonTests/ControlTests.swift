@@ -6,6 +6,7 @@ import KioskDaemonTesting
 import KioskRender
 import KioskTesting
 import KioskTestTraits
+import Synchronization
 import Testing
 import KioskPosix
 
@@ -106,6 +107,21 @@ func makeDaemon(_ dir: String, extra: String = "", digits: Int = 2) throws -> Da
 }
 
 @Suite(.ownThreads) struct DaemonCommandTests {
+    /// kioskd starts its control server before the render loop runs: a counter change taken
+    /// then (from the server's thread, into the one entrance) waits for the pipeline and is kept.
+    @Test func aCounterChangeTakenBeforeTheLoopRunsIsKept() throws {
+        let d = tempDir()
+        let daemon = try makeDaemon(d)
+        let answer = Mutex<ControlResponse?>(nil)
+        daemon.intake.submit("HOME", .increment, answerOn: .decided) { r in answer.withLock { $0 = r } }
+        daemon.startAsKioskd()
+        for _ in 0..<5 where answer.withLock({ $0 }) == nil { try daemon.step() }
+        let r = try #require(answer.withLock { $0 })
+        #expect(r.status == 200 && r.jsonObject?["value"] as? Int == 1, "\(String(decoding: r.body, as: UTF8.self))")
+        #expect(try daemon.counterValue("HOME") == 1)
+        daemon.shutdown()
+    }
+
     @Test func countersScenesThemesAndErrors() throws {
         let d = tempDir()
         let daemon = try makeDaemon(d)
