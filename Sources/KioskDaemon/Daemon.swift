@@ -337,10 +337,10 @@ public final class Daemon {
 
     var reloadEnvironment: [String: String] { reloader.environment }
 
-    /// Carries out one control command answered at once on the loop (status, outputs, a
-    /// counter's value, blanking, …) and returns the answer. A command that keeps a value or
-    /// waits for other work (a counter change, a choice, a screenshot, a reload) is answered
-    /// through `handle(_:reply:)`, the road every transport takes; here it is refused (500).
+    /// Carries out one control command on the loop and returns the answer at once. A command
+    /// that keeps a value (a counter change; the scene, theme, clock mode or brightness chosen)
+    /// is refused here (500): it is answered once kept, through `handle(_:reply:)`, the road
+    /// every transport takes.
     public func handle(_ command: ControlCommand) -> ControlResponse {
         defer { changes.noteChange() }
         return commands.handle(command, on: self)
