@@ -147,6 +147,10 @@ let package = Package(
         .target(name: "KioskTesting", dependencies: ["KioskCore", "KioskPosix", "KioskRender", "KioskScenes",
                                                     .product(name: "Logging", package: "swift-log"),
                                                     .product(name: "InMemoryLogging", package: "swift-log")]),
+        // The daemon as tests make and start it: as kioskd does, the command pipeline started, on
+        // the epoll loop or on virtual time (imports Testing, so only test targets depend on it).
+        .target(name: "KioskDaemonTesting", dependencies: ["KioskCore", "KioskPosix", "KioskControl", "KioskDaemon", "KioskConfig", "KioskTesting",
+                                                          .product(name: "Logging", package: "swift-log")]),
         // Test traits (imports Testing, so only test targets depend on it).
         .target(name: "KioskTestTraits"),
         // A KMS device in memory (FakeKMS) for DRMDisplay tests; its own target so that
@@ -208,8 +212,8 @@ let package = Package(
         .testTarget(name: "KioskDRMTests", dependencies: ["KioskDRM", "KioskDRMTesting", "KioskPosix", "KioskTesting", "KioskRender", "KioskScenes"]),
         .testTarget(name: "KioskCECTests", dependencies: ["KioskCEC"]),
         .testTarget(name: "KioskInputTests", dependencies: ["KioskTestTraits", "KioskInput", "KioskPosix", "CKioskInputShims"]),
-        .testTarget(name: "KioskDaemonTests", dependencies: ["KioskDRMTesting", "KioskTestTraits", "KioskDaemon", "KioskConfig", "KioskControl", "KioskHTTP", "KioskPosix", "KioskTesting", "KioskMQTT", "CKioskLazy", "KioskCEC"]),
-        .testTarget(name: "KioskWebTests", dependencies: ["KioskTestTraits", "KioskWeb", "KioskDaemon", "KioskConfig", "KioskControl", "KioskCore", "KioskPosix", "KioskTesting",
+        .testTarget(name: "KioskDaemonTests", dependencies: ["KioskDRMTesting", "KioskTestTraits", "KioskDaemon", "KioskDaemonTesting", "KioskConfig", "KioskControl", "KioskHTTP", "KioskPosix", "KioskTesting", "KioskMQTT", "CKioskLazy", "KioskCEC"]),
+        .testTarget(name: "KioskWebTests", dependencies: ["KioskTestTraits", "KioskWeb", "KioskDaemon", "KioskDaemonTesting", "KioskConfig", "KioskControl", "KioskCore", "KioskPosix", "KioskTesting",
                                                     .product(name: "NIOEmbedded", package: "swift-nio")]),
         .testTarget(name: "KioskMQTTTests", dependencies: ["KioskTestTraits", "KioskMQTT", "KioskPosix", "KioskTesting", .product(name: "Logging", package: "swift-log")],
                     exclude: ["golden"]),

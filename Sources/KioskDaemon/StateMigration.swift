@@ -13,10 +13,9 @@ import Logging
 /// files are then renamed `….migrated`. An old key claimed by two counters is left alone and
 /// reported: which counter it belonged to cannot be known.
 ///
-/// On a reload the move is made off the render loop, before the new scenes are made
-/// (`migrate(_:state:logger:)` on the config's counters, from `ReloadCoordinator.read`): the
-/// scenes then load the moved values, and the check the scenes make afterwards finds nothing
-/// left to move.
+/// The move is made before the scenes are made (`SceneRegistry.make`; on a reload off the
+/// render loop first, from `ReloadCoordinator.read`), so that the scenes are given the moved
+/// values.
 enum StateMigration {
     struct Counter: Sendable {
         var scene: String
@@ -37,15 +36,6 @@ enum StateMigration {
         var scene: String
         var counter: String
         var value: String
-    }
-
-    /// Moves what the made scenes' counters have under old keys, and shows the moved values.
-    static func migrateCounters(in scenes: [Scene], state: StateStore, logger: Logger) {
-        let counterScenes = scenes.compactMap { $0 as? CounterScene }
-        let counters = counterScenes.flatMap { s in s.counterNames.map { Counter(scene: s.name, counter: $0) } }
-        for m in migrate(counters, state: state, logger: logger) {
-            counterScenes.first { $0.name == m.scene }?.restoreValue(m.value, of: m.counter)
-        }
     }
 
     /// The counters of a config's counter scenes (`kind = "counter"`), read from their tables;

@@ -33,7 +33,7 @@ private func clockTable(_ entries: [(String, ConfigValue)]) -> ConfigTable {
 }
 
 private func context() -> SceneContext {
-    SceneContext(name: "wall", state: MemoryStateStore(), logger: Logger(label: "test"), dataDirectory: "/tmp")
+    SceneContext(name: "wall", stored: { _ in nil }, counterIntents: { _ in }, logger: Logger(label: "test"), dataDirectory: "/tmp")
 }
 
 @Suite struct ClockModelTests {
