@@ -78,9 +78,8 @@ let package = Package(
         // What users entered, kept: the state store and its journal, the command pipeline that
         // decides and commits every change (kioskd-commit), the state migration. No scene, no config.
         .target(name: "KioskState", dependencies: ["KioskCore", "KioskPosix", "CZlib", .product(name: "Logging", package: "swift-log")]),
-        // Scenes and the scene manager: see only KioskCore values and KioskRender canvases
-        // (and KioskState's `StateStore`, where a scene still keeps values).
-        .target(name: "KioskScenes", dependencies: ["KioskCore", "KioskState", "KioskRender", "CQRencode", "CKioskLazy", .product(name: "Logging", package: "swift-log")]),
+        // Scenes and the scene manager: see only KioskCore values and KioskRender canvases.
+        .target(name: "KioskScenes", dependencies: ["KioskCore", "KioskRender", "CQRencode", "CKioskLazy", .product(name: "Logging", package: "swift-log")]),
         // Hardware.
         // libudev for DRM and input: enumeration, the hotplug monitor, reference ownership.
         .target(name: "KioskUdev", dependencies: ["KioskCore", "KioskPosix", "CUdev"]),
@@ -153,6 +152,10 @@ let package = Package(
         .target(name: "KioskTesting", dependencies: ["KioskCore", "KioskPosix", "KioskRender", "KioskScenes",
                                                     .product(name: "Logging", package: "swift-log"),
                                                     .product(name: "InMemoryLogging", package: "swift-log")]),
+        // The daemon as tests make and start it: as kioskd does, the command pipeline started, on
+        // the epoll loop or on virtual time (imports Testing, so only test targets depend on it).
+        .target(name: "KioskDaemonTesting", dependencies: ["KioskCore", "KioskPosix", "KioskControl", "KioskDaemon", "KioskConfig", "KioskState", "KioskTesting",
+                                                          .product(name: "Logging", package: "swift-log")]),
         // Test traits (imports Testing, so only test targets depend on it).
         .target(name: "KioskTestTraits"),
         // A KMS device in memory (FakeKMS) for DRMDisplay tests; its own target so that
@@ -211,11 +214,11 @@ let package = Package(
         .testTarget(name: "KioskLogindTests", dependencies: ["KioskTestTraits", "KioskLogind", "KioskPosix", "KioskTesting", "CSdBus"]),
         .testTarget(name: "KioskRenderTests", dependencies: ["KioskRender", "KioskTesting"]),
         .testTarget(name: "KioskScenesTests", dependencies: ["KioskScenes", "KioskState", "KioskPosix", "KioskTesting"]),
-        .testTarget(name: "KioskDRMTests", dependencies: ["KioskDRM", "KioskState", "KioskDRMTesting", "KioskPosix", "KioskTesting", "KioskRender", "KioskScenes"]),
+        .testTarget(name: "KioskDRMTests", dependencies: ["KioskDRM", "KioskDRMTesting", "KioskPosix", "KioskTesting", "KioskRender", "KioskScenes"]),
         .testTarget(name: "KioskCECTests", dependencies: ["KioskCEC"]),
         .testTarget(name: "KioskInputTests", dependencies: ["KioskTestTraits", "KioskInput", "KioskPosix", "CKioskInputShims"]),
-        .testTarget(name: "KioskDaemonTests", dependencies: ["KioskDRMTesting", "KioskTestTraits", "KioskDaemon", "KioskConfig", "KioskControl", "KioskHTTP", "KioskPosix", "KioskTesting", "KioskMQTT", "CKioskLazy", "KioskCEC", "KioskState", "KioskFleet"]),
-        .testTarget(name: "KioskWebTests", dependencies: ["KioskTestTraits", "KioskWeb", "KioskDaemon", "KioskConfig", "KioskControl", "KioskCore", "KioskPosix", "KioskTesting",
+        .testTarget(name: "KioskDaemonTests", dependencies: ["KioskDRMTesting", "KioskTestTraits", "KioskDaemon", "KioskDaemonTesting", "KioskConfig", "KioskControl", "KioskHTTP", "KioskPosix", "KioskTesting", "KioskMQTT", "CKioskLazy", "KioskCEC", "KioskState", "KioskFleet"]),
+        .testTarget(name: "KioskWebTests", dependencies: ["KioskTestTraits", "KioskWeb", "KioskDaemon", "KioskDaemonTesting", "KioskConfig", "KioskControl", "KioskCore", "KioskPosix", "KioskTesting",
                                                     .product(name: "NIOEmbedded", package: "swift-nio")]),
         .testTarget(name: "KioskMQTTTests", dependencies: ["KioskTestTraits", "KioskMQTT", "KioskPosix", "KioskTesting", .product(name: "Logging", package: "swift-log")],
                     exclude: ["golden"]),

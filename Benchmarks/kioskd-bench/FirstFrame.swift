@@ -4,6 +4,7 @@ import Glibc
 import ArgumentParser
 import KioskCore
 import KioskScenes
+import KioskTesting
 
 /// Hidden child mode: one scene from exec to its first presented frame (prints "first-frame"),
 /// then a short typical workout (ticks, a roll, a visitor's strokes) so peak RSS is representative.
@@ -35,7 +36,7 @@ struct FirstFrameChild: ParsableCommand {
         case "counter":
             if let c = rig.scene as? CounterControl, let name = c.counterNames.first {
                 for _ in 0..<2 {
-                    try c.increment(name, now: rig.now)
+                    try c.showEdit(.increment, name, now: rig.now)
                     rig.manager.sceneDidChange()
                     for _ in 0..<40 { clock.advance(ns: 16_666_667); rig.manager.tick(); try rig.pump() }
                 }

@@ -2,6 +2,7 @@ import ArgumentParser
 import KioskCore
 import KioskRender
 import KioskScenes
+import KioskTesting
 
 /// Hidden mode for `Benchmarks/profile.sh`: one scene through the scene manager on the headless
 /// display, then `--frames` frames of its typical work, nothing else. Run under
@@ -43,9 +44,9 @@ struct ProfileChild: ParsableCommand {
             // 099999 → 100000 rolls all six digits; frames at 60 per simulated second.
             var done = 0
             while done < frames {
-                try c.set(name, to: 99999, now: rig.now)
+                try c.showEdit(.set(99999), name, now: rig.now)
                 clock.advance(seconds: 2); rig.manager.tick(); try rig.pump()
-                try c.set(name, to: 100000, now: rig.now)
+                try c.showEdit(.set(100000), name, now: rig.now)
                 rig.manager.sceneDidChange()
                 try rig.pump()
                 while done < frames, rig.scene.nextDeadline(now: rig.now) != nil {

@@ -5,7 +5,6 @@ import KioskCore
 import KioskDaemon
 import KioskRender
 import KioskScenes
-import KioskState
 import KioskTesting
 import Logging
 import KioskPosix
@@ -54,7 +53,7 @@ final class Rig {
         logger.logLevel = .error
         // Saved paintings would go here; nothing in the benchmark saves, so it is never created.
         let dir = "/tmp/kioskd-bench-\(getpid())"
-        let ctx = SceneContext(name: "bench", state: MemoryStateStore(), logger: logger, dataDirectory: dir)
+        let ctx = SceneContext(name: "bench", stored: { _ in nil }, counterIntents: { _ in }, logger: logger, dataDirectory: dir)
         scene = try factory(table, ctx)
         try table.finish()
         self.size = size

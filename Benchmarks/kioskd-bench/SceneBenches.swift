@@ -131,12 +131,12 @@ enum SceneBenches {
         }
         var one: [Double] = [], six: [Double] = []
         var area1 = 0, area6 = 0
-        try control.set(name, to: 123456, now: rig.now)
+        try control.showEdit(.set(123456), name, now: rig.now)
         rig.manager.sceneDidChange()
         try rig.pump()
         try settle()
         while one.count < runs {
-            try control.increment(name, now: rig.now)
+            try control.showEdit(.increment, name, now: rig.now)
             rig.manager.sceneDidChange()
             try rig.pump()
             try rollFrames(into: &one, area: &area1)
@@ -144,12 +144,12 @@ enum SceneBenches {
             if one.isEmpty { throw BenchError(description: "incrementing the counter drew no roll frames") }
         }
         while six.count < runs {
-            try control.set(name, to: 99999, now: rig.now)
+            try control.showEdit(.set(99999), name, now: rig.now)
             rig.manager.sceneDidChange()
             try rig.pump()
             try settle()
             clock.advance(seconds: 1)
-            try control.set(name, to: 100000, now: rig.now)
+            try control.showEdit(.set(100000), name, now: rig.now)
             rig.manager.sceneDidChange()
             try rig.pump()
             var ignored = 0
@@ -181,7 +181,7 @@ enum SceneBenches {
         let loop = rig.loop
         var bump: ((EventLoop.TimerFire) -> Void)!
         bump = { _ in
-            try? control.increment(name, now: rig.now)
+            try? control.showEdit(.increment, name, now: rig.now)
             rig.manager.sceneDidChange()
             _ = try? loop.schedule(after: 250_000_000, bump)
         }

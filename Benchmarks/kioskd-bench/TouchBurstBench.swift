@@ -150,7 +150,6 @@ final class TouchBurstRig: @unchecked Sendable {
         display = try HeadlessDisplay(size: size)
         input = try PipeTouchInput(loop: loop)
         daemon = try KioskDaemon.Daemon(config: config, display: display, input: input, state: state, loop: loop, logger: logger)
-        daemon.makePipeline()
         server = DaemonRunner.makeControlServer(settings: config.control, daemon: daemon, logger: logger)
         let started = DispatchSemaphore(value: 0)
         let bound = LoopBound(self, loop: loop)

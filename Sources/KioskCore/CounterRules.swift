@@ -87,3 +87,15 @@ public struct CounterRules: Sendable, Equatable {
         }
     }
 }
+
+extension CounterEdit {
+    /// Whether the wheels turn upwards for this edit from `old` to `new`: an increment (also
+    /// when it wraps to the minimum), or a set to a value not below the old one.
+    public func rollsUp(from old: Int, to new: Int) -> Bool {
+        switch self {
+        case .increment: return true
+        case .set: return new >= old
+        case .decrement, .reset: return false
+        }
+    }
+}

@@ -20,20 +20,13 @@ struct ControlCommandHandler {
                 return .json(200, status(daemon))
             case .outputs:
                 return .json(200, OutputsAnswer(outputs: daemon.withCEC(outputs(daemon))))
-            case .scene, .theme, .clockMode:
-                switch choice(command, on: daemon) {
-                case .answer(let r)?: return r
-                case .choice(let c)?: return keepAndApply(c, daemon: daemon)
-                case nil: return .error(500, "not a choice: \(command)")
-                }
+            case .scene, .theme, .clockMode, .brightness(_?):
+                // Kept through the command pipeline, answered once on disk: one road.
+                return Self.notHere(command)
             case .counter(let name, let op, let value):
-                if let edit = op.edit(value) {
-                    // One road per counter: once the intake runs, a counter a stage claims is
-                    // changed through it only (`Daemon.handle(_:reply:)`), never here.
-                    if let intake = daemon.intake, intake.isShared(name) || daemon.pipeline?.entry(for: name) != nil {
-                        return .error(500, "counter '\(name)': a change of it goes through the command pipeline (Daemon.handle(_:reply:)), not the loop's synchronous handler", field: "name")
-                    }
-                    return daemon.changeOnLoop(name, edit)
+                if op.edit(value) != nil {
+                    // One road per counter: the intake (`Daemon.handle(_:reply:)`), never here.
+                    return Self.notHere(command, field: "name")
                 }
                 let owners = daemon.scenes(as: CounterControl.self)
                 guard let c = owners.first(where: { $0.counterNames.contains(name) }) else {
@@ -68,12 +61,8 @@ struct ControlCommandHandler {
                 do { head = try daemon.head(named: output) } catch { return .from(error, field: "output") }
                 head.blanking.setManual(on)
                 return .json(200, BlankAnswer(blanked: head.display.isBlanked))
-            case .brightness(let percent):
-                guard let percent else { return daemon.brightnessAnswer() }
-                switch daemon.brightnessChoice(percent) {
-                case .answer(let r): return r
-                case .choice(let c): return keepAndApply(c, daemon: daemon)
-                }
+            case .brightness(nil):
+                return daemon.brightnessAnswer()
             case .reload:
                 switch daemon.reload() {
                 case .success(let m): return .json(200, ReloadAnswer(message: m))
@@ -184,31 +173,31 @@ struct ControlCommandHandler {
         }
     }
 
-    /// Saves a choice on the loop's thread, then applies it (without a command pipeline).
-    func keepAndApply(_ c: Choice, daemon: Daemon) -> ControlResponse {
-        switch ControlCommandHandler.keep(c.saves, c.subject, state: daemon.state, logger: daemon.logger, refusal: c.refusal) {
-        case .refused(let refusal): return refusal
-        case .kept(let saved, let note): return c.apply(saved, note)
-        }
+    /// The answer to a command that the loop's synchronous handler does not carry out: it keeps
+    /// a value or waits for other work, and goes through `Daemon.handle(_:reply:)`.
+    static func notHere(_ command: ControlCommand, field: String? = nil) -> ControlResponse {
+        .error(500, "\(command) is carried out through Daemon.handle(_:reply:) (the command pipeline or the worker), not the loop's synchronous handler",
+               field: field)
     }
 
-    /// With the command pipeline: the values of a choice command are committed on the
-    /// pipeline's thread, and the choice is applied and answered on the loop once they are on
-    /// disk (refused as `keep` refuses when the commit fails); the loop does not wait meanwhile.
-    /// Without durable state it is applied at once, as `keep` says. False: `command` is no choice.
+    /// The values of a choice command are committed on the pipeline's thread, and the choice is
+    /// applied and answered on the loop once they are on disk (refused as `refused` says when
+    /// the commit fails); the loop does not wait meanwhile. Without durable state nothing is
+    /// written: it is applied at once with a note saying it lasts until kioskd stops.
+    /// False: `command` is no choice.
     func submitChoice(_ command: ControlCommand, on daemon: Daemon, theme: Result<Theme, Error>? = nil,
                       reply: @escaping (ControlResponse) -> Void) -> Bool {
-        guard let pipeline = daemon.pipeline, let asked = choice(command, on: daemon, theme: theme) else { return false }
+        guard let asked = choice(command, on: daemon, theme: theme) else { return false }
         switch asked {
         case .answer(let r):
             reply(r)
         case .choice(let c):
-            guard daemon.state.durability == .durable else {
-                reply(keepAndApply(c, daemon: daemon))
+            if let note = Self.notKept(c.subject, state: daemon.state) {
+                reply(c.apply(false, note))
                 return true
             }
             let bound = LoopBound((daemon, c, reply), loop: daemon.loop)
-            pipeline.submitWrites(c.saves) { outcome in
+            daemon.pipeline.submitWrites(c.saves) { outcome in
                 let (daemon, c, reply) = bound.value
                 switch outcome {
                 case .saved: reply(c.apply(nil, nil))
@@ -220,29 +209,13 @@ struct ControlCommandHandler {
         return true
     }
 
-    /// What became of a save before a change: refused (the answer), or kept.
-    enum Kept {
-        case refused(ControlResponse)
-        case kept(saved: Bool?, note: String?)
-    }
-
-    /// Saves `saves` before a change is applied (acknowledged = kept). A durable save that fails is
-    /// the refusal (500, or 507 when the disk is full), with `refusal`'s text; without durable
-    /// state the change goes ahead and `saved: false` with a note says that `subject` is not kept.
-    static func keep(_ saves: [(key: String, value: String)], _ subject: String, state: StateStore, logger: Logger,
-                     refusal: (Error) -> String) -> Kept {
+    /// Without durable state: the note saying that `subject` is not kept (the change goes ahead
+    /// with `saved: false`); nil when state is durable (the change is kept before it applies).
+    static func notKept(_ subject: String, state: StateStore) -> String? {
         switch state.durability {
-        case .durable:
-            do {
-                for (k, v) in saves { try state.save(k, v) }
-            } catch {
-                return .refused(refused(error, subject, logger: logger, refusal: refusal))
-            }
-            return .kept(saved: nil, note: nil)
-        case .volatile:
-            return .kept(saved: false, note: "state = \"volatile\": \(subject) lasts until kioskd stops")
-        case .unavailable(let why):
-            return .kept(saved: false, note: "state is not being saved (\(why)): \(subject) lasts until kioskd stops")
+        case .durable: return nil
+        case .volatile: return "state = \"volatile\": \(subject) lasts until kioskd stops"
+        case .unavailable(let why): return "state is not being saved (\(why)): \(subject) lasts until kioskd stops"
         }
     }
 
@@ -295,7 +268,8 @@ struct ControlCommandHandler {
             config: daemon.config.file,
             state: stateStatus(daemon))
         answer.frameGapMs = .init(lastMinute: (s.maxGapLastMinuteMs * 10).rounded() / 10, sinceStart: (s.maxGapMs * 10).rounded() / 10)
-        if let p = daemon.pipeline?.stats {
+        do {
+            let p = daemon.pipeline.stats
             answer.commits = .init(changes: p.changed, refused: p.refused, batches: p.commits, largestBatch: p.largestBatch)
         }
         daemon.wallStatus(into: &answer)

@@ -11,11 +11,11 @@ import Synchronization
 /// once from what the transport parsed: `ControlCommand.CounterOp.edit`, `CounterAction.edit`).
 ///
 /// Stages, in the order built at start, claim counters **by name**: the fleet's (the counters a
-/// `[fleet]` group shares: decided by the group's primary, on the render loop), then the local
-/// one (every other counter of a counter scene: decided and made durable by the command
-/// pipeline, from the calling thread). A counter neither claims (one of another kind of scene,
-/// an unknown name) goes to the render loop's command handler, which answers it. Nothing here
-/// holds a scene: a reload's new scenes are found by name when a change is decided
+/// `[fleet]` group shares, claimed when the daemon is made: decided by the group's primary, on
+/// the render loop, once the fleet was joined), then the local one (every other counter of a
+/// counter scene: decided and made durable by the command pipeline, from the calling thread).
+/// A name neither claims is unknown (404 naming the counters there are). Nothing here holds a
+/// scene: a reload's new scenes are found by name when a change is decided
 /// (`Daemon.updatePipelineDirectory`, `FleetEngine`) and when its value is shown (the
 /// pipeline's `onShow`, the fleet's owners).
 public final class CounterIntake: Sendable {
@@ -26,22 +26,34 @@ public final class CounterIntake: Sendable {
     public enum AnswerOn: Sendable, Equatable { case loop, decided }
 
     private let pipeline: CommandPipeline
-    private let daemon: WeakLoopBound<Daemon>
-    /// The fleet stage's counters (`claimForFleet`, once the fleet started).
-    private let fleetNames = Mutex<Set<String>>([])
+    private let loop: any KioskLoop
+    /// The fleet stage: the names it claims, its group, and its engine once joined (`joinFleet`).
+    private let fleet = Mutex<(names: Set<String>, group: String, engine: WeakLoopBound<FleetEngine>?)>(([], "", nil))
+    /// Every counter's name, in the scenes' order (`setNames`): what an unknown name is told.
+    private let names = Mutex<[String]>([])
 
-    init(pipeline: CommandPipeline, daemon: Daemon) {
+    init(pipeline: CommandPipeline, loop: any KioskLoop) {
         self.pipeline = pipeline
-        self.daemon = WeakLoopBound(daemon, loop: daemon.loop)
+        self.loop = loop
     }
 
-    /// The fleet stage takes `names` from now on (before the local stage).
-    func claimForFleet(_ names: Set<String>) {
-        fleetNames.withLock { $0 = names }
+    /// The fleet stage claims `names` of fleet group `group` from now on (before the local
+    /// stage); their changes wait for `joinFleet` (503 until then).
+    func claimForFleet(_ names: Set<String>, group: String) {
+        fleet.withLock { $0.names = names; $0.group = group }
     }
+
+    /// The fleet's engine decides the claimed counters from now on (on the loop).
+    func joinFleet(_ engine: FleetEngine) {
+        let bound = WeakLoopBound(engine, loop: loop)
+        fleet.withLock { $0.engine = bound }
+    }
+
+    /// The names of every counter of the scenes now, in their order (after a reload: the new ones).
+    func setNames(_ all: [String]) { names.withLock { $0 = all } }
 
     /// Whether the fleet stage claims `counter`.
-    public func isShared(_ counter: String) -> Bool { fleetNames.withLock { $0.contains(counter) } }
+    public func isShared(_ counter: String) -> Bool { fleet.withLock { $0.names.contains(counter) } }
 
     /// Takes one change of `counter`; `reply` gets its answer once (200 with the value after it,
     /// 202 for a fleet change the primary has not confirmed in time, or the refusal). `scene`:
@@ -51,16 +63,17 @@ public final class CounterIntake: Sendable {
     /// counter with a given id once, however often it is submitted.
     public func submit(_ counter: String, _ edit: CounterEdit, scene: String? = nil, id: String? = nil, answerOn: AnswerOn,
                        reply: @escaping @Sendable (ControlResponse) -> Void) {
-        if isShared(counter) {
+        let stage = fleet.withLock { $0 }
+        if stage.names.contains(counter) {
             // On the loop, after what runs there now: a change may come from inside an MQTT
             // client's read, where the primary's publish must not happen.
-            let daemon = self.daemon
-            daemon.loop.post {
-                guard let fleet = daemon.value?.fleet else {
-                    reply(.error(503, "kioskd is stopping; counter '\(counter)' was not changed", field: "name"))
+            loop.post {
+                guard let engine = stage.engine?.value else {
+                    let why = stage.engine == nil ? "kioskd has not joined fleet group '\(stage.group)' (yet)" : "kioskd is stopping"
+                    reply(.error(503, "counter '\(counter)' is shared by fleet group '\(stage.group)' and \(why); it was not changed", field: "name"))
                     return
                 }
-                fleet.submit(counter, edit, id: id, reply: reply)
+                engine.submit(counter, edit, id: id, reply: reply)
             }
             return
         }
@@ -71,13 +84,13 @@ public final class CounterIntake: Sendable {
             }
             return
         }
-        let daemon = self.daemon
-        daemon.loop.post {
-            guard let d = daemon.value else {
-                reply(.error(503, "kioskd is stopping; counter '\(counter)' was not changed", field: "name"))
-                return
-            }
-            reply(d.changeOnLoop(counter, edit))
+        let all = names.withLock { $0 }
+        let where_ = scene.map { " in scene '\($0)'" } ?? ""
+        let answer = ControlResponse.error(404, "unknown counter '\(counter)'\(where_); "
+            + (all.isEmpty ? "no scene has counters" : "counters: \(all.joined(separator: ", "))"), field: "name")
+        switch answerOn {
+        case .loop: loop.post { reply(answer) }
+        case .decided: reply(answer)
         }
     }
 

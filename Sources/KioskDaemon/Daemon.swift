@@ -58,12 +58,15 @@ public final class Daemon {
     public var mqtt: MQTTBridge?
     /// Shared counters of a `[fleet]` group (`startFleet`); nil without one.
     public internal(set) var fleet: FleetEngine?
-    /// The command pipeline (`startPipeline`): counter changes, and the scene, theme and clock
-    /// mode chosen, are committed on its thread, in groups, and shown when they are on disk.
-    /// Nil: they are saved on the loop's thread.
-    public internal(set) var pipeline: CommandPipeline?
-    /// The one entrance of counter changes (`makePipeline`): every transport, touch and keys.
-    public internal(set) var intake: CounterIntake?
+    /// The command pipeline, made with the daemon and started by `startPipeline`: counter
+    /// changes, and the scene, theme and clock mode chosen, are committed on its thread, in
+    /// groups, and shown when they are on disk. Every kept value goes through it.
+    public let pipeline: CommandPipeline
+    /// The one entrance of counter changes: every transport, touch and keys.
+    public let intake: CounterIntake
+    /// Where the counter scenes hand a touch or key on a counter: into `intake` (given to every
+    /// scene made, also on a reload).
+    let counterIntents: (CounterIntent) -> Void
     /// Where slow work goes so that the loop only draws, reads input and flips
     /// (DaemonOffLoop.swift): PNG encoding and the files a reload or a theme choice reads on the
     /// `kioskd-work` thread; tests may give another before `start()`.
@@ -98,8 +101,9 @@ public final class Daemon {
     /// The scenes of `config` (at start and on reload), each clock with the colour mode chosen at
     /// run time while its config's `color_mode` is still the one it was chosen under (editing
     /// the config wins).
-    static func makeScenes(_ config: DaemonConfig, registry: SceneRegistry, state: StateStore, logger: Logger) throws -> [Scene] {
-        let scenes = try registry.make(config.scenes, state: state, logger: logger, dataDirectory: Daemon.dataDirectory(config))
+    static func makeScenes(_ config: DaemonConfig, registry: SceneRegistry, state: StateStore,
+                           intents: @escaping (CounterIntent) -> Void, logger: Logger) throws -> [Scene] {
+        let scenes = try registry.make(config.scenes, state: state, intents: intents, logger: logger, dataDirectory: Daemon.dataDirectory(config))
         for case let c as ClockScene in scenes {
             guard let saved = state.load(clockModeKey(c.name)),
                   state.load(clockModeConfigKey(c.name)) == c.configuredColorMode.rawValue else { continue }
@@ -139,7 +143,19 @@ public final class Daemon {
         self.reloader = ReloadCoordinator(environment: environment)
         self.work = WorkerThread(name: "kioskd-work", loop: loop)
         self.writes = WorkerThread(name: "kioskd-save", loop: loop)
-        let perOutput = try Daemon.makeOutputScenes(config, registry: registry, state: state, logger: logger)
+        let pipeline = CommandPipeline(store: state, logger: logger) { work in loop.post(work) }
+        let intake = CounterIntake(pipeline: pipeline, loop: loop)
+        self.pipeline = pipeline
+        self.intake = intake
+        let intents: (CounterIntent) -> Void = { [logger] intent in
+            intake.submit(intent.counter, intent.edit, scene: intent.scene, answerOn: .loop) { answer in
+                guard answer.status >= 400 else { return }
+                logger.warning("counter action refused", metadata: ["scene": "\(intent.scene)", "counter": "\(intent.counter)", "edit": "\(intent.edit)",
+                                                                  "error": "\(answer.errorMessage ?? "HTTP \(answer.status)")"])
+            }
+        }
+        self.counterIntents = intents
+        let perOutput = try Daemon.makeOutputScenes(config, registry: registry, state: state, intents: intents, logger: logger)
         // A theme chosen at run time stays until the config's theme changes.
         var theme = config.theme
         var themeName = config.themeName
@@ -176,6 +192,15 @@ public final class Daemon {
             h.manager.sceneWrites = writes
         }
         changes = ChangeFeed(scheduler: loop) { [weak self] in self?.kioskState() }
+        // The fleet's counters are claimed by name from the start: no other stage decides them,
+        // also before the group is joined (`startFleet`).
+        if let fleet = config.fleet {
+            let all = heads.flatMap(\.manager.scenes).compactMap { $0 as? CounterScene }.flatMap(\.counterNames)
+            intake.claimForFleet(fleet.counters.map { Set($0) } ?? Set(all), group: fleet.group)
+        }
+        // The pipeline knows the counters before the loop runs: a change the control server
+        // takes first waits in its queue until `startPipeline` starts the thread.
+        updatePipelineDirectory()
     }
 
     /// The output keys and mice act on (`[input] keys_output`, else the first).
@@ -214,15 +239,9 @@ public final class Daemon {
                 // Control requests save before showing (nothing more to write here); swipes, keys and
                 // the rotation save now: through the command pipeline, without waiting for the disk.
                 if self.state.durability == .durable {
-                    if let pipeline = self.pipeline {
-                        let logger = self.logger
-                        pipeline.submitWrites([(key, name)], delivery: .here) { outcome in
-                            if case .refused(let e) = outcome { logger.error("cannot save the current scene", metadata: ["error": "\(e)"]) }
-                        }
-                    } else {
-                        do { try self.state.save(key, name) } catch {
-                            self.logger.error("cannot save the current scene", metadata: ["error": "\(error)"])
-                        }
+                    let logger = self.logger
+                    self.pipeline.submitWrites([(key, name)], delivery: .here) { outcome in
+                        if case .refused(let e) = outcome { logger.error("cannot save the current scene", metadata: ["error": "\(e)"]) }
                     }
                 }
                 self.publishStatus()
@@ -266,7 +285,7 @@ public final class Daemon {
     /// Stops timers, then input, then the displays (which restore the console).
     public func shutdown() {
         fleet?.stop()
-        pipeline?.stop()
+        pipeline.stop()
         writes.finish(timeout: 5) // a painting being saved reaches the disk
         work.finish(timeout: 5)
         for h in heads {
@@ -321,7 +340,10 @@ public final class Daemon {
 
     var reloadEnvironment: [String: String] { reloader.environment }
 
-    /// Carries out one control command (on the loop thread) and returns the answer.
+    /// Carries out one control command on the loop and returns the answer at once. A command
+    /// that keeps a value (a counter change; the scene, theme, clock mode or brightness chosen)
+    /// is refused here (500): it is answered once kept, through `handle(_:reply:)`, the road
+    /// every transport takes.
     public func handle(_ command: ControlCommand) -> ControlResponse {
         defer { changes.noteChange() }
         return commands.handle(command, on: self)
@@ -332,13 +354,13 @@ public final class Daemon {
     /// command whose answer must wait (a shared counter's change coming back from the fleet's
     /// primary) is answered the same way everywhere.
     public func handle(_ command: ControlCommand, reply: @escaping (ControlResponse) -> Void) {
-        if let intake, case .counter(let name, let op, let value) = command, let edit = op.edit(value) {
+        if case .counter(let name, let op, let value) = command, let edit = op.edit(value) {
             // Answered on the loop: by the fleet, or once the pipeline committed it.
             let bound = LoopBound(reply, loop: loop)
             intake.submit(name, edit, answerOn: .loop) { answer in bound.value(answer) }
             return
         }
-        if pipeline != nil, case .revokeDevice(let name) = command, let pairing {
+        if case .revokeDevice(let name) = command, let pairing {
             // Answered once the revocation is on disk (the device is refused from now on).
             pairing.revoke(name) { [weak self] answer in
                 reply(answer)
@@ -347,7 +369,7 @@ public final class Daemon {
             return
         }
         if commands.submitOffLoop(command, on: self, reply: reply) { return }
-        if pipeline != nil, commands.submitChoice(command, on: self, reply: reply) {
+        if commands.submitChoice(command, on: self, reply: reply) {
             changes.noteChange()
             return
         }

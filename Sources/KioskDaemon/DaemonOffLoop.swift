@@ -64,12 +64,7 @@ extension ControlCommandHandler {
             let directory = daemon.config.themeDirectory
             daemon.work.run({ Result<Theme, Error> { try ThemeLoader.load(named: name, directory: directory) } }, then: { theme in
                 defer { daemon.changes.noteChange() }
-                if daemon.pipeline != nil, self.submitChoice(command, on: daemon, theme: theme, reply: reply) { return }
-                switch self.choice(command, on: daemon, theme: theme) {
-                case .answer(let r)?: reply(r)
-                case .choice(let c)?: reply(self.keepAndApply(c, daemon: daemon))
-                case nil: reply(.error(500, "not a choice: \(command)"))
-                }
+                if !self.submitChoice(command, on: daemon, theme: theme, reply: reply) { reply(.error(500, "not a choice: \(command)")) }
             })
             return true
         case .themes:

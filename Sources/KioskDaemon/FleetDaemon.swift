@@ -14,9 +14,6 @@ extension Daemon {
     public func startFleet(transport: FleetTransport, kioskID: String) throws {
         loop.assertInLoop()
         guard let settings = config.fleet, fleet == nil else { return }
-        guard let intake else {
-            throw KioskError.state("the fleet of group '\(settings.group)' needs the command pipeline: Daemon.startPipeline() comes before startFleet")
-        }
         let manager = self.manager
         let engine = try FleetEngine(settings: settings, kioskID: kioskID, transport: transport, scheduler: loop, state: state,
                                      counters: { [weak self] in self?.scenes(as: CounterControl.self) ?? [] },
@@ -24,7 +21,8 @@ extension Daemon {
                                      // record are committed on its thread with the other changes of
                                      // the batch; the engine hears back on the loop.
                                      commit: { [weak self] writes, done in
-                                         if self?.commitThroughPipeline(writes, done: done) != true { done(KioskError.state("kioskd is stopping")) }
+                                         guard let self else { return done(KioskError.state("kioskd is stopping")) }
+                                         self.commitThroughPipeline(writes, done: done)
                                      },
                                      now: { manager.time.now() }, logger: logger)
         fleet = engine
@@ -37,7 +35,8 @@ extension Daemon {
             self?.showFleetConnectivity(transport?.isConnected ?? false)
             self?.changes.noteChange()
         }
-        intake.claimForFleet(Set(engine.sharedCounters))
+        intake.claimForFleet(Set(engine.sharedCounters), group: settings.group)
+        intake.joinFleet(engine)
         engine.start()
         updatePipelineDirectory()
         showFleetConnectivity(transport.isConnected)

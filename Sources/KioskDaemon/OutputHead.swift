@@ -51,8 +51,9 @@ extension Daemon {
     /// migrated there); a later output showing it too gets an instance of its own, its counters
     /// kept in step with the first's (`CounterScene.siblings`): a counter's value is one value,
     /// shown and changed from both.
-    static func makeOutputScenes(_ config: DaemonConfig, registry: SceneRegistry, state: StateStore, logger: Logger) throws -> [[Scene]] {
-        let primary = try makeScenes(config, registry: registry, state: state, logger: logger)
+    static func makeOutputScenes(_ config: DaemonConfig, registry: SceneRegistry, state: StateStore,
+                                 intents: @escaping (CounterIntent) -> Void, logger: Logger) throws -> [[Scene]] {
+        let primary = try makeScenes(config, registry: registry, state: state, intents: intents, logger: logger)
         var used = Set<String>()
         var perOutput: [[Scene]] = []
         var instances: [String: [Scene]] = [:]
@@ -65,7 +66,7 @@ extension Daemon {
                     list.append(first)
                 } else {
                     guard let d = config.scenes.first(where: { $0.name == name }),
-                          let again = try registry.make([d], state: state, logger: logger, dataDirectory: dataDirectory(config)).first else { continue }
+                          let again = try registry.make([d], state: state, intents: intents, logger: logger, dataDirectory: dataDirectory(config)).first else { continue }
                     if let c = again as? ClockScene, let p = first as? ClockScene { c.setColorMode(p.colorMode) }
                     list.append(again)
                 }

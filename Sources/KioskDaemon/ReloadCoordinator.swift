@@ -53,7 +53,7 @@ struct ReloadCoordinator {
             guard outputNames == daemon.heads.map(\.name) else {
                 throw KioskError.config("\(new.file): the outputs changed (\(daemon.heads.map(\.name).joined(separator: ", ")) → \(outputNames.joined(separator: ", "))); they take effect at a restart (systemctl restart kioskd); the running config stays")
             }
-            let perOutput = try Daemon.makeOutputScenes(new, registry: daemon.registry, state: state, logger: logger)
+            let perOutput = try Daemon.makeOutputScenes(new, registry: daemon.registry, state: state, intents: daemon.counterIntents, logger: logger)
             var notes: [String] = []
             if new.display != config.display { notes.append("[display] changes take effect at the next start") }
             if new.input != config.input { notes.append("[input] changes take effect at the next start") }
@@ -73,14 +73,15 @@ struct ReloadCoordinator {
                 theme = new.theme
                 themeName = new.themeName
                 let saves = [(key: Daemon.themeKey, value: new.themeName), (key: Daemon.themeConfigKey, value: new.themeName)]
-                if let pipeline = daemon.pipeline, state.durability == .durable {
+                let keeps: Bool
+                if case .unavailable = state.durability { keeps = false } else { keeps = true }
+                if keeps {
                     // Not waited for: the reload's answer does not promise it (as before, when a
-                    // failure here went unreported); a failure is logged.
-                    pipeline.submitWrites(saves, delivery: .here) { outcome in
+                    // failure here went unreported); a failure is logged. Volatile state keeps it
+                    // in memory the same way.
+                    daemon.pipeline.submitWrites(saves, delivery: .here) { outcome in
                         if case .refused(let e) = outcome { logger.error("cannot save the config's theme after the reload", metadata: ["error": "\(e)"]) }
                     }
-                } else {
-                    for s in saves { try? state.save(s.key, s.value) }
                 }
             } else if let chosen = reading?.chosen, chosen.name == themeName {
                 theme = try chosen.theme.get()
@@ -103,8 +104,8 @@ struct ReloadCoordinator {
             if new.wall.backlight != config.wall.backlight || new.wall.ambient != config.wall.ambient {
                 notes.append("[display] backlight and [display.ambient] changes take effect at the next start")
             }
-            // Every new counter scene gets the one entrance; the fleet shows its values on them.
-            daemon.routeCounterInput()
+            // The pipeline decides the new scenes' counters; the fleet shows its values on them.
+            daemon.scenesReplaced()
             let scenes = daemon.allScenes
             let msg = "reloaded \(new.file): scenes \(scenes.map(\.name).joined(separator: ", ")), theme \(themeName)"
                 + (notes.isEmpty ? "" : "; " + notes.joined(separator: "; "))

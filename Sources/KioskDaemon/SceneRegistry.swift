@@ -16,11 +16,14 @@ public struct SceneRegistry {
 
     /// Makes every configured scene. A factory's config error (with file:line and key) is passed on;
     /// other errors get the scene's table location.
-    /// Counter values saved under earlier versions' keys are moved to today's (`StateMigration`).
-    public func make(_ definitions: [SceneDefinition], state: StateStore, logger: Logger, dataDirectory: String) throws -> [Scene] {
-        let scenes = try makeEach(definitions, state: state, logger: logger, dataDirectory: dataDirectory)
+    /// Counter values saved under earlier versions' keys are moved to today's first
+    /// (`StateMigration`); each scene is given the values kept in `state` and `intents`, where
+    /// its counters' changes go (it holds no `StateStore`).
+    public func make(_ definitions: [SceneDefinition], state: StateStore, intents: @escaping (CounterIntent) -> Void,
+                     logger: Logger, dataDirectory: String) throws -> [Scene] {
+        _ = StateMigration.migrate(StateMigration.counters(of: definitions), state: state, logger: logger)
+        let scenes = try makeEach(definitions, state: state, intents: intents, logger: logger, dataDirectory: dataDirectory)
         try Self.checkCounterNames(definitions, scenes)
-        StateMigration.migrateCounters(in: scenes, state: state, logger: logger)
         return scenes
     }
 
@@ -44,14 +47,15 @@ public struct SceneRegistry {
         }
     }
 
-    private func makeEach(_ definitions: [SceneDefinition], state: StateStore, logger: Logger, dataDirectory: String) throws -> [Scene] {
+    private func makeEach(_ definitions: [SceneDefinition], state: StateStore, intents: @escaping (CounterIntent) -> Void,
+                          logger: Logger, dataDirectory: String) throws -> [Scene] {
         try definitions.map { d in
             guard let f = factories[d.kind] else {
                 throw d.table.error("kind", "unknown scene kind \"\(d.kind)\"; kinds: \(kinds.joined(separator: ", "))")
             }
             var l = logger
             l[metadataKey: "scene"] = "\(d.name)"
-            let ctx = SceneContext(name: d.name, state: state, logger: l, dataDirectory: dataDirectory)
+            let ctx = SceneContext(name: d.name, stored: { state.load($0) }, counterIntents: intents, logger: l, dataDirectory: dataDirectory)
             do {
                 let scene = try f(d.table, ctx)
                 try d.table.finish()

@@ -172,16 +172,15 @@ public enum DaemonRunner {
     }
 
     /// The control server in front of `daemon`: each request runs on the render loop, unless its
-    /// deadline passed before the loop got to it (then it is dropped and answered 503). With a
-    /// command pipeline (`Daemon.makePipeline`, before the loop runs), a counter change enters
-    /// the daemon's `CounterIntake` from the server's thread instead (the same deadline rule:
-    /// `ControlJob.run`).
+    /// deadline passed before the loop got to it (then it is dropped and answered 503). A
+    /// counter change enters the daemon's `CounterIntake` from the server's thread instead (the
+    /// same deadline rule: `ControlJob.run`).
     public static func makeControlServer(settings: ControlSettings, limits: ControlLimits = ControlLimits(),
                                          daemon: Daemon, logger: Logger) -> ControlServer {
         let intake = daemon.intake
         let daemon = LoopBound(daemon, loop: daemon.loop)
         return ControlServer(settings: settings, limits: limits, logger: logger) { job in
-            if let intake, case .counter(let name, let op, let value) = job.command, let edit = op.edit(value) {
+            if case .counter(let name, let op, let value) = job.command, let edit = op.edit(value) {
                 job.run { _, reply in intake.submit(name, edit, answerOn: .decided, reply: reply) }
                 return
             }
@@ -230,7 +229,6 @@ public enum DaemonRunner {
         daemon.onReady = { notifier.ready() }
         daemon.onStatus = { notifier.status($0) }
 
-        daemon.makePipeline()
         let server = makeControlServer(settings: config.control, daemon: daemon, logger: logger)
         if let mqtt = config.mqtt { daemon.mqtt = try MQTTBridge(daemon: daemon, config: mqtt, logger: logger) }
         try daemon.checkFleet()
@@ -276,6 +274,7 @@ public enum DaemonRunner {
         var failure: Error?
         var done = false
         daemon.start()
+        daemon.startPipeline()
         for h in daemon.heads { h.manager.stateWarning = nil } // the snapshot reads the state; it never saves
         if !strokes.isEmpty {
             // Fingers drawn before the frame is taken (demos and screenshots of the paint scene).
@@ -290,11 +289,17 @@ public enum DaemonRunner {
             } catch { failure = error }
             done = true
         }
-        if afterSeconds > 0 {
-            try loop.schedule(after: Int64(afterSeconds * 1e9)) { _ in finish() }
-        } else {
-            loop.deferToEndOfIteration { finish() }
-        }
+        let takeFrame = LoopBound({
+            if afterSeconds > 0 {
+                do { try loop.schedule(after: Int64(afterSeconds * 1e9)) { _ in finish() } } catch { failure = error; done = true }
+            } else {
+                loop.deferToEndOfIteration { finish() }
+            }
+        }, loop: loop)
+        // A tap on a counter went into the pipeline (kept in memory): the frame is taken once
+        // its value is shown. The pipeline answers in order, so this empty group's answer comes
+        // after the taps' values reached the loop.
+        daemon.pipeline.submitWrites([]) { _ in takeFrame.value() }
         let deadline = nowNanos(.monotonic) + Int64((afterSeconds + 10) * 1e9)
         while !done {
             try loop.runOnce(timeoutMs: 100)

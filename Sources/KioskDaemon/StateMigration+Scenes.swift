@@ -15,15 +15,6 @@ extension StateMigration.Counter {
 }
 
 extension StateMigration {
-    /// Moves what the made scenes' counters have under old keys, and shows the moved values.
-    static func migrateCounters(in scenes: [Scene], state: StateStore, logger: Logger) {
-        let counterScenes = scenes.compactMap { $0 as? CounterScene }
-        let counters = counterScenes.flatMap { s in s.counterNames.map { Counter(scene: s.name, counter: $0) } }
-        for m in migrate(counters, state: state, logger: logger) {
-            counterScenes.first { $0.name == m.scene }?.restoreValue(m.value, of: m.counter)
-        }
-    }
-
     /// The counters of a config's counter scenes (`kind = "counter"`), read from their tables;
     /// a scene whose table does not read is left out (making it reports the error).
     static func counters(of definitions: [SceneDefinition]) -> [Counter] {

@@ -17,7 +17,11 @@ extension Daemon {
         book.onPrompt = { [weak self] p in for h in self?.heads ?? [] { h.manager.pairingPrompt = p } }
         let live = WebLive(daemon: self)
         book.onRevoke = { [weak live] name in live?.revoked(name) }
-        book.commit = { [weak self] key, value, done in self?.commitThroughPipeline([(key, value)], done: done) ?? false }
+        book.commit = { [weak self] key, value, done in
+            guard let self else { return false }
+            self.commitThroughPipeline([(key, value)], done: done)
+            return true
+        }
         pairing = book
         webLive = live
         pairGesture = settings.pairGesture.map(PairGesture.init)

@@ -145,12 +145,12 @@ extension FleetEngine {
 
     func currentValue(_ name: String) -> Int? { try? owners(name).first?.value(of: name) }
 
+    /// Shows the value kept in the fleet's record on the scenes holding `name` (its commit
+    /// wrote the scenes' own keys too).
     func show(_ name: String, _ value: Int) {
         let at = now()
         for c in owners(name) where (try? c.value(of: name)) != value {
-            do { try c.set(name, to: value, now: at) } catch {
-                logger.error("cannot show the fleet's saved value", metadata: ["counter": "\(name)", "value": "\(value)", "error": "\(error)"])
-            }
+            c.showCommitted(name, value: value, up: value >= ((try? c.value(of: name)) ?? 0), now: at)
         }
     }
 

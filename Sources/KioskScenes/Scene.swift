@@ -1,17 +1,35 @@
 import KioskCore
 import KioskRender
-import KioskState
 import Logging
 
-/// What a scene is given when it is made: its config table, durable state, time and a logger.
+/// What a scene is given when it is made, besides its config table: the values kept for it,
+/// where its counter changes go, a logger and the folder for its files. A scene holds no
+/// `StateStore`: it reads what was kept once, here, and shows what it is told.
 public struct SceneContext {
     public var name: String
-    public var state: StateStore
+    /// The value kept under a state key, read when the scene is made (its starting values).
+    public var stored: (String) -> String?
+    /// The one entrance of counter changes: a touch or key on a counter becomes an intent
+    /// handed here; the value reaches the screen later, as a shown value (`showCommitted`).
+    public var counterIntents: (CounterIntent) -> Void
     public var logger: Logger
     /// The directory for files the scene writes (saved paintings).
     public var dataDirectory: String
-    public init(name: String, state: StateStore, logger: Logger, dataDirectory: String) {
-        self.name = name; self.state = state; self.logger = logger; self.dataDirectory = dataDirectory
+    public init(name: String, stored: @escaping (String) -> String?, counterIntents: @escaping (CounterIntent) -> Void,
+                logger: Logger, dataDirectory: String) {
+        self.name = name; self.stored = stored; self.counterIntents = counterIntents
+        self.logger = logger; self.dataDirectory = dataDirectory
+    }
+}
+
+/// A change of a counter asked for on the screen (a touch or a key): which scene, which
+/// counter, what edit. Decided elsewhere (the daemon's one entrance), never by the scene.
+public struct CounterIntent: Sendable, Equatable {
+    public var scene: String
+    public var counter: String
+    public var edit: CounterEdit
+    public init(scene: String, counter: String, edit: CounterEdit) {
+        self.scene = scene; self.counter = counter; self.edit = edit
     }
 }
 
@@ -47,18 +65,16 @@ public extension Scene {
     var statusSummary: String { kind }
 }
 
-/// Scenes that hold counters (the control interface and key bindings reach them through this).
+/// Scenes that show counters (status, the fleet and the pipeline's shown values reach them
+/// through this). Nothing here changes a value: changes are decided and kept by the daemon's
+/// one entrance, and shown here afterwards.
 public protocol CounterControl: AnyObject {
     var counterNames: [String] { get }
     /// Every counter with its label, value and range, in the scene's order (for remote pages,
     /// Home Assistant entities and status).
     var counterInfo: [CounterInfo] { get }
+    /// The value shown. Unknown counter: `KioskError.notFound` naming the counters there are.
     func value(of counter: String) throws -> Int
-    /// Each change is saved durably before it returns. Errors name the counter and the limit.
-    func set(_ counter: String, to value: Int, now: WallTime) throws
-    func increment(_ counter: String, now: WallTime) throws
-    func decrement(_ counter: String, now: WallTime) throws
-    func reset(_ counter: String, now: WallTime) throws
     /// The rules a change of `counter` is judged by (digits, minimum).
     func rules(of counter: String) throws -> CounterRules
     /// The state key of `counter`'s value.

@@ -186,6 +186,9 @@ public final class CommandPipeline: Sendable {
         thread.start()
     }
 
+    /// Whether the pipeline's thread runs (`start`): batches are committed there, and only there.
+    public var hasThread: Bool { shared.withLock { !$0.threadDone } }
+
     /// Commits what was submitted, then ends the thread; waits at most `timeout` seconds.
     /// Changes submitted afterwards are refused.
     public func stop(timeout: Double = 5) {
@@ -331,13 +334,8 @@ public final class CommandPipeline: Sendable {
                 n += 1
                 run = { completion(o) }
                 if case .changed(let old, let new) = o {
-                    let up: Bool
-                    switch change.edit {
-                    case .increment: up = true
-                    case .set: up = new >= old
-                    case .decrement, .reset: up = false
-                    }
-                    shown.append(Shown(scene: change.scene, counter: change.rules.counter, old: old, new: new, up: up))
+                    shown.append(Shown(scene: change.scene, counter: change.rules.counter, old: old, new: new,
+                                       up: change.edit.rollsUp(from: old, to: new)))
                 }
             case .writes(_, let completion):
                 run = { completion(writeOutcome) }

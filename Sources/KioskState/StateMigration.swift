@@ -11,10 +11,9 @@ import Logging
 /// files are then renamed `….migrated`. An old key claimed by two counters is left alone and
 /// reported: which counter it belonged to cannot be known.
 ///
-/// On a reload the move is made off the render loop, before the new scenes are made
-/// (`migrate(_:state:logger:)` on the config's counters, from `ReloadCoordinator.read`): the
-/// scenes then load the moved values, and the check the scenes make afterwards finds nothing
-/// left to move.
+/// The move is made before the scenes are made (`SceneRegistry.make`; on a reload off the
+/// render loop first, from `ReloadCoordinator.read`), so that the scenes are given the moved
+/// values.
 package enum StateMigration {
     package struct Counter: Sendable {
         package var scene: String

@@ -102,8 +102,8 @@ struct Kioskd: AsyncParsableCommand {
                 }
             }
             if checkConfig {
-                // Make the scenes to check their tables too (in memory: nothing is written).
-                _ = try SceneRegistry.standard.make(cfg.scenes, state: MemoryStateStore(), logger: logger, dataDirectory: "/nonexistent")
+                // Make the scenes to check their tables too (in memory: nothing is written; never shown, so no counter change comes from them).
+                _ = try SceneRegistry.standard.make(cfg.scenes, state: MemoryStateStore(), intents: { _ in }, logger: logger, dataDirectory: "/nonexistent")
                 let outputs = cfg.outputs.count > 1 ? ", outputs " + cfg.outputs.map { "\($0.name): \($0.scenes.joined(separator: " "))" }.joined(separator: ", ") : ""
                 print("\(config): OK (theme \(cfg.themeName), scenes \(cfg.scenes.map { "\($0.name) (\($0.kind))" }.joined(separator: ", ")), backend \(cfg.display.backend.rawValue)\(outputs))")
                 return

@@ -1,5 +1,4 @@
 import Foundation
-import KioskState
 import Testing
 import Logging
 import KioskCore
@@ -148,13 +147,13 @@ private final class ThreePaths {
 
     @Test func counterFramesAreTheSameOnEveryPath() throws {
         let p = try ThreePaths {
-            try CounterScene(name: "score", counters: [.init(name: "home", label: "HOME")], digits: 3, state: MemoryStateStore())
+            try CounterScene(name: "score", counters: [.init(name: "home", label: "HOME")], digits: 3, intents: { _ in })
         }
         func step(_ what: String) { #expect(p.differences(what) == 0, "\(what)") }
         step("first frame")
         for i in 0..<2 {
             try p.each { m, s in
-                try (s as! CounterControl).increment("home", now: p.loop.now())
+                try (s as! CounterControl).showEdit(.increment, "home", now: p.loop.now())
                 m.sceneDidChange()
             }
             p.settle()
@@ -165,7 +164,7 @@ private final class ThreePaths {
         }
         try overlaySteps(p, step) {
             try p.each { m, s in
-                try (s as! CounterControl).increment("home", now: p.loop.now())
+                try (s as! CounterControl).showEdit(.increment, "home", now: p.loop.now())
                 m.sceneDidChange()
             }
             for f in 0..<10 {

@@ -2,6 +2,7 @@ import Foundation
 import KioskControl
 import KioskCore
 @testable import KioskDaemon
+import KioskDaemonTesting
 import KioskRender
 import KioskScenes
 import KioskTesting
@@ -35,7 +36,7 @@ import KioskPosix
     @Test func idleBlankAndTouchWakesWithoutReachingTheScene() throws {
         let loop = ManualEventLoop(epochSeconds: 1_700_000_000)
         let (d, display) = try daemon(tempDir(), blank: "idle_seconds = 30", loop: loop)
-        d.start()
+        d.startAsKioskd()
         #expect(!display.isBlanked)
         loop.advance(seconds: 29)
         #expect(!display.isBlanked)
@@ -52,7 +53,7 @@ import KioskPosix
         let now = Int(LocalZone.system.secondsSinceMidnight(at: 1_700_000_000))
         let period = "\(hhmm(now - 3600))-\(hhmm(now + 3600))"
         let (d, display) = try daemon(tempDir(), blank: "schedule = [\"\(period)\"]\nwake_seconds = 10", loop: loop)
-        d.start()
+        d.startAsKioskd()
         #expect(display.isBlanked, "period \(period)")
         _ = d.handle(.blank(on: false))
         #expect(!display.isBlanked)

@@ -4,6 +4,7 @@ import KioskConfig
 import KioskControl
 import KioskCore
 @testable import KioskDaemon
+import KioskDaemonTesting
 import KioskPosix
 import KioskRender
 import KioskState
@@ -120,7 +121,7 @@ import Testing
         let loop = try EventLoop()
         let display = try HeadlessDisplay(size: Size(width: 64, height: 36))
         let d = try Daemon(config: config, display: display, input: nil, state: MemoryStateStore(), loop: loop, logger: quietLogger)
-        d.start()
+        d.startAsKioskd()
         defer { d.shutdown() }
         var cec: OutputsAnswer.Output.CEC?
         let until = nowNanos(.monotonic) + 10_000_000_000
@@ -160,7 +161,7 @@ import Testing
         kind = "clock"
         """, dir)
         let (d, display) = try headlessDaemon(path, on: loop)
-        d.start()
+        d.startAsKioskd()
         var seen: [Bool] = []
         d.blanking.onBlankedChange = { seen.append($0) }
         loop.advance(seconds: 31)

@@ -2,6 +2,7 @@ import Foundation
 import KioskControl
 import KioskCore
 @testable import KioskDaemon
+import KioskDaemonTesting
 import KioskRender
 import KioskScenes
 import KioskTesting
@@ -35,7 +36,7 @@ import KioskPosix
 
     @Test func everyKindOfChangeIsToldOnceAndAnUnchangedStateIsNotToldAgain() throws {
         let (d, loop) = try daemon(tempDir())
-        d.start()
+        d.startAsKioskd()
         var seen: [KioskState] = []
         d.changes.observe { seen.append($0) }
         loop.step()
@@ -47,10 +48,13 @@ import KioskPosix
         #expect(first.counters.first?.minimum == 1)
 
         seen.removeAll()
-        _ = d.handle(.counter(name: "HOME", op: .inc, value: nil))
-        _ = d.handle(.counter(name: "HOME", op: .inc, value: nil))
+        // Two commands committed in one batch and answered in one iteration: one notification with both.
+        var answered: [Int?] = []
+        d.handle(.counter(name: "HOME", op: .inc, value: nil)) { answered.append($0.jsonObject?["value"] as? Int) }
+        d.handle(.counter(name: "HOME", op: .inc, value: nil)) { answered.append($0.jsonObject?["value"] as? Int) }
+        try d.step()
         loop.step()
-        // Two commands in one iteration: one notification with both.
+        #expect(answered == [2, 3])
         #expect(seen.map { $0.counters[0].value } == [3])
 
         _ = d.handle(.status)
@@ -61,7 +65,7 @@ import KioskPosix
         loop.step()
         #expect(seen.last?.blanked == true)
 
-        _ = d.handle(.scene(name: "clock"))
+        _ = try d.answer(.scene(name: "clock"))
         loop.step()
         #expect(seen.last?.scene == "clock")
         #expect(seen.last?.sceneKind == "clock")
@@ -70,11 +74,11 @@ import KioskPosix
 
     @Test func aRemovedObserverHearsNothing() throws {
         let (d, loop) = try daemon(tempDir())
-        d.start()
+        d.startAsKioskd()
         var heard = 0
         let id = d.changes.observe { _ in heard += 1 }
         d.changes.remove(id)
-        _ = d.handle(.counter(name: "AWAY", op: .inc, value: nil))
+        _ = try d.answer(.counter(name: "AWAY", op: .inc, value: nil))
         loop.step()
         #expect(heard == 0)
         #expect(d.changes.last?.counters[1].value == 2)

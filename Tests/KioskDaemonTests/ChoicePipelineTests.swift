@@ -3,6 +3,7 @@ import KioskConfig
 import KioskControl
 import KioskCore
 @testable import KioskDaemon
+import KioskDaemonTesting
 import KioskPosix
 import KioskScenes
 import KioskState
@@ -72,11 +73,8 @@ final class HeldStore: StateStore, Sendable {
             [scene.clock]
             kind = "clock"
             """
-        let config = try DaemonConfig.load(path: write(text, dir), environment: [:])
-        let daemon = try DaemonRunner.makeDaemon(config: config, state: store, loop: try EventLoop(), logger: quietLogger)
-        daemon.makePipeline()
+        let daemon = try DaemonRig.make(text, in: dir, state: store, logger: quietLogger)
         let t = LoopThread(daemon)
-        t.run { $0.startPipeline() }
         return t
     }
 

@@ -2,6 +2,7 @@ import Foundation
 import KioskControl
 import KioskCore
 @testable import KioskDaemon
+import KioskDaemonTesting
 import KioskRender
 import KioskScenes
 import KioskState
@@ -35,7 +36,7 @@ import KioskPosix
 
     /// The background (the time's colour) after drawing what is pending.
     func shown(_ d: Daemon, _ display: HeadlessDisplay) throws -> String {
-        try d.eventLoop!.runOnce(timeoutMs: 0)
+        try d.step()
         d.manager.renderIfPossible()
         return display.framebuffer.color(x: 1, y: 1).hexString
     }
@@ -44,11 +45,11 @@ import KioskPosix
         let dir = tempDir()
         let time = ManualTimeSource(epochSeconds: Self.t133516)
         let (d, display) = try daemon(dir, time: time)
-        d.start()
+        d.startAsKioskd()
         #expect(try shown(d, display) == "#8A9544")
         #expect(d.kioskState().clocks == [.init(scene: "clock", mode: "scaled", modes: ["scaled", "literal"])])
 
-        let r = d.handle(.clockMode(mode: "literal", scene: nil))
+        let r = try d.answer(.clockMode(mode: "literal", scene: nil))
         #expect(r.status == 200)
         #expect(try r.decode(ClockModeAnswer.self) == ClockModeAnswer(mode: "literal", scenes: ["clock"]))
         #expect(try shown(d, display) == "#133516", "same second, other mode: other colour")
@@ -59,18 +60,18 @@ import KioskPosix
 
         // A restart shows the chosen mode.
         let (again, display2) = try daemon(dir, time: time)
-        again.start()
+        again.startAsKioskd()
         #expect((again.manager.scenes.first { $0.name == "clock" } as? ClockScene)?.colorMode == .literal)
         #expect(try shown(again, display2) == "#133516")
         again.shutdown()
 
         // Under an edited config the config's color_mode shows, and a choice made under it is kept.
         let (edited, _) = try daemon(dir, colorMode: "literal", time: time)
-        edited.start()
-        _ = try edited.handle(.clockMode(mode: "scaled", scene: "clock")).decode(ClockModeAnswer.self)
+        edited.startAsKioskd()
+        _ = try edited.answer(.clockMode(mode: "scaled", scene: "clock")).decode(ClockModeAnswer.self)
         edited.shutdown()
         let (later, display4) = try daemon(dir, colorMode: "literal", time: time)
-        later.start()
+        later.startAsKioskd()
         #expect(try shown(later, display4) == "#8A9544")
         later.shutdown()
     }
@@ -94,12 +95,12 @@ import KioskPosix
     @Test func unknownModeOrSceneIsRefusedNamingTheChoices() throws {
         let time = ManualTimeSource(epochSeconds: Self.t133516)
         let (d, display) = try daemon(tempDir(), time: time)
-        d.start()
-        let bad = d.handle(.clockMode(mode: "night", scene: nil))
+        d.startAsKioskd()
+        let bad = try d.answer(.clockMode(mode: "night", scene: nil))
         #expect(bad.status == 422)
         #expect(bad.jsonObject?["error"] as? String == "unknown clock mode 'night'; modes: scaled, literal")
         #expect(bad.jsonObject?["field"] as? String == "mode")
-        let noScene = d.handle(.clockMode(mode: "literal", scene: "score"))
+        let noScene = try d.answer(.clockMode(mode: "literal", scene: "score"))
         #expect(noScene.status == 404)
         #expect(noScene.jsonObject?["error"] as? String == "unknown clock scene 'score'; clock scenes: clock")
         // Nothing changed and nothing was saved.

@@ -2,6 +2,7 @@ import Foundation
 import KioskConfig
 import KioskCore
 @testable import KioskDaemon
+import KioskDaemonTesting
 import KioskScenes
 import KioskState
 import Testing
@@ -30,7 +31,7 @@ import Testing
     /// Loads the config and makes its scenes (what --check-config does).
     func check(_ text: String, dir: String) throws {
         let c = try loadConfig(text, dir: dir)
-        _ = try SceneRegistry.standard.make(c.scenes, state: MemoryStateStore(), logger: quietLogger, dataDirectory: "/nonexistent")
+        _ = try SceneRegistry.standard.make(c.scenes, state: MemoryStateStore(), intents: { _ in }, logger: quietLogger, dataDirectory: "/nonexistent")
     }
 
     // MARK: depth
@@ -130,7 +131,7 @@ import Testing
     @Test func reloadWithADeepConfigFailsAndKeepsTheRunningConfig() throws {
         let d = tempDir()
         let daemon = try makeDaemon(d)
-        daemon.start()
+        daemon.startAsKioskd()
         defer { daemon.shutdown() }
         let path = daemon.config.file
         let good = try String(contentsOfFile: path, encoding: .utf8)
@@ -424,7 +425,7 @@ import Testing
             do {
                 let t = try ConfigFile.parse(bytes: b, file: file)
                 let c = try DaemonConfig(root: t, file: file, environment: ["CONFIGURATION_DIRECTORY": "\(root)/config"])
-                _ = try SceneRegistry.standard.make(c.scenes, state: MemoryStateStore(), logger: quietLogger, dataDirectory: "/nonexistent")
+                _ = try SceneRegistry.standard.make(c.scenes, state: MemoryStateStore(), intents: { _ in }, logger: quietLogger, dataDirectory: "/nonexistent")
             } catch let e as KioskError {
                 errors += 1
                 #expect(e.kind == .config && e.message.hasPrefix(file), "\(e.kind): \(e.message)")

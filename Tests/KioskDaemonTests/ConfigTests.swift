@@ -132,10 +132,10 @@ import Testing
     @Test func sceneFactoryErrorsCarryFileLineAndKey() throws {
         let d = tempDir()
         let c = try loadConfig(Self.good + "\ncolor_mode = \"purple\"\n", dir: d)
-        let msg = configError { _ = try SceneRegistry.standard.make(c.scenes, state: MemoryStateStore(), logger: quietLogger, dataDirectory: d) }
+        let msg = configError { _ = try SceneRegistry.standard.make(c.scenes, state: MemoryStateStore(), intents: { _ in }, logger: quietLogger, dataDirectory: d) }
         #expect(msg?.hasPrefix("\(d)/kioskd.toml:9: key 'scene.clock.color_mode': expected one of") == true, "\(msg ?? "")")
         let c2 = try loadConfig(Self.good + "\ncolour_mode = \"literal\"\n", dir: d)
-        let m2 = configError { _ = try SceneRegistry.standard.make(c2.scenes, state: MemoryStateStore(), logger: quietLogger, dataDirectory: d) }
+        let m2 = configError { _ = try SceneRegistry.standard.make(c2.scenes, state: MemoryStateStore(), intents: { _ in }, logger: quietLogger, dataDirectory: d) }
         #expect(m2?.hasPrefix("\(d)/kioskd.toml:9: key 'scene.clock.colour_mode': unknown key") == true, "\(m2 ?? "")")
     }
 
@@ -161,7 +161,7 @@ import Testing
     @Test func shippedConfigAndThemesLoad() throws {
         let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent().path
         let c = try DaemonConfig.load(path: "\(root)/config/kioskd.toml", environment: [:])
-        _ = try SceneRegistry.standard.make(c.scenes, state: MemoryStateStore(), logger: quietLogger, dataDirectory: "/nonexistent")
+        _ = try SceneRegistry.standard.make(c.scenes, state: MemoryStateStore(), intents: { _ in }, logger: quietLogger, dataDirectory: "/nonexistent")
         #expect(c.themeDirectory == "\(root)/config/themes")
         for name in ThemeLoader.fileThemes(in: c.themeDirectory) {
             let t = try ThemeLoader.load(named: name, directory: c.themeDirectory)
@@ -187,7 +187,7 @@ import Testing
                 let c = try DaemonConfig.load(path: path, environment: [:])
                 #expect(c.themeDirectory.hasSuffix("config/themes"), "\(path): theme folder \(c.themeDirectory)")
                 #expect(FileManager.default.fileExists(atPath: c.themeDirectory), "\(path): \(c.themeDirectory) missing")
-                _ = try SceneRegistry.standard.make(c.scenes, state: MemoryStateStore(), logger: quietLogger, dataDirectory: "/nonexistent")
+                _ = try SceneRegistry.standard.make(c.scenes, state: MemoryStateStore(), intents: { _ in }, logger: quietLogger, dataDirectory: "/nonexistent")
             }
         }
     }

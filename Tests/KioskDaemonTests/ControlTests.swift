@@ -4,10 +4,12 @@ import KioskControl
 import KioskCore
 import KioskHTTP
 @testable import KioskDaemon
+import KioskDaemonTesting
 import KioskRender
 import KioskState
 import KioskTesting
 import KioskTestTraits
+import Synchronization
 import Testing
 import KioskPosix
 
@@ -104,35 +106,46 @@ func makeDaemon(_ dir: String, extra: String = "", digits: Int = 2) throws -> Da
     socket = "\(dir)/c.sock"
     \(extra)
     """
-    let path = write(text, dir)
-    let config = try DaemonConfig.load(path: path, environment: [:])
-    let loop = try EventLoop()
-    let state = try FileStateStore(directory: config.stateDirectory, logger: quietLogger)
-    return try DaemonRunner.makeDaemon(config: config, state: state, loop: loop, logger: quietLogger)
+    return try DaemonRig.make(text, in: dir, logger: quietLogger)
 }
 
 @Suite(.ownThreads) struct DaemonCommandTests {
+    /// kioskd starts its control server before the render loop runs: a counter change taken
+    /// then (from the server's thread, into the one entrance) waits for the pipeline and is kept.
+    @Test func aCounterChangeTakenBeforeTheLoopRunsIsKept() throws {
+        let d = tempDir()
+        let daemon = try makeDaemon(d)
+        let answer = Mutex<ControlResponse?>(nil)
+        daemon.intake.submit("HOME", .increment, answerOn: .decided) { r in answer.withLock { $0 = r } }
+        daemon.startAsKioskd()
+        for _ in 0..<5 where answer.withLock({ $0 }) == nil { try daemon.step() }
+        let r = try #require(answer.withLock { $0 })
+        #expect(r.status == 200 && r.jsonObject?["value"] as? Int == 1, "\(String(decoding: r.body, as: UTF8.self))")
+        #expect(try daemon.counterValue("HOME") == 1)
+        daemon.shutdown()
+    }
+
     @Test func countersScenesThemesAndErrors() throws {
         let d = tempDir()
         let daemon = try makeDaemon(d)
-        daemon.start()
-        try daemon.eventLoop!.runOnce(timeoutMs: 0)
+        daemon.startAsKioskd()
+        try daemon.step()
         #expect(daemon.manager.frameCount == 1)
-        #expect(daemon.handle(.counter(name: "HOME", op: .inc, value: nil)).jsonObject?["value"] as? Int == 1)
-        #expect(daemon.handle(.counter(name: "HOME", op: .set, value: 99)).status == 200)
-        let over = daemon.handle(.counter(name: "HOME", op: .set, value: 100))
+        #expect(try daemon.answer(.counter(name: "HOME", op: .inc, value: nil)).jsonObject?["value"] as? Int == 1)
+        #expect(try daemon.answer(.counter(name: "HOME", op: .set, value: 99)).status == 200)
+        let over = try daemon.answer(.counter(name: "HOME", op: .set, value: 100))
         #expect(over.status == 422)
         #expect(over.jsonObject?["field"] as? String == "value")
         #expect((over.jsonObject?["error"] as? String)?.contains("99") == true)
-        let unknown = daemon.handle(.counter(name: "GUESTS", op: .inc, value: nil))
+        let unknown = try daemon.answer(.counter(name: "GUESTS", op: .inc, value: nil))
         #expect(unknown.status == 404)
         #expect(unknown.jsonObject?["error"] as? String == "unknown counter 'GUESTS'; counters: HOME, AWAY")
-        #expect(daemon.handle(.scene(name: "nope")).status == 404)
-        #expect(daemon.handle(.scene(name: "clock")).status == 200)
+        #expect(try daemon.answer(.scene(name: "nope")).status == 404)
+        #expect(try daemon.answer(.scene(name: "clock")).status == 200)
         #expect(daemon.manager.current.name == "clock")
-        #expect(daemon.handle(.theme(name: "high-contrast")).status == 200)
+        #expect(try daemon.answer(.theme(name: "high-contrast")).status == 200)
         #expect(daemon.manager.theme == .highContrast)
-        #expect(daemon.handle(.theme(name: "nope")).status == 404)
+        #expect(try daemon.answer(.theme(name: "nope")).status == 404)
         #expect(daemon.handle(.paint(op: .clear, name: nil)).status == 404)
         let blank = daemon.handle(.blank(on: true))
         #expect(blank.jsonObject?["blanked"] as? Bool == true)
@@ -149,17 +162,17 @@ func makeDaemon(_ dir: String, extra: String = "", digits: Int = 2) throws -> Da
 
         // A restart finds the counter, the scene and the theme again.
         let again = try makeDaemon(d)
-        again.start()
+        again.startAsKioskd()
         #expect(again.manager.current.name == "clock")
         #expect(again.themeName == "high-contrast")
-        #expect(again.handle(.counter(name: "HOME", op: .dec, value: nil)).jsonObject?["value"] as? Int == 98)
+        #expect(try again.answer(.counter(name: "HOME", op: .dec, value: nil)).jsonObject?["value"] as? Int == 98)
         again.shutdown()
     }
 
     @Test func reloadKeepsRunningConfigWhenBrokenAndSwitchesWhenGood() throws {
         let d = tempDir()
         let daemon = try makeDaemon(d)
-        daemon.start()
+        daemon.startAsKioskd()
         let path = daemon.config.file
         let good = try String(contentsOfFile: path, encoding: .utf8)
 
@@ -327,7 +340,7 @@ func makeDaemon(_ dir: String, extra: String = "", digits: Int = 2) throws -> Da
         """, d)
         let config = try DaemonConfig.load(path: path, environment: [:])
         let daemon = try DaemonRunner.makeDaemon(config: config, state: MemoryStateStore(), loop: try EventLoop(), logger: quietLogger)
-        daemon.start()
+        daemon.startAsKioskd()
         for e in TouchScript.strokes([ScriptedInput.line(from: Point(x: 0.2, y: 0.2), to: Point(x: 0.6, y: 0.4))]) {
             daemon.manager.input(e)
         }
@@ -344,7 +357,7 @@ func makeDaemon(_ dir: String, extra: String = "", digits: Int = 2) throws -> Da
         let nothing = daemon.handle(.paint(op: .undo, name: nil)).jsonObject
         #expect(nothing?["changed"] as? Bool != nil)
         // Counters are not there: a clear 404 naming what exists.
-        let c = daemon.handle(.counter(name: "HOME", op: .inc, value: nil))
+        let c = try daemon.answer(.counter(name: "HOME", op: .inc, value: nil))
         #expect(c.status == 404)
         #expect(c.jsonObject?["error"] as? String == "unknown counter 'HOME'; no scene has counters")
         daemon.shutdown()
@@ -361,7 +374,7 @@ func makeDaemon(_ dir: String, extra: String = "", digits: Int = 2) throws -> Da
         let path = daemon.config.file
         let text = try String(contentsOfFile: path, encoding: .utf8)
         try ("theme = \"mine\"\n" + text).write(toFile: path, atomically: true, encoding: .utf8)
-        daemon.start()
+        daemon.startAsKioskd()
         #expect(daemon.handle(.reload).status == 200)
         #expect(daemon.themeName == "mine")
         #expect(daemon.manager.theme.palette.text == Color(hex: "#111111"))
@@ -370,7 +383,7 @@ func makeDaemon(_ dir: String, extra: String = "", digits: Int = 2) throws -> Da
         #expect(daemon.handle(.reload).status == 200)
         #expect(daemon.manager.theme.palette.text == Color(hex: "#222222"))
         // A theme chosen at run time survives a reload of an unchanged config.
-        #expect(daemon.handle(.theme(name: "light")).status == 200)
+        #expect(try daemon.answer(.theme(name: "light")).status == 200)
         #expect(daemon.handle(.reload).status == 200)
         #expect(daemon.themeName == "light")
         #expect(daemon.manager.theme == .light)

@@ -2,6 +2,7 @@ import Foundation
 import KioskControl
 import KioskCore
 @testable import KioskDaemon
+import KioskDaemonTesting
 import KioskDRM
 import KioskDRMTesting
 import KioskState
@@ -36,7 +37,7 @@ import Testing
         var statuses: [String] = []
         d.onReady = { ready += 1 }
         d.onStatus = { statuses.append($0) }
-        d.start()
+        d.startAsKioskd()
         loop.runDeferred()
         #expect(ready == 1, "READY=1 at start although nothing is connected")
         #expect(statuses.last?.hasPrefix("waiting for a display; ") == true, "\(statuses)")
@@ -85,7 +86,7 @@ import Testing
         let made = try Backends.makeDisplays(config, loop: loop, logger: quietLogger, kms: kms.backend)
         let d = try Daemon(config: config, displays: made.outputs, input: nil, state: MemoryStateStore(), loop: loop, time: loop,
                            logger: quietLogger)
-        d.start()
+        d.startAsKioskd()
         loop.runDeferred()
         let waiting = try #require(d.status().outputs?.first)
         #expect(waiting.framesShownLastMinute == 0 && waiting.lastFrameShown == nil && waiting.error == nil)
@@ -128,7 +129,7 @@ import Testing
         var statuses: [String] = []
         d.onReady = { ready += 1 }
         d.onStatus = { statuses.append($0) }
-        d.start()
+        d.startAsKioskd()
         #expect(ready == 0 && statuses.isEmpty, "nothing is on screen before the loop draws")
         loop.runDeferred()
         #expect(ready == 1 && kms.onScreenFB != nil)

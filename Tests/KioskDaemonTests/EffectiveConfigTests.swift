@@ -58,7 +58,7 @@ import Testing
         label = "HOME"
         """, dir: d)
         #expect(!EffectiveConfig.values(of: c.tree).contains { $0.key == "scene.score.digits" })
-        _ = try SceneRegistry.standard.make(c.scenes, state: MemoryStateStore(), logger: quietLogger, dataDirectory: d)
+        _ = try SceneRegistry.standard.make(c.scenes, state: MemoryStateStore(), intents: { _ in }, logger: quietLogger, dataDirectory: d)
         let values = EffectiveConfig.values(of: c.tree)
         #expect(values.first { $0.key == "scene.score.counter[0].label" }
                 == EffectiveValue(key: "scene.score.counter[0].label", value: "\"HOME\"", source: .file(SourceLocation(file: file, line: 6))))

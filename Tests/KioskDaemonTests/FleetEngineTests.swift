@@ -104,7 +104,11 @@ struct FleetKiosk {
         s.queueLimit = queueLimit
         s.ackTimeoutMs = 5000
         self.store = store
-        let made = try CounterScene(name: "score", counters: [.init(name: "HOME", label: "")], digits: 4, state: store)
+        // Made as the registry makes it: showing the value kept in `store`.
+        let settings = try CounterSettings(scene: "score", counters: [.init(name: "HOME", label: "")], digits: 4)
+        let made = CounterScene(name: "score", settings: settings,
+                                values: CounterScene.storedValues(scene: "score", settings: settings, stored: store.load, logger: quietLogger),
+                                intents: { _ in })
         scene = made
         transport = FakeFleetTransport(broker)
         transport.connected = connected
@@ -280,21 +284,6 @@ final class Answers {
         #expect(follower.value == 42 && follower.engine.seq(of: "HOME") == 1)
     }
 
-    @Test func touchOnASharedCounterGoesToTheRouterNotTheScene() throws {
-        let store = MemoryStateStore()
-        let scene = try CounterScene(name: "score", counters: [.init(name: "HOME", label: "")], digits: 4, state: store)
-        scene.layout(size: Size(width: 100, height: 50))
-        let now = WallTime(realtimeNs: 0, monotonicNs: 1)
-        var routed: [(String, CounterAction)] = []
-        scene.changeRouter = { routed.append(($0, $1)); return true }
-        #expect(scene.handle(.gesture(.tap(x: 0.5, y: 0.5)), now: now) == false)
-        #expect(try scene.value(of: "HOME") == 0)
-        #expect(routed.count == 1 && routed[0].0 == "HOME" && routed[0].1 == .increment)
-        scene.changeRouter = { _, _ in false } // not taken: the scene changes it itself
-        #expect(scene.handle(.gesture(.tap(x: 0.5, y: 0.5)), now: now))
-        #expect(try scene.value(of: "HOME") == 1)
-    }
-
     @Test func fleetConfigErrorsNameFileLineAndKey() throws {
         let d = tempDir()
         let scene = "[scene.score]\nkind = \"counter\"\n[[scene.score.counter]]\nname = \"HOME\"\n"
@@ -310,7 +299,7 @@ final class Answers {
         let config = try loadConfig(scene + "[mqtt]\nbroker = \"mqtt://127.0.0.1:1883\"\nid = \"p\"\n[fleet]\ngroup = \"hall\"\nrole = \"primary\"\ncounters = [\"GUEST\"]\nqueue_limit = 7\n", dir: d)
         let fleet = try #require(config.fleet)
         #expect(fleet.group == "hall" && fleet.role == .primary && fleet.queueLimit == 7 && fleet.ackTimeoutMs == 5000)
-        let counter = try CounterScene(name: "score", counters: [.init(name: "HOME", label: "")], state: MemoryStateStore())
+        let counter = try CounterScene(name: "score", counters: [.init(name: "HOME", label: "")], intents: { _ in })
         #expect(fleet.primary == nil)
         let follower = try loadConfig(scene + "[mqtt]\nbroker = \"mqtt://127.0.0.1:1883\"\nid = \"f\"\n[fleet]\ngroup = \"hall\"\nrole = \"follower\"\nprimary = \"hall-1\"\n", dir: d)
         #expect(follower.fleet?.primary == "hall-1")

@@ -4,6 +4,7 @@ import KioskControl
 import KioskCore
 @testable import KioskDaemon
 @testable import KioskFleet
+import KioskDaemonTesting
 import KioskRender
 import KioskScenes
 import KioskState
@@ -49,9 +50,7 @@ final class FleetRig {
         let config = try DaemonConfig.load(path: path, environment: [:])
         let d = try Daemon(config: config, display: try HeadlessDisplay(size: Size(width: 64, height: 48)), input: nil,
                            state: MemoryStateStore(), loop: loop, time: loop, logger: quietLogger, environment: [:])
-        d.makePipeline()
-        d.start()
-        d.startPipeline(startsThread: false)
+        d.startAsKioskd()
         let t = FakeFleetTransport(broker)
         t.connected = connected
         transports[id] = t
@@ -72,7 +71,7 @@ final class FleetRig {
         for _ in 0..<100 {
             broker.deliver()
             var ran = 0
-            for d in daemons { while d.pipeline?.runOnce() == true { ran += 1 } }
+            for d in daemons { while d.pipeline.runOnce() { ran += 1 } }
             ran += loop.runPending()
             if ran == 0 && broker.queue.isEmpty { return }
         }

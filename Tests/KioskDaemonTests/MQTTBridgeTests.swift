@@ -3,6 +3,7 @@ import KioskConfig
 import KioskControl
 import KioskCore
 @testable import KioskDaemon
+import KioskDaemonTesting
 import KioskMQTT
 import KioskPosix
 import KioskRender
@@ -37,7 +38,7 @@ struct MQTTBridgeTests {
     /// A kiosk on the broker; `outputs`: `[[output]]` tables (one headless display each) in
     /// place of the one 160x90 display.
     func rig(port: Int? = nil, startBroker: Bool = true, broker given: MQTTTestBroker? = nil, digits: Int = 2,
-             state: StateStore = MemoryStateStore(durability: .volatile), pipeline: Bool = false, outputs: String = "",
+             state: StateStore = MemoryStateStore(durability: .volatile), outputs: String = "",
              tune: (inout MQTTConfig) -> Void = { _ in }) throws -> Rig {
         let broker = try given ?? MQTTTestBroker()
         if startBroker && given == nil { try broker.start() }
@@ -74,8 +75,7 @@ struct MQTTBridgeTests {
         let d = try Daemon(config: config, displays: displays, input: nil, state: state, loop: loop, logger: quietLogger)
         let bridge = try MQTTBridge(daemon: d, config: m, logger: log.logger)
         d.mqtt = bridge
-        d.start()
-        if pipeline { d.startPipeline() }
+        d.startAsKioskd(committedByTest: false)
         bridge.start()
         return Rig(broker: broker, daemon: d, loop: loop, bridge: bridge, log: log)
     }
@@ -188,9 +188,9 @@ struct MQTTBridgeTests {
         // partial redraws; a changed digit changes hundreds.
         let seven = try settledPicture(r)
         #expect(Pixels.differingPixels(seven, zero) > 300, "the screen hardly changed after the counter was set to 7")
-        _ = r.daemon.handle(.counter(name: "HOME", op: .set, value: 0))
+        _ = try r.daemon.answer(.counter(name: "HOME", op: .set, value: 0))
         _ = try settledPicture(r)
-        _ = r.daemon.handle(.counter(name: "HOME", op: .set, value: 7))
+        _ = try r.daemon.answer(.counter(name: "HOME", op: .set, value: 7))
         let control = try settledPicture(r)
         #expect(Pixels.differingPixels(seven, control) <= 30, "7 set through the control API looks different from 7 set through MQTT")
 
@@ -205,14 +205,14 @@ struct MQTTBridgeTests {
         // Out of range: the control API's message on kioskd/k1/error, nothing changes.
         let errors = try ErrorWatch(r)
         let seen = try errors.after(r, "kioskd/k1/counter/HOME/set", "100")
-        let expected = r.daemon.handle(.counter(name: "HOME", op: .set, value: 100)).errorMessage
+        let expected = try r.daemon.answer(.counter(name: "HOME", op: .set, value: 100)).errorMessage
         #expect(expected != nil)
         #expect(seen == [expected ?? ""])
         #expect(r.counter() == 0)
         try r.settle()
         #expect(try r.broker.retained("kioskd/k1/counter/HOME") == "0")
         // An unknown scene: the control API's 404 message.
-        #expect(try errors.after(r, "kioskd/k1/scene/set", "nope") == [r.daemon.handle(.scene(name: "nope")).errorMessage ?? ""])
+        #expect(try errors.after(r, "kioskd/k1/scene/set", "nope") == [try r.daemon.answer(.scene(name: "nope")).errorMessage ?? ""])
         #expect(r.daemon.manager.current.name == "score")
 
         // The scene and theme selects.
@@ -320,9 +320,9 @@ struct MQTTBridgeTests {
         // Refusals: the control API's messages, nothing changes.
         let errors = try ErrorWatch(r)
         #expect(try errors.after(r, "kioskd/k1/output/HDMI-A-1/scene/set", "clock")
-                == [r.daemon.handle(.scene(name: "clock", output: "HDMI-A-1")).errorMessage ?? "(accepted)"])
+                == [try r.daemon.answer(.scene(name: "clock", output: "HDMI-A-1")).errorMessage ?? "(accepted)"])
         #expect(try errors.after(r, "kioskd/k1/output/\(level)/scene/set", "nope")
-                == [r.daemon.handle(.scene(name: "nope", output: odd)).errorMessage ?? "(accepted)"])
+                == [try r.daemon.answer(.scene(name: "nope", output: odd)).errorMessage ?? "(accepted)"])
         #expect(try errors.after(r, "kioskd/k1/output/DSI-1/scene/set", "score") == ["output/DSI-1/scene/set: no output 'DSI-1'; outputs: HDMI-A-1, \(level)"])
         #expect(try errors.after(r, "kioskd/k1/output/\(level)/blank/set", "dim") == ["output/\(level)/blank/set: expected ON or OFF, got \"dim\""])
         #expect(r.daemon.heads.map(\.manager.current.name) == ["score", "clock"])
@@ -385,7 +385,7 @@ struct MQTTBridgeTests {
             m.backoffInitial = 1_000_000
             m.backoffMax = 2_000_000
         }
-        _ = r.daemon.handle(.scene(name: "clock"))
+        _ = try r.daemon.answer(.scene(name: "clock"))
         #expect(try pump(r.loop) { r.bridge.clientView.snapshot.counters.attempts >= 20 })
         let frames = r.daemon.manager.frameCount
         let t0 = nowNanos()
@@ -394,7 +394,7 @@ struct MQTTBridgeTests {
         #expect(r.log.count(containing: "MQTT disconnected: Connection refused") == 1, "\(r.log.all.prefix(5))")
         // A command through the control API meanwhile is answered at once.
         let c0 = nowNanos()
-        #expect(r.daemon.handle(.counter(name: "HOME", op: .inc, value: nil)).status == 200)
+        #expect(try r.daemon.answer(.counter(name: "HOME", op: .inc, value: nil)).status == 200)
         #expect(nowNanos() - c0 < 100_000_000)
     }
 }
@@ -423,7 +423,7 @@ extension MQTTBridgeTests {
     /// the rest meanwhile, with its default limits) and reading resumes.
     @Test func commandsWaitingForTheDiskAreBoundedAndNoneIsLost() throws {
         let store = GatedStore()
-        let r = try rig(digits: 6, state: store, pipeline: true)
+        let r = try rig(digits: 6, state: store)
         #expect(try pump(r.loop) { r.bridge.clientState == .connected })
         try r.settle()
         let n = MQTTBridge.maxCommandsInPipeline + 500
@@ -443,6 +443,6 @@ extension MQTTBridgeTests {
         #expect(r.bridge.commandsInPipeline == 0)
         #expect(!r.bridge.clientView.snapshot.readingPaused)
         #expect(store.inner.load("counter.score.HOME") == String(n))
-        r.daemon.pipeline?.stop()
+        r.daemon.pipeline.stop()
     }
 }

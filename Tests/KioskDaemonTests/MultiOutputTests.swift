@@ -3,6 +3,7 @@ import KioskConfig
 import KioskControl
 import KioskCore
 @testable import KioskDaemon
+import KioskDaemonTesting
 import KioskDRM
 import KioskDRMTesting
 import KioskPosix
@@ -57,7 +58,7 @@ import Testing
 
     /// Runs the loop until nothing is left to draw (frames are drawn at the end of an iteration).
     static func settle(_ d: Daemon) throws {
-        for _ in 0..<5 { try d.eventLoop!.runOnce(timeoutMs: 0) }
+        for _ in 0..<5 { try d.step() }
     }
 
     /// A tap at the centre of the output (touch times on the monotonic clock).
@@ -121,7 +122,7 @@ import Testing
     @Test func eachOutputShowsItsOwnSceneTurnedAsItsPanel() throws {
         let dir = tempDir()
         let (d, displays, _) = try Self.daemon(write(Self.config(dir), dir))
-        d.start()
+        d.startAsKioskd()
         try Self.settle(d)
         #expect(d.heads.map(\.manager.current.name) == ["clock", "score"])
         #expect(displays[0].logicalSize == Size(width: 160, height: 90))
@@ -141,7 +142,7 @@ import Testing
     @Test func aTouchGoesToItsOutputOnly() throws {
         let dir = tempDir()
         let (d, displays, input) = try Self.daemon(write(Self.config(dir), dir))
-        d.start()
+        d.startAsKioskd()
         try Self.settle(d)
         let before = displays[0].presentCount
         Self.tap(input, output: 1)
@@ -159,7 +160,7 @@ import Testing
         let dir = tempDir()
         let path = write(Self.config(dir, second: "scenes = [\"score\"]").replacingOccurrences(of: "scenes = [\"clock\"]", with: "scenes = [\"score\", \"clock\"]"), dir)
         let (d, _, input) = try Self.daemon(path)
-        d.start()
+        d.startAsKioskd()
         try Self.settle(d)
         let a = try #require(d.heads[0].manager.current as? CounterScene)
         let b = try #require(d.heads[1].manager.current as? CounterScene)
@@ -170,7 +171,7 @@ import Testing
         Self.tap(input, output: 0)
         try Self.settle(d)
         #expect(try a.value(of: "HOME") == 2 && b.value(of: "HOME") == 2)
-        _ = d.handle(.counter(name: "HOME", op: .set, value: 7))
+        _ = try d.answer(.counter(name: "HOME", op: .set, value: 7))
         #expect(try a.value(of: "HOME") == 7 && b.value(of: "HOME") == 7)
         d.shutdown()
     }
@@ -180,14 +181,14 @@ import Testing
         let state = MemoryStateStore()
         let path = write(Self.config(dir, second: "scenes = [\"score\", \"clock\"]"), dir)
         var (d, displays, _) = try Self.daemon(path, state: state)
-        d.start()
+        d.startAsKioskd()
         try Self.settle(d)
-        #expect(d.handle(.scene(name: "clock", output: "DSI-1")).status == 200)
+        #expect(try d.answer(.scene(name: "clock", output: "DSI-1")).status == 200)
         #expect(d.heads.map(\.manager.current.name) == ["clock", "clock"])
         // Unknown outputs and scenes another output does not show are refused, naming what exists.
-        let unknown = d.handle(.scene(name: "clock", output: "VGA-1"))
+        let unknown = try d.answer(.scene(name: "clock", output: "VGA-1"))
         #expect(unknown.status == 404 && unknown.errorMessage == "no output named 'VGA-1'; outputs: HDMI-A-1, DSI-1")
-        #expect(d.handle(.scene(name: "score", output: "HDMI-A-1")).status == 404)
+        #expect(try d.answer(.scene(name: "score", output: "HDMI-A-1")).status == 404)
         let shot = d.handle(.screenshot(output: "dsi-1"))
         #expect(shot.status == 200 && shot.contentType == "image/png")
         #expect(Array(shot.body[16..<24]) == [0, 0, 0, 80, 0, 0, 0, 120], "the PNG is DSI-1's logical 80x120")
@@ -198,7 +199,7 @@ import Testing
         #expect(state.load(Daemon.sceneKey) == nil || state.load(Daemon.sceneKey) == "clock")
         #expect(state.load("daemon.scene.output.DSI-1") == "clock")
         (d, displays, _) = try Self.daemon(path, state: state)
-        d.start()
+        d.startAsKioskd()
         #expect(d.heads.map(\.manager.current.name) == ["clock", "clock"])
         d.shutdown()
     }
@@ -208,13 +209,13 @@ import Testing
     @Test func theRemoteStateListsEachOutput() throws {
         let dir = tempDir()
         let (d, _, _) = try Self.daemon(write(Self.config(dir, second: "scenes = [\"score\", \"clock\"]"), dir))
-        d.start()
+        d.startAsKioskd()
         try Self.settle(d)
         var told: [KioskState] = []
         d.changes.observe { told.append($0) }
         #expect(d.kioskState().outputs == [.init(name: "HDMI-A-1", scene: "clock", scenes: ["clock"], blanked: false),
                                            .init(name: "DSI-1", scene: "score", scenes: ["score", "clock"], blanked: false)])
-        #expect(d.handle(.scene(name: "clock", output: "DSI-1")).status == 200)
+        #expect(try d.answer(.scene(name: "clock", output: "DSI-1")).status == 200)
         #expect(d.handle(.blank(on: true, output: "DSI-1")).status == 200)
         try Self.settle(d)
         #expect(told.last?.outputs?.map(\.scene) == ["clock", "clock"])
@@ -226,7 +227,7 @@ import Testing
 
         let single = write("state_dir = \"\(dir)/one\"\n[display]\nbackend = \"headless\"\n" + Self.scenes, tempDir())
         let (one, _, _) = try Self.daemon(single)
-        one.start()
+        one.startAsKioskd()
         #expect(one.kioskState().outputs == nil)
         #expect(try !String(decoding: ControlJSON.encode(one.kioskState()), as: UTF8.self).contains("outputs"))
         one.shutdown()
@@ -236,7 +237,7 @@ import Testing
         let dir = tempDir()
         let path = write(Self.config(dir), dir)
         let (d, _, _) = try Self.daemon(path)
-        d.start()
+        d.startAsKioskd()
         write(Self.config(dir).replacingOccurrences(of: "DSI-1", with: "HDMI-A-2"), dir)
         let r = d.handle(.reload)
         #expect(r.status == 422)
@@ -285,7 +286,7 @@ import Testing
         let input = ScriptedInput()
         let d = try Daemon(config: config, displays: displays, input: input, state: MemoryStateStore(), loop: loop, logger: quietLogger)
         d.displayOwner = made.owner
-        d.start()
+        d.startAsKioskd()
         try Self.settle(d)
         let crtcs = kms.resources.crtcs.map(\.id)
         let fbs = crtcs.compactMap { kms.onScreenFB(crtc: $0) }
@@ -326,7 +327,7 @@ import Testing
         let made = try Backends.makeDisplays(config, loop: loop, logger: quietLogger, kms: kms.backend)
         let d = try Daemon(config: config, displays: made.outputs, input: ScriptedInput(), state: MemoryStateStore(), loop: loop, logger: quietLogger)
         d.displayOwner = made.owner
-        d.start()
+        d.startAsKioskd()
         #expect(d.handle(.blank(on: true, output: "dsi-1")).status == 200)
         #expect(d.heads[1].display.isBlanked && !d.heads[0].display.isBlanked)
         #expect(d.handle(.blank(on: true, output: "DSI")).status == 404, "a part of the connector's name is not its name")

@@ -3,6 +3,7 @@ import KioskConfig
 import KioskControl
 import KioskCore
 @testable import KioskDaemon
+import KioskDaemonTesting
 import KioskPosix
 import KioskRender
 @testable import KioskScenes
@@ -70,12 +71,9 @@ final class HeldWork: OffLoopWork, Sendable {
     /// pipeline started; `work` replaces its worker when given.
     static func start(_ dir: String, loop: EventLoop? = nil, work: OffLoopWork? = nil) throws -> LoopThread {
         let text = "state_dir = \"\(dir)/state\"\n" + config
-        let cfg = try DaemonConfig.load(path: write(text, dir), environment: [:])
-        let daemon = try DaemonRunner.makeDaemon(config: cfg, state: MemoryStateStore(), loop: try loop ?? EventLoop(), logger: quietLogger)
+        let daemon = try DaemonRig.make(text, in: dir, state: MemoryStateStore(), loop: try loop ?? EventLoop(), logger: quietLogger)
         if let work { daemon.work = work }
-        daemon.makePipeline()
         let t = LoopThread(daemon)
-        t.run { $0.startPipeline() }
         return t
     }
 
@@ -286,15 +284,12 @@ final class HeldWork: OffLoopWork, Sendable {
         old.close()
         let store = try FileStateStore(directory: "\(dir)/state", logger: quietLogger)
         let text = "state_dir = \"\(dir)/state\"\n" + Self.config
-        let cfg = try DaemonConfig.load(path: write(text, dir), environment: [:])
         let loop = try EventLoop()
         let held = HeldWork(loop: loop)
-        let daemon = try DaemonRunner.makeDaemon(config: cfg, state: store, loop: loop, logger: quietLogger)
+        let daemon = try DaemonRig.make(text, in: dir, state: store, loop: loop, logger: quietLogger)
         daemon.work = held
-        daemon.makePipeline()
         let t = LoopThread(daemon)
         defer { held.release(); t.stop() }
-        t.run { $0.startPipeline() }
         write(text.replacingOccurrences(of: "order = [\"clock\", \"paint\"]", with: "order = [\"clock\", \"paint\", \"a.b\"]")
               + "\n[scene.\"a.b\"]\nkind = \"counter\"\n[[scene.\"a.b\".counter]]\nname = \"c\"\n", dir)
         let r = Self.ask(t, .reload)

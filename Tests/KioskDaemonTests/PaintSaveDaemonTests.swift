@@ -6,6 +6,7 @@ import KioskRender
 import KioskState
 import KioskTesting
 @testable import KioskDaemon
+import KioskDaemonTesting
 import Testing
 import KioskPosix
 
@@ -24,7 +25,7 @@ import KioskPosix
         """, d)
         let config = try DaemonConfig.load(path: path, environment: [:])
         let daemon = try DaemonRunner.makeDaemon(config: config, state: MemoryStateStore(), loop: try EventLoop(), logger: quietLogger)
-        daemon.start()
+        daemon.startAsKioskd()
         defer { daemon.shutdown() }
         let first = daemon.handle(.paint(op: .save, name: "mine.png"))
         #expect(first.status == 200)

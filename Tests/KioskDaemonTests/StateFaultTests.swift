@@ -3,6 +3,7 @@ import KioskConfig
 import KioskControl
 import KioskCore
 @testable import KioskDaemon
+import KioskDaemonTesting
 import KioskRender
 import KioskScenes
 import KioskState
@@ -134,11 +135,11 @@ final class StateFaults: @unchecked Sendable {
         let faults = StateFaults()
         let store = try FileStateStore(directory: config.stateDirectory, logger: quietLogger, syscalls: faults.syscalls)
         let daemon = try DaemonRunner.makeDaemon(config: config, state: store, loop: try EventLoop(), logger: quietLogger)
-        daemon.start()
+        daemon.startAsKioskd()
         faults.code = EACCES
         faults.failWhen = { $0.hasPrefix("fsync-dir") }
         store.trace = faults.trace
-        let r = daemon.handle(.counter(name: "HOME", op: .inc, value: nil))
+        let r = try daemon.answer(.counter(name: "HOME", op: .inc, value: nil))
         #expect(r.status == 500)
         let err = r.jsonObject?["error"] as? String ?? ""
         #expect(err.contains("cannot save 1") && err.contains("the value stays 0") && err.contains("Permission denied"), "\(err)")
@@ -188,26 +189,27 @@ final class StateFaults: @unchecked Sendable {
         let faults = StateFaults()
         let store = try FileStateStore(directory: config.stateDirectory, logger: quietLogger, syscalls: faults.syscalls)
         let daemon = try DaemonRunner.makeDaemon(config: config, state: store, loop: try EventLoop(), logger: quietLogger)
-        daemon.start()
+        daemon.startAsKioskd()
         faults.code = ENOSPC
         faults.failRest = true
         faults.failAt = 1
         store.trace = faults.trace
-        let r = daemon.handle(.scene(name: "clock"))
+        let r = try daemon.answer(.scene(name: "clock"))
         #expect(r.status == 507)
         #expect((r.jsonObject?["error"] as? String)?.contains("No space left on device") == true, "\(r.jsonObject ?? [:])")
         #expect((r.jsonObject?["error"] as? String)?.contains("the scene stays 'score'") == true, "\(r.jsonObject ?? [:])")
         #expect(daemon.manager.current.name == "score")
-        let t = daemon.handle(.theme(name: "dark"))
+        let t = try daemon.answer(.theme(name: "dark"))
         #expect(t.status == 507)
         #expect(daemon.manager.theme == .default)
-        #expect(daemon.handle(.counter(name: "HOME", op: .inc, value: nil)).status == 500)
+        #expect(try daemon.answer(.counter(name: "HOME", op: .inc, value: nil)).status == 500)
         daemon.shutdown()
     }
 
-    /// A theme choice is two values (the theme, and the config theme it was chosen under): when the
-    /// second save fails the first must not take effect at the next start.
-    @Test func aThemeChoiceRefusedHalfwayIsNotShownAfterARestart() throws {
+    /// A theme choice is two values (the theme, and the config theme it was chosen under), kept
+    /// in one batch of the pipeline: when the batch cannot be written neither takes effect, now
+    /// or at the next start.
+    @Test func aThemeChoiceWhoseBatchIsRefusedIsNotShownAfterARestart() throws {
         let d = tempDir()
         let text = """
             state_dir = "\(d)/state"
@@ -221,17 +223,13 @@ final class StateFaults: @unchecked Sendable {
         let faults = StateFaults()
         let store = try FileStateStore(directory: config.stateDirectory, logger: quietLogger, syscalls: faults.syscalls)
         let daemon = try DaemonRunner.makeDaemon(config: config, state: store, loop: try EventLoop(), logger: quietLogger)
-        daemon.start()
+        daemon.startAsKioskd()
+        #expect(try daemon.answer(.theme(name: "light")).status == 200)
         faults.code = ENOSPC
-        faults.failWhen = { $0 == "open \(store.path(for: Daemon.themeConfigKey)).tmp" }
+        faults.failWhen = { $0.hasPrefix("append ") }
         store.trace = faults.trace
-        #expect(daemon.handle(.theme(name: "dark")).status == 507)
-        #expect(daemon.manager.theme == .default)
-        // Chosen once (both saved), then a second choice refused at its only save.
-        faults.failWhen = nil
-        #expect(daemon.handle(.theme(name: "light")).status == 200)
-        faults.failWhen = { $0 == "open \(store.path(for: Daemon.themeKey)).tmp" }
-        #expect(daemon.handle(.theme(name: "dark")).status == 507)
+        let refused = try daemon.answer(.theme(name: "dark"))
+        #expect(refused.status == 507, "\(refused.jsonObject ?? [:])")
         #expect(daemon.manager.theme == .light)
         daemon.shutdown()
         let again = try startDaemon(d, text)
@@ -289,7 +287,7 @@ final class StateFaults: @unchecked Sendable {
             name = "HOME"
             """, dir: d)
         // A scene name long enough (whatever the config allows for names) that the file name is not.
-        let context = SceneContext(name: String(repeating: "s", count: 230), state: MemoryStateStore(), logger: quietLogger, dataDirectory: d)
+        let context = SceneContext(name: String(repeating: "s", count: 230), stored: { _ in nil }, counterIntents: { _ in }, logger: quietLogger, dataDirectory: d)
         let msg = configError { _ = try CounterScene.make(c.scenes[0].table, context) }
         #expect(msg?.contains("kioskd.toml:4") == true && msg?.contains("cannot be saved") == true && msg?.contains("226") == true, "\(msg ?? "accepted")")
         #expect(StateKey.problem(StateKey.join(["counter", "score", "HOME"])) == nil)
@@ -310,7 +308,6 @@ final class StateFaults: @unchecked Sendable {
         let old = "\(d)/counter.a.b.c.state"
         let first = try FileStateStore(directory: d, logger: quietLogger)
         let scenes = try dottedCounters(first, both: false)
-        StateMigration.migrateCounters(in: scenes, state: first, logger: quietLogger)
         #expect(try scenes[0].value(of: "c") == 7)
         first.close()
         let moved = "\(d)/counter.a%252Eb.c.state"
@@ -320,9 +317,8 @@ final class StateFaults: @unchecked Sendable {
         // The next start reads the new file.
         let again = try FileStateStore(directory: d, logger: quietLogger)
         let restarted = try dottedCounters(again, both: false)
-        StateMigration.migrateCounters(in: restarted, state: again, logger: quietLogger)
         #expect(try restarted[0].value(of: "c") == 7)
-        try restarted[0].increment("c", now: someTime)
+        try again.save(restarted[0].stateKey("c"), "8")
         again.close()
         let third = try FileStateStore(directory: d, logger: quietLogger)
         #expect(try dottedCounters(third, both: false)[0].value(of: "c") == 8)
@@ -335,8 +331,7 @@ final class StateFaults: @unchecked Sendable {
         let before = directorySnapshot(d)
         let log = CapturedLog()
         let state = try FileStateStore(directory: d, logger: log.logger)
-        let scenes = try dottedCounters(state)
-        StateMigration.migrateCounters(in: scenes, state: state, logger: log.logger)
+        let scenes = try dottedCounters(state, logger: log.logger)
         #expect(try scenes[0].value(of: "c") == 0)
         #expect(try scenes[1].value(of: "b.c") == 0)
         state.close()
@@ -358,7 +353,7 @@ final class StateFaults: @unchecked Sendable {
             name = "HOME"
             """, dir: d)
         let state = try FileStateStore(directory: c.stateDirectory, logger: quietLogger)
-        let scenes = try SceneRegistry.standard.make(c.scenes, state: state, logger: quietLogger, dataDirectory: d)
+        let scenes = try SceneRegistry.standard.make(c.scenes, state: state, intents: { _ in }, logger: quietLogger, dataDirectory: d)
         #expect(try (scenes[0] as? CounterScene)?.value(of: "HOME") == 42)
         state.close()
         #expect(directorySnapshot("\(d)/state").keys.sorted() == ["counter.score.HOME.state", FileStateStore.lockName])
@@ -381,14 +376,14 @@ final class StateFaults: @unchecked Sendable {
             name = "HOME"
             """)
         #expect(daemon.manager.stateWarning == "state not saved")
-        #expect(daemon.handle(.counter(name: "HOME", op: .inc, value: nil)).status == 500)
-        #expect(daemon.handle(.scene(name: "score")).status == 200)
+        #expect(try daemon.answer(.counter(name: "HOME", op: .inc, value: nil)).status == 500)
+        #expect(try daemon.answer(.scene(name: "score")).status == 200)
         let canvas = try #require(daemon.manager.canvas)
         let corner = Rect(x: 160, y: 170, width: 160, height: 30)
         let highlight = daemon.manager.theme.palette.highlight
         let marked = Pixels.count(highlight, in: canvas, rect: corner, tolerance: 40)
         daemon.manager.stateWarning = nil
-        try daemon.eventLoop!.runOnce(timeoutMs: 0)
+        try daemon.step()
         let unmarked = Pixels.count(highlight, in: canvas, rect: corner, tolerance: 40)
         #expect(marked > unmarked + 20, "highlight pixels in the corner: \(marked) with the mark, \(unmarked) without")
         // Said once in the log, as a warning.

@@ -3,6 +3,7 @@ import KioskConfig
 import KioskControl
 import KioskCore
 @testable import KioskDaemon
+import KioskDaemonTesting
 import KioskScenes
 import KioskState
 import Logging
@@ -20,25 +21,23 @@ func directorySnapshot(_ dir: String) -> [String: Data] {
     return out
 }
 
-/// A headless daemon on `text` (a config file written to `dir`), started and with its first frame drawn.
+/// A headless daemon on `text` (a config file written to `dir`), started as kioskd starts it
+/// (the rig: the pipeline's batches committed by the test) and with its first frame drawn.
 func startDaemon(_ dir: String, logger: Logger = quietLogger, _ text: String) throws -> Daemon {
-    let config = try DaemonConfig.load(path: write(text, dir), environment: [:])
-    let state = try DaemonRunner.makeState(config, logger: logger)
-    let daemon = try DaemonRunner.makeDaemon(config: config, state: state, loop: try EventLoop(), logger: logger)
-    // As kioskd runs, with the pipeline's batches committed by the test (`Daemon.answer`).
-    daemon.makePipeline()
-    daemon.start()
-    daemon.startPipeline(startsThread: false)
-    try daemon.eventLoop!.runOnce(timeoutMs: 0)
-    return daemon
+    try DaemonRig.start(text, in: dir, logger: logger)
 }
 
 /// The reported pair: scene "a.b" with counter "c" and scene "a" with counter "b.c" (made
 /// directly: the config itself now refuses such names, the store must still keep them apart).
-func dottedCounters(_ state: StateStore, both: Bool = true) throws -> [CounterScene] {
-    var out = [try CounterScene(name: "a.b", counters: [.init(name: "c", label: "c")], digits: 2, state: state)]
-    if both { out.append(try CounterScene(name: "a", counters: [.init(name: "b.c", label: "b.c")], digits: 2, state: state)) }
-    return out
+func dottedCounters(_ state: StateStore, both: Bool = true, logger: Logger = quietLogger) throws -> [CounterScene] {
+    // As the registry makes counter scenes: old keys moved first, then each given its kept values.
+    let pairs = [(scene: "a.b", counter: "c")] + (both ? [(scene: "a", counter: "b.c")] : [])
+    _ = StateMigration.migrate(pairs.map { StateMigration.Counter(scene: $0.scene, counter: $0.counter) }, state: state, logger: logger)
+    return try pairs.map { p in
+        let settings = try CounterSettings(scene: p.scene, counters: [.init(name: p.counter, label: p.counter)], digits: 2)
+        let values = CounterScene.storedValues(scene: p.scene, settings: settings, stored: state.load, logger: logger)
+        return CounterScene(name: p.scene, settings: settings, values: values, intents: { _ in })
+    }
 }
 
 let someTime = WallTime(realtimeNs: 1_704_067_200_000_000_000, monotonicNs: 10_000_000_000)
@@ -50,8 +49,8 @@ let someTime = WallTime(realtimeNs: 1_704_067_200_000_000_000, monotonicNs: 10_0
         let d = tempDir()
         let first = try FileStateStore(directory: d, logger: quietLogger)
         let scenes = try dottedCounters(first)
-        try scenes[0].set("c", to: 7, now: someTime)
-        try scenes[1].set("b.c", to: 3, now: someTime)
+        try first.save(scenes[0].stateKey("c"), "7")
+        try first.save(scenes[1].stateKey("b.c"), "3")
         first.close()
         let again = try FileStateStore(directory: d, logger: quietLogger)
         let restarted = try dottedCounters(again)
@@ -89,8 +88,8 @@ let someTime = WallTime(realtimeNs: 1_704_067_200_000_000_000, monotonicNs: 10_0
         #expect(directorySnapshot(d).isEmpty, "nothing was created in a refused directory")
     }
 
-    @Test func aStateDirectoryReachedThroughAnotherUsersSymlinkIsRefused() throws {
-        guard getuid() == 0 else { return } // only root can give a link to another user
+    @Test(.enabled(if: getuid() == 0, "only root can give a link to another user"))
+    func aStateDirectoryReachedThroughAnotherUsersSymlinkIsRefused() throws {
         let d = tempDir()
         let real = "\(d)/real", link = "\(d)/link"
         try FileManager.default.createDirectory(atPath: real, withIntermediateDirectories: false)
@@ -208,17 +207,17 @@ let someTime = WallTime(realtimeNs: 1_704_067_200_000_000_000, monotonicNs: 10_0
     @Test func aSceneChoiceThatCannotBeSavedIsRefusedAndNotShown() throws {
         let d = tempDir()
         let daemon = try makeDaemon(d)
-        daemon.start()
-        try daemon.eventLoop!.runOnce(timeoutMs: 0)
+        daemon.startAsKioskd()
+        try daemon.step()
         #expect(daemon.manager.current.name == "score")
         // The state directory is gone and a file sits in its place: it cannot be recreated.
         try FileManager.default.removeItem(atPath: "\(d)/state")
         write("not a directory", d, "state")
-        let r = daemon.handle(.scene(name: "clock"))
+        let r = try daemon.answer(.scene(name: "clock"))
         #expect(r.status == 500)
         #expect((r.jsonObject?["error"] as? String)?.contains("\(d)/state") == true, "\(r.jsonObject ?? [:])")
         #expect(daemon.manager.current.name == "score")
-        let t = daemon.handle(.theme(name: "dark"))
+        let t = try daemon.answer(.theme(name: "dark"))
         #expect(t.status == 500)
         #expect(daemon.status().theme == "default")
     }
@@ -260,7 +259,7 @@ let someTime = WallTime(realtimeNs: 1_704_067_200_000_000_000, monotonicNs: 10_0
         #expect(state.reason?.contains("\(d)/file/state") == true, "\(state)")
         #expect(state.mode == "not saved")
         // A scene choice need not last: it is shown, and the answer says it is not kept.
-        let scene = daemon.handle(.scene(name: "score"))
+        let scene = try daemon.answer(.scene(name: "score"))
         #expect(scene.status == 200 && scene.jsonObject?["saved"] as? Bool == false)
         #expect((scene.jsonObject?["note"] as? String)?.contains("state is not being saved") == true, "\(scene.jsonObject ?? [:])")
         #expect(daemon.manager.current.name == "score")

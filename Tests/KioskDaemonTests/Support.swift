@@ -3,6 +3,7 @@ import KioskConfig
 import KioskControl
 import KioskCore
 import KioskDaemon
+import KioskDaemonTesting
 import KioskPosix
 import Logging
 import NIOConcurrencyHelpers
@@ -43,7 +44,8 @@ let quietLogger: Logger = {
     return l
 }()
 
-/// Runs a daemon on its loop's own thread, as the render loop service does. `stop()` shuts the
+/// Runs a daemon on its loop's own thread, as the render loop service does (started as kioskd
+/// starts it: its command pipeline on a thread of its own). `stop()` shuts the
 /// daemon down on the loop, joins the thread and fails the test when the loop failed or did not
 /// end.
 final class LoopThread: Sendable {
@@ -56,8 +58,9 @@ final class LoopThread: Sendable {
         let bound = LoopBound(daemon, loop: loop)
         self.daemon = bound
         let finished = self.finished, failure = self.failure
+        // Posted before the thread runs: the daemon starts before anything a test posts.
+        loop.post { bound.value.startAsKioskd(committedByTest: false) }
         Thread {
-            loop.post { bound.value.start() }
             do { try loop.run() } catch { failure.withLockedValue { $0 = error } }
             finished.signal()
         }.start()
@@ -103,17 +106,3 @@ func descriptorTargets(_ pid: pid_t) -> [(fd: Int32, target: String)] {
     }.sorted { $0.fd < $1.fd }
 }
 
-extension Daemon {
-    /// `handle(_:reply:)` driven to its answer on the calling thread, as kioskd would carry it
-    /// out: each batch of the command pipeline (started with `startsThread: false`) committed
-    /// here, then one iteration of the daemon's loop; fails the test when no answer comes.
-    func answer(_ command: ControlCommand, sourceLocation: Testing.SourceLocation = #_sourceLocation) throws -> ControlResponse {
-        var answer: ControlResponse?
-        handle(command) { answer = $0 }
-        for _ in 0..<20 where answer == nil {
-            pipeline?.runOnce()
-            try eventLoop?.runOnce(timeoutMs: 0)
-        }
-        return try #require(answer, "no answer to \(command)", sourceLocation: sourceLocation)
-    }
-}

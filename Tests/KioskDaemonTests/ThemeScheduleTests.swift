@@ -3,6 +3,7 @@ import KioskConfig
 import KioskControl
 import KioskCore
 @testable import KioskDaemon
+import KioskDaemonTesting
 import KioskRender
 import KioskTesting
 import Testing
@@ -39,14 +40,14 @@ import KioskPosix
         // clock: a clock would draw each of the day's 90 000 virtual seconds (12 s of test).
         let loop = ManualEventLoop(epochSeconds: start)
         let (daemon, _) = try headlessDaemon(path, on: loop)
-        daemon.start()
+        daemon.startAsKioskd()
         #expect(daemon.manager.theme == .light)
         loop.advance(seconds: 1800)
         #expect(daemon.activeThemeName == "dark")
         #expect(daemon.manager.theme == .dark)
         #expect(daemon.status().theme == "dark")
         // Chosen by hand during the period: holds until the period ends.
-        #expect(daemon.handle(.theme(name: "high-contrast")).status == 200)
+        #expect(try daemon.answer(.theme(name: "high-contrast")).status == 200)
         #expect(daemon.manager.theme == .highContrast)
         loop.advance(seconds: 600)
         #expect(daemon.manager.theme == .highContrast)

@@ -2,6 +2,7 @@ import Foundation
 import KioskControl
 import KioskCore
 @testable import KioskDaemon
+import KioskDaemonTesting
 import KioskRender
 import KioskScenes
 import KioskState
@@ -70,7 +71,7 @@ private struct SysTree {
         let (d, display) = try daemon(dir, scenes: "[scene.clock]\nkind = \"clock\"\nbackground = \"theme\"", on: loop) {
             $0.kernelClock = { .unsynchronized }
         }
-        d.start()
+        d.startAsKioskd()
         loop.step()
         #expect(d.manager.frameCount == 1, "the first frame at the end of the first iteration")
         let clock = try #require(d.manager.current as? ClockScene)
@@ -98,7 +99,7 @@ private struct SysTree {
         try FileManager.default.createDirectory(atPath: dir + "/timesync", withIntermediateDirectories: true)
         #expect(FileManager.default.createFile(atPath: dir + "/timesync/synchronized", contents: nil))
         let (d, _) = try daemon(dir) { $0.kernelClock = { KernelClockReading(result: -1, status: 0, errno: EPERM) } }
-        d.start()
+        d.startAsKioskd()
         let sync = try #require(d.status().timeSync)
         #expect(sync.synchronized && sync.source == "timesyncd")
         #expect(sync.note?.hasPrefix("adjtimex failed: Operation not permitted (errno 1): ") == true, "\(sync)")
@@ -108,7 +109,7 @@ private struct SysTree {
 
     @Test func kernelSynchronisedAtStartIsSaidInStatus() throws {
         let (d, _) = try daemon(tempDir())
-        d.start()
+        d.startAsKioskd()
         #expect(d.status().timeSync == StatusAnswer.TimeSync(synchronized: true, source: "kernel"))
         #expect(d.status().backlight?.method == "none")
         d.shutdown()
@@ -123,8 +124,8 @@ private struct SysTree {
         sys.backlight("panel", max: max, brightness: max)
         let state = MemoryStateStore()
         let (d, _) = try daemon(dir, display: "backlight = \"panel\"", state: state)
-        d.start()
-        let r = d.handle(.brightness(percent: 40))
+        d.startAsKioskd()
+        let r = try d.answer(.brightness(percent: 40))
         #expect(r.status == 200, "\(String(decoding: r.body, as: UTF8.self))")
         #expect(sys.brightness("panel") == raw)
         let answer = try r.decode(BrightnessAnswer.self)
@@ -137,7 +138,7 @@ private struct SysTree {
         // A restart sets the saved level again.
         sys.backlight("panel", max: max, brightness: max)
         let (again, _) = try daemon(dir, display: "backlight = \"panel\"", state: state)
-        again.start()
+        again.startAsKioskd()
         #expect(sys.brightness("panel") == raw)
         #expect(again.status().backlight?.level == 40)
         again.shutdown()
@@ -157,8 +158,8 @@ private struct SysTree {
         }
         let state = MemoryStateStore()
         let (d, _) = try daemon(dir, display: "backlight = \"panel\"", state: state)
-        d.start()
-        let r = d.handle(.brightness(percent: 40))
+        d.startAsKioskd()
+        let r = try d.answer(.brightness(percent: 40))
         #expect(r.status == 500)
         let message = r.errorMessage ?? ""
         #expect(message.hasPrefix("open \(file) failed: Permission denied (errno 13)"), "\(message)")
@@ -178,14 +179,12 @@ private struct SysTree {
         // is every step of the loop until then, not a 50 ms wait.
         let loop = ManualEventLoop()
         let (d, _) = try daemon(dir, display: "backlight = \"panel\"", state: state, on: loop)
-        d.makePipeline()
-        d.start()
-        d.startPipeline(startsThread: false)
+        d.startAsKioskd()
         var answer: ControlResponse?
         d.handle(.brightness(percent: 40)) { answer = $0 }
         loop.runPending()
         #expect(answer == nil && sys.brightness("panel") == "255", "written or answered before it was saved")
-        #expect(d.pipeline?.runOnce() == true, "the level's save was not submitted")
+        #expect(d.pipeline.runOnce() == true, "the level's save was not submitted")
         loop.runPending()
         #expect(answer?.status == 200)
         #expect(sys.brightness("panel") == "102")
@@ -195,8 +194,8 @@ private struct SysTree {
 
     @Test func noBacklightIsRefusedWithTheReason() throws {
         let (d, _) = try daemon(tempDir(), display: "backlight = \"none\"")
-        d.start()
-        let r = d.handle(.brightness(percent: 40))
+        d.startAsKioskd()
+        let r = try d.answer(.brightness(percent: 40))
         #expect(r.status == 409)
         #expect(r.errorMessage?.contains("backlight = \"none\"") == true)
         d.shutdown()
@@ -230,7 +229,7 @@ private struct SysTree {
             schedule = ["\(hhmm(b - 3600)) 20%", "\(hhmm(b)) 100%", "\(hhmm(b + 3600)) off", "\(hhmm(b + 7200)) 50%"]
             fade_seconds = 600
             """, on: loop)
-        d.start()
+        d.startAsKioskd()
         #expect(sys.brightness("panel") == "51", "20 % at the fade's start")
         var seen: [Int] = []
         for step in stride(from: Int64(60), through: 300, by: 60) {
@@ -243,7 +242,7 @@ private struct SysTree {
 
         // A manual level holds until the next period, also past the end of a fade it interrupted.
         at(360)
-        #expect(d.handle(.brightness(percent: 30)).status == 200)
+        #expect(try d.answer(.brightness(percent: 30)).status == 200)
         #expect(sys.brightness("panel") == "77")
         at(700)
         #expect(sys.brightness("panel") == "77", "the fade's end is not a new period")
@@ -279,7 +278,7 @@ private struct SysTree {
             curve = [[0, 10], [100, 100]]
             interval_seconds = 0.1
             """, on: loop)
-        d.start()
+        d.startAsKioskd()
         #expect(sys.brightness("panel") == "19", "10 lx: 19 %")
         sys.write("sys/bus/iio/devices/iio:device0/in_illuminance_input", "1000\n")
         // The next reading 0.1 s on, then the backlight's one-second fade.
@@ -340,7 +339,7 @@ private struct SysTree {
         h.kernelClock = { .synchronizedReading }
         h.localtimePath = dir + "/localtime"
         d.wallHooks = h
-        d.start()
+        d.startAsKioskd()
         #expect(d.manager.pixelOrbit == PixelOrbit(pixels: 3, periodNanos: 120_000_000_000))
         write(text(""), dir)
         if case .failure(let e) = d.reload() { Issue.record("\(e)") }
@@ -378,7 +377,7 @@ private struct SysTree {
         h.sysfsRoot = dir + "/sysroot"
         h.hasSession = false
         d.wallHooks = h
-        d.start()
+        d.startAsKioskd()
         #expect(brightness() == "255", "no schedule: 100 %")
         write(text("[display.brightness]\nschedule = [\"00:00 20%\"]"), dir)
         if case .failure(let e) = d.reload() { Issue.record("\(e)") }

@@ -2,7 +2,6 @@ import Foundation
 import KioskCore
 import KioskRender
 import KioskScenes
-import KioskState
 import KioskTesting
 import Logging
 import Testing
@@ -34,7 +33,7 @@ private func clockTable(_ entries: [(String, ConfigValue)]) -> ConfigTable {
 }
 
 private func context() -> SceneContext {
-    SceneContext(name: "wall", state: MemoryStateStore(), logger: Logger(label: "test"), dataDirectory: "/tmp")
+    SceneContext(name: "wall", stored: { _ in nil }, counterIntents: { _ in }, logger: Logger(label: "test"), dataDirectory: "/tmp")
 }
 
 @Suite struct ClockModelTests {

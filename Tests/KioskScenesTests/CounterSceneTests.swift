@@ -18,13 +18,13 @@ private func t(_ ms: Int64) -> WallTime {
 
 private func loc(_ line: Int) -> KioskCore.SourceLocation { KioskCore.SourceLocation(file: "score.toml", line: line) }
 
-/// A scene drawn once in full at t(0).
+/// A scene showing `value` (its first counter), drawn once in full at t(0); it hands its
+/// intents to `intents`.
 private func scene(_ value: Int? = nil, digits: Int = 4, counters: [CounterScene.CounterSpec] = [.init(name: "home", label: "")],
-                   minimum: Int = 0, store: MemoryStateStore = MemoryStateStore(), theme: Theme = .default,
+                   minimum: Int = 0, intents: @escaping (CounterIntent) -> Void = { _ in }, theme: Theme = .default,
                    shading: Bool = true) throws -> (CounterScene, Canvas) {
-    if let value { try store.save("counter.score.\(counters[0].name)", String(value)) }
     let s = try CounterScene(name: "score", counters: counters, digits: digits, minimum: minimum, rollMs: 500,
-                             shading: shading, state: store)
+                             shading: shading, values: value.map { [counters[0].name: $0] } ?? [:], intents: intents)
     let canvas = try Canvas(size: size)
     s.layout(size: size)
     s.apply(theme: theme)
@@ -68,11 +68,6 @@ private func shadedRows(_ value: Int, window: Int) throws -> Int {
 /// Pixels of a block that are far from the digit window's colour (glyph ink).
 private func ink(_ c: Canvas, x: Int, y: Int, width: Int, height: Int, theme: Theme = .default) -> Int {
     width * height - Pixels.count(theme.palette.primary, in: c, rect: Rect(x: x, y: y, width: width, height: height), tolerance: 60)
-}
-
-private final class FailingStore: StateStore {
-    func load(_ key: String) -> String? { nil }
-    func save(_ key: String, _ value: String) throws { throw KioskError.state("disk full writing \(key)") }
 }
 
 @Suite struct OdometerTests {
@@ -123,7 +118,7 @@ private final class FailingStore: StateStore {
         let rest234 = snapshot(c)
         let (_, ref235) = try scene(235)
         let w = try s.digitWindows(of: "home")
-        try s.increment("home", now: t(0))
+        try s.showEdit(.increment, "home", now: t(0))
         #expect(try s.value(of: "home") == 235)
         // The next frame is the next instant of a fixed 60 Hz grid: after now, at most one frame away.
         guard case .monotonic(let due)? = s.nextDeadline(now: t(0)) else { Issue.record("no frame deadline while rolling"); return }
@@ -179,7 +174,7 @@ private final class FailingStore: StateStore {
         let (s, c) = try scene(235)
         let rest235 = snapshot(c)
         let (_, ref234) = try scene(234)
-        try s.decrement("home", now: t(0))
+        try s.showEdit(.decrement, "home", now: t(0))
         #expect(s.update(now: t(250)))
         _ = s.draw(into: c)
         let r = try s.digitWindows(of: "home")[3], h = r.height
@@ -194,7 +189,7 @@ private final class FailingStore: StateStore {
     @Test func damageDuringARollCoversOnlyTheChangedDigits() throws {
         let (s, c) = try scene(239)
         let w = try s.digitWindows(of: "home")
-        try s.increment("home", now: t(0))
+        try s.showEdit(.increment, "home", now: t(0))
         for ms in stride(from: Int64(16), through: 500, by: 97) {
             #expect(s.update(now: t(ms)))
             let d = s.draw(into: c)
@@ -207,13 +202,11 @@ private final class FailingStore: StateStore {
     }
 
     @Test func wrapsFrom9999To0000RollingForward() throws {
-        let store = MemoryStateStore()
-        let (s, c) = try scene(9999, store: store)
+        let (s, c) = try scene(9999)
         let (_, ref0) = try scene(0)
         let w = try s.digitWindows(of: "home")
-        try s.increment("home", now: t(0))
+        try s.showEdit(.increment, "home", now: t(0))
         #expect(try s.value(of: "home") == 0)
-        #expect(store.values["counter.score.home"] == "0")
         #expect(s.update(now: t(250)))
         #expect(s.draw(into: c).area == w.reduce(0) { $0 + $1.area })
         // Every wheel turns up: the new 0 enters from below.
@@ -225,60 +218,62 @@ private final class FailingStore: StateStore {
         #expect(Pixels.differingPixels(c, ref0) == 0)
     }
 
-    @Test func settingAboveTheLimitIsRefusedAndNothingChanges() throws {
-        let store = MemoryStateStore()
-        let (s, c) = try scene(9999, store: store)
+    /// A value its digits cannot show is not shown (the pipeline's rules refuse it before; a
+    /// value that reaches the scene anyway changes nothing on screen).
+    @Test func aValueTheDigitsCannotShowChangesNothing() throws {
+        let (s, c) = try scene(9999)
         let before = snapshot(c)
-        let saves = store.saveCount
         #expect {
-            try s.set("home", to: 10_000, now: t(0))
+            try s.showEdit(.set(10_000), "home", now: t(0))
         } throws: { e in
             let m = "\(e)"
             return m.contains("'home'") && m.contains("10000") && m.contains("9999") && (e as? KioskError)?.kind == .outOfRange
         }
+        s.showCommitted("home", value: 10_000, up: true, now: t(0))
+        s.showCommitted("home", value: -1, up: false, now: t(0))
+        s.showCommitted("nobody", value: 1, up: true, now: t(0))
         #expect(try s.value(of: "home") == 9999)
-        #expect(store.saveCount == saves && store.values["counter.score.home"] == "9999")
         #expect(!s.update(now: t(100)))
         #expect(s.draw(into: c).isEmpty)
         #expect(Pixels.differingPixels(c, before) == 0)
         #expect(s.nextDeadline(now: t(100)) == nil)
-        #expect(throws: KioskError.self) { try s.set("home", to: -1, now: t(0)) }
-        #expect(throws: KioskError.self) { try s.set("nobody", to: 1, now: t(0)) }
+        #expect(throws: KioskError.self) { try s.value(of: "nobody") }
     }
 
-    @Test func minimumIsEnforced() throws {
+    @Test func theRulesTheSceneGivesEnforceTheMinimum() throws {
         let (s, _) = try scene(5, minimum: 5)
-        #expect { try s.set("home", to: 4, now: t(0)) } throws: { "\($0)".contains("minimum 5") }
-        #expect { try s.decrement("home", now: t(0)) } throws: { "\($0)".contains("minimum 5") }
+        #expect(try s.rules(of: "home") == CounterRules(counter: "home", digits: 4, minimum: 5))
+        #expect { try s.showEdit(.set(4), "home", now: t(0)) } throws: { "\($0)".contains("minimum 5") }
+        #expect { try s.showEdit(.decrement, "home", now: t(0)) } throws: { "\($0)".contains("minimum 5") }
         #expect(try s.value(of: "home") == 5)
-        try s.set("home", to: 9, now: t(0))
-        try s.reset("home", now: t(0))
+        try s.showEdit(.set(9), "home", now: t(0))
+        try s.showEdit(.reset, "home", now: t(0))
         #expect(try s.value(of: "home") == 5)
     }
 
-    @Test func valuesAreSavedBeforeReturningAndLoadedByANewScene() throws {
-        let store = MemoryStateStore()
+    /// The scene keeps nothing: it starts with the values it is given, a touch becomes an
+    /// intent handed to the entrance (nothing changes until a value is shown), and a value
+    /// shown is what it shows.
+    @Test func aTouchIsHandedToTheEntranceAndOnlyAShownValueChangesTheScreen() throws {
+        var handed: [CounterIntent] = []
         let specs: [CounterScene.CounterSpec] = [.init(name: "home", label: "HOME"), .init(name: "away", label: "AWAY")]
-        let a = try CounterScene(name: "score", counters: specs, digits: 3, state: store)
-        try a.increment("home", now: t(0))
-        #expect(store.values["counter.score.home"] == "1")
-        try a.set("away", to: 42, now: t(0))
-        #expect(store.values["counter.score.away"] == "42")
-        let b = try CounterScene(name: "score", counters: specs, digits: 3, state: store)
-        #expect(try b.value(of: "home") == 1 && b.value(of: "away") == 42)
-        #expect(b.statusSummary == "HOME 001 AWAY 042")
-
-        // A save that fails leaves the value and the screen as they were.
-        let failing = try CounterScene(name: "score", counters: specs, digits: 3, state: FailingStore())
-        #expect { try failing.increment("home", now: t(0)) } throws: { "\($0)".contains("disk full") && "\($0)".contains("stays 0") }
-        #expect(try failing.value(of: "home") == 0 && !failing.isRolling)
+        let s = try CounterScene(name: "score", counters: specs, digits: 3, values: ["home": 1, "away": 42], intents: { handed.append($0) })
+        #expect(s.statusSummary == "HOME 001 AWAY 042")
+        s.layout(size: size)
+        #expect(!s.handle(.gesture(.tap(x: 0.25, y: 0.5)), now: t(0)))
+        #expect(handed == [CounterIntent(scene: "score", counter: "home", edit: .increment)])
+        #expect(try s.value(of: "home") == 1 && !s.isRolling)
+        s.showCommitted("home", value: 2, up: true, now: t(0))
+        #expect(try s.value(of: "home") == 2 && s.isRolling)
     }
 
     @Test func unusableStoredValuesFallBackToTheMinimum() throws {
         let store = MemoryStateStore(["counter.score.home": "abc", "counter.score.away": "123456", "counter.score.extra": " 42\n"])
-        let s = try CounterScene(name: "score", counters: [.init(name: "home", label: ""), .init(name: "away", label: ""),
-                                                           .init(name: "extra", label: "")],
-                                 digits: 4, minimum: 3, state: store)
+        let settings = try CounterSettings(scene: "score", counters: [.init(name: "home", label: ""), .init(name: "away", label: ""),
+                                                                     .init(name: "extra", label: "")], digits: 4, minimum: 3)
+        let values = CounterScene.storedValues(scene: "score", settings: settings, stored: store.load, logger: Logger(label: "test"))
+        #expect(values == ["extra": 42])
+        let s = CounterScene(name: "score", settings: settings, values: values, intents: { _ in })
         #expect(try s.value(of: "home") == 3 && s.value(of: "away") == 3 && s.value(of: "extra") == 42)
     }
 
@@ -322,9 +317,13 @@ private final class FailingStore: StateStore {
         return ConfigTable(path: "scene.score", location: loc(1), entries: entries)
     }
 
-    private func make(_ t: ConfigTable, store: MemoryStateStore = MemoryStateStore()) throws -> CounterScene {
-        let s = try CounterScene.make(t, SceneContext(name: "score", state: store, logger: Logger(label: "test"), dataDirectory: "/tmp"))
-        return try #require(s as? CounterScene)
+    /// The scene of table `t`, handing its intents to `recorder` (which shows them on it).
+    private func make(_ t: ConfigTable, store: MemoryStateStore = MemoryStateStore(), recorder: IntentRecorder? = nil) throws -> CounterScene {
+        let sink = recorder?.sink ?? { _ in }
+        let context = SceneContext(name: "score", stored: store.load, counterIntents: sink, logger: Logger(label: "test"), dataDirectory: "/tmp")
+        let s = try #require(try CounterScene.make(t, context) as? CounterScene)
+        recorder?.showsOn = s
+        return s
     }
 
     private func failure(_ t: ConfigTable) -> String {
@@ -384,7 +383,7 @@ private final class FailingStore: StateStore {
             _ = try CounterSettings(scene: "score", counters: [home], digits: 2, minimum: 100)
         }
         #expect(throws: KioskError.config("scene 'score': 100 is out of range, expected 0…99")) {
-            _ = try CounterScene(name: "score", counters: [home], digits: 2, minimum: 100, state: MemoryStateStore())
+            _ = try CounterScene(name: "score", counters: [home], digits: 2, minimum: 100, intents: { _ in })
         }
         // Counter names follow the config's rules in code too.
         #expect(throws: CounterSettings.Invalid(setting: .counterName(1), message: "counter \"home\" is defined twice")) {
@@ -408,20 +407,25 @@ private final class FailingStore: StateStore {
     }
 
     @Test func keyBindingsTriggerActionsAndResetNeedsAHold() throws {
+        var clock = t(0)
+        let recorder = IntentRecorder { clock }
         let s = try make(table(scene: [("digits", .int(3)), ("reset_hold_ms", .int(1000))],
                                keys: [("KEY_UP", "increment home"), ("KEY_KP_PLUS", "increment away"),
-                                      ("KEY_DOWN", "decrement home"), ("KEY_R", "reset all")]))
+                                      ("KEY_DOWN", "decrement home"), ("KEY_R", "reset all")]), recorder: recorder)
         let canvas = try Canvas(size: size)
         s.layout(size: size); s.apply(theme: .dark); s.didAppear(now: t(0)); _ = s.draw(into: canvas)
+        // A key hands an intent (nothing visible changes until it is shown: false).
         func key(_ name: String, _ state: KeyState, at ms: Int64) -> Bool {
-            s.handle(.key(code: KeyCode.code(named: name)!, state: state, timeUsec: t(ms).monotonicUsec), now: t(ms))
+            clock = t(ms)
+            return s.handle(.key(code: KeyCode.code(named: name)!, state: state, timeUsec: t(ms).monotonicUsec), now: t(ms))
         }
-        #expect(key("KEY_UP", .pressed, at: 0))
+        #expect(!key("KEY_UP", .pressed, at: 0))
         #expect(!key("KEY_UP", .repeated, at: 10) && !key("KEY_UP", .released, at: 20))
-        #expect(key("KEY_KP_PLUS", .pressed, at: 30))
-        #expect(key("KEY_UP", .pressed, at: 40))
+        #expect(!key("KEY_KP_PLUS", .pressed, at: 30))
+        #expect(!key("KEY_UP", .pressed, at: 40))
+        #expect(recorder.intents.map(\.counter) == ["home", "away", "home"])
         #expect(try s.value(of: "home") == 2 && s.value(of: "away") == 1)
-        #expect(key("KEY_DOWN", .pressed, at: 50))
+        #expect(!key("KEY_DOWN", .pressed, at: 50))
         #expect(try s.value(of: "home") == 1)
         #expect(!key("KEY_A", .pressed, at: 60))  // not bound
         _ = s.update(now: t(700)); _ = s.draw(into: canvas)
@@ -438,29 +442,35 @@ private final class FailingStore: StateStore {
         // Held for the full second it resets every counter.
         #expect(!key("KEY_R", .pressed, at: 3000))
         #expect(!s.update(now: t(3999)))
-        #expect(s.update(now: t(4000)))
+        clock = t(4000)
+        #expect(s.update(now: t(4000)))  // the shown resets roll
+        #expect(recorder.intents.suffix(2) == [CounterIntent(scene: "score", counter: "home", edit: .reset),
+                                               CounterIntent(scene: "score", counter: "away", edit: .reset)])
         #expect(try s.value(of: "home") == 0 && s.value(of: "away") == 0)
         #expect(!key("KEY_R", .released, at: 4100))
-        // Decrement at the minimum is refused (logged), nothing changes.
+        // Decrement at the minimum: handed on, refused by the rules, nothing changes.
         #expect(!key("KEY_DOWN", .pressed, at: 5000))
+        #expect(recorder.refusals.count == 1 && recorder.refusals[0].contains("minimum 0"))
         #expect(try s.value(of: "home") == 0)
     }
 
     @Test func gesturesActOnTheCounterUnderTheFinger() throws {
-        let s = try make(table())
+        let recorder = IntentRecorder { t(0) }
+        let s = try make(table(), recorder: recorder)
         s.layout(size: size)
         #expect(s.counter(atNormalized: 0.25, 0.5) == "home" && s.counter(atNormalized: 0.75, 0.5) == "away")
-        #expect(s.handle(.gesture(.tap(x: 0.25, y: 0.5)), now: t(0)))
-        #expect(s.handle(.gesture(.tap(x: 0.25, y: 0.6)), now: t(10)))
-        #expect(s.handle(.gesture(.tap(x: 0.75, y: 0.4)), now: t(20)))
+        _ = s.handle(.gesture(.tap(x: 0.25, y: 0.5)), now: t(0))
+        _ = s.handle(.gesture(.tap(x: 0.25, y: 0.6)), now: t(10))
+        _ = s.handle(.gesture(.tap(x: 0.75, y: 0.4)), now: t(20))
         #expect(try s.value(of: "home") == 2 && s.value(of: "away") == 1)
-        #expect(s.handle(.gesture(.swipe(.down, x: 0.2, y: 0.3)), now: t(30)))
+        _ = s.handle(.gesture(.swipe(.down, x: 0.2, y: 0.3)), now: t(30))
         #expect(try s.value(of: "home") == 1)
-        #expect(s.handle(.gesture(.swipe(.up, x: 0.8, y: 0.7)), now: t(40)))
+        _ = s.handle(.gesture(.swipe(.up, x: 0.8, y: 0.7)), now: t(40))
         #expect(try s.value(of: "away") == 2)
-        #expect(!s.handle(.gesture(.swipe(.left, x: 0.8, y: 0.7)), now: t(50)))
-        #expect(s.handle(.gesture(.longPress(x: 0.7, y: 0.5)), now: t(60)))
+        _ = s.handle(.gesture(.swipe(.left, x: 0.8, y: 0.7)), now: t(50))
+        _ = s.handle(.gesture(.longPress(x: 0.7, y: 0.5)), now: t(60))
         #expect(try s.value(of: "away") == 0 && s.value(of: "home") == 1)
+        #expect(recorder.intents.map(\.edit) == [.increment, .increment, .increment, .decrement, .increment, .reset])
         // Raw touches are left to the gesture recogniser.
         #expect(!s.handle(.touch(TouchEvent(.down, slot: 0, x: 0.25, y: 0.5)), now: t(70)))
     }
@@ -485,17 +495,20 @@ private final class FailingStore: StateStore {
     @Test func keyRollsOnlyTheChangedDigitOnScreen() throws {
         let loop = ManualEventLoop()
         let display = try HeadlessDisplay(size: Size(width: 320, height: 180))
-        let store = MemoryStateStore(["counter.score.home": "41"])
+        let recorder = IntentRecorder { loop.now() }
         let scene = try CounterScene(name: "score", counters: [.init(name: "home", label: "HOME")], digits: 3, rollMs: 200,
                                      keyBindings: [CounterKeyBinding(code: 103, action: .increment, target: .counter("home"))],
-                                     state: store)
+                                     values: ["home": 41], intents: recorder.sink)
+        recorder.showsOn = scene
         let m = SceneManager(scenes: [scene], theme: .default, display: display, loop: loop, logger: Logger(label: "test"))
+        recorder.onShown = { m.sceneDidChange() }
         m.start()
         loop.runDeferred()
         #expect(display.presentCount == 1)
         let pressed = loop.now(.monotonic)
         m.input(.key(code: 103, state: .pressed, timeUsec: UInt64(pressed / 1000)))
-        #expect(store.values["counter.score.home"] == "42")
+        #expect(recorder.intents == [CounterIntent(scene: "score", counter: "home", edit: .increment)])
+        #expect(try scene.value(of: "home") == 42)
         let window = try scene.digitWindows(of: "home")[2]
         // Frames come on a 60 Hz grid until the 200 ms roll is over; then nothing is armed.
         var frameTimes: [Int64] = []
@@ -518,7 +531,7 @@ private final class FailingStore: StateStore {
         // The screen now shows the same pixels as a fresh full drawing of 042.
         let (_, fresh) = try { () throws -> (CounterScene, Canvas) in
             let s = try CounterScene(name: "score", counters: [.init(name: "home", label: "HOME")], digits: 3,
-                                     state: MemoryStateStore(["counter.score.home": "42"]))
+                                     values: ["home": 42], intents: { _ in })
             let c = try Canvas(size: Size(width: 320, height: 180))
             s.layout(size: c.size); s.apply(theme: .default); s.didAppear(now: loop.now()); _ = s.draw(into: c)
             return (s, c)

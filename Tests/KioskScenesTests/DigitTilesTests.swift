@@ -1,4 +1,3 @@
-import KioskState
 import Testing
 import KioskCore
 import KioskRender
@@ -9,9 +8,8 @@ import KioskTesting
     /// A six-digit counter at `value`, drawn once in full, with its windows copied from the
     /// digit pictures or drawn with cairo.
     func scene(_ value: Int, tiles: Bool, size: Size, theme: Theme) throws -> (CounterScene, Canvas) {
-        let store = MemoryStateStore()
-        try store.save("counter.score.home", String(value))
-        let s = try CounterScene(name: "score", counters: [.init(name: "home", label: "Home")], digits: 6, rollMs: 500, state: store)
+        let s = try CounterScene(name: "score", counters: [.init(name: "home", label: "Home")], digits: 6, rollMs: 500,
+                                 values: ["home": value], intents: { _ in })
         s.usesDigitTiles = tiles
         let canvas = try Canvas(size: size)
         s.layout(size: size)
@@ -30,8 +28,8 @@ import KioskTesting
         // digit; cairo drew the digit over them where it reached that far).
         let corner = max(2, Int((Double(windows[0].width) * 0.12).rounded(.up)) + 1)
         var now = WallTime(realtimeNs: 0, monotonicNs: 1_000_000_000)
-        try a.increment("home", now: now)
-        try b.increment("home", now: now)
+        try a.showEdit(.increment, "home", now: now)
+        try b.showEdit(.increment, "home", now: now)
         var frames = 0
         while a.isRolling {
             now = now.advanced(byNs: 16_666_667)

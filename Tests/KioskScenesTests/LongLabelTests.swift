@@ -1,7 +1,6 @@
 import KioskCore
 import KioskRender
 import KioskScenes
-import KioskState
 import KioskTesting
 import Testing
 
@@ -12,7 +11,7 @@ import Testing
         let size = Size(width: 480, height: 270)
         let label = String(repeating: "W", count: 200_000)
         let s = try CounterScene(name: "score", counters: [.init(name: "home", label: label), .init(name: "away", label: "AWAY")],
-                                 digits: 4, minimum: 0, rollMs: 500, shading: true, state: MemoryStateStore())
+                                 digits: 4, minimum: 0, rollMs: 500, shading: true, intents: { _ in })
         let canvas = try Canvas(size: size)
         s.layout(size: size)
         s.apply(theme: .default)

@@ -1,4 +1,3 @@
-import KioskState
 import Testing
 import Logging
 import KioskCore
@@ -66,7 +65,7 @@ final class PaintingLog: PaintingObserver {
         .array(v.map { ConfigNode(.double($0), at: SourceLocation(file: "kiosk.toml", line: 11)) })
     }
     func context() -> SceneContext {
-        SceneContext(name: "paint", state: MemoryStateStore(), logger: Logger(label: "test"), dataDirectory: "/tmp")
+        SceneContext(name: "paint", stored: { _ in nil }, counterIntents: { _ in }, logger: Logger(label: "test"), dataDirectory: "/tmp")
     }
 
     @Test func readsEveryKey() throws {

@@ -3,6 +3,16 @@ import Glibc
 import KioskCore
 import KioskRender
 import Testing
+
+/// Whether this process may mount a tmpfs (root with CAP_SYS_ADMIN): tried once, in a folder of its own.
+private let mayMountTmpfs: Bool = {
+    let dir = "\(NSTemporaryDirectory())kt-mount-probe-\(getpid())"
+    guard mkdir(dir, 0o700) == 0 else { return false }
+    defer { rmdir(dir) }
+    guard mount("tmpfs", dir, "tmpfs", 0, "size=16k") == 0 else { return false }
+    umount2(dir, Int32(MNT_DETACH))
+    return true
+}()
 @testable import KioskScenes
 
 /// Paintings are written only into the paintings folder, as new files (never over an existing
@@ -136,13 +146,14 @@ import Testing
         #expect(listing(dir).isEmpty)
     }
 
-    @Test func aFullFileSystemLeavesNoFileAndNamesTheErrno() throws {
+    @Test(.enabled(if: mayMountTmpfs, "mounting a 16 KiB tmpfs needs root with CAP_SYS_ADMIN: no real full file system here (fault injection covers the rest)"))
+    func aFullFileSystemLeavesNoFileAndNamesTheErrno() throws {
         let root = freshDir("tmpfs")
         defer { try? FileManager.default.removeItem(atPath: root) }
         let mnt = "\(root)/mnt"
         try FileManager.default.createDirectory(atPath: mnt, withIntermediateDirectories: true)
-        // A real full file system when this may mount one (root); fault injection covers the rest.
-        guard mount("tmpfs", mnt, "tmpfs", 0, "size=16k") == 0 else { return }
+        // A real full file system (the trait checked that this process may mount one).
+        try #require(mount("tmpfs", mnt, "tmpfs", 0, "size=16k") == 0, "mount tmpfs on \(mnt): errno \(errno)")
         defer { umount2(mnt, Int32(MNT_DETACH)) }
         let dir = "\(mnt)/paintings"
         let rig = try paintedRig(dir)

@@ -1,7 +1,6 @@
 import Foundation
 import KioskCore
 import KioskRender
-import KioskState
 import KioskTesting
 import Logging
 import Testing
@@ -42,7 +41,7 @@ private final class StaticProbe: PixelShiftable {
     let logger = Logger(label: "test")
 
     func counter() throws -> CounterScene {
-        try CounterScene(name: "score", counters: [.init(name: "home", label: "HOME")], digits: 3, state: MemoryStateStore())
+        try CounterScene(name: "score", counters: [.init(name: "home", label: "HOME")], digits: 3, intents: { _ in })
     }
 
     func make(_ scene: Scene, orbit: PixelOrbit?, theme: Theme = .default) throws -> (SceneManager, HeadlessDisplay, ManualEventLoop) {

@@ -2,7 +2,6 @@ import Foundation
 import KioskCore
 import KioskRender
 @testable import KioskScenes
-import KioskState
 import KioskTesting
 import Logging
 import Testing
@@ -188,7 +187,7 @@ struct Frame: Equatable, CustomTestStringConvertible {
             ConfigTable(path: "scene.wall", location: loc(3),
                         entries: entries.enumerated().map { ($0.element.0, ConfigNode($0.element.1, at: loc(4 + $0.offset))) })
         }
-        let context = SceneContext(name: "wall", state: MemoryStateStore(), logger: Logger(label: "test"), dataDirectory: "/tmp")
+        let context = SceneContext(name: "wall", stored: { _ in nil }, counterIntents: { _ in }, logger: Logger(label: "test"), dataDirectory: "/tmp")
         #expect((try ClockScene.make(table([]), context) as? ClockScene)?.unsynced == .mark)
         #expect((try ClockScene.make(table([("unsynced", .string("dim-seconds"))]), context) as? ClockScene)?.unsynced == .dimSeconds)
         #expect((try ClockScene.make(table([("unsynced", .string("hide"))]), context) as? ClockScene)?.unsynced == .hide)

@@ -2,6 +2,7 @@ import Foundation
 import KioskConfig
 import KioskControl
 import KioskCore
+import KioskDaemonTesting
 @testable import KioskDaemon
 import KioskPosix
 import KioskWeb
@@ -68,26 +69,20 @@ final class WebKiosk: @unchecked Sendable {
     }
 
     func start(limits: WebLimits = WebLimits(), extra: String = "") async throws {
-        let path = "\(dir)/kioskd.toml"
-        try WebKiosk.config(dir, extra: extra).write(toFile: path, atomically: false, encoding: .utf8)
-        let config = try DaemonConfig.load(path: path, environment: [:])
         let loop = try EventLoop()
-        let state = try DaemonRunner.makeState(config, logger: quietLogger)
-        let d = try DaemonRunner.makeDaemon(config: config, state: state, loop: loop, logger: quietLogger)
+        // Made as kioskd makes it (the rig), started on its loop's thread with the pipeline's.
+        let d = try DaemonRig.make(WebKiosk.config(dir, extra: extra), in: dir, loop: loop, logger: quietLogger)
+        let config = d.config
         var web = config.web!
         web.port = 0
-        // As kioskd runs: the command pipeline made before the servers, started with the loop.
-        d.makePipeline()
         server = try WebService.make(settings: web, limits: limits, daemon: d, logger: quietLogger)
         control = DaemonRunner.makeControlServer(settings: config.control, daemon: d, logger: quietLogger)
         let bound = LoopBound(d, loop: loop)
         daemon = bound
         let finished = self.finished
+        // Posted before the thread runs: the daemon starts before anything a test posts.
+        loop.post { bound.value.startAsKioskd(committedByTest: false) }
         Thread {
-            loop.post {
-                bound.value.start()
-                bound.value.startPipeline()
-            }
             try? loop.run()
             finished.signal()
         }.start()

@@ -1,0 +1,82 @@
+import Foundation
+import KioskConfig
+import KioskControl
+import KioskCore
+import KioskDaemon
+import KioskPosix
+import KioskState
+import KioskTesting
+import Logging
+import Testing
+
+/// The one way tests make and start a daemon: as kioskd does (`DaemonRunner`), with its command
+/// pipeline started, so that every change a test makes takes the road production takes — the
+/// one entrance, the pipeline, a shown message. On the epoll `EventLoop` or, where the test
+/// wants virtual time, on a `ManualEventLoop`; the pipeline's batches are then committed by the
+/// test (`step`, `answer`), one after another, as its thread would.
+public enum DaemonRig {
+    /// A daemon of the config `text` (written to `dir/kioskd.toml`), made as kioskd makes it:
+    /// its state through `DaemonRunner.makeState` unless `state` is given, its displays and input
+    /// as the config says (`DaemonRunner.makeDaemon`). Not started (`startAsKioskd`).
+    public static func make(_ text: String, in dir: String, state: StateStore? = nil, loop: (any KioskLoop)? = nil,
+                            logger: Logger) throws -> Daemon {
+        let path = "\(dir)/kioskd.toml"
+        try text.write(toFile: path, atomically: false, encoding: .utf8)
+        let config = try DaemonConfig.load(path: path, environment: [:])
+        let store = try state ?? DaemonRunner.makeState(config, logger: logger)
+        return try DaemonRunner.makeDaemon(config: config, state: store, loop: loop ?? EventLoop(), logger: logger)
+    }
+
+    /// `make`, then `startAsKioskd` and one `step` (the first frame drawn).
+    public static func start(_ text: String, in dir: String, state: StateStore? = nil, loop: (any KioskLoop)? = nil,
+                             logger: Logger) throws -> Daemon {
+        let daemon = try make(text, in: dir, state: state, loop: loop, logger: logger)
+        daemon.startAsKioskd()
+        try daemon.step()
+        return daemon
+    }
+}
+
+extension Daemon {
+    /// Starts the daemon as kioskd's render loop does (`DaemonRunner`): `start()`, then the
+    /// command pipeline. `committedByTest`: the pipeline's thread is not started, the test
+    /// commits each batch (`step`, `answer`) — virtual time, one thread; false: its own thread,
+    /// as in kioskd (for a daemon whose loop runs on a thread of its own).
+    public func startAsKioskd(committedByTest: Bool = true) {
+        start()
+        startPipeline(startsThread: !committedByTest)
+    }
+
+    /// One step: every batch the pipeline holds committed (when the test commits them: no
+    /// pipeline thread), then one iteration of the loop (what was posted and deferred: the
+    /// answers and the values shown), without moving a virtual clock. `waitMs`: how long the
+    /// epoll loop may wait for something to happen (a pipeline thread's answer).
+    public func step(waitMs: Int32 = 0) throws {
+        if !pipeline.hasThread { while pipeline.runOnce() {} }
+        if let manual = loop as? ManualEventLoop {
+            manual.step()
+        } else if let epoll = eventLoop {
+            try epoll.runOnce(timeoutMs: waitMs)
+        }
+    }
+
+    /// `handle(_:reply:)` — the road of every transport — driven to its answer on the calling
+    /// thread, which runs the daemon's loop: steps until the answer came (work on the daemon's
+    /// worker threads — a theme read, a screenshot — is waited for); fails the test when none
+    /// came within 10 s.
+    public func answer(_ command: ControlCommand, sourceLocation: Testing.SourceLocation = #_sourceLocation) throws -> ControlResponse {
+        var answer: ControlResponse?
+        handle(command) { answer = $0 }
+        let until = nowNanos(.monotonic) + 10_000_000_000
+        while answer == nil && nowNanos(.monotonic) < until {
+            try step(waitMs: 5)
+            if answer == nil, loop is ManualEventLoop { usleep(1000) }
+        }
+        return try #require(answer, "no answer to \(command) within 10 s", sourceLocation: sourceLocation)
+    }
+
+    /// The value of a counter as the daemon answers it (`kioskctl counter NAME get`).
+    public func counterValue(_ name: String, sourceLocation: Testing.SourceLocation = #_sourceLocation) throws -> Int? {
+        try answer(.counter(name: name, op: .get, value: nil), sourceLocation: sourceLocation).jsonObject?["value"] as? Int
+    }
+}
