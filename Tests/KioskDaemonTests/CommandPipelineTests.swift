@@ -270,15 +270,22 @@ import Testing
         #expect(reread.load("daemon.scene") == "clock" && reread.load("daemon.theme") == nil && reread.load("home") == "10")
     }
 
-    /// Writes of one key from several batches land in submission order: while one commit is
-    /// held, later values queue; the last one submitted is what a restart reads.
-    @Test func writesOfOneKeyAreCommittedInSubmissionOrder() throws {
+    /// A started pipeline over a `HeldBatchStore` whose first batch waits for `release` once it
+    /// has signalled `entered`.
+    func startedWithFirstBatchHeld() -> (CommandPipeline, HeldBatchStore, entered: DispatchSemaphore, release: DispatchSemaphore) {
         let entered = DispatchSemaphore(value: 0)
         let release = DispatchSemaphore(value: 0)
         let held = Mutex(false)
         let store = HeldBatchStore { if held.withLock({ h in defer { h = true }; return !h }) { entered.signal(); release.wait() } }
         let pipeline = CommandPipeline(store: store, logger: Logger(label: "test")) { $0() }
         pipeline.start()
+        return (pipeline, store, entered, release)
+    }
+
+    /// Writes of one key from several batches land in submission order: while one commit is
+    /// held, later values queue; the last one submitted is what a restart reads.
+    @Test func writesOfOneKeyAreCommittedInSubmissionOrder() throws {
+        let (pipeline, store, entered, release) = startedWithFirstBatchHeld()
         defer { pipeline.stop() }
         let done = DispatchSemaphore(value: 0)
         let order = Mutex<[String]>([])
@@ -298,12 +305,7 @@ import Testing
     /// a change submitted afterwards is refused at once, and a second `stop` (from another
     /// thread too) returns without waiting.
     @Test func stopCommitsWhatWasSubmittedThenRefusesAndStopsAgainAtOnce() throws {
-        let entered = DispatchSemaphore(value: 0)
-        let release = DispatchSemaphore(value: 0)
-        let held = Mutex(false)
-        let store = HeldBatchStore { if held.withLock({ h in defer { h = true }; return !h }) { entered.signal(); release.wait() } }
-        let pipeline = CommandPipeline(store: store, logger: Logger(label: "test")) { $0() }
-        pipeline.start()
+        let (pipeline, store, entered, release) = startedWithFirstBatchHeld()
         let answers = Mutex<[CommandPipeline.Outcome]>([])
         pipeline.submit(change("home", .increment)) { o in answers.withLock { $0.append(o) } }
         entered.wait()
