@@ -75,6 +75,9 @@ let package = Package(
         .target(name: "KioskLogind", dependencies: ["KioskCore", "KioskPosix", "CSdBus"]),
         // Drawing on cairo + pango.
         .target(name: "KioskRender", dependencies: ["KioskCore", "CCairo", "CKioskPixels"]),
+        // What users entered, kept: the state store and its journal, the command pipeline that
+        // decides and commits every change (kioskd-commit), the state migration. No scene, no config.
+        .target(name: "KioskState", dependencies: ["KioskCore", "KioskPosix", "CZlib", .product(name: "Logging", package: "swift-log")]),
         // Scenes and the scene manager: see only KioskCore values and KioskRender canvases.
         .target(name: "KioskScenes", dependencies: ["KioskCore", "KioskRender", "CQRencode", "CKioskLazy", .product(name: "Logging", package: "swift-log")]),
         // Hardware.
@@ -121,18 +124,20 @@ let package = Package(
         ]),
         // MQTT client on libmosquitto, driven by the epoll EventLoop.
         .target(name: "KioskMQTT", dependencies: ["KioskCore", "KioskPosix", "CMosquitto", "CKioskLinux", "CKioskLazy", .product(name: "Logging", package: "swift-log")]),
+        // The fleet: counters shared by a group of kiosks through a transport (the daemon's is MQTT).
+        .target(name: "KioskFleet", dependencies: ["KioskCore", "KioskState", "KioskControl", "KioskScenes", .product(name: "Logging", package: "swift-log")]),
         // The config file: TOMLKit's tree with each key's file:line, checked into `DaemonConfig`
         // (the settings types of the modules it configures); themes. No daemon, no hardware opened.
         .target(name: "KioskConfig", dependencies: [
-            "KioskCore", "KioskPosix", "KioskWeb", "KioskMQTT", "KioskCEC", "KioskDRM", "KioskScenes",
+            "KioskCore", "KioskPosix", "KioskWeb", "KioskMQTT", "KioskCEC", "KioskDRM", "KioskScenes", "KioskFleet",
             .product(name: "TOMLKit", package: "TOMLKit"),
         ]),
         // The daemon: control, persistence, services; the only place hardware meets scenes.
         .target(name: "KioskDaemon", dependencies: [
             "KioskConfig",
             "KioskCore", "KioskPosix", "KioskControl", "KioskHTTP", "KioskRender", "KioskScenes", "KioskDRM", "KioskInput", "KioskLogind", "CSystemd", "KioskWeb",
-            "CKioskLinux", "CKioskExecutorHook", "CZlib",
-            "KioskMQTT", "KioskCEC",
+            "CKioskLinux", "CKioskExecutorHook",
+            "KioskMQTT", "KioskCEC", "KioskState", "KioskFleet",
             .product(name: "Logging", package: "swift-log"),
             .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             .product(name: "UnixSignals", package: "swift-service-lifecycle"),
@@ -149,7 +154,7 @@ let package = Package(
                                                     .product(name: "InMemoryLogging", package: "swift-log")]),
         // The daemon as tests make and start it: as kioskd does, the command pipeline started, on
         // the epoll loop or on virtual time (imports Testing, so only test targets depend on it).
-        .target(name: "KioskDaemonTesting", dependencies: ["KioskCore", "KioskPosix", "KioskControl", "KioskDaemon", "KioskConfig", "KioskTesting",
+        .target(name: "KioskDaemonTesting", dependencies: ["KioskCore", "KioskPosix", "KioskControl", "KioskDaemon", "KioskConfig", "KioskState", "KioskTesting",
                                                           .product(name: "Logging", package: "swift-log")]),
         // Test traits (imports Testing, so only test targets depend on it).
         .target(name: "KioskTestTraits"),
@@ -158,7 +163,7 @@ let package = Package(
         .target(name: "KioskDRMTesting", dependencies: ["KioskCore", "KioskPosix", "KioskDRM", .product(name: "Logging", package: "swift-log")]),
 
         .executableTarget(name: "kioskd", dependencies: [
-            "KioskDaemon", "KioskConfig", .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            "KioskDaemon", "KioskConfig", "KioskState", .product(name: "ArgumentParser", package: "swift-argument-parser"),
             .product(name: "Logging", package: "swift-log"),
         ], swiftSettings: [
             // Release: the Swift runtime and Foundation linked in, not loaded as ~15 shared
@@ -189,7 +194,7 @@ let package = Package(
             .unsafeFlags(["-static-stdlib"], .when(configuration: .release)),
         ]),
         .executableTarget(name: "kioskd-bench", dependencies: [
-            "KioskCore", "KioskPosix", "KioskRender", "KioskScenes", "KioskTesting", "KioskDaemon", "KioskConfig", "CCairo", "KioskWeb", "KioskControl",
+            "KioskCore", "KioskPosix", "KioskRender", "KioskScenes", "KioskTesting", "KioskDaemon", "KioskConfig", "CCairo", "KioskWeb", "KioskControl", "KioskState",
             .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
             "KioskMQTT", .product(name: "Logging", package: "swift-log"),
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
@@ -208,11 +213,11 @@ let package = Package(
         .testTarget(name: "KioskPosixTests", dependencies: ["KioskTestTraits", "KioskPosix", "KioskTesting"]),
         .testTarget(name: "KioskLogindTests", dependencies: ["KioskTestTraits", "KioskLogind", "KioskPosix", "KioskTesting", "CSdBus"]),
         .testTarget(name: "KioskRenderTests", dependencies: ["KioskRender", "KioskTesting"]),
-        .testTarget(name: "KioskScenesTests", dependencies: ["KioskScenes", "KioskPosix", "KioskTesting"]),
+        .testTarget(name: "KioskScenesTests", dependencies: ["KioskScenes", "KioskState", "KioskPosix", "KioskTesting"]),
         .testTarget(name: "KioskDRMTests", dependencies: ["KioskDRM", "KioskDRMTesting", "KioskPosix", "KioskTesting", "KioskRender", "KioskScenes"]),
         .testTarget(name: "KioskCECTests", dependencies: ["KioskCEC"]),
         .testTarget(name: "KioskInputTests", dependencies: ["KioskTestTraits", "KioskInput", "KioskPosix", "CKioskInputShims"]),
-        .testTarget(name: "KioskDaemonTests", dependencies: ["KioskDRMTesting", "KioskTestTraits", "KioskDaemon", "KioskDaemonTesting", "KioskConfig", "KioskControl", "KioskHTTP", "KioskPosix", "KioskTesting", "KioskMQTT", "CKioskLazy", "KioskCEC"]),
+        .testTarget(name: "KioskDaemonTests", dependencies: ["KioskDRMTesting", "KioskTestTraits", "KioskDaemon", "KioskDaemonTesting", "KioskConfig", "KioskControl", "KioskHTTP", "KioskPosix", "KioskTesting", "KioskMQTT", "CKioskLazy", "KioskCEC", "KioskState", "KioskFleet"]),
         .testTarget(name: "KioskWebTests", dependencies: ["KioskTestTraits", "KioskWeb", "KioskDaemon", "KioskDaemonTesting", "KioskConfig", "KioskControl", "KioskCore", "KioskPosix", "KioskTesting",
                                                     .product(name: "NIOEmbedded", package: "swift-nio")]),
         .testTarget(name: "KioskMQTTTests", dependencies: ["KioskTestTraits", "KioskMQTT", "KioskPosix", "KioskTesting", .product(name: "Logging", package: "swift-log")],

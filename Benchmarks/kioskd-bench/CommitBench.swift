@@ -5,6 +5,7 @@ import ArgumentParser
 import Foundation
 import KioskCore
 import KioskDaemon
+import KioskState
 import KioskTesting
 import Logging
 

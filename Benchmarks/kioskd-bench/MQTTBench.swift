@@ -2,6 +2,7 @@
 import Glibc
 #endif
 import Foundation
+import KioskState
 import KioskConfig
 import KioskTesting
 import KioskCore

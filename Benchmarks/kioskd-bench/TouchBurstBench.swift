@@ -9,6 +9,7 @@ import KioskCore
 import KioskDaemon
 import KioskPosix
 import KioskRender
+import KioskState
 import KioskTesting
 import Logging
 

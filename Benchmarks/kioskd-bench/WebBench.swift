@@ -7,6 +7,7 @@ import KioskControl
 import KioskCore
 import KioskDaemon
 import KioskPosix
+import KioskState
 import KioskWeb
 import Logging
 import NIOConcurrencyHelpers

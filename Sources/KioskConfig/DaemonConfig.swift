@@ -2,6 +2,7 @@ import Foundation
 import KioskCEC
 import KioskCore
 import KioskDRM
+import KioskFleet
 import KioskMQTT
 import KioskScenes
 import KioskWeb

@@ -4,6 +4,7 @@ import KioskControl
 import KioskCore
 import KioskPosix
 import KioskScenes
+import KioskState
 import Logging
 
 /// Carries out control commands on a running daemon and builds their answers (the types of

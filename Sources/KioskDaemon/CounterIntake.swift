@@ -1,7 +1,9 @@
 import KioskControl
 import KioskCore
+import KioskFleet
 import KioskPosix
 import KioskScenes
+import KioskState
 import Synchronization
 
 /// The one entrance of counter changes. Touch, keys, the control socket, the web page and the
@@ -100,14 +102,6 @@ public final class CounterIntake: Sendable {
         case .refused(let e):
             return .from(e, field: edit.field)
         }
-    }
-}
-
-extension CounterEdit {
-    /// The request field a refusal names: the value of a set, else the counter's name.
-    var field: String {
-        if case .set = self { return "value" }
-        return "name"
     }
 }
 

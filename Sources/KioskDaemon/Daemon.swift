@@ -2,8 +2,10 @@ import Foundation
 import KioskConfig
 import KioskControl
 import KioskCore
+import KioskFleet
 import KioskRender
 import KioskScenes
+import KioskState
 import KioskWeb
 import Logging
 import KioskPosix

@@ -4,6 +4,7 @@ import KioskControl
 import KioskCore
 import KioskPosix
 import KioskScenes
+import KioskState
 import Logging
 import Synchronization
 

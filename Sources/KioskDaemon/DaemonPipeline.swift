@@ -2,6 +2,7 @@ import KioskControl
 import KioskCore
 import KioskPosix
 import KioskScenes
+import KioskState
 
 extension Daemon {
     /// Starts the command pipeline (on the loop, after `start()` and before `startFleet`):

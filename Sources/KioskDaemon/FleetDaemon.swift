@@ -1,5 +1,6 @@
 import KioskControl
 import KioskCore
+import KioskFleet
 import KioskMQTT
 import KioskScenes
 

@@ -1,4 +1,5 @@
 import KioskCore
+import KioskFleet
 import KioskMQTT
 import KioskPosix
 

@@ -1,5 +1,6 @@
 import Foundation
 import Logging
+import Synchronization
 
 /// A swift-log handler writing one line per message to stderr, prefixed with the syslog priority
 /// journald understands (`<3>` error … `<7>` debug) when stderr goes to the journal or a pipe;
@@ -10,7 +11,8 @@ public struct JournalLogHandler: LogHandler {
     public var metadataProvider: Logger.MetadataProvider?
     private let label: String
     private let prefixed: Bool
-    private static let lock = NSLock()
+    /// One line at a time on stderr, from every thread.
+    private static let lock = Mutex(())
 
     public init(label: String, level: Logger.Level = .info,
                 prefixed: Bool = ProcessInfo.processInfo.environment["JOURNAL_STREAM"] != nil || isatty(2) == 0) {
@@ -49,8 +51,6 @@ public struct JournalLogHandler: LogHandler {
 
     public func log(event: LogEvent) {
         let s = format(level: event.level, message: event.message, metadata: event.metadata) + "\n"
-        JournalLogHandler.lock.lock()
-        defer { JournalLogHandler.lock.unlock() }
-        FileHandle.standardError.write(Data(s.utf8))
+        JournalLogHandler.lock.withLock { _ in FileHandle.standardError.write(Data(s.utf8)) }
     }
 }

@@ -2,6 +2,7 @@ import KioskCEC
 import KioskConfig
 import KioskCore
 import KioskScenes
+import KioskState
 import Logging
 
 /// One output the daemon drives: its display, the scene manager showing its scenes on it, its

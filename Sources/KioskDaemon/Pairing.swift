@@ -2,6 +2,7 @@ import Foundation
 import KioskControl
 import KioskCore
 import KioskPosix
+import KioskState
 import KioskWeb
 import Logging
 import NIOConcurrencyHelpers

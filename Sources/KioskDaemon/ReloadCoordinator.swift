@@ -2,6 +2,7 @@ import Foundation
 import KioskConfig
 import KioskCore
 import KioskScenes
+import KioskState
 import Logging
 
 /// Reads the config file again and applies it to a running daemon in order: scenes made first

@@ -1,6 +1,7 @@
 import KioskConfig
 import KioskCore
 import KioskScenes
+import KioskState
 import Logging
 
 /// Scene kinds by name (`kind = "clock"` in a `[scene.NAME]` table) and their factories.

@@ -4,11 +4,13 @@ import KioskControl
 import KioskCore
 import KioskHTTP
 import KioskRender
+import KioskState
 import KioskWeb
 import Logging
 import enum NIOCore.NIOSingletons
 import class NIOPosix.MultiThreadedEventLoopGroup
 import ServiceLifecycle
+import Synchronization
 import KioskPosix
 import CKioskExecutorHook
 
@@ -104,28 +106,27 @@ public final class ControlServerService: Service {
 }
 
 /// A value set once from any thread and awaited once.
-final class OneShot<T: Sendable>: @unchecked Sendable {
-    // @unchecked: `result` and `waiter` are read and written only with `lock` held.
-    private let lock = NSLock()
-    private var result: T?
-    private var waiter: CheckedContinuation<T, Never>?
+final class OneShot<T: Sendable>: Sendable {
+    private let state = Mutex<(result: T?, waiter: CheckedContinuation<T, Never>?)>((nil, nil))
 
     func fulfil(_ v: T) {
-        lock.lock()
-        guard result == nil else { lock.unlock(); return }
-        result = v
-        let w = waiter
-        waiter = nil
-        lock.unlock()
+        let w = state.withLock { s -> CheckedContinuation<T, Never>? in
+            guard s.result == nil else { return nil }
+            s.result = v
+            defer { s.waiter = nil }
+            return s.waiter
+        }
         w?.resume(returning: v)
     }
 
     func value() async -> T {
         await withCheckedContinuation { c in
-            lock.lock()
-            if let r = result { lock.unlock(); c.resume(returning: r); return }
-            waiter = c
-            lock.unlock()
+            let r = state.withLock { s -> T? in
+                if let r = s.result { return r }
+                s.waiter = c
+                return nil
+            }
+            if let r { c.resume(returning: r) }
         }
     }
 }

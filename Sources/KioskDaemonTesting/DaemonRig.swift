@@ -4,6 +4,7 @@ import KioskControl
 import KioskCore
 import KioskDaemon
 import KioskPosix
+import KioskState
 import KioskTesting
 import Logging
 import Testing

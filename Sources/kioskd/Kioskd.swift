@@ -3,6 +3,7 @@ import Foundation
 import KioskConfig
 import KioskCore
 import KioskDaemon
+import KioskState
 import Logging
 
 /// `kioskd`: the kiosk display daemon.

@@ -1,7 +1,9 @@
 import Foundation
 import KioskCore
 @testable import KioskDaemon
+@testable import KioskFleet
 import KioskScenes
+import KioskState
 import KioskTesting
 import Testing
 

@@ -7,6 +7,7 @@ import KioskCore
 import KioskDaemonTesting
 import KioskPosix
 import KioskRender
+import KioskState
 import KioskTesting
 import Testing
 

@@ -6,6 +6,7 @@ import KioskCore
 import KioskDaemonTesting
 import KioskPosix
 import KioskScenes
+import KioskState
 import KioskTestTraits
 import Synchronization
 import Testing

@@ -2,6 +2,7 @@ import Foundation
 import KioskCore
 @testable import KioskDaemon
 import KioskScenes
+import KioskState
 import KioskTesting
 import Logging
 import Synchronization
@@ -269,15 +270,22 @@ import Testing
         #expect(reread.load("daemon.scene") == "clock" && reread.load("daemon.theme") == nil && reread.load("home") == "10")
     }
 
-    /// Writes of one key from several batches land in submission order: while one commit is
-    /// held, later values queue; the last one submitted is what a restart reads.
-    @Test func writesOfOneKeyAreCommittedInSubmissionOrder() throws {
+    /// A started pipeline over a `HeldBatchStore` whose first batch waits for `release` once it
+    /// has signalled `entered`.
+    func startedWithFirstBatchHeld() -> (CommandPipeline, HeldBatchStore, entered: DispatchSemaphore, release: DispatchSemaphore) {
         let entered = DispatchSemaphore(value: 0)
         let release = DispatchSemaphore(value: 0)
         let held = Mutex(false)
         let store = HeldBatchStore { if held.withLock({ h in defer { h = true }; return !h }) { entered.signal(); release.wait() } }
         let pipeline = CommandPipeline(store: store, logger: Logger(label: "test")) { $0() }
         pipeline.start()
+        return (pipeline, store, entered, release)
+    }
+
+    /// Writes of one key from several batches land in submission order: while one commit is
+    /// held, later values queue; the last one submitted is what a restart reads.
+    @Test func writesOfOneKeyAreCommittedInSubmissionOrder() throws {
+        let (pipeline, store, entered, release) = startedWithFirstBatchHeld()
         defer { pipeline.stop() }
         let done = DispatchSemaphore(value: 0)
         let order = Mutex<[String]>([])
@@ -291,6 +299,37 @@ import Testing
         #expect(order.withLock { $0 } == ["a", "b", "c", "d"])
         #expect(store.batches.withLock { $0 } == [["daemon.scene=a"], ["daemon.scene=d"]])
         #expect(store.load("daemon.scene") == "d")
+    }
+
+    /// `stop` returns once the thread committed and answered everything submitted before it;
+    /// a change submitted afterwards is refused at once, and a second `stop` (from another
+    /// thread too) returns without waiting.
+    @Test func stopCommitsWhatWasSubmittedThenRefusesAndStopsAgainAtOnce() throws {
+        let (pipeline, store, entered, release) = startedWithFirstBatchHeld()
+        let answers = Mutex<[CommandPipeline.Outcome]>([])
+        pipeline.submit(change("home", .increment)) { o in answers.withLock { $0.append(o) } }
+        entered.wait()
+        for _ in 1..<20 { pipeline.submit(change("home", .increment)) { o in answers.withLock { $0.append(o) } } }
+        // Two stops at once while the first batch is held: both wait for the queued work.
+        let stopped = DispatchSemaphore(value: 0)
+        Thread { pipeline.stop(); stopped.signal() }.start()
+        Thread { pipeline.stop(); stopped.signal() }.start()
+        #expect(stopped.wait(timeout: .now() + 0.2) == .timedOut, "stop returned before the held batch was committed")
+        release.signal()
+        #expect(stopped.wait(timeout: .now() + 5) == .success && stopped.wait(timeout: .now() + 5) == .success)
+        #expect(answers.withLock { $0.count } == 20 && answers.withLock { $0.last } == .changed(old: 19, new: 20))
+        #expect(store.load("home") == "20")
+        let late = Mutex<CommandPipeline.Outcome?>(nil)
+        pipeline.submit(change("home", .increment)) { o in late.withLock { $0 = o } }
+        guard case .refused(let e)? = late.withLock({ $0 }) else {
+            Issue.record("a change after stop was not refused at once: \(String(describing: late.withLock { $0 }))")
+            return
+        }
+        #expect(e.message.contains("kioskd is stopping"))
+        let start = DispatchTime.now()
+        pipeline.stop(timeout: 5)
+        #expect(DispatchTime.now().uptimeNanoseconds - start.uptimeNanoseconds < 1_000_000_000)
+        #expect(store.load("home") == "20")
     }
 
     /// Records batches; `before` runs at the start of each (to hold one).

@@ -4,6 +4,7 @@ import KioskCore
 @testable import KioskDaemon
 import KioskDaemonTesting
 import KioskScenes
+import KioskState
 import Testing
 
 /// Config files that are malformed on purpose: too deep, NULs, bad UTF-8, huge strings, odd

@@ -2,6 +2,7 @@ import Foundation
 import KioskConfig
 import KioskCore
 @testable import KioskDaemon
+import KioskState
 import Testing
 
 @Suite struct ConfigLocatorTests {

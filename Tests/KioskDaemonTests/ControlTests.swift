@@ -6,6 +6,7 @@ import KioskHTTP
 @testable import KioskDaemon
 import KioskDaemonTesting
 import KioskRender
+import KioskState
 import KioskTesting
 import KioskTestTraits
 import Synchronization

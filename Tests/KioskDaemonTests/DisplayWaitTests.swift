@@ -5,6 +5,7 @@ import KioskCore
 import KioskDaemonTesting
 import KioskDRM
 import KioskDRMTesting
+import KioskState
 import KioskTesting
 import Testing
 

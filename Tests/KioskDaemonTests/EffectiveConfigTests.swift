@@ -2,6 +2,7 @@ import Foundation
 import KioskConfig
 import KioskCore
 import KioskDaemon
+import KioskState
 import Testing
 
 /// The effective config with provenance (for `kioskctl config show`): written values carry their

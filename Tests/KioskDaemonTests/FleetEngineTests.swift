@@ -3,7 +3,9 @@ import KioskConfig
 import KioskControl
 import KioskCore
 @testable import KioskDaemon
+@testable import KioskFleet
 import KioskScenes
+import KioskState
 import KioskTesting
 import Logging
 import Testing

@@ -3,9 +3,11 @@ import KioskConfig
 import KioskControl
 import KioskCore
 @testable import KioskDaemon
+@testable import KioskFleet
 import KioskDaemonTesting
 import KioskRender
 import KioskScenes
+import KioskState
 import KioskTesting
 import Testing
 

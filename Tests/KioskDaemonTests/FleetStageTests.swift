@@ -2,7 +2,9 @@ import Foundation
 import KioskControl
 import KioskCore
 @testable import KioskDaemon
+@testable import KioskFleet
 import KioskScenes
+import KioskState
 import KioskTesting
 import Testing
 

@@ -8,6 +8,7 @@ import KioskMQTT
 import KioskPosix
 import KioskRender
 import KioskScenes
+import KioskState
 import KioskTesting
 import KioskTestTraits
 import Testing

@@ -4,6 +4,7 @@ import KioskConfig
 @testable import KioskDaemon
 import KioskDRM
 import KioskDRMTesting
+import KioskState
 import KioskTesting
 import Testing
 

@@ -9,6 +9,7 @@ import KioskDRMTesting
 import KioskPosix
 import KioskRender
 import KioskScenes
+import KioskState
 import KioskTesting
 import Testing
 

@@ -7,6 +7,7 @@ import KioskDaemonTesting
 import KioskPosix
 import KioskRender
 @testable import KioskScenes
+import KioskState
 import KioskTesting
 import KioskTestTraits
 import Synchronization

@@ -3,6 +3,7 @@ import KioskConfig
 import KioskControl
 import KioskCore
 import KioskRender
+import KioskState
 import KioskTesting
 @testable import KioskDaemon
 import KioskDaemonTesting

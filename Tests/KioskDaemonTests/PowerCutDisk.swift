@@ -3,6 +3,7 @@ import Foundation
 
 #if canImport(Glibc)
 import Glibc
+import KioskState
 #endif
 
 /// A deterministic random source (SplitMix64), so a failing cut point is found again by its seed.

@@ -1,6 +1,7 @@
 import Foundation
 import KioskControl
 import KioskCore
+import KioskState
 import KioskHTTP
 import KioskTesting
 @testable import KioskDaemon

@@ -3,6 +3,7 @@ import KioskConfig
 import KioskCore
 import KioskDaemon
 import KioskRender
+import KioskState
 import KioskTestTraits
 import KioskTesting
 import Testing

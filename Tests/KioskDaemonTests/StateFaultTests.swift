@@ -6,6 +6,7 @@ import KioskCore
 import KioskDaemonTesting
 import KioskRender
 import KioskScenes
+import KioskState
 import KioskTesting
 import Logging
 import KioskTestTraits

@@ -1,6 +1,7 @@
 import Foundation
 import KioskCore
 @testable import KioskDaemon
+import KioskState
 import KioskTesting
 import Logging
 import Synchronization

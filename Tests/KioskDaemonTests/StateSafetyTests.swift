@@ -5,6 +5,7 @@ import KioskCore
 @testable import KioskDaemon
 import KioskDaemonTesting
 import KioskScenes
+import KioskState
 import Logging
 import KioskTestTraits
 import Testing

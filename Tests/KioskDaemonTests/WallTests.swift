@@ -5,6 +5,7 @@ import KioskCore
 import KioskDaemonTesting
 import KioskRender
 import KioskScenes
+import KioskState
 import KioskTesting
 import KioskTestTraits
 import Testing

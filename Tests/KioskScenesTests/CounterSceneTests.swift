@@ -1,6 +1,7 @@
 import KioskCore
 import KioskRender
 import KioskScenes
+import KioskState
 import KioskTesting
 import Logging
 import Testing

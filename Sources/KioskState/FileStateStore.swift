@@ -126,7 +126,7 @@ public final class FileStateStore: StateStore, @unchecked Sendable {
     public var trace: ((String) -> Void)?
     /// Called after a checkpoint wrote its state files, before it takes the lock back (tests: a
     /// batch committed meanwhile, as kioskd's commit thread may).
-    var duringCheckpointFiles: (() -> Void)?
+    package var duringCheckpointFiles: (() -> Void)?
     /// Problems found while loading (file and what was wrong), newest last; also logged.
     public internal(set) var problems: [String] = []
     /// Called when a change can be neither acknowledged nor refused truthfully (a failed `fsync`
@@ -226,7 +226,7 @@ public final class FileStateStore: StateStore, @unchecked Sendable {
     }
 
     /// Gives the directory up as a killed kioskd leaves it: the lock released, no checkpoint (tests).
-    func abandon() {
+    package func abandon() {
         lock.lock(); defer { lock.unlock() }
         stopped = true
         while checkpointing { lock.wait() }

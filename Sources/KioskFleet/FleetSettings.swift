@@ -29,7 +29,7 @@ public struct FleetSettings: Sendable, Equatable {
 
     /// Reads `[fleet]`; `mqtt` is whether an `[mqtt]` table exists (a fleet needs the broker).
     /// Errors name file:line and the key.
-    static func read(_ t: ConfigTable, hasMQTT: Bool) throws -> FleetSettings {
+    package static func read(_ t: ConfigTable, hasMQTT: Bool) throws -> FleetSettings {
         guard let group = try t.string("group") else { throw t.error("group", "missing: the group's name, for example group = \"hall\"") }
         if let problem = topicLevelProblem(group) { throw t.error("group", "\(ConfigTable.quoted(group)) \(problem)") }
         guard t.has("role") else { throw t.error("role", "missing: role = \"primary\" (exactly one kiosk of the group) or \"follower\"") }
@@ -61,7 +61,7 @@ public struct FleetSettings: Sendable, Equatable {
     }
 
     /// Why `s` cannot be one level of an MQTT topic; nil when it can.
-    static func topicLevelProblem(_ s: String) -> String? {
+    package static func topicLevelProblem(_ s: String) -> String? {
         if s.isEmpty { return "is empty" }
         if s.contains(where: { $0 == "/" || $0 == "+" || $0 == "#" }) { return "cannot be part of an MQTT topic (no /, + or #)" }
         if s.unicodeScalars.contains(where: { $0.value < 0x20 || $0.value == 0x7F }) { return "holds a control character" }

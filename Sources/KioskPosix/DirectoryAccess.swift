@@ -1,15 +1,14 @@
 import Foundation
 import KioskCore
-import KioskPosix
 
 /// Whether kioskd may create files in a directory: the one judgement the config check (before
 /// start, `DaemonConfig.checkSystem`) and the state store (when it opens its directory,
 /// `FileStateStore`) both make. Judged for the effective user, as the files would be created.
-enum DirectoryAccess {
+package enum DirectoryAccess {
     /// Why files cannot be created in `directory` (or in the directory open as `fd`), or nil
     /// when they can: "/var/lib/kioskd is not writable by uid 65534: access /var/lib/kioskd
     /// failed: Permission denied (errno 13)". The error keeps errno.
-    static func writeProblem(_ directory: String, fd: Int32? = nil) -> KioskError? {
+    package static func writeProblem(_ directory: String, fd: Int32? = nil) -> KioskError? {
         do {
             try Posix.call("access", path: directory) {
                 faccessat(fd ?? AT_FDCWD, fd == nil ? directory : ".", W_OK | X_OK, AT_EACCESS)
@@ -24,5 +23,5 @@ enum DirectoryAccess {
 
     /// True for the errors that mean "not allowed here" (a missing permission, a read-only file
     /// system), as opposed to a broken path.
-    static func isPermission(_ errnum: Int32) -> Bool { errnum == EACCES || errnum == EROFS || errnum == EPERM }
+    package static func isPermission(_ errnum: Int32) -> Bool { errnum == EACCES || errnum == EROFS || errnum == EPERM }
 }

@@ -1,7 +1,8 @@
 import Foundation
 import KioskCore
-import KioskScenes
+
 import Logging
+import Synchronization
 
 #if canImport(Glibc)
 import Glibc
@@ -20,9 +21,7 @@ import Glibc
 /// order: within a batch the last value written to a key wins); a change refused by its
 /// counter's rules does not affect the others of its batch; a batch whose commit fails is
 /// refused as a whole, writes included, and what a restart reads stays as before.
-public final class CommandPipeline: @unchecked Sendable {
-    // @unchecked: `queue`, `stopping` and `counters` are guarded by `cond`; `known` and
-    // `store` are used only by the thread running `runOnce` (one at a time, see `running`).
+public final class CommandPipeline: Sendable {
 
     /// One counter change asked of the pipeline.
     public struct Change: Sendable, Equatable {
@@ -55,6 +54,9 @@ public final class CommandPipeline: @unchecked Sendable {
         public var new: Int
         /// The wheels turn upwards (an increment, or a set to a larger value).
         public var up: Bool
+        package init(scene: String, counter: String, old: Int, new: Int, up: Bool) {
+            self.scene = scene; self.counter = counter; self.old = old; self.new = new; self.up = up
+        }
     }
 
     /// A counter the pipeline may change without asking the render loop (control socket).
@@ -112,29 +114,47 @@ public final class CommandPipeline: @unchecked Sendable {
         case writes([(key: String, value: String)], WriteCompletion)
     }
     private struct Item { var work: Work; var delivery: Delivery }
-    /// Counters by name, and by scene and name (`setDirectory`), guarded by `cond`.
-    private var directory: [String: Entry] = [:]
-    private var scoped: [String: Entry] = [:]
-    /// Shows the values committed by a batch's changes; called inside `deliver`, once per batch,
-    /// before the batch's completions.
-    private var onShow: (@Sendable ([Shown]) -> Void)?
+
+    /// What the pipeline's thread and its callers share, behind `shared`.
+    private struct Shared {
+        /// Counters by name, and by scene and name (`setDirectory`).
+        var directory: [String: Entry] = [:]
+        var scoped: [String: Entry] = [:]
+        /// Shows the values committed by a batch's changes; called inside `deliver`, once per
+        /// batch, before the batch's completions.
+        var onShow: (@Sendable ([Shown]) -> Void)?
+        var queue: [Item] = []
+        var stopping = false
+        /// A batch is being decided and committed (`runOnce`).
+        var running = false
+        var threadDone = true
+        var counters = Counters()
+        /// The values the committed batches left, by key (read and written by `runOnce` only).
+        var known: [String: Int] = [:]
+    }
+    private let shared = Mutex(Shared())
+    /// One signal per submission, and one when stopping: the thread looks at `shared` again.
+    private let wake = DispatchSemaphore(value: 0)
+    /// Signalled when the thread has ended.
+    private let ended = DispatchSemaphore(value: 0)
 
     /// Sets what `onShow` does (before `start`).
     public func setOnShow(_ f: @escaping @Sendable ([Shown]) -> Void) {
-        cond.lock(); onShow = f; cond.unlock()
+        shared.withLock { $0.onShow = f }
     }
 
     /// The counters the pipeline decides, by name, and by `scopedName` (each counter scene's
     /// own, for its touch and keys); replaces the last ones.
     public func setDirectory(_ entries: [String: Entry], scoped: [String: Entry] = [:]) {
-        cond.lock(); directory = entries; self.scoped = scoped; cond.unlock()
+        shared.withLock { $0.directory = entries; $0.scoped = scoped }
     }
 
     /// The entry for `counter`: of `scene` when given, else the first scene holding the name.
     public func entry(for counter: String, scene: String? = nil) -> Entry? {
-        cond.lock(); defer { cond.unlock() }
-        if let scene { return scoped[Self.scopedName(scene: scene, counter: counter)] }
-        return directory[counter]
+        shared.withLock { s in
+            if let scene { return s.scoped[Self.scopedName(scene: scene, counter: counter)] }
+            return s.directory[counter]
+        }
     }
 
     /// The key of a counter of one scene in the scoped directory.
@@ -143,13 +163,6 @@ public final class CommandPipeline: @unchecked Sendable {
     private let store: StateStore
     private let deliver: @Sendable (@escaping @Sendable () -> Void) -> Void
     private let logger: Logger
-    private let cond = NSCondition()
-    private var queue: [Item] = []
-    private var stopping = false
-    private var running = false
-    private var threadDone = true
-    private var counters = Counters()
-    private var known: [String: Int] = [:]
 
     /// `deliver` runs the completions of each batch (in submission order) where they belong:
     /// the daemon posts them to the render loop; tests run them at once.
@@ -161,50 +174,46 @@ public final class CommandPipeline: @unchecked Sendable {
 
     /// Starts the pipeline's thread (`kioskd-commit`).
     public func start() {
-        cond.lock()
-        threadDone = false
-        cond.unlock()
+        shared.withLock { $0.threadDone = false }
         let thread = Thread { [self] in
             let fd = open("/proc/thread-self/comm", O_WRONLY | O_CLOEXEC)
             if fd >= 0 { _ = write(fd, "kioskd-commit", 13); close(fd) }
             while waitForWork() { runOnce() }
-            cond.lock()
-            threadDone = true
-            cond.broadcast()
-            cond.unlock()
+            shared.withLock { $0.threadDone = true }
+            ended.signal()
         }
         thread.name = "kioskd-commit"
         thread.start()
     }
 
     /// Whether the pipeline's thread runs (`start`): batches are committed there, and only there.
-    public var hasThread: Bool {
-        cond.lock(); defer { cond.unlock() }
-        return !threadDone
-    }
+    public var hasThread: Bool { shared.withLock { !$0.threadDone } }
 
     /// Commits what was submitted, then ends the thread; waits at most `timeout` seconds.
     /// Changes submitted afterwards are refused.
     public func stop(timeout: Double = 5) {
-        cond.lock()
-        stopping = true
-        cond.broadcast()
-        let until = Date(timeIntervalSinceNow: timeout)
-        while !threadDone && cond.wait(until: until) {}
-        cond.unlock()
+        let done = shared.withLock { s -> Bool in
+            s.stopping = true
+            return s.threadDone
+        }
+        guard !done else { return }
+        wake.signal()
+        // Passed on, for another `stop` waiting at the same time.
+        if ended.wait(timeout: .now() + timeout) == .success { ended.signal() }
     }
 
     /// Queues `change`; `completion` runs (through `deliver`) after its batch was committed or refused.
     public func submit(_ change: Change, delivery: Delivery = .deliver, completion: @escaping Completion) {
-        cond.lock()
-        if stopping {
-            cond.unlock()
+        let queued = shared.withLock { s -> Bool in
+            if s.stopping { return false }
+            s.queue.append(Item(work: .change(change, completion), delivery: delivery))
+            return true
+        }
+        guard queued else {
             completion(.refused(KioskError.state("kioskd is stopping; counter '\(change.rules.counter)' was not changed")))
             return
         }
-        queue.append(Item(work: .change(change, completion), delivery: delivery))
-        cond.signal()
-        cond.unlock()
+        wake.signal()
     }
 
     /// Queues values to write (a key given twice keeps its last value): committed with the next
@@ -213,34 +222,34 @@ public final class CommandPipeline: @unchecked Sendable {
     /// batch's other completions) or, with `.here`, on the pipeline's thread.
     public func submitWrites(_ writes: [(key: String, value: String)], delivery: Delivery = .deliver,
                              completion: @escaping WriteCompletion) {
-        cond.lock()
-        if stopping {
-            cond.unlock()
+        let queued = shared.withLock { s -> Bool in
+            if s.stopping { return false }
+            s.queue.append(Item(work: .writes(writes, completion), delivery: delivery))
+            return true
+        }
+        guard queued else {
             completion(.refused(KioskError.state("kioskd is stopping; \(writes.map(\.key).joined(separator: ", ")) not saved")))
             return
         }
-        queue.append(Item(work: .writes(writes, completion), delivery: delivery))
-        cond.signal()
-        cond.unlock()
+        wake.signal()
     }
 
     /// The figures so far.
-    public var stats: Counters {
-        cond.lock(); defer { cond.unlock() }
-        return counters
-    }
+    public var stats: Counters { shared.withLock { $0.counters } }
 
     /// Changes waiting for the next batch.
-    public var queued: Int {
-        cond.lock(); defer { cond.unlock() }
-        return queue.count
-    }
+    public var queued: Int { shared.withLock { $0.queue.count } }
 
     /// Blocks until there is work (true) or the pipeline stops with nothing left (false).
     private func waitForWork() -> Bool {
-        cond.lock(); defer { cond.unlock() }
-        while queue.isEmpty && !stopping { cond.wait() }
-        return !queue.isEmpty
+        while true {
+            let ready = shared.withLock { s -> Bool? in
+                if !s.queue.isEmpty { return true }
+                return s.stopping ? false : nil
+            }
+            if let ready { return ready }
+            wake.wait()
+        }
     }
 
     /// Takes everything queued as one batch, decides it, commits its counter changes and writes
@@ -248,12 +257,13 @@ public final class CommandPipeline: @unchecked Sendable {
     /// it in a loop; tests without the thread call it directly.
     @discardableResult
     public func runOnce() -> Bool {
-        cond.lock()
-        precondition(!running, "CommandPipeline.runOnce called while a batch is being committed")
-        let batch = queue
-        queue.removeAll(keepingCapacity: true)
-        running = !batch.isEmpty
-        cond.unlock()
+        let (batch, known) = shared.withLock { s -> ([Item], [String: Int]) in
+            precondition(!s.running, "CommandPipeline.runOnce called while a batch is being committed")
+            let batch = s.queue
+            s.queue.removeAll(keepingCapacity: true)
+            s.running = !batch.isEmpty
+            return (batch, s.known)
+        }
         guard !batch.isEmpty else { return false }
         var changes: [Change] = []
         for item in batch { if case .change(let c, _) = item.work { changes.append(c) } }
@@ -291,26 +301,27 @@ public final class CommandPipeline: @unchecked Sendable {
                 }
             }
         }
-        if committed { known = decision.known }
         let outcomes = decision.outcomes
         let writeOutcome: WriteOutcome = failure.map { .refused($0) } ?? .saved
-        cond.lock()
-        if committed && !writes.isEmpty { counters.commits += 1 }
-        for o in outcomes {
-            switch o {
-            case .changed: counters.changed += 1
-            case .refused: counters.refused += 1
-            case .unchanged: break
+        let newKnown = committed ? decision.known : nil
+        let show = shared.withLock { s -> (@Sendable ([Shown]) -> Void)? in
+            if let newKnown { s.known = newKnown }
+            if committed && !writes.isEmpty { s.counters.commits += 1 }
+            for o in outcomes {
+                switch o {
+                case .changed: s.counters.changed += 1
+                case .refused: s.counters.refused += 1
+                case .unchanged: break
+                }
             }
+            for item in batch {
+                guard case .writes = item.work else { continue }
+                if committed { s.counters.written += 1 } else { s.counters.writesRefused += 1 }
+            }
+            s.counters.largestBatch = max(s.counters.largestBatch, batch.count)
+            s.running = false
+            return s.onShow
         }
-        for item in batch {
-            guard case .writes = item.work else { continue }
-            if committed { counters.written += 1 } else { counters.writesRefused += 1 }
-        }
-        counters.largestBatch = max(counters.largestBatch, batch.count)
-        running = false
-        let show = onShow
-        cond.unlock()
         var later: [@Sendable () -> Void] = []
         var shown: [Shown] = []
         var here: [@Sendable () -> Void] = []

@@ -18,13 +18,13 @@ extension FileStateStore {
     // MARK: format
 
     /// FNV-1a, 64 bit: detects truncation and damage (not tampering).
-    static func checksum(_ bytes: [UInt8]) -> UInt64 {
+    package static func checksum(_ bytes: [UInt8]) -> UInt64 {
         var h: UInt64 = 0xcbf2_9ce4_8422_2325
         for b in bytes { h = (h ^ UInt64(b)) &* 0x0000_0100_0000_01B3 }
         return h
     }
 
-    static func encode(_ value: String) -> [UInt8] {
+    package static func encode(_ value: String) -> [UInt8] {
         let v = Array(value.utf8)
         return Array("kioskd-state 1 \(v.count) \(String(checksum(v), radix: 16))\n".utf8) + v
     }
@@ -41,7 +41,7 @@ extension FileStateStore {
         }
     }
 
-    static func decode(_ bytes: [UInt8]) throws -> String {
+    package static func decode(_ bytes: [UInt8]) throws -> String {
         guard let nl = bytes.firstIndex(of: 0x0A), nl < 200 else { throw DecodeError.badHeader }
         let header = String(decoding: bytes[..<nl], as: UTF8.self).split(separator: " ")
         guard header.count == 4, header[0] == "kioskd-state", header[1] == "1",

@@ -1,6 +1,4 @@
-import KioskConfig
 import KioskCore
-import KioskScenes
 import Logging
 
 /// Moves counter values saved under the keys of earlier versions to today's keys.
@@ -16,39 +14,31 @@ import Logging
 /// The move is made before the scenes are made (`SceneRegistry.make`; on a reload off the
 /// render loop first, from `ReloadCoordinator.read`), so that the scenes are given the moved
 /// values.
-enum StateMigration {
-    struct Counter: Sendable {
-        var scene: String
-        var counter: String
-        var key: String
-        var legacyKey: String
+package enum StateMigration {
+    package struct Counter: Sendable {
+        package var scene: String
+        package var counter: String
+        package var key: String
+        package var legacyKey: String
 
-        init(scene: String, counter: String) {
+        /// `key`: the counter's state key today; `legacyKey`: the one earlier versions used.
+        package init(scene: String, counter: String, key: String, legacyKey: String) {
             self.scene = scene
             self.counter = counter
-            key = CounterScene.stateKey(scene: scene, counter: counter)
-            legacyKey = CounterScene.legacyStateKey(scene: scene, counter: counter)
+            self.key = key
+            self.legacyKey = legacyKey
         }
     }
 
     /// A value moved: the counter now holds `value` under its new key.
-    struct Moved: Sendable, Equatable {
-        var scene: String
-        var counter: String
-        var value: String
-    }
-
-    /// The counters of a config's counter scenes (`kind = "counter"`), read from their tables;
-    /// a scene whose table does not read is left out (making it reports the error).
-    static func counters(of definitions: [SceneDefinition]) -> [Counter] {
-        definitions.filter { $0.kind == "counter" }.flatMap { d -> [Counter] in
-            guard let settings = try? CounterSettings.read(d.table, scene: d.name) else { return [] }
-            return settings.counters.map { Counter(scene: d.name, counter: $0.name) }
-        }
+    package struct Moved: Sendable, Equatable {
+        package var scene: String
+        package var counter: String
+        package var value: String
     }
 
     /// Moves the values of `counters` saved under old keys (see the type); returns what was moved.
-    static func migrate(_ counters: [Counter], state: StateStore, logger: Logger) -> [Moved] {
+    package static func migrate(_ counters: [Counter], state: StateStore, logger: Logger) -> [Moved] {
         let newKeys = Set(counters.map(\.key))
         var reported = Set<String>()
         var moved: [Moved] = []

@@ -1,8 +1,8 @@
 import Foundation
-import KioskConfig
 import KioskControl
 import KioskCore
 import KioskScenes
+import KioskState
 import Logging
 
 /// Shares counters across the kiosks of a `[fleet]` group. Runs on the loop's thread.

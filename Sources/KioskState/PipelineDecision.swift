@@ -1,5 +1,5 @@
 import KioskCore
-import KioskScenes
+
 
 /// The pipeline's decisions as pure functions over plain values (tested without a disk).
 extension CommandPipeline {

@@ -19,28 +19,28 @@ import Foundation
 /// followed by verifiable records of this journal, which only a damaged disk or a hand can make.
 /// A journal in the first format (text headers `kioskd-journal 1 …`) is read as before, for its
 /// one migration at start.
-enum StateJournal {
-    static let magic = Array("kioskdJ2".utf8)
-    static let headerSize = 20
-    static let recordHeaderSize = 24
+package enum StateJournal {
+    package static let magic = Array("kioskdJ2".utf8)
+    package static let headerSize = 20
+    package static let recordHeaderSize = 24
 
-    static func crc(_ bytes: ArraySlice<UInt8>, _ start: UInt = 0) -> UInt32 {
+    package static func crc(_ bytes: ArraySlice<UInt8>, _ start: UInt = 0) -> UInt32 {
         bytes.withUnsafeBufferPointer { UInt32(truncatingIfNeeded: CZlib.crc32(start, $0.baseAddress, UInt32($0.count))) }
     }
 
-    static func put32(_ v: UInt32, _ out: inout [UInt8]) { withUnsafeBytes(of: v.littleEndian) { out += $0 } }
-    static func put64(_ v: UInt64, _ out: inout [UInt8]) { withUnsafeBytes(of: v.littleEndian) { out += $0 } }
-    static func get32(_ b: [UInt8], _ at: Int) -> UInt32 { (0..<4).reduce(0) { $0 | UInt32(b[at + $1]) << (8 * $1) } }
-    static func get64(_ b: [UInt8], _ at: Int) -> UInt64 { (0..<8).reduce(0) { $0 | UInt64(b[at + $1]) << (8 * $1) } }
+    package static func put32(_ v: UInt32, _ out: inout [UInt8]) { withUnsafeBytes(of: v.littleEndian) { out += $0 } }
+    package static func put64(_ v: UInt64, _ out: inout [UInt8]) { withUnsafeBytes(of: v.littleEndian) { out += $0 } }
+    package static func get32(_ b: [UInt8], _ at: Int) -> UInt32 { (0..<4).reduce(0) { $0 | UInt32(b[at + $1]) << (8 * $1) } }
+    package static func get64(_ b: [UInt8], _ at: Int) -> UInt64 { (0..<8).reduce(0) { $0 | UInt64(b[at + $1]) << (8 * $1) } }
 
-    static func encodeHeader(generation: UInt64) -> [UInt8] {
+    package static func encodeHeader(generation: UInt64) -> [UInt8] {
         var out = magic
         put64(generation, &out)
         put32(crc(out[...]), &out)
         return out
     }
 
-    static func encodeRecord(_ entries: [(key: String, value: String)], generation: UInt64, number: UInt32) -> [UInt8] {
+    package static func encodeRecord(_ entries: [(key: String, value: String)], generation: UInt64, number: UInt32) -> [UInt8] {
         var body: [UInt8] = []
         for e in entries {
             let k = Array(e.key.utf8), v = Array(e.value.utf8)
@@ -55,28 +55,28 @@ enum StateJournal {
         return out + body
     }
 
-    struct Record { var number: UInt32; var entries: [(key: String, value: String)]; var start: Int; var end: Int }
-    struct Damage {
+    package struct Record { package var number: UInt32; package var entries: [(key: String, value: String)]; package var start: Int; package var end: Int }
+    package struct Damage {
         /// The record numbers that could not be read (first...last), where the stretch starts and ends.
-        var first: UInt32, last: UInt32, start: Int, end: Int
+        package var first: UInt32, last: UInt32, start: Int, end: Int
         /// The keys that could still be read in the stretch (best effort: the stretch is damaged).
-        var keys: [String]
+        package var keys: [String]
     }
-    struct Read {
-        enum Format: Equatable { case empty, current, legacy }
-        var format: Format = .empty
-        var generation: UInt64?
-        var records: [Record] = []
-        var damage: [Damage] = []
+    package struct Read {
+        package enum Format: Equatable { case empty, current, legacy }
+        package var format: Format = .empty
+        package var generation: UInt64?
+        package var records: [Record] = []
+        package var damage: [Damage] = []
         /// Where the verified journal ends (appends continue here once the tail is cut off).
-        var length = 0
+        package var length = 0
         /// What the torn tail holds, when there is one.
-        var tail: String?
-        var entries: [(key: String, value: String)] { records.flatMap(\.entries) }
+        package var tail: String?
+        package var entries: [(key: String, value: String)] { records.flatMap(\.entries) }
     }
 
     /// The body's entries, or nil when it does not parse.
-    static func entries(_ b: [UInt8], _ start: Int, _ end: Int, count: Int) -> [(key: String, value: String)]? {
+    package static func entries(_ b: [UInt8], _ start: Int, _ end: Int, count: Int) -> [(key: String, value: String)]? {
         var out: [(key: String, value: String)] = []
         var p = start
         for _ in 0..<count {
@@ -93,7 +93,7 @@ enum StateJournal {
     }
 
     /// The record at `at` if it verifies for `generation` (any generation when nil) and a number ≥ `minNumber`.
-    static func record(_ b: [UInt8], at: Int, generation: UInt64?, minNumber: UInt32) -> Record? {
+    package static func record(_ b: [UInt8], at: Int, generation: UInt64?, minNumber: UInt32) -> Record? {
         guard b.count - at >= recordHeaderSize else { return nil }
         let len = Int(get32(b, at)), count = Int(get32(b, at + 4)), gen = get64(b, at + 8), number = get32(b, at + 16)
         guard generation.map({ $0 == gen }) ?? true, number >= minNumber, count > 0, len >= 8 * count,
@@ -105,7 +105,7 @@ enum StateJournal {
     }
 
     /// Keys readable in a damaged stretch starting with a record header (best effort).
-    static func keys(in b: [UInt8], _ start: Int, _ end: Int) -> [String] {
+    package static func keys(in b: [UInt8], _ start: Int, _ end: Int) -> [String] {
         var out: [String] = []
         var p = start + recordHeaderSize
         while end - p >= 8 {
@@ -118,7 +118,7 @@ enum StateJournal {
         return out
     }
 
-    static func read(_ b: [UInt8]) -> Read {
+    package static func read(_ b: [UInt8]) -> Read {
         var r = Read()
         guard !b.isEmpty else { return r }
         if b.starts(with: Array("kioskd-journal 1 ".utf8)) {
@@ -176,7 +176,7 @@ enum StateJournal {
     /// The first format's records (`kioskd-journal 1 <entries> <body length> <fnv1a64 of the body>\n`,
     /// then `<key length> <value length>\n<key><value>` per entry): every whole, intact record
     /// from the start, the length they take, and what is wrong with the rest.
-    static func readLegacy(_ bytes: [UInt8]) -> (entries: [(key: String, value: String)], length: Int, problem: String?) {
+    package static func readLegacy(_ bytes: [UInt8]) -> (entries: [(key: String, value: String)], length: Int, problem: String?) {
         var entries: [(key: String, value: String)] = []
         var at = 0
         func fail(_ why: String) -> (entries: [(key: String, value: String)], length: Int, problem: String?) {
