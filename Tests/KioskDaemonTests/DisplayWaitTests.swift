@@ -14,9 +14,11 @@ import Testing
 @Suite struct DisplayWaitTests {
     static let mode = DRMMode(width: 64, height: 48, refresh: 60, isPreferred: true)
 
-    @Test func startsReadyAndWaitingThenShowsTheClockWhenADisplayAppears() throws {
+    /// A daemon showing a clock (its table's further lines `clock`) on a fake device's HDMI-A-1
+    /// (`status` at start), not started.
+    static func clockOnHDMI(_ status: DRMConnector.Status, clock: String = "") throws -> (Daemon, FakeKMS, ManualEventLoop) {
         let dir = tempDir()
-        let kms = FakeKMS(resources: FakeKMS.outputs([.init("HDMI-A-1", modes: [Self.mode], status: .disconnected)]))
+        let kms = FakeKMS(resources: FakeKMS.outputs([.init("HDMI-A-1", modes: [mode], status: status)]))
         let config = try loadConfig("""
         state_dir = "\(dir)/state"
         [display]
@@ -24,14 +26,18 @@ import Testing
         device = "\(kms.path)"
         [scene.clock]
         kind = "clock"
-        color_mode = "scaled"
-        unsynced = "ignore"
+        \(clock)
         """, dir: dir)
         let loop = ManualEventLoop(epochSeconds: 1_700_000_000)
         let made = try Backends.makeDisplays(config, loop: loop, logger: quietLogger, kms: kms.backend)
         let d = try Daemon(config: config, displays: made.outputs, input: nil, state: MemoryStateStore(), loop: loop, time: loop,
                            logger: quietLogger)
         d.displayOwner = made.owner
+        return (d, kms, loop)
+    }
+
+    @Test func startsReadyAndWaitingThenShowsTheClockWhenADisplayAppears() throws {
+        let (d, kms, loop) = try Self.clockOnHDMI(.disconnected, clock: "color_mode = \"scaled\"\nunsynced = \"ignore\"")
         var ready = 0
         var statuses: [String] = []
         d.onReady = { ready += 1 }
@@ -71,20 +77,7 @@ import Testing
     /// the time of the last completed frame and the frames of the last minute; an error line
     /// when a flip never completes.
     @Test func outputsTellWhatReachedThePanel() throws {
-        let dir = tempDir()
-        let kms = FakeKMS(resources: FakeKMS.outputs([.init("HDMI-A-1", modes: [Self.mode], status: .disconnected)]))
-        let config = try loadConfig("""
-        state_dir = "\(dir)/state"
-        [display]
-        backend = "drm"
-        device = "\(kms.path)"
-        [scene.clock]
-        kind = "clock"
-        """, dir: dir)
-        let loop = ManualEventLoop(epochSeconds: 1_700_000_000)
-        let made = try Backends.makeDisplays(config, loop: loop, logger: quietLogger, kms: kms.backend)
-        let d = try Daemon(config: config, displays: made.outputs, input: nil, state: MemoryStateStore(), loop: loop, time: loop,
-                           logger: quietLogger)
+        let (d, kms, loop) = try Self.clockOnHDMI(.disconnected)
         d.startAsKioskd()
         loop.runDeferred()
         let waiting = try #require(d.status().outputs?.first)
@@ -112,20 +105,7 @@ import Testing
     /// STATUS goes back to waiting for a display, as at boot, and status and outputs say nothing
     /// is connected; when it is switched on again STATUS says what is shown there.
     @Test func aDisplayThatGoesAwayLaterIsWaitedForAgain() throws {
-        let dir = tempDir()
-        let kms = FakeKMS(resources: FakeKMS.outputs([.init("HDMI-A-1", modes: [Self.mode])]))
-        let config = try loadConfig("""
-        state_dir = "\(dir)/state"
-        [display]
-        backend = "drm"
-        device = "\(kms.path)"
-        [scene.clock]
-        kind = "clock"
-        """, dir: dir)
-        let loop = ManualEventLoop(epochSeconds: 1_700_000_000)
-        let made = try Backends.makeDisplays(config, loop: loop, logger: quietLogger, kms: kms.backend)
-        let d = try Daemon(config: config, displays: made.outputs, input: nil, state: MemoryStateStore(), loop: loop, time: loop,
-                           logger: quietLogger)
+        let (d, kms, loop) = try Self.clockOnHDMI(.connected)
         var ready = 0
         var statuses: [String] = []
         d.onReady = { ready += 1 }
@@ -171,20 +151,7 @@ import Testing
 
     /// With a display connected, READY=1 still waits for the first frame.
     @Test func readyComesWithTheFirstFrameWhenADisplayIsConnected() throws {
-        let dir = tempDir()
-        let kms = FakeKMS(resources: FakeKMS.outputs([.init("HDMI-A-1", modes: [Self.mode])]))
-        let config = try loadConfig("""
-        state_dir = "\(dir)/state"
-        [display]
-        backend = "drm"
-        device = "\(kms.path)"
-        [scene.clock]
-        kind = "clock"
-        """, dir: dir)
-        let loop = ManualEventLoop(epochSeconds: 1_700_000_000)
-        let made = try Backends.makeDisplays(config, loop: loop, logger: quietLogger, kms: kms.backend)
-        let d = try Daemon(config: config, displays: made.outputs, input: nil, state: MemoryStateStore(), loop: loop, time: loop,
-                           logger: quietLogger)
+        let (d, kms, loop) = try Self.clockOnHDMI(.connected)
         var ready = 0
         var statuses: [String] = []
         d.onReady = { ready += 1 }
