@@ -5,6 +5,8 @@ public enum CECOpcode: UInt8, Sendable {
     case featureAbort = 0x00
     case imageViewOn = 0x04
     case standby = 0x36
+    case userControlPressed = 0x44
+    case userControlReleased = 0x45
     case activeSource = 0x82
     case giveDevicePowerStatus = 0x8F
     case reportPowerStatus = 0x90

@@ -124,7 +124,9 @@ public struct DaemonConfig {
     public var stateDirectory: String
     /// `[fleet]`: counters shared with other kiosks of a group (needs `[mqtt]`).
     public var fleet: FleetSettings?
-    /// Where the keys `checkSystem` looks at were written (the file alone for defaults).
+    /// Where the keys `checkSystem` and the start look at were written (the file alone for
+    /// defaults): `state_dir`, `control.socket`, `control.group`, `display.device`,
+    /// `display.output`, `display.mode`.
     public var keyLocations: [String: SourceLocation] = [:]
     /// `[mqtt]`: the broker and this kiosk's id; nil: MQTT is off.
     public var mqtt: MQTTConfig?
@@ -208,6 +210,8 @@ public struct DaemonConfig {
             display.device = try DaemonConfig.device(t, "device", resolve: resolve)
             display.output = try DaemonConfig.connector(t, "output")
             (display.mode, display.rotation) = try DaemonConfig.modeAndRotation(t, headless: display.backend == .headless)
+            // Where the device, connector and mode found (or not) at start were asked for.
+            for key in ["device", "output", "mode"] { keyLocations["display.\(key)"] = t.entries[key]?.location ?? t.location }
             display.buffers = try t.int("buffers", default: 2, range: 2...3)
             display.api = try t.choice("api", default: DisplayAPIChoice.auto)
             if let s = try t.string("headless_size") {

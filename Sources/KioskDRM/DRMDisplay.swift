@@ -104,11 +104,20 @@ public final class DRMDisplay: DisplayOutput {
         if !isShutDown { shutdown() }
     }
 
+    /// Whether a node that appears while this display's card has no device is its device
+    /// again, under another card number (`DRMCard.takes`); nil: only the node it was made for.
+    public var takesDevice: ((_ node: String) -> Bool)? {
+        get { card?.takes }
+        set { card?.takes = newValue }
+    }
+
     // MARK: DisplayOutput
 
     public var displayDescription: String {
         guard let device else { return "drm (no device)" }
-        guard let output else { return "\(device.path) (no connected output)" }
+        // The connector is kept while its display is away (to tell a change from a return), but
+        // nothing is connected; while another session holds the device it is still this one.
+        guard let output, active || !hasMaster else { return "\(device.path) (no connected output)" }
         return "\(device.path) \(output.connector.name) \(output.mode)\(rotation == .r0 ? "" : " rotated \(rotation)") \(device.apiName)"
     }
 

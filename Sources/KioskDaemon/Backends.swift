@@ -52,7 +52,7 @@ public enum Backends {
                     .map { ($0.offset, single ? "display.mode" : "output[\($0.offset)].mode") }
             }
             guard let asking else { throw KioskError.config("\(config.file): [display]: \(e)") }
-            let location = outputs[asking.index].element.location
+            let location = single ? config.keyLocations[asking.key].map { "\($0)" } ?? "" : outputs[asking.index].element.location
             throw KioskError.config("\(location.isEmpty ? config.file : location): key '\(asking.key)': \(e)")
         }
     }
@@ -73,7 +73,9 @@ public enum Backends {
         if outputs.count == 1 {
             var settings = singleOutput(config)
             settings.device = paths[0]
-            return Displays(outputs: [try makeDisplay(settings, loop: loop, logger: logger, kms: backend)])
+            let display = try makeDisplay(settings, loop: loop, logger: logger, kms: backend)
+            (display as? DRMDisplay)?.takesDevice = follower(of: outputs[0], config: config, backend: backend)
+            return Displays(outputs: [display])
         }
         // One card a device, each with its own DRM master, hotplug and flip events on the loop.
         var cards: [DRMCard] = []
@@ -129,7 +131,8 @@ public enum Backends {
                 return try DRMDeviceChoice.resolve(device: device, connector: o.connector, among: found)
             } catch let e as DRMDeviceChoice.Failure {
                 let key = o.device != nil ? "output[\(i)].device" : device != nil ? "display.device" : single ? "display.output" : "output[\(i)].connector"
-                let at = o.device != nil && !o.location.isEmpty ? o.location : config.file
+                let at = key.hasPrefix("display.") ? config.keyLocations[key].map { "\($0)" } ?? config.file
+                    : !o.location.isEmpty ? o.location : config.file
                 throw KioskError.config("\(at): key '\(key)': \(e)")
             }
         }

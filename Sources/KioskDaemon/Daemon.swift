@@ -229,9 +229,25 @@ public final class Daemon {
                 self.tellReady()
                 self.publishStatus()
             }
-            manager.onFrame = { [weak self] _ in
-                self?.onFrame?()
-                self?.changes.noteChange()
+            manager.onFrame = { [weak self, unowned head] _ in
+                guard let self else { return }
+                self.onFrame?()
+                self.changes.noteChange()
+                if head.statusAwaitsFrame {
+                    // Back after its display went away: the status says what is shown again.
+                    head.statusAwaitsFrame = false
+                    self.publishStatus()
+                }
+            }
+            manager.onDisplayChange = { [weak self, unowned head] event in
+                guard let self, event == .inactive else { return }
+                head.statusAwaitsFrame = true
+                if self.waitingForDisplay {
+                    // The TV switched off (or unplugged) after start: waiting, as at boot.
+                    self.logger.notice("waiting for a display: the last output showing a frame lost its display",
+                                       metadata: ["output": "\(head.name)"])
+                }
+                self.publishStatus()
             }
             let key = head.sceneKey
             manager.onSceneChange = { [weak self] name in

@@ -15,6 +15,9 @@ public final class OutputHead {
     let themes: ThemeController
     /// Its TV over HDMI-CEC (`[output.cec]`); nil: none.
     var cec: CECLink?
+    /// Its display went away (`.inactive`) since the status was last told: the next frame
+    /// shown here tells it again.
+    var statusAwaitsFrame = false
 
     init(settings: OutputSettings, display: DisplayOutput, manager: SceneManager, blanking: BlankController, themes: ThemeController) {
         self.settings = settings

@@ -133,6 +133,9 @@ public final class SceneManager {
     public var onFrame: ((Damage) -> Void)?
     /// Called when the scene on screen changes (name).
     public var onSceneChange: ((String) -> Void)?
+    /// Called after the scene manager handled a display's news that the output went away
+    /// (`.inactive`) or (re)appeared (`.needsFullRedraw`); not for `.ready`.
+    public var onDisplayChange: ((DisplayEvent) -> Void)?
 
     private var statistics = FrameStatistics()
     /// Frames presented so far.
@@ -276,6 +279,7 @@ public final class SceneManager {
             // Its buffers may be gone (unplugged): nothing drawn there is read any more.
             composer.displayChanged(size: frameSize, sizeChanged: false)
         }
+        if e != .ready { onDisplayChange?(e) }
     }
 
     /// Draws the scene on screen and presents it, if something changed and the display can take

@@ -15,9 +15,11 @@ import Testing
 @Suite struct DisplayWaitTests {
     static let mode = DRMMode(width: 64, height: 48, refresh: 60, isPreferred: true)
 
-    @Test func startsReadyAndWaitingThenShowsTheClockWhenADisplayAppears() throws {
+    /// A daemon showing a clock (its table's further lines `clock`) on a fake device's HDMI-A-1
+    /// (`status` at start), not started.
+    static func clockOnHDMI(_ status: DRMConnector.Status, clock: String = "") throws -> (Daemon, FakeKMS, ManualEventLoop) {
         let dir = tempDir()
-        let kms = FakeKMS(resources: FakeKMS.outputs([.init("HDMI-A-1", modes: [Self.mode], status: .disconnected)]))
+        let kms = FakeKMS(resources: FakeKMS.outputs([.init("HDMI-A-1", modes: [mode], status: status)]))
         let config = try loadConfig("""
         state_dir = "\(dir)/state"
         [display]
@@ -25,14 +27,18 @@ import Testing
         device = "\(kms.path)"
         [scene.clock]
         kind = "clock"
-        color_mode = "scaled"
-        unsynced = "ignore"
+        \(clock)
         """, dir: dir)
         let loop = ManualEventLoop(epochSeconds: 1_700_000_000)
         let made = try Backends.makeDisplays(config, loop: loop, logger: quietLogger, kms: kms.backend)
         let d = try Daemon(config: config, displays: made.outputs, input: nil, state: MemoryStateStore(), loop: loop, time: loop,
                            logger: quietLogger)
         d.displayOwner = made.owner
+        return (d, kms, loop)
+    }
+
+    @Test func startsReadyAndWaitingThenShowsTheClockWhenADisplayAppears() throws {
+        let (d, kms, loop) = try Self.clockOnHDMI(.disconnected, clock: "color_mode = \"scaled\"\nunsynced = \"ignore\"")
         var ready = 0
         var statuses: [String] = []
         d.onReady = { ready += 1 }
@@ -72,20 +78,7 @@ import Testing
     /// the time of the last completed frame and the frames of the last minute; an error line
     /// when a flip never completes.
     @Test func outputsTellWhatReachedThePanel() throws {
-        let dir = tempDir()
-        let kms = FakeKMS(resources: FakeKMS.outputs([.init("HDMI-A-1", modes: [Self.mode], status: .disconnected)]))
-        let config = try loadConfig("""
-        state_dir = "\(dir)/state"
-        [display]
-        backend = "drm"
-        device = "\(kms.path)"
-        [scene.clock]
-        kind = "clock"
-        """, dir: dir)
-        let loop = ManualEventLoop(epochSeconds: 1_700_000_000)
-        let made = try Backends.makeDisplays(config, loop: loop, logger: quietLogger, kms: kms.backend)
-        let d = try Daemon(config: config, displays: made.outputs, input: nil, state: MemoryStateStore(), loop: loop, time: loop,
-                           logger: quietLogger)
+        let (d, kms, loop) = try Self.clockOnHDMI(.disconnected)
         d.startAsKioskd()
         loop.runDeferred()
         let waiting = try #require(d.status().outputs?.first)
@@ -109,22 +102,57 @@ import Testing
         d.shutdown()
     }
 
+    /// The TV is switched off hours after start (its connector goes "disconnected"): systemd's
+    /// STATUS goes back to waiting for a display, as at boot, and status and outputs say nothing
+    /// is connected; when it is switched on again STATUS says what is shown there.
+    @Test func aDisplayThatGoesAwayLaterIsWaitedForAgain() throws {
+        let (d, kms, loop) = try Self.clockOnHDMI(.connected)
+        var ready = 0
+        var statuses: [String] = []
+        d.onReady = { ready += 1 }
+        d.onStatus = { statuses.append($0) }
+        d.startAsKioskd()
+        loop.runDeferred()
+        #expect(ready == 1 && statuses.last?.hasPrefix("scene clock") == true, "\(statuses)")
+        for _ in 0..<2 {
+            loop.advance(by: 1_000_000_000)
+            loop.runDeferred()
+            kms.completeFlip()
+            loop.runDeferred()
+        }
+
+        // Switched off: the kernel reports the connector disconnected (a udev change event).
+        let told = statuses.count
+        kms.setStatus("HDMI-A-1", .disconnected)
+        kms.hotplug()
+        loop.runDeferred()
+        #expect(statuses.count > told, "a STATUS is sent when the last display goes: \(statuses)")
+        let waiting = try #require(statuses.last)
+        #expect(waiting.hasPrefix("waiting for a display; ") && waiting.contains("\(kms.path) (no connected output)"), "\(waiting)")
+        let status = d.status()
+        #expect(status.output == "\(kms.path) (no connected output)" && status.mode == "none", "\(status.output) \(status.mode)")
+        let output = try #require(status.outputs?.first)
+        #expect(output.logicalSize == nil && output.description == "\(kms.path) (no connected output)", "\(output)")
+        loop.advance(by: 3_000_000_000)
+        loop.runDeferred()
+        #expect(statuses.last == waiting, "still waiting: \(statuses.suffix(2))")
+
+        // Switched on again, without a udev event (the connector poll finds it).
+        let modesets = kms.committed.filter { if case .modeset = $0 { return true } else { return false } }.count
+        kms.setStatus("HDMI-A-1", .connected)
+        loop.advance(by: 500_000_000)
+        loop.runDeferred()
+        #expect(kms.committed.filter { if case .modeset = $0 { return true } else { return false } }.count == modesets + 1, "\(kms.committed)")
+        let back = try #require(statuses.last)
+        #expect(back.hasPrefix("scene clock") && back.contains("HDMI-A-1 64x48@60") && !back.contains("waiting"), "\(statuses.suffix(3))")
+        #expect(d.status().mode == "64x48")
+        #expect(ready == 1, "READY=1 only once")
+        d.shutdown()
+    }
+
     /// With a display connected, READY=1 still waits for the first frame.
     @Test func readyComesWithTheFirstFrameWhenADisplayIsConnected() throws {
-        let dir = tempDir()
-        let kms = FakeKMS(resources: FakeKMS.outputs([.init("HDMI-A-1", modes: [Self.mode])]))
-        let config = try loadConfig("""
-        state_dir = "\(dir)/state"
-        [display]
-        backend = "drm"
-        device = "\(kms.path)"
-        [scene.clock]
-        kind = "clock"
-        """, dir: dir)
-        let loop = ManualEventLoop(epochSeconds: 1_700_000_000)
-        let made = try Backends.makeDisplays(config, loop: loop, logger: quietLogger, kms: kms.backend)
-        let d = try Daemon(config: config, displays: made.outputs, input: nil, state: MemoryStateStore(), loop: loop, time: loop,
-                           logger: quietLogger)
+        let (d, kms, loop) = try Self.clockOnHDMI(.connected)
         var ready = 0
         var statuses: [String] = []
         d.onReady = { ready += 1 }

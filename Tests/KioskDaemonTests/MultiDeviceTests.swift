@@ -58,6 +58,21 @@ import Testing
         return out
     }
 
+    /// The bochs device (card0) is bound again and comes back as card3, and a virtio device is
+    /// added as card4 at the same time (its udev event first): card4 must not be opened.
+    static func bochsBackAsCard3(_ seat: FakeKMSDevices, loop: ManualEventLoop) -> FakeKMS {
+        seat.remove("/dev/dri/card0")
+        let again = FakeKMS(path: "/dev/dri/card3", resources: FakeKMS.outputs([.init("Virtual-1", modes: [mode])]))
+        seat.add(again, driver: "bochs-drm")
+        let other = FakeKMS(path: "/dev/dri/card4", resources: FakeKMS.outputs([.init("Virtual-4", modes: [mode])]))
+        seat.add(other, driver: "virtio_gpu")
+        seat.hotplug(other.path, "add")
+        seat.hotplug(again.path, "add")
+        loop.runDeferred()
+        #expect(seat.opened.filter { $0 == other.path }.isEmpty, "a device of another driver is not taken for it: \(seat.opened)")
+        return again
+    }
+
     @Test func outputsNamingDriversAreDrawnOnTheirDevices() throws {
         let dir = tempDir(), seat = Self.seat()
         let config = try Self.config(dir, "device = \"virtio_gpu\"", "device = \"/dev/dri/by-path/pci-0000:00:02.0-card\"")
@@ -118,19 +133,44 @@ import Testing
 
         // The bochs device is bound again and comes back as card3: its output follows it there,
         // and a virtio device added later is not taken for it.
-        seat.remove(bochs.path)
-        let again = FakeKMS(path: "/dev/dri/card3", resources: FakeKMS.outputs([.init("Virtual-1", modes: [Self.mode])]))
-        seat.add(again, driver: "bochs-drm")
-        let other = FakeKMS(path: "/dev/dri/card4", resources: FakeKMS.outputs([.init("Virtual-4", modes: [Self.mode])]))
-        seat.add(other, driver: "virtio_gpu")
-        seat.hotplug(other.path, "add")
-        seat.hotplug(again.path, "add")
-        loop.runDeferred()
-        #expect(seat.opened.filter { $0 == other.path }.isEmpty, "\(seat.opened)")
+        let again = Self.bochsBackAsCard3(seat, loop: loop)
         guard case .modeset("Virtual-1", _, _, _, true)? = again.committed.first else {
             Issue.record("the counter is not shown on the bochs device back as card3: \(again.committed)")
             return
         }
+        d.shutdown()
+    }
+
+    /// One output, its device named by driver: the device is unbound and comes back as card3;
+    /// the output follows it there, and a device of another driver added meanwhile is not taken
+    /// for it.
+    @Test func aSingleOutputFollowsItsDeviceToAnotherCardNumber() throws {
+        let dir = tempDir(), seat = Self.seat()
+        let config = try loadConfig("""
+        state_dir = "\(dir)/state"
+        [display]
+        backend = "drm"
+        device = "bochs-drm"
+        [scene.clock]
+        kind = "clock"
+        """, dir: dir)
+        let loop = ManualEventLoop(epochSeconds: 1_700_000_000)
+        let made = try Backends.makeDisplays(config, loop: loop, logger: quietLogger, kms: seat.backend)
+        let d = try Daemon(config: config, displays: made.outputs, input: nil, state: MemoryStateStore(), loop: loop, time: loop,
+                           logger: quietLogger)
+        d.displayOwner = made.owner
+        d.start()
+        loop.runDeferred()
+        #expect(Self.modesets(seat)["/dev/dri/card0"] == ["Virtual-1"], "\(Self.modesets(seat))")
+        seat.hotplug("/dev/dri/card0", "remove")
+        loop.runDeferred()
+        #expect(d.waitingForDisplay)
+        let again = Self.bochsBackAsCard3(seat, loop: loop)
+        guard case .modeset("Virtual-1", _, _, _, true)? = again.committed.first else {
+            Issue.record("the clock is not shown on the bochs device back as card3: \(again.committed)")
+            return
+        }
+        #expect(!d.waitingForDisplay && d.display.connectorName == "Virtual-1")
         d.shutdown()
     }
 
@@ -149,6 +189,27 @@ import Testing
         #expect(try error("device = \"bochs-drm\"", "device = \"virtio_gpu\"\nconnector = \"Virtual-3\"") == "no error")
         let v3d = try error("device = \"v3d\"", "connector = \"Virtual-1\"")
         #expect(v3d.contains(":4: key 'output[0].device': driver \"v3d\" has no device with connectors"), "\(v3d)")
+    }
+
+    /// A device `[display] device` names that fits no device, or two, is refused with the line
+    /// the key is written on — for one output and for `[[output]]`s that take it from there —
+    /// as is a connector `[display] output` asks for that the device lacks.
+    @Test func displayDeviceErrorsNameTheirLine() throws {
+        let dir = tempDir(), seat = Self.seat()
+        seat.add(FakeKMS(path: "/dev/dri/card3", resources: FakeKMS.outputs([.init("Virtual-3", modes: [Self.mode])])), driver: "virtio_gpu")
+        let loop = ManualEventLoop(epochSeconds: 1_700_000_000)
+        func error(_ text: String) throws -> String {
+            let config = try loadConfig("state_dir = \"\(dir)/state\"\n" + text + "\n[scene.clock]\nkind = \"clock\"\n", dir: dir)
+            return configError { _ = try Backends.makeDisplays(config, loop: loop, logger: quietLogger, kms: seat.backend) } ?? "no error"
+        }
+        let single = try error("[display]\nbackend = \"drm\"\ndevice = \"virtio_gpu\"")
+        #expect(single.hasSuffix("/kioskd.toml:4: key 'display.device': driver \"virtio_gpu\" names 2 DRM devices: /dev/dri/card1 (virtio_gpu, "
+            + "/dev/dri/by-path/pci-0000:00:01.0-card), /dev/dri/card3 (virtio_gpu); name this output's connector, or the device by its "
+            + "/dev/dri/by-path name"), "\(single)")
+        let shared = try error("[display]\nbackend = \"drm\"\n\ndevice = \"nouveau\"\n[[output]]\nconnector = \"Virtual-1\"\n[[output]]\nconnector = \"Virtual-2\"")
+        #expect(shared.contains("/kioskd.toml:5: key 'display.device': no DRM device has driver \"nouveau\""), "\(shared)")
+        let connector = try error("[display]\nbackend = \"drm\"\ndevice = \"bochs-drm\"\noutput = \"HDMI-A-9\"")
+        #expect(connector.contains("/kioskd.toml:5: key 'display.output': output \"HDMI-A-9\" does not exist on /dev/dri/card0"), "\(connector)")
     }
 
     @Test func deviceKeysAreChecked() throws {
