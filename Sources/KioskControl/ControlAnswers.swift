@@ -105,6 +105,8 @@ public struct StatusAnswer: Codable, Sendable, Equatable {
     /// "Europe/Berlin (+01:00)".
     public var timeZone: String?
     public var backlight: Backlight?
+    /// What happened to the pairing codes since the last `kioskctl pair` (absent without `[web]`).
+    public var pairing: PairingReport?
 
     public init(scene: String, sceneKind: String, sceneSummary: String, scenes: [String], theme: String, chosenTheme: String,
                 output: String, mode: String, rotation: Int, blanked: Bool, fps: Double, frames: UInt64, frameMs: FrameTimes,

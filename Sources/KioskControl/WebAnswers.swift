@@ -18,9 +18,31 @@ public struct PairAnswer: Codable, Sendable, Equatable {
     public var expires: String
     public var expiresInSeconds: Int
     public var shown: Bool
-    public init(ok: Bool? = true, code: String, url: String, role: String, expires: String, expiresInSeconds: Int, shown: Bool) {
+    /// What happened to the code this one replaces, when it was guessed at.
+    public var previous: PairingReport?
+    public init(ok: Bool? = true, code: String, url: String, role: String, expires: String, expiresInSeconds: Int, shown: Bool,
+                previous: PairingReport? = nil) {
         self.ok = ok; self.code = code; self.url = url; self.role = role; self.expires = expires
-        self.expiresInSeconds = expiresInSeconds; self.shown = shown
+        self.expiresInSeconds = expiresInSeconds; self.shown = shown; self.previous = previous
+    }
+}
+
+/// Wrong guesses at the codes of one `kioskctl pair` (that code and the codes that replaced it):
+/// how many, from how many client addresses, and how many times the code was replaced because
+/// its guess budget was spent (docs/web.md, "Guessing").
+public struct PairingReport: Codable, Sendable, Equatable {
+    /// Whether a code of this pairing is still open.
+    public var open: Bool
+    public var wrongGuesses: Int
+    public var addresses: Int
+    public var replaced: Int
+    /// "code replaced 3 times after 30 wrong guesses from 9 addresses".
+    public var summary: String
+    public init(open: Bool, wrongGuesses: Int, addresses: Int, replaced: Int) {
+        self.open = open; self.wrongGuesses = wrongGuesses; self.addresses = addresses; self.replaced = replaced
+        func n(_ k: Int, _ one: String, _ many: String) -> String { "\(k) \(k == 1 ? one : many)" }
+        let guesses = "\(n(wrongGuesses, "wrong guess", "wrong guesses")) from \(n(addresses, "address", "addresses"))"
+        summary = replaced == 0 ? "code not replaced; \(guesses)" : "code replaced \(n(replaced, "time", "times")) after \(guesses)"
     }
 }
 

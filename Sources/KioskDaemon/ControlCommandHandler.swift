@@ -276,6 +276,7 @@ struct ControlCommandHandler {
         let warnings = daemon.warnings()
         answer.warnings = warnings.isEmpty ? nil : warnings
         answer.outputs = daemon.withCEC(outputs(daemon))
+        answer.pairing = daemon.pairing?.report
         return answer
     }
 

@@ -13,10 +13,12 @@ import NIOConcurrencyHelpers
 /// kiosk's screen until it is used or expires (`pair_minutes`). Redeeming it gives the device a
 /// random 256-bit token; only its SHA-256 is kept, with the device's name, role, when it was
 /// paired and last used, in the state directory (key `web.devices`, written like every state
-/// file: new file, fsync, rename). Wrong codes are limited per client address
-/// (`maxWrongCodes` a minute, then 429) and, whatever the addresses, per open code: after
-/// `maxWrongGuessesPerCode` wrong guesses the code is withdrawn (the screen says so) and a new
-/// one must be opened on the kiosk. With 31⁶ codes that bounds a guess at 10 / 31⁶ ≈ 1.1 × 10⁻⁸.
+/// file: new file, fsync, rename). Every refused code gets the same answer (`refusal`), whether
+/// a code is open, expired, replaced or wrong. Wrong codes are limited per client address
+/// (`maxWrongCodes` a minute, then 429) and, whatever the addresses, per code: a code takes
+/// `guessBudget(length:)` wrong guesses (31^length / 10⁸, so one code is guessed with a chance of
+/// at most 10⁻⁸), then it is **replaced** by a new code of `replacementLength` characters, on the
+/// screen where the old one was, so guessing neither pairs nor ends the owner's window.
 public final class PairingBook {
     struct Record: Codable, Equatable {
         var name: String
@@ -33,6 +35,8 @@ public final class PairingBook {
         var timer: TimerID?
         /// Wrong guesses at this code, from any address.
         var wrongGuesses = 0
+        /// Spent when `wrongGuesses` reaches it: the code is replaced.
+        var budget: Int
         /// Whether it is on the screen.
         var shown = false
         /// A device is being paired with it (its save is in flight): no second one.
@@ -46,15 +50,37 @@ public final class PairingBook {
     static let stateKey = "web.devices"
     static let maxWrongCodes = 5
     static let wrongCodeWindowNs: Int64 = 60_000_000_000
-    /// Wrong guesses an open code takes from all addresses together before it is withdrawn.
-    static let maxWrongGuessesPerCode = 10
     /// Addresses whose recent wrong codes are remembered (the oldest is forgotten beyond it).
     static let maxTrackedClients = 1024
-    /// How long the screen says that a code was withdrawn.
-    static let withdrawnNoticeNs: Int64 = 60_000_000_000
     /// Letters and digits that cannot be mistaken for one another (no 0/O, 1/I/L).
     static let alphabet = Array("ABCDEFGHJKMNPQRSTUVWXYZ23456789")
     static let codeLength = 6
+    /// The length of a code that replaces one whose guess budget was spent: 31¹² ≈ 7.9 × 10¹⁷
+    /// codes, a budget of 7.9 × 10⁹ guesses that no LAN client spends within `pair_minutes`.
+    static let replacementLength = 12
+    /// The largest chance that one code is guessed before it is replaced.
+    static let guessChanceDenominator = 100_000_000
+    /// The one answer to every refused code (none open, expired, replaced, wrong), so that an
+    /// answer never tells whether a code is open.
+    static let refusal = "wrong pairing code: enter the code the kiosk's screen shows now, or open one with kioskctl pair (a code is valid once, for [web] pair_minutes)"
+
+    /// Wrong guesses a code of `length` characters takes before it is replaced: ⌊31^length / 10⁸⌋,
+    /// so that the chance of guessing it, budget / 31^length, is at most 10⁻⁸ (8 for 6 characters:
+    /// 8 / 31⁶ ≈ 9.0 × 10⁻⁹).
+    static func guessBudget(length: Int) -> Int {
+        var codes = 1
+        for _ in 0..<length { codes *= alphabet.count }
+        return codes / guessChanceDenominator
+    }
+
+    /// Wrong guesses at the codes of the last `pair` (the code and those that replaced it).
+    struct Guessing {
+        var wrongGuesses = 0
+        /// The addresses they came from (at most `maxTrackedClients` kept; `moreAddresses` beyond).
+        var addresses: Set<String> = []
+        var moreAddresses = 0
+        var replaced = 0
+    }
 
     public let settings: WebSettings
     private let state: StateStore
@@ -64,7 +90,8 @@ public final class PairingBook {
     private(set) var open: OpenCode?
     private var wrongCodes: [String: [Int64]] = [:]
     private var lastUseSavedNs: Int64?
-    private var noticeTimer: TimerID?
+    /// Guessing at the codes of the last `pair` (kept after they close, for status).
+    private(set) var guessing: Guessing?
     /// The port the web server listens on (known once it does; the page's URL uses it).
     public var boundPort: Int?
 
@@ -132,14 +159,26 @@ public final class PairingBook {
         return nil
     }
 
-    /// Opens a new code (replacing an open one) and, when `show`, puts it on the screen.
+    /// Opens a new code (replacing an open one) and, when `show`, puts it on the screen. The
+    /// answer reports the guessing at the previous `pair`'s codes, if any.
     func pair(role: WebRole, show: Bool) -> PairAnswer {
+        let previous = report.flatMap { $0.wrongGuesses > 0 ? $0 : nil }
+        closeCode()
+        guessing = Guessing()
+        var answer = openCode(role: role, show: show, length: PairingBook.codeLength)
+        answer.previous = previous
+        return answer
+    }
+
+    /// Puts a new code of `length` characters in place of the open one (if any), valid for
+    /// `codeLifetimeNs` from now; on the screen when `show`.
+    private func openCode(role: WebRole, show: Bool, length: Int) -> PairAnswer {
         closeCode()
         var rng = SystemRandomNumberGenerator()
-        let code = String((0..<PairingBook.codeLength).map { _ in PairingBook.alphabet.randomElement(using: &rng)! })
+        let code = String((0..<length).map { _ in PairingBook.alphabet.randomElement(using: &rng)! })
         let lifetimeNs = codeLifetimeNs
         let expires = monotonicNow() + lifetimeNs
-        var c = OpenCode(code: code, role: role, expiresNs: expires, shown: show)
+        var c = OpenCode(code: code, role: role, expiresNs: expires, budget: PairingBook.guessBudget(length: length), shown: show)
         c.timer = try? scheduler.schedule(after: lifetimeNs) { [weak self] _ in
             guard let self, self.open?.code == code else { return }
             self.logger.info("pairing code expired unused")
@@ -148,34 +187,43 @@ public final class PairingBook {
         }
         open = c
         let url = "\(pageURL)#pair=\(code)"
-        if show { onPrompt?(PairingPrompt(url: url, code: code, expiresAtMonotonicNs: expires)) }
+        if show { onPrompt?(PairingPrompt(url: url, code: PairingBook.grouped(code), expiresAtMonotonicNs: expires)) }
         logger.notice("pairing code opened", metadata: ["web.role": "\(role.rawValue)", "web.expires_in": "\(settings.pairSeconds) s"])
         return PairAnswer(code: code, url: url, role: role.rawValue, expires: PairingBook.iso(wallNow() + Double(settings.pairSeconds)),
                           expiresInSeconds: settings.pairSeconds, shown: show)
     }
 
+    /// A code as the screen shows it: up to 6 characters as they are, longer ones in groups of
+    /// four ("4F7K-2Q9X-MA3C"; a redeem ignores the dashes).
+    static func grouped(_ code: String) -> String {
+        guard code.count > codeLength else { return code }
+        var groups: [String] = []
+        var rest = Substring(code)
+        while !rest.isEmpty { groups.append(String(rest.prefix(4))); rest = rest.dropFirst(4) }
+        return groups.joined(separator: "-")
+    }
+
     private func closeCode() {
         if let t = open?.timer { scheduler.cancel(t) }
-        if let t = noticeTimer { scheduler.cancel(t); noticeTimer = nil; onPrompt?(nil) }
         if open != nil { onPrompt?(nil) }
         open = nil
     }
 
-    /// Withdraws the open code after too many wrong guesses; a code that was on the screen
-    /// leaves a notice there for a minute.
-    private func withdrawCode() {
+    /// Replaces the open code, whose guess budget is spent, by a longer one with a fresh lifetime,
+    /// on the screen if the old one was there: the owner's window goes on with the new code.
+    private func replaceCode() {
         guard let c = open else { return }
-        closeCode()
-        logger.error("pairing code withdrawn: \(c.wrongGuesses) wrong guesses; open a new one on the kiosk (kioskctl pair)",
-                     metadata: ["web.limit": "\(PairingBook.maxWrongGuessesPerCode)"])
-        guard c.shown else { return }
-        onPrompt?(PairingPrompt(url: "", code: "", expiresAtMonotonicNs: monotonicNow() + PairingBook.withdrawnNoticeNs,
-                                notice: "Pairing code withdrawn after \(c.wrongGuesses) wrong guesses. Open a new one on the kiosk."))
-        noticeTimer = try? scheduler.schedule(after: PairingBook.withdrawnNoticeNs) { [weak self] _ in
-            guard let self, self.noticeTimer != nil else { return }
-            self.noticeTimer = nil
-            self.onPrompt?(nil)
-        }
+        guessing?.replaced += 1
+        _ = openCode(role: c.role, show: c.shown, length: PairingBook.replacementLength)
+        let summary = report?.summary ?? ""
+        let next = c.shown ? "the new code is on the screen" : "run kioskctl pair for a new one"
+        logger.error("pairing code replaced: its budget of \(c.budget) wrong guesses is spent; someone on the network is guessing (\(summary)); \(next)")
+    }
+
+    /// The guessing at the last `pair`'s codes (nil: no code was opened since kioskd started).
+    var report: PairingReport? {
+        guessing.map { PairingReport(open: open != nil, wrongGuesses: $0.wrongGuesses,
+                                     addresses: $0.addresses.count + $0.moreAddresses, replaced: $0.replaced) }
     }
 
     /// Notes a wrong code from `client` at `now`, keeping at most `maxTrackedClients` addresses.
@@ -190,6 +238,19 @@ public final class PairingBook {
         wrongCodes[client] = recent + [now]
     }
 
+    /// Counts a wrong guess at an open code from `client` for the report.
+    private func noteGuess(client: String) {
+        guard var g = guessing else { return }
+        g.wrongGuesses += 1
+        if !g.addresses.contains(client) {
+            if g.addresses.count < PairingBook.maxTrackedClients { g.addresses.insert(client) } else { g.moreAddresses += 1 }
+        }
+        guessing = g
+    }
+
+    /// Compared with a code given while none is open.
+    static let decoy = String(repeating: "A", count: codeLength)
+
     /// How many addresses have recent wrong codes remembered (tests).
     var trackedClients: Int { wrongCodes.count }
 
@@ -197,7 +258,7 @@ public final class PairingBook {
     /// the answer: a pairing once it is saved.
     func redeem(code: String, name: String, client: String, done: @escaping (WebRedeemResult) -> Void) {
         if let refusal = check(code: code, name: name, client: client) { done(refusal); return }
-        guard var c = open else { done(.refused(.error(403, "wrong pairing code", field: "code"))); return }
+        guard var c = open else { done(.refused(.error(403, PairingBook.refusal, field: "code"))); return }
         let trimmed = name.trimmingCharacters(in: .whitespacesAndNewlines)
         var unique = trimmed
         var n = 2
@@ -235,24 +296,24 @@ public final class PairingBook {
             let wait = max(1, Int((recent[0] + PairingBook.wrongCodeWindowNs - now + 999_999_999) / 1_000_000_000))
             return .refused(.error(429, "too many wrong pairing codes from \(client): at most \(PairingBook.maxWrongCodes) a minute; try again in \(wait) s"))
         }
-        func wrong(_ message: String) -> WebRedeemResult {
+        // One answer for every refusal; the log keeps why.
+        func wrong(_ reason: String) -> WebRedeemResult {
             noteWrongCode(client: client, recent: recent, now: now)
-            logger.notice("pairing refused", metadata: ["web.client": "\(client)", "web.reason": "\(message)"])
-            return .refused(.error(403, message, field: "code"))
+            logger.notice("pairing refused", metadata: ["web.client": "\(client)", "web.reason": "\(reason)"])
+            return .refused(.error(403, PairingBook.refusal, field: "code"))
         }
         let given = code.uppercased().filter { $0 != " " && $0 != "-" }
-        guard let c = open else { return wrong("wrong pairing code (no code is open: run kioskctl pair on the kiosk)") }
-        guard now < c.expiresNs else {
-            closeCode()
-            return wrong("the pairing code has expired (codes last \(settings.pairSeconds / 60) min); run kioskctl pair for a new one")
+        guard let c = open, now < c.expiresNs else {
+            let reason = open == nil ? "no code is open" : "the code has expired"
+            if open != nil { closeCode() }
+            _ = PairingBook.constantTimeEqual(given, PairingBook.decoy)  // the work of a comparison, as with a code open
+            return wrong(reason)
         }
         guard PairingBook.constantTimeEqual(given, c.code) else {
             open?.wrongGuesses += 1
-            if c.wrongGuesses + 1 >= PairingBook.maxWrongGuessesPerCode {
-                withdrawCode()
-                return wrong("wrong pairing code; the code was withdrawn after \(PairingBook.maxWrongGuessesPerCode) wrong guesses: open a new one on the kiosk (kioskctl pair)")
-            }
-            return wrong("wrong pairing code")
+            noteGuess(client: client)
+            if c.wrongGuesses + 1 >= c.budget { replaceCode() }
+            return wrong("wrong code")
         }
         if c.redeeming {
             return .refused(.error(409, "the pairing code is being used by another device right now; open a new one on the kiosk (kioskctl pair)", field: "code"))

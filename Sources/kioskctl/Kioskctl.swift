@@ -139,6 +139,7 @@ struct Status: ParsableCommand {
             for out in o.outputs ?? [] {
                 if let cec = out.cec { lines.append("cec:     \(out.name.map { "\($0): " } ?? "")\(cec.text)") }
             }
+            if let p = o.pairing { lines.append("pairing: \(p.open ? "a code is open" : "no code open"); \(p.summary)") }
             lines.append("input:   " + (devs.isEmpty ? "none" : devs.map { "\($0.name) (\($0.sysname): \($0.capabilities.joined(separator: "+")))" }.joined(separator: ", ")))
             return lines.joined(separator: "\n")
         }
@@ -358,7 +359,7 @@ struct Outputs: ParsableCommand {
 struct Pair: ParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Open a one-time code that pairs a phone with the web page (shown on the kiosk's screen as a QR code).",
-        discussion: "The code is valid once, for [web] pair_minutes (default 5). --print prints it without showing it on the screen.")
+        discussion: "The code is valid once, for [web] pair_minutes (default 5). --print prints it without showing it on the screen. A code that takes 8 wrong guesses from the network is replaced by a 12-character one on the screen; status and the next pair report it.")
     @OptionGroup var c: Connection
     @Option(help: "operator (reads and changes) or viewer (reads only).") var role: String = "operator"
     @Flag(help: "Print the code and the page's address only; do not show them on the kiosk's screen.") var print = false
@@ -368,6 +369,7 @@ struct Pair: ParsableCommand {
     func run() throws {
         try c.call(.pair(role: role, show: !print), as: PairAnswer.self) { o in
             "code: \(o.code)\nurl:  \(o.url)\nrole: \(o.role)\nexpires: \(o.expires) (in \(o.expiresInSeconds) s)"
+                + (o.previous.map { "\nprevious code: \($0.summary) (someone on the network guessed at it)" } ?? "")
         }
     }
 }

@@ -63,6 +63,17 @@ func runProgram(_ path: String, _ args: [String]) async throws -> (Int32, String
         #expect(try await http(port, "GET", "/api/counter/HOME", cookie: cookie).status == 401)
         let (none, _, noneErr) = try await runProgram(ctl, ["devices", "revoke", "nobody", "--socket", "\(dir)/c.sock"])
         #expect(none == 1 && noneErr.contains("no paired device named 'nobody'"))
+        // Guessing from eight addresses replaces the code; kioskctl status and the next pair say so.
+        let (_, opened, _) = try await runProgram(ctl, ["pair", "--print", "--socket", "\(dir)/c.sock"])
+        let open = opened.split(separator: "\n").first { $0.hasPrefix("code: ") }.map { String($0.dropFirst(6)) }
+        for i in 1...8 {
+            let guess = open == "AAAAAA" ? "BBBBBB" : "AAAAAA"
+            _ = try await http(port, "POST", "/api/pair", body: #"{"code": "\#(guess)", "name": "x"}"#, from: "127.0.5.\(i)")
+        }
+        let (_, status, _) = try await runProgram(ctl, ["status", "--socket", "\(dir)/c.sock"])
+        #expect(status.contains("pairing: a code is open; code replaced 1 time after 8 wrong guesses from 8 addresses"), "\(status)")
+        let (_, again, _) = try await runProgram(ctl, ["pair", "--print", "--socket", "\(dir)/c.sock"])
+        #expect(again.contains("previous code: code replaced 1 time after 8 wrong guesses from 8 addresses (someone on the network guessed at it)"), "\(again)")
 
         p.signal(SIGTERM)
         #expect(await eventually(10) { !p.isRunning }, "kioskd stops on SIGTERM")
