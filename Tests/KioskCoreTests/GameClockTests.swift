@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import KioskTesting
 @testable import KioskCore
 
 /// Instants on a virtual timeline: `t(ms)` is `ms` milliseconds after an arbitrary origin
@@ -270,20 +271,8 @@ private func rules(_ length: Int = 600_000, periods: Int = 4, direction: ClockDi
 }
 
 @Suite struct GameClockDriftTests {
-    /// A seeded generator (SplitMix64), so a failure can be replayed.
-    struct Seeded: RandomNumberGenerator {
-        var state: UInt64
-        mutating func next() -> UInt64 {
-            state &+= 0x9E37_79B9_7F4A_7C15
-            var z = state
-            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-            return z ^ (z >> 31)
-        }
-    }
-
     @Test func twentyMinutesOfJitteryFramesLandExactlyOnTheTruth() {
-        var rng = Seeded(state: 20)
+        var rng = SeededRandom(seed: 20)
         let start: Int64 = 123_456_789  // in odd nanoseconds
         var c = GameClock(rules: rules(20 * 60_000)).start(at: tNs(start)).0
         var nowNs = start
@@ -302,7 +291,7 @@ private func rules(_ length: Int = 600_000, periods: Int = 4, direction: ClockDi
     }
 
     @Test func twentyMinutesOfJitteryFramesWithStopsLandExactlyOnTheTruth() {
-        var rng = Seeded(state: 32)
+        var rng = SeededRandom(seed: 32)
         var c = GameClock(rules: rules(20 * 60_000)).start(at: tNs(0)).0
         var nowNs: Int64 = 0
         // The truth, kept by the test itself: nanoseconds run, summed over the running stretches.
