@@ -17,6 +17,8 @@ public struct CounterSettings: Sendable, Equatable {
     /// Where each counter's name was written (by index), for errors that must name it; nil for
     /// counters not read from a config.
     public let namePlaces: [CounterNamePlace?]
+    /// The scene's game clock (`[scene.NAME.clock]`; nil: none).
+    public let clock: GameClockRules?
 
     public static let digitRange = 1...9
     public static let rollMsRange = 0...10_000
@@ -36,7 +38,8 @@ public struct CounterSettings: Sendable, Equatable {
     /// `scene` is the scene's name (counter values are saved under keys made of both names).
     public init(scene: String, counters: [CounterScene.CounterSpec], digits: Int = 4, minimum: Int = 0, rollMs: Int = 500,
                 shading: Bool = true, gestures: CounterGestureActions = CounterGestureActions(),
-                keyBindings: [CounterKeyBinding] = [], resetHoldMs: Int = 0, namePlaces: [CounterNamePlace?] = []) throws {
+                keyBindings: [CounterKeyBinding] = [], resetHoldMs: Int = 0, namePlaces: [CounterNamePlace?] = [],
+                clock: GameClockRules? = nil) throws {
         func outOfRange(_ v: Int, _ r: ClosedRange<Int>) -> String { "\(v) is out of range, expected \(r.lowerBound)…\(r.upperBound)" }
         guard Self.digitRange.contains(digits) else { throw Invalid(setting: .digits, message: outOfRange(digits, Self.digitRange)) }
         let minimumRange = 0...Odometer.maxValue(digits: digits)
@@ -68,10 +71,11 @@ public struct CounterSettings: Sendable, Equatable {
         self.keyBindings = keyBindings
         self.resetHoldMs = resetHoldMs
         self.namePlaces = counters.indices.map { $0 < namePlaces.count ? namePlaces[$0] : nil }
+        self.clock = clock
     }
 
     /// Reads every key of a `[scene.NAME]` table with `kind = "counter"` (its `[[…counter]]`
-    /// tables and its `[…keys]` table), then reports unknown keys. A broken rule is reported at
+    /// tables, its `[…keys]` table and its `[…clock]` table), then reports unknown keys. A broken rule is reported at
     /// the key that breaks it, with file:line.
     public static func read(_ table: ConfigTable, scene: String) throws -> CounterSettings {
         let digits = try table.int("digits", default: 4)
@@ -115,11 +119,12 @@ public struct CounterSettings: Sendable, Equatable {
             }
             try keys.finish()
         }
+        let clock = try table.table("clock").map(GameClockRules.read)
         try table.finish()
         do {
             return try CounterSettings(scene: scene, counters: specs, digits: digits, minimum: minimum, rollMs: rollMs,
                                        shading: shading, gestures: gestures, keyBindings: bindings, resetHoldMs: holdMs,
-                                       namePlaces: places)
+                                       namePlaces: places, clock: clock)
         } catch let e as Invalid {
             switch e.setting {
             case .digits: throw table.error("digits", e.message)
