@@ -16,8 +16,8 @@ import Synchronization
 /// counter scene: decided and made durable by the command pipeline, from the calling thread).
 /// A name neither claims is unknown (404 naming the counters there are). Nothing here holds a
 /// scene: a reload's new scenes are found by name when a change is decided
-/// (`Daemon.updatePipelineDirectory`, `FleetEngine`) and when its value is shown (the
-/// pipeline's `onShow`, the fleet's owners).
+/// (`Daemon.updatePipelineDirectory`, `Daemon.fleetCounter`) and when its value is shown
+/// (`Daemon.show`, the one way to the screen of the pipeline's and the fleet's values).
 public final class CounterIntake: Sendable {
     /// Where the answer is given: `.loop` on the render loop (callers there: touch, keys, the
     /// loop's command handler); `.decided` where the change was decided (the pipeline's thread

@@ -17,16 +17,35 @@ extension Daemon {
         let bound = LoopBound(self, loop: loop)
         pipeline.setOnShow { shown in
             let daemon = bound.value
-            let now = daemon.manager.time.now()
-            for s in shown {
-                // The first instance shows it on every output showing the scene (its siblings).
-                (daemon.allScenes.first { $0.name == s.scene } as? CounterScene)?.showCommitted(s.counter, value: s.new, up: s.up, now: now)
-            }
+            daemon.show(shown.map { ShownValue(scene: $0.scene, counter: $0.counter, value: $0.new, up: $0.up) }, now: daemon.manager.time.now())
             daemon.scenesDidChange()
             daemon.changes.noteChange()
         }
         if startsThread { pipeline.start() }
         updatePipelineDirectory()
+    }
+
+    /// A committed value to show: a counter of the scene named `scene`, or (nil) of every counter
+    /// scene holding the counter's name (a counter the fleet shares).
+    struct ShownValue {
+        var scene: String?
+        var counter: String
+        var value: Int
+        var up: Bool
+    }
+
+    /// The one way committed values reach the screen (the pipeline's and the fleet's, on the
+    /// loop): each is resolved by scene and counter name when it arrives, so that a reload's
+    /// new scenes show it. The first instance of a scene shows it on every output showing the
+    /// scene (its siblings).
+    func show(_ values: [ShownValue], now: WallTime) {
+        let scenes = allScenes
+        for v in values {
+            for scene in scenes {
+                guard let c = scene as? CounterControl, v.scene.map({ $0 == scene.name }) ?? c.counterNames.contains(v.counter) else { continue }
+                c.showCommitted(v.counter, value: v.value, up: v.up, now: now)
+            }
+        }
     }
 
     /// Commits `writes` through the command pipeline and calls `done` on the loop with nil (on

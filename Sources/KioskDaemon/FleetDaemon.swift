@@ -16,7 +16,11 @@ extension Daemon {
         guard let settings = config.fleet, fleet == nil else { return }
         let manager = self.manager
         let engine = try FleetEngine(settings: settings, kioskID: kioskID, transport: transport, scheduler: loop, state: state,
-                                     counters: { [weak self] in self?.scenes(as: CounterControl.self) ?? [] },
+                                     names: counterNames, counter: { [weak self] name in self?.fleetCounter(name) },
+                                     // Shown as the pipeline's values are, on the scenes holding the name then.
+                                     shown: { [weak self] v in
+                                         self?.show([ShownValue(scene: nil, counter: v.counter, value: v.value, up: v.up)], now: v.at)
+                                     },
                                      // A stage of the command pipeline: the counter's value and the
                                      // record are committed on its thread with the other changes of
                                      // the batch; the engine hears back on the loop.
@@ -54,7 +58,18 @@ extension Daemon {
 
     /// Fails (config error naming `fleet.counters`) when a listed shared counter is in no scene.
     public func checkFleet() throws {
-        if let fleet = config.fleet { _ = try FleetEngine.sharedOwners(fleet, counters: scenes(as: CounterControl.self)) }
+        if let fleet = config.fleet { _ = try FleetEngine.sharedNames(fleet, names: counterNames) }
+    }
+
+    /// Every counter name the scenes hold now.
+    var counterNames: [String] { scenes(as: CounterControl.self).flatMap(\.counterNames) }
+
+    /// A counter as the scenes holding its name have it now (for the fleet, which holds no
+    /// scene): the first one's rules and value, and every one's state key.
+    func fleetCounter(_ name: String) -> FleetCounter? {
+        let holders = scenes(as: CounterControl.self).filter { $0.counterNames.contains(name) }
+        guard let first = holders.first, let rules = try? first.rules(of: name), let value = try? first.value(of: name) else { return nil }
+        return FleetCounter(rules: rules, value: value, keys: holders.map { $0.stateKey(name) })
     }
 
     /// Joins the `[fleet]` group over the MQTT bridge's client, when both are configured (on the

@@ -100,7 +100,7 @@ public final class MQTTBridge {
         let client = try MQTTClient(config: config, loop: mqttLoop, logger: logger)
         clientView = client.view
         let l = Link(client: client, loop: mqttLoop, topics: topics, logger: logger, shared: shared,
-                     renderLoop: daemon.loop, daemon: WeakLoopBound(daemon, loop: daemon.loop),
+                     renderLoop: daemon.loop, daemon: WeakLoopBound(daemon, loop: daemon.loop), intake: daemon.intake,
                      outputs: daemon.heads.count > 1 ? daemon.heads.map(\.name) : [])
         owned = LoopBound(l, loop: mqttLoop)
         link = WeakLoopBound(l, loop: mqttLoop)
@@ -124,7 +124,7 @@ public final class MQTTBridge {
         loop.assertInLoop()
         guard !started, let daemon, let owned else { return }
         started = true
-        owned.value.setUp(intake: daemon.intake, bridge: WeakLoopBound(self, loop: loop))
+        owned.value.setUp(bridge: WeakLoopBound(self, loop: loop))
         self.owned = nil
         observer = daemon.changes.observe { [weak self] state in self?.changed(state) }
         scheduleStatus()

@@ -26,14 +26,15 @@ extension MQTTBridge {
         /// The outputs' names when there are several (their commands' topics); empty with one.
         let outputs: [String]
         private var bridge: WeakLoopBound<MQTTBridge>?
-        private var intake: CounterIntake?
+        /// Where counter commands go, from this thread (the daemon's one entrance).
+        private let intake: CounterIntake
         /// Retained payloads published on this connection, by topic.
         private var published: [String: [UInt8]] = [:]
         private var loggedRetainedCommand = false
         private var shuttingDown = false
 
         init(client: MQTTClient, loop: any KioskLoop, topics: KioskTopics, logger: Logger, shared: Shared,
-             renderLoop: any KioskLoop, daemon: WeakLoopBound<Daemon>, outputs: [String]) {
+             renderLoop: any KioskLoop, daemon: WeakLoopBound<Daemon>, intake: CounterIntake, outputs: [String]) {
             self.client = client
             self.loop = loop
             self.topics = topics
@@ -41,12 +42,12 @@ extension MQTTBridge {
             self.shared = shared
             self.renderLoop = renderLoop
             self.daemon = daemon
+            self.intake = intake
             self.outputs = outputs
         }
 
         /// Before the thread runs.
-        func setUp(intake: CounterIntake?, bridge: WeakLoopBound<MQTTBridge>) {
-            self.intake = intake
+        func setUp(bridge: WeakLoopBound<MQTTBridge>) {
             self.bridge = bridge
         }
 
@@ -118,7 +119,7 @@ extension MQTTBridge {
             case .success(.none):
                 return // a state topic of ours, not a command
             case .success(.some(let command)):
-                if let intake, case .counter(let name, let op, let value) = command, let edit = op.edit(value) {
+                if case .counter(let name, let op, let value) = command, let edit = op.edit(value) {
                     switch MQTTBridge.changeID(m.payload, topic: "counter/\(name)/\(op.rawValue)") {
                     case .failure(let e): publishError(e.message)
                     case .success(let id): toIntake(intake, name, edit, id: id)

@@ -1,9 +1,32 @@
 import Foundation
 import KioskControl
 import KioskCore
-import KioskScenes
 import KioskState
 import Logging
+
+/// A shared counter's value for the screen, whatever scenes hold the counter: the daemon shows
+/// it on those holding `counter` when it arrives (after a reload, the new ones).
+public struct FleetShown: Equatable {
+    public var counter: String
+    public var value: Int
+    /// The wheels turn upwards.
+    public var up: Bool
+    public var at: WallTime
+    public init(counter: String, value: Int, up: Bool, at: WallTime) {
+        self.counter = counter; self.value = value; self.up = up; self.at = at
+    }
+}
+
+/// A shared counter as the scenes holding its name have it now: the rules a change is judged
+/// by, the value shown and the state keys its value is kept under (one per scene holding it).
+public struct FleetCounter: Equatable {
+    public var rules: CounterRules
+    public var value: Int
+    public var keys: [String]
+    public init(rules: CounterRules, value: Int, keys: [String]) {
+        self.rules = rules; self.value = value; self.keys = keys
+    }
+}
 
 /// Shares counters across the kiosks of a `[fleet]` group. Runs on the loop's thread.
 ///
@@ -22,11 +45,13 @@ public final class FleetEngine {
     let state: StateStore
     /// The shared counters' names (fixed at start: `[fleet]` changes take effect at a restart).
     let shared: Set<String>
-    /// Every counter scene now: read at each use, so that a reload's new scenes are the ones a
-    /// change is judged by, kept for and shown on (the engine holds no scene).
-    let counters: () -> [CounterControl]
-    /// The counter scenes holding `name` now.
-    func owners(_ name: String) -> [CounterControl] { counters().filter { $0.counterNames.contains(name) } }
+    /// A shared counter as the scenes hold it now (nil: none since the last reload): read at
+    /// each use, so that a reload's new scenes are the ones a change is judged by and kept for
+    /// (the engine holds no scene).
+    let counter: (String) -> FleetCounter?
+    /// Where the values to show go (the daemon's one way to the screen: shown, when it arrives,
+    /// on the scenes then holding the counter's name).
+    let shown: (FleetShown) -> Void
     let now: () -> WallTime
     let logger: Logger
     /// A shared counter's value changed here (redraw, tell observers).
@@ -155,11 +180,13 @@ public final class FleetEngine {
         return n > maxIDBytes ? "its id is \(n) bytes long, more than the \(maxIDBytes) bytes allowed" : nil
     }
 
-    /// `counters`: every counter scene at the time it is called (the daemon's scenes, after a
-    /// reload the new ones); the shared ones are `settings.counters` (all when nil). Throws a
-    /// config error naming `fleet.counters` for a name no scene has.
+    /// `names`: every counter name the scenes hold at start; the shared ones are
+    /// `settings.counters` (all when nil). `counter`: a counter by name as the scenes hold it at
+    /// the time it is called (after a reload the new ones). `shown`: where a shared counter's
+    /// value to show goes, on the loop. Throws a config error naming `fleet.counters` for a
+    /// name no scene has.
     public init(settings: FleetSettings, kioskID: String, transport: FleetTransport, scheduler: any Scheduler,
-                state: StateStore, counters: @escaping () -> [CounterControl],
+                state: StateStore, names: [String], counter: @escaping (String) -> FleetCounter?, shown: @escaping (FleetShown) -> Void,
                 commit: @escaping (_ writes: [(key: String, value: String)], _ done: @escaping (Error?) -> Void) -> Void,
                 now: @escaping () -> WallTime, logger: Logger) throws {
         self.settings = settings
@@ -172,25 +199,22 @@ public final class FleetEngine {
         var logger = logger
         logger[metadataKey: "fleet"] = "\(settings.group)"
         self.logger = logger
-        self.shared = Set(try Self.sharedOwners(settings, counters: counters()).keys)
-        self.counters = counters
+        self.shared = try Self.sharedNames(settings, names: names)
+        self.counter = counter
+        self.shown = shown
         self.boot = String(UInt64.random(in: 0...UInt64(UInt32.max)), radix: 36)
     }
 
-    /// The shared counters and the scenes holding them; a config error naming `fleet.counters`
-    /// for a listed name no scene has.
-    public static func sharedOwners(_ settings: FleetSettings, counters: [CounterControl]) throws -> [String: [CounterControl]] {
-        var owners: [String: [CounterControl]] = [:]
-        for c in counters { for n in c.counterNames { owners[n, default: []].append(c) } }
-        if let wanted = settings.counters {
-            for n in wanted where owners[n] == nil {
-                let all = owners.keys.sorted()
-                throw KioskError.config("\(settings.countersLocation ?? "[fleet]"): key 'fleet.counters': no counter scene has a counter \(ConfigTable.quoted(n)) ("
-                    + (all.isEmpty ? "no scene has counters" : "counters: \(all.joined(separator: ", "))") + ")")
-            }
-            owners = owners.filter { wanted.contains($0.key) }
+    /// The shared counters among `names` (every counter name the scenes hold); a config error
+    /// naming `fleet.counters` for a listed name no scene has.
+    public static func sharedNames(_ settings: FleetSettings, names: [String]) throws -> Set<String> {
+        let all = Set(names)
+        guard let wanted = settings.counters else { return all }
+        for n in wanted where !all.contains(n) {
+            throw KioskError.config("\(settings.countersLocation ?? "[fleet]"): key 'fleet.counters': no counter scene has a counter \(ConfigTable.quoted(n)) ("
+                + (all.isEmpty ? "no scene has counters" : "counters: \(all.sorted().joined(separator: ", "))") + ")")
         }
-        return owners
+        return all.intersection(wanted)
     }
 
     public var isPrimary: Bool { settings.role == .primary }
@@ -330,10 +354,10 @@ public final class FleetEngine {
             }
             return
         }
-        if case .set(let v) = edit, let info = info(counter), !(info.minimum...info.maximum).contains(v) {
-            let e = v > info.maximum
-                ? KioskError.outOfRange("counter '\(counter)': \(v) is above the largest value \(info.maximum) that the counter can show; the value stays \(info.value)")
-                : KioskError.outOfRange("counter '\(counter)': \(v) is below the minimum \(info.minimum); the value stays \(info.value)")
+        if case .set(let v) = edit, let c = self.counter(counter), !(c.rules.minimum...c.rules.maximum).contains(v) {
+            let e = v > c.rules.maximum
+                ? KioskError.outOfRange("counter '\(counter)': \(v) is above the largest value \(c.rules.maximum) that the counter can show; the value stays \(c.value)")
+                : KioskError.outOfRange("counter '\(counter)': \(v) is below the minimum \(c.rules.minimum); the value stays \(c.value)")
             reply?(.from(e, field: field))
             return
         }

@@ -1,7 +1,6 @@
 import Foundation
 import KioskControl
 import KioskCore
-import KioskScenes
 import Logging
 
 /// The follower's part: the primary's states judged, kept and shown; changes answered.
@@ -48,13 +47,13 @@ extension FleetEngine {
         answer(ids: s.ids, refused: s.refused ?? [:], for: name, olderSeq: s.seq)
     }
 
-    /// The writes of one commit of `name`: each owner's value, the record's head (its ids are
+    /// The writes of one commit of `name`: the value under each scene's key, the record's head (its ids are
     /// kept in chunks, see `IDChunks`) and the given id chunks.
     func writes(_ name: String, _ record: Record, chunks: [(index: Int, ids: [String])]) throws -> [(key: String, value: String)] {
         var head = record
         head.ids = []
         func json<T: Encodable>(_ v: T) throws -> String { String(decoding: try JSONEncoder().encode(v), as: UTF8.self) }
-        return (owners(name)).map { ($0.stateKey(name), String(record.value)) }
+        return (counter(name)?.keys ?? []).map { ($0, String(record.value)) }
             + [(Self.recordKey(group: settings.group, counter: name), try json(head))]
             + (try chunks.map { (Self.chunkKey(group: settings.group, counter: name, index: $0.index), try json($0.ids)) })
     }
@@ -81,7 +80,7 @@ extension FleetEngine {
             }
             self.records[name] = record
             let now = self.now()
-            for c in self.owners(name) { c.showCommitted(name, value: s.value, up: s.value >= old, now: now) }
+            self.shown(FleetShown(counter: name, value: s.value, up: s.value >= old, at: now))
             self.onChange?()
             if let next = self.nextState.removeValue(forKey: name) {
                 self.keepAndShow(next, for: name, at: now)
@@ -139,30 +138,22 @@ extension FleetEngine {
 
     // MARK: counters
 
-    func info(_ name: String) -> CounterInfo? {
-        owners(name).first?.counterInfo.first { $0.name == name }
-    }
+    func currentValue(_ name: String) -> Int? { counter(name)?.value }
 
-    func currentValue(_ name: String) -> Int? { try? owners(name).first?.value(of: name) }
-
-    /// Shows the value kept in the fleet's record on the scenes holding `name` (its commit
-    /// wrote the scenes' own keys too).
+    /// Shows the value kept in the fleet's record for `name` (its commit wrote the scenes' own
+    /// keys too).
     func show(_ name: String, _ value: Int) {
-        let at = now()
-        for c in owners(name) where (try? c.value(of: name)) != value {
-            c.showCommitted(name, value: value, up: value >= ((try? c.value(of: name)) ?? 0), now: at)
-        }
+        guard let current = currentValue(name), current != value else { return }
+        shown(FleetShown(counter: name, value: value, up: value >= current, at: now()))
     }
 
-    /// A reload made new scenes: each shows the value kept here for its shared counters (what
-    /// it read from the state directory may be older than a commit still in flight).
+    /// A reload made new scenes: they show the value kept here for each shared counter (what
+    /// they read from the state directory may be older than a commit still in flight).
     public func scenesReplaced() {
         let at = now()
         for name in sharedCounters {
-            guard let r = records[name] else { continue }
-            for c in owners(name) where (try? c.value(of: name)) != r.value {
-                c.showCommitted(name, value: r.value, up: true, now: at)
-            }
+            guard let r = records[name], currentValue(name) != r.value else { continue }
+            shown(FleetShown(counter: name, value: r.value, up: true, at: at))
         }
         onChange?()
     }

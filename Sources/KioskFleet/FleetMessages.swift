@@ -1,7 +1,6 @@
 import Foundation
 import KioskControl
 import KioskCore
-import KioskScenes
 
 /// One change of a shared counter, sent to the group's primary on
 /// `kioskd/group/GROUP/counter/NAME/cmd` (QoS 1).

@@ -1,7 +1,6 @@
 import Foundation
 import KioskControl
 import KioskCore
-import KioskScenes
 import Logging
 
 /// The primary's part: commands applied once, committed, published; another primary seen.
@@ -41,7 +40,7 @@ extension FleetEngine {
     /// command (after its commit). A known id changes nothing and publishes the state again with
     /// that id, so that its sender learns it was applied.
     public func apply(_ command: FleetCommand, to name: String, done: @escaping (Result<Int, KioskError>) -> Void) {
-        guard records[name] != nil, !owners(name).isEmpty else {
+        guard records[name] != nil, counter(name) != nil else {
             done(.failure(.notFound("counter '\(name)' is not shared by fleet group '\(settings.group)'")))
             return
         }
@@ -55,10 +54,10 @@ extension FleetEngine {
 
     /// The value `command` gives a counter at `old` by the counter's rules (its refusal otherwise).
     func decide(_ command: FleetCommand, _ name: String, from old: Int) throws -> Int {
-        guard let c = owners(name).first else {
+        guard let c = counter(name) else {
             throw KioskError.notFound("counter '\(name)': no counter scene has it since the last reload; the fleet keeps its value \(old)")
         }
-        return try c.rules(of: name).apply(try command.edit(counter: name), to: old)
+        return try c.rules.apply(try command.edit(counter: name), to: old)
     }
 
     /// (Primary) decides the commands waiting for `name` and commits them together, unless a
@@ -134,7 +133,7 @@ extension FleetEngine {
                 self.unwrittenChunks[name] = nil
                 self.changedSinceStart.insert(name)
                 let at = self.now()
-                for c in self.owners(name) { c.showCommitted(name, value: record.value, up: record.value >= old, now: at) }
+                self.shown(FleetShown(counter: name, value: record.value, up: record.value >= old, at: at))
                 self.publishState(name, extraIDs: again, refused: refused.isEmpty ? nil : refused)
                 self.onChange?()
                 answer(outcomes, true)
@@ -177,7 +176,7 @@ extension FleetEngine {
         guard other != kioskID else {
             if let r = records[name], s.seq > r.seq {
                 if retained, connects <= 1, !changedSinceStart.contains(name), !committing.contains(name), s.seq <= FleetStateRule.maxSeq,
-                   let rules = try? owners(name).first?.rules(of: name), (rules.minimum...rules.maximum).contains(s.value) {
+                   let rules = counter(name)?.rules, (rules.minimum...rules.maximum).contains(s.value) {
                     takeOver(name, s, from: r)
                     return
                 }
@@ -265,7 +264,7 @@ extension FleetEngine {
                 self.idChunks[name] = chunks
                 self.unwrittenChunks[name] = nil
                 let at = self.now()
-                for c in self.owners(name) { c.showCommitted(name, value: record.value, up: record.value >= old.value, now: at) }
+                self.shown(FleetShown(counter: name, value: record.value, up: record.value >= old.value, at: at))
                 self.publishState(name)
                 self.onChange?()
             }

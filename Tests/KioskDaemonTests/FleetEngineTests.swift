@@ -113,7 +113,12 @@ struct FleetKiosk {
         transport = FakeFleetTransport(broker)
         transport.connected = connected
         engine = try FleetEngine(settings: s, kioskID: id, transport: transport, scheduler: loop, state: store,
-                                 counters: { [made] in [made] },
+                                 names: made.counterNames,
+                                 counter: { [made] name in
+                                     guard let rules = try? made.rules(of: name), let value = try? made.value(of: name) else { return nil }
+                                     return FleetCounter(rules: rules, value: value, keys: [made.stateKey(name)])
+                                 },
+                                 shown: { [made] v in made.showCommitted(v.counter, value: v.value, up: v.up, now: v.at) },
                                  // At once (the daemon's pipeline commits on its own thread; FleetStageTests hold commits).
                                  commit: { writes, done in
                                      do { try store.saveBatch(writes); done(nil) } catch { done(error) }
@@ -305,7 +310,7 @@ final class Answers {
         #expect(follower.fleet?.primary == "hall-1")
         let emptyPrimary = configError { _ = try loadConfig(scene + "[mqtt]\nbroker = \"mqtt://127.0.0.1:1883\"\n[fleet]\ngroup = \"hall\"\nrole = \"follower\"\nprimary = \"\"\n", dir: d) }
         #expect(emptyPrimary?.contains("kioskd.toml:10: key 'fleet.primary': is empty: the primary's kiosk id (its mqtt.id)") == true, "\(emptyPrimary ?? "")")
-        let unknown = configError { _ = try FleetEngine.sharedOwners(fleet, counters: [counter]) }
+        let unknown = configError { _ = try FleetEngine.sharedNames(fleet, names: counter.counterNames) }
         #expect(unknown?.contains("kioskd.toml:11: key 'fleet.counters': no counter scene has a counter \"GUEST\" (counters: HOME)") == true, "\(unknown ?? "")")
     }
 }

@@ -77,4 +77,26 @@ import Testing
             #expect(d.state.load("counter.score.HOME") == "16", "\(d.config.mqtt?.id ?? "?") keeps \(d.state.load("counter.score.HOME") ?? "nothing")")
         }
     }
+
+    /// The fleet holds no scene: its values go to the daemon's one way to the screen, resolved
+    /// by counter name when they arrive, so that the scenes a reload made show them (the old
+    /// ones, let go, do not).
+    @Test func fleetValuesAfterAReloadReachTheNewScenesByName() throws {
+        let rig = FleetRig()
+        let p = try rig.daemon(role: .primary, id: "p")
+        let f = try rig.daemon(role: .follower, id: "f")
+        rig.settle()
+        func score(_ d: Daemon) throws -> CounterScene { try #require(d.allScenes.first { $0.name == "score" } as? CounterScene) }
+        let before = try [score(p), score(f)]
+        for d in [p, f] { #expect(throws: Never.self) { try d.reload().get() } }
+        let after = try [score(p), score(f)]
+        #expect(zip(before, after).allSatisfy { $0 !== $1 }, "a reload makes new scenes")
+
+        // A group command: the primary shows its commit, the follower the primary's state.
+        rig.groupCommand()
+        rig.settle()
+        #expect(after.map { try? $0.value(of: "HOME") } == [1, 1], "the new scenes (primary, follower)")
+        #expect(before.map { try? $0.value(of: "HOME") } == [0, 0], "the scenes before the reload")
+        #expect(values(rig, p, f) == [1, 1, 1, 1, 1])
+    }
 }
