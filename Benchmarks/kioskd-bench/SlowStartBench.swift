@@ -18,20 +18,14 @@ struct SlowStartBench: ParsableCommand {
         commandName: "slow-start",
         abstract: "exec → first frame after a kill with many journaled counters, on a slow disk.")
 
-    @Option(help: "A kioskd to run (repeat to compare builds; default: next to kioskd-bench).") var kioskd: [String] = []
-    @Option(help: "libKioskSlowSync.so (default: next to kioskd-bench).") var slowSync: String?
+    @OptionGroup var disk: SlowDiskOptions
     @Option(help: "How long every fsync waits (ms, or a range LOW-HIGH).") var fsyncMs: String = "50-300"
     @Option(help: "Counter scenes.") var scenes: Int = 16
     @Option(help: "Counters in each scene.") var countersPerScene: Int = 10
     @Option(help: "Kill/restart rounds per kioskd.") var runs: Int = 3
 
     func run() throws {
-        let binaries = kioskd.isEmpty ? [Daemon.locate()].compactMap { $0 } : kioskd
-        guard !binaries.isEmpty else { throw ValidationError("no kioskd next to kioskd-bench; pass --kioskd") }
-        let lib = slowSync ?? ((Spawn.selfPath() as NSString).deletingLastPathComponent + "/libKioskSlowSync.so")
-        guard access(lib, R_OK) == 0 else {
-            throw ValidationError("no \(lib): build it with `swift build -c release --scratch-path .build-bench --product KioskSlowSync` or pass --slow-sync")
-        }
+        let (binaries, lib) = try disk.resolve()
         print("slow-start: \(scenes * countersPerScene) counters (\(scenes) scenes × \(countersPerScene)), every fsync waits \(fsyncMs) ms; each set once, SIGKILL, start again")
         for k in binaries {
             var ready: [Double] = [], wrong = 0

@@ -19,8 +19,7 @@ struct SlowWorkBench: ParsableCommand {
         commandName: "slow-work",
         abstract: "The clock's longest frame gap while screenshots, painting saves and reloads are asked for at once on a slow disk.")
 
-    @Option(help: "A kioskd to run (repeat to compare builds; default: next to kioskd-bench).") var kioskd: [String] = []
-    @Option(help: "libKioskSlowSync.so (default: next to kioskd-bench).") var slowSync: String?
+    @OptionGroup var disk: SlowDiskOptions
     @Option(help: "How long every fsync waits (ms).") var fsyncMs: Int = 2000
     @Option(help: "Screenshots asked for.") var screenshots: Int = 20
     @Option(help: "Painting saves asked for.") var saves: Int = 20
@@ -29,12 +28,7 @@ struct SlowWorkBench: ParsableCommand {
     @Option(help: "Seconds to keep measuring after the last answer.") var tailSeconds: Double = 2
 
     func run() throws {
-        let binaries = kioskd.isEmpty ? [Daemon.locate()].compactMap { $0 } : kioskd
-        guard !binaries.isEmpty else { throw ValidationError("no kioskd next to kioskd-bench; pass --kioskd") }
-        let lib = slowSync ?? ((Spawn.selfPath() as NSString).deletingLastPathComponent + "/libKioskSlowSync.so")
-        guard access(lib, R_OK) == 0 else {
-            throw ValidationError("no \(lib): build it with `swift build -c release --scratch-path .build-bench --product KioskSlowSync` or pass --slow-sync")
-        }
+        let (binaries, lib) = try disk.resolve()
         print("slow-work: every fsync waits \(fsyncMs) ms (\(lib)); \(screenshots) screenshots, \(saves) painting saves, \(reloads) reloads at once; clock at \(size)")
         for k in binaries {
             let r = try Self.measure(kioskd: k, lib: lib, fsyncMs: fsyncMs, screenshots: screenshots, saves: saves, reloads: reloads,
@@ -160,5 +154,23 @@ struct SlowWorkBench: ParsableCommand {
         let rc = posix_spawn(&pid, kioskd, &actions, nil, &cArgs, &cEnv)
         guard rc == 0 else { throw KioskError(.system, "cannot start \(kioskd)", errno: rc) }
         return pid
+    }
+}
+
+/// The kioskd builds to run and the slow disk (`libKioskSlowSync.so`, loaded with LD_PRELOAD) of
+/// the rows that run kioskd on a slow disk (`slow-work`, `slow-start`).
+struct SlowDiskOptions: ParsableArguments {
+    @Option(help: "A kioskd to run (repeat to compare builds; default: next to kioskd-bench).") var kioskd: [String] = []
+    @Option(help: "libKioskSlowSync.so (default: next to kioskd-bench).") var slowSync: String?
+
+    /// The kioskd binaries and the slow-disk library, each checked to be there.
+    func resolve() throws -> (binaries: [String], lib: String) {
+        let binaries = kioskd.isEmpty ? [Daemon.locate()].compactMap { $0 } : kioskd
+        guard !binaries.isEmpty else { throw ValidationError("no kioskd next to kioskd-bench; pass --kioskd") }
+        let lib = slowSync ?? ((Spawn.selfPath() as NSString).deletingLastPathComponent + "/libKioskSlowSync.so")
+        guard access(lib, R_OK) == 0 else {
+            throw ValidationError("no \(lib): build it with `swift build -c release --scratch-path .build-bench --product KioskSlowSync` or pass --slow-sync")
+        }
+        return (binaries, lib)
     }
 }
