@@ -83,13 +83,14 @@ public final class PairingBook {
     }
 
     public let settings: WebSettings
-    private let state: StateStore
+    let state: StateStore
     private let scheduler: any Scheduler
-    private let logger: Logger
-    private(set) var records: [Record] = []
+    let logger: Logger
+    /// The paired devices (changed here and by Pairing+Devices.swift).
+    var records: [Record] = []
     private(set) var open: OpenCode?
     private var wrongCodes: [String: [Int64]] = [:]
-    private var lastUseSavedNs: Int64?
+    var lastUseSavedNs: Int64?
     /// Guessing at the codes of the last `pair` (kept after they close, for status).
     private(set) var guessing: Guessing?
     /// The port the web server listens on (known once it does; the page's URL uses it).
@@ -339,99 +340,4 @@ public final class PairingBook {
         }
         return nil
     }
-
-    // MARK: devices
-
-    /// The device holding `token`; notes its last use (saved at most once a minute).
-    func device(token: String) -> WebDevice? { noteUse(hash: SHA256.hex(Array(token.utf8))) }
-
-    /// Notes the use of the device with this token hash; returns it (nil: none).
-    @discardableResult
-    func noteUse(hash: String) -> WebDevice? {
-        guard let i = records.firstIndex(where: { $0.tokenHash == hash }) else { return nil }
-        records[i].lastUse = wallNow()
-        let now = monotonicNow()
-        if lastUseSavedNs.map({ now - $0 > 60_000_000_000 }) ?? true {
-            lastUseSavedNs = now
-            persist { _ in }
-        }
-        return WebDevice(name: records[i].name, role: records[i].role)
-    }
-
-    var devicesAnswer: DevicesAnswer {
-        DevicesAnswer(devices: records.map { .init(name: $0.name, role: $0.role.rawValue, created: PairingBook.iso($0.created),
-                                                   lastUse: $0.lastUse.map(PairingBook.iso)) })
-    }
-
-    /// Revokes `name` at once (the device is refused from now on; its live streams end) and
-    /// answers once that is saved (a failed save puts the device back).
-    func revoke(_ name: String, done: @escaping (ControlResponse) -> Void) {
-        guard let i = records.firstIndex(where: { $0.name == name }) else {
-            let all = records.map(\.name)
-            done(.error(404, "no paired device named '\(name)'; " + (all.isEmpty ? "no device is paired" : "devices: \(all.joined(separator: ", "))"), field: "name"))
-            return
-        }
-        let removed = records.remove(at: i)
-        onRevoke?(name)
-        persist { [weak self] error in
-            guard let self else { done(.error(503, "kioskd is stopping; the revocation of '\(name)' may not be saved")); return }
-            if let error {
-                if !self.records.contains(where: { $0.tokenHash == removed.tokenHash }) {
-                    self.records.insert(removed, at: min(i, self.records.count))
-                    self.directory.set(self.records)
-                }
-                done(.error(500, "cannot save the revocation of '\(name)': \(error); the device stays paired"))
-                return
-            }
-            self.logger.notice("device revoked", metadata: ["web.device": "\(name)"])
-            done(.json(200, RevokeAnswer(revoked: name)))
-        }
-    }
-
-    /// Saves the book (the device directory is updated at once), then calls `done` with nil or
-    /// the error: through the command pipeline (`commit`) off the loop, or at once without one.
-    private func persist(_ done: @escaping (Error?) -> Void) {
-        directory.set(records)
-        let e = JSONEncoder()
-        e.outputFormatting = [.sortedKeys]
-        let text: String
-        do { text = String(decoding: try e.encode(records), as: UTF8.self) } catch { done(error); return }
-        if case .unavailable = state.durability { done(nil); return }  // kept in memory; status says state is not saved
-        if let commit, commit(PairingBook.stateKey, text, done) { return }
-        do { try state.save(PairingBook.stateKey, text); done(nil) } catch { done(error) }
-    }
-
-    // MARK: helpers
-
-    static func iso(_ seconds: Double) -> String {
-        let f = ISO8601DateFormatter()
-        f.formatOptions = [.withInternetDateTime]
-        return f.string(from: Date(timeIntervalSince1970: seconds.rounded(.down)))
-    }
-
-    static func base64url(_ bytes: [UInt8]) -> String {
-        Data(bytes).base64EncodedString().replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_")
-            .replacingOccurrences(of: "=", with: "")
-    }
-
-    static func constantTimeEqual(_ a: String, _ b: String) -> Bool {
-        let x = Array(a.utf8), y = Array(b.utf8)
-        guard x.count == y.count else { return false }
-        var d: UInt8 = 0
-        for i in x.indices { d |= x[i] ^ y[i] }
-        return d == 0
-    }
-}
-
-/// Token hash → device, behind a lock (written on the render loop, read by the web server).
-final class DeviceDirectory: Sendable {
-    private let devices = NIOLockedValueBox<[String: WebDevice]>([:])
-
-    func set(_ records: [PairingBook.Record]) {
-        var d: [String: WebDevice] = [:]
-        for r in records { d[r.tokenHash] = WebDevice(name: r.name, role: r.role) }
-        devices.withLockedValue { $0 = d }
-    }
-
-    func device(hash: String) -> WebDevice? { devices.withLockedValue { $0[hash] } }
 }
