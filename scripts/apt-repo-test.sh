@@ -11,7 +11,7 @@
 #   - the signatures and the key use no SHA-1 (trixie's apt refuses SHA-1 since 2026-02-01):
 #     digest algorithms from the packets, and sqv (the verifier trixie's apt calls) accepts
 #     Release.gpg and refuses a changed Release.
-# Packages: those out/deb/READY and out/deb/READY.arm64 name (scripts/package.sh), or given.
+# Packages: those out/deb/READY names (scripts/package.sh, one a line), or given.
 # The upgrade of a running kiosk (score, pairings, conffile kept) is the VM's test, not this one.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -24,7 +24,8 @@ bad() { echo "FAIL: $*" >&2; failures=$((failures + 1)); }
 
 debs=("$@")
 if [ ${#debs[@]} -eq 0 ]; then
-    for r in out/deb/READY out/deb/READY.arm64; do [ -f "$r" ] && debs+=("$(cat "$r")"); done
+    # out/deb/READY names every package built, one a line (READY.amd64, READY.arm64 each one).
+    [ -f out/deb/READY ] && mapfile -t debs < out/deb/READY
 fi
 [ ${#debs[@]} -gt 0 ] || { echo "apt-repo-test: no packages (scripts/package.sh first, or give .deb files)" >&2; exit 1; }
 amd64=

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # A signed apt repository of kioskd's packages, made by reprepro:
 #   scripts/apt-repo.sh [--out DIR] [--suite NAME] [--gnupghome DIR] [DEB...]
-# DEBs default to the packages out/deb/READY and out/deb/READY.arm64 name (scripts/package.sh).
+# DEBs default to the packages out/deb/READY names (scripts/package.sh, one a line).
 # Writes DIR (default out/apt):
 #   dists/SUITE/{InRelease,Release,Release.gpg}, dists/SUITE/main/binary-{amd64,arm64}/Packages*,
 #   pool/main/k/kioskd/*.deb            the repository (serve DIR over HTTP, or a file: URI)
@@ -39,9 +39,8 @@ for c in reprepro gpg gpgconf; do
     command -v "$c" >/dev/null || fail "$c is missing (apt-get install reprepro gpg gpg-agent; scripts/apt-package.txt)"
 done
 if [ ${#debs[@]} -eq 0 ]; then
-    for r in out/deb/READY out/deb/READY.arm64; do
-        [ -f "$r" ] && debs+=("$(cat "$r")")
-    done
+    # out/deb/READY names every package built, one a line (READY.amd64, READY.arm64 each one).
+    [ -f out/deb/READY ] && mapfile -t debs < out/deb/READY
 fi
 [ ${#debs[@]} -gt 0 ] || fail "no packages: give .deb files, or build them first (scripts/package.sh [--arch arm64])"
 for d in "${debs[@]}"; do
