@@ -92,7 +92,13 @@ fi
 # full run on a quiet machine, so a missed target does not fail CI. KIOSK_BENCH=0 skips it.
 if [ "${KIOSK_BENCH:-1}" = 1 ]; then
     Benchmarks/setup-peer.sh || echo "test.sh: the pygame peer could not be installed; the bench runs without it"
-    .build-bench/release/kioskd-bench --quick --sizes 1920x1080 --idle-seconds 3 | tee .build/bench-quick.txt
+    .build-bench/release/kioskd-bench --quick --sizes 1920x1080 --idle-seconds 3 2>&1 | tee .build/bench-quick.txt
+    # A row that could not run at all (not a missed target) fails the run: it means a road the
+    # bench drives no longer works (e.g. a daemon started without its command pipeline).
+    if grep -E '^kioskd-bench: .* failed: ' .build/bench-quick.txt; then
+        echo "test.sh: kioskd-bench rows failed (above); .build/bench-quick.txt has the run" >&2
+        exit 1
+    fi
     mark "bench"
 fi
 # kioskd against a real Home Assistant (a cached Debian forky root with Python 3.14 and Home

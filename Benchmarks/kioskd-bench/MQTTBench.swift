@@ -109,6 +109,7 @@ enum MQTTBench {
         let bridge = try MQTTBridge(daemon: daemon, config: m, logger: quiet)
         daemon.mqtt = bridge
         daemon.start()
+        daemon.startPipeline()  // as kioskd starts it: counter commands are kept by the pipeline
         bridge.start()
         let sender = try MQTTClient(config: MQTTConfig(host: "127.0.0.1", port: port, id: "bench-sender"), loop: loop, logger: quiet)
         sender.start()

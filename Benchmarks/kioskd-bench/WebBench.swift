@@ -67,6 +67,7 @@ enum WebBench {
                 loop.post {
                     bound.value.onFrame = { frames.withLockedValue { $0.append(nowNanos(.monotonic)) } }
                     bound.value.start()
+                    bound.value.startPipeline()  // as kioskd starts it: counter changes are kept by the pipeline
                 }
                 try? loop.run()
                 done.signal()
