@@ -109,35 +109,48 @@ extension FleetEngine {
             answer(outcomes, false)
             return
         }
-        record.ids = chunks.ids
-        record.chunk = chunks.current
-        let writes: [(key: String, value: String)]
         do {
-            writes = try self.writes(name, record, chunks: touched.sorted().map { ($0, chunks.chunks[$0]) })
+            try keep(name, record, applied: set, chunks: chunks, touched: touched, shownFrom: old,
+                     extraIDs: again, refused: refused.isEmpty ? nil : refused) { [weak self] error in
+                if let error {
+                    let e = KioskError.state("counter '\(name)': cannot save the fleet record: \(error); the value stays \(old)")
+                    self?.logger.error("\(e.message)")
+                    answer(outcomes.enumerated().map { isChange[$0.offset] ? .failure(e) : $0.element }, false)
+                } else {
+                    self?.changedSinceStart.insert(name)
+                    answer(outcomes, true)
+                }
+            }
         } catch {
             answer(outcomes.enumerated().map { isChange[$0.offset] ? .failure(.state("\(error)")) : $0.element }, false)
-            return
         }
+    }
+
+    /// (Primary) writes `record` (with the id chunks in `touched`) in one commit; once it is kept,
+    /// it becomes this primary's record with its applied ids, is shown (rolling up when it is not
+    /// below `old`) and published with `extraIDs`/`refused`, and `done` gets nil; a failed commit
+    /// changes nothing and `done` gets its error. The commands waiting for `name` are decided
+    /// after either. Throws (nothing committed) when the writes cannot be made.
+    func keep(_ name: String, _ record: Record, applied set: Set<String>, chunks: IDChunks, touched: Set<Int>, shownFrom old: Int,
+              extraIDs: [String] = [], refused: [String: String]? = nil, done: @escaping (Error?) -> Void) throws {
+        var record = record
+        record.ids = chunks.ids
+        record.chunk = chunks.current
+        let writes = try self.writes(name, record, chunks: touched.sorted().map { ($0, chunks.chunks[$0]) })
         committing.insert(name)
         commit(writes) { [weak self] error in
             guard let self else { return }
             self.committing.remove(name)
-            if let error {
-                let e = KioskError.state("counter '\(name)': cannot save the fleet record: \(error); the value stays \(old)")
-                self.logger.error("\(e.message)")
-                answer(outcomes.enumerated().map { isChange[$0.offset] ? .failure(e) : $0.element }, false)
-            } else {
+            if error == nil {
                 self.records[name] = record
                 self.applied[name] = set
                 self.idChunks[name] = chunks
                 self.unwrittenChunks[name] = nil
-                self.changedSinceStart.insert(name)
-                let at = self.now()
-                self.shown(FleetShown(counter: name, value: record.value, up: record.value >= old, at: at))
-                self.publishState(name, extraIDs: again, refused: refused.isEmpty ? nil : refused)
+                self.shown(FleetShown(counter: name, value: record.value, up: record.value >= old, at: self.now()))
+                self.publishState(name, extraIDs: extraIDs, refused: refused)
                 self.onChange?()
-                answer(outcomes, true)
             }
+            done(error)
             self.decideWaiting(name)
         }
     }
@@ -240,35 +253,17 @@ extension FleetEngine {
             set.insert(id)
             touched.insert(chunks.current)
         }
-        record.ids = chunks.ids
-        record.chunk = chunks.current
-        let writes: [(key: String, value: String)]
-        do {
-            writes = try self.writes(name, record, chunks: touched.sorted().map { ($0, chunks.chunks[$0]) })
-        } catch {
-            logger.error("cannot keep the group's retained state", metadata: ["counter": "\(name)", "error": "\(error)"])
-            return
-        }
+        let logger = self.logger
         logger.notice("fleet record is behind the group's retained state in this primary's name (state folder wiped or restored from an older backup): taking over its value and seq",
                       metadata: ["counter": "\(name)", "kept.seq": "\(old.seq)", "kept.value": "\(old.value)", "seq": "\(s.seq)", "value": "\(s.value)"])
-        committing.insert(name)
-        commit(writes) { [weak self] error in
-            guard let self else { return }
-            self.committing.remove(name)
-            if let error {
-                self.logger.error("cannot keep the group's retained state; the record stays as it was",
-                                  metadata: ["counter": "\(name)", "seq": "\(old.seq)", "value": "\(old.value)", "error": "\(error)"])
-            } else {
-                self.records[name] = record
-                self.applied[name] = set
-                self.idChunks[name] = chunks
-                self.unwrittenChunks[name] = nil
-                let at = self.now()
-                self.shown(FleetShown(counter: name, value: record.value, up: record.value >= old.value, at: at))
-                self.publishState(name)
-                self.onChange?()
+        do {
+            try keep(name, record, applied: set, chunks: chunks, touched: touched, shownFrom: old.value) { error in
+                guard let error else { return }
+                logger.error("cannot keep the group's retained state; the record stays as it was",
+                             metadata: ["counter": "\(name)", "seq": "\(old.seq)", "value": "\(old.value)", "error": "\(error)"])
             }
-            self.decideWaiting(name)
+        } catch {
+            logger.error("cannot keep the group's retained state", metadata: ["counter": "\(name)", "error": "\(error)"])
         }
     }
 }
