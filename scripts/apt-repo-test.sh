@@ -35,9 +35,11 @@ version=$(dpkg-deb -f "$amd64" Version)
 
 # The test key lives in the test's folder: a fresh key each run, never a real one.
 export KIOSK_APT_GNUPGHOME=
-mkdir -m 700 "$tmp/key"
-GNUPGHOME=$tmp/key gpg --batch --quiet --pinentry-mode loopback --passphrase '' \
-    --quick-generate-key "kioskd test archive (tests only) <archive@kioskd.invalid>" ed25519 sign never
+new_key() {  # folder, user id: an Ed25519 signing key without passphrase in a new GnuPG home
+    mkdir -m 700 "$1"
+    GNUPGHOME=$1 gpg --batch --quiet --pinentry-mode loopback --passphrase '' --quick-generate-key "$2" ed25519 sign never
+}
+new_key "$tmp/key" "kioskd test archive (tests only) <archive@kioskd.invalid>"
 repo=$tmp/apt
 bash scripts/apt-repo.sh --out "$repo" --gnupghome "$tmp/key" "${debs[@]}" > "$tmp/repo.log" \
     && ok "apt-repo.sh made the repository ($(tail -n +2 "$tmp/repo.log" | tr '\n' ' '))" \
@@ -135,8 +137,7 @@ cp -a "$repo" "$tmp/t2"
 rm -f "$tmp/t2/dists/trixie/main/binary-amd64/Packages.gz" "$tmp/t2/dists/trixie/main/binary-amd64/Packages.xz"
 sed -i 's/^Depends: /Depends: evil-package, /' "$tmp/t2/dists/trixie/main/binary-amd64/Packages"
 refused "tampered-Packages" "$tmp/t2" "$repo/kioskd-archive-keyring.gpg" "Hash Sum mismatch|unexpected size|File has unexpected"
-mkdir -m 700 "$tmp/other"
-GNUPGHOME=$tmp/other gpg --batch --quiet --pinentry-mode loopback --passphrase '' --quick-generate-key "someone else <x@kioskd.invalid>" ed25519 sign never
+new_key "$tmp/other" "someone else <x@kioskd.invalid>"
 GNUPGHOME=$tmp/other gpg --batch --export > "$tmp/other.gpg"
 refused "another-key" "$repo" "$tmp/other.gpg" "NO_PUBKEY|not signed|public key is not available"
 # A .deb changed in the pool after the index was signed.
