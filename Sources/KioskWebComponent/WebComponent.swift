@@ -1,35 +1,82 @@
 import Foundation
+import KioskComponent
 import KioskConfig
 import KioskControl
+import KioskControlServer
 import KioskCore
 import KioskHTTP
 import KioskPosix
-import KioskScenes
+import KioskState
 import KioskWeb
 import Logging
-import NIOCore
 
-extension Daemon {
-    /// Turns on pairing for the web server of `settings` (the code on screen, paired devices
-    /// read from the state directory). Call on the loop's thread (or before it runs).
-    public func enableWeb(_ settings: WebSettings) {
-        let book = PairingBook(settings: settings, state: state, scheduler: loop, logger: logger)
-        book.onPrompt = { [weak self] p in for h in self?.heads ?? [] { h.manager.pairingPrompt = p } }
-        let live = WebLive(daemon: self)
-        book.onRevoke = { [weak live] name in live?.revoked(name) }
-        book.commit = { [weak self] key, value, done in
-            guard let self else { return false }
-            self.commitThroughPipeline([(key, value)], done: done)
-            return true
-        }
-        pairing = book
-        webLive = live
-        pairGesture = settings.pairGesture.map(PairGesture.init)
+/// The phone page's side in the daemon, a component: the pairing book (codes, paired devices),
+/// `web.pair_key` and `web.pair_gesture` on the screen, the live streams, and the web server's
+/// way to the render loop (`WebComponentBackend`). Made with the daemon (the web server is made
+/// before the loop runs); what comes from the server before `start` waits for it. On the render loop.
+public final class WebComponent: DaemonComponent {
+    public var componentName: String { "web" }
+    public let settings: WebSettings
+    /// Pairing codes and paired phones.
+    public let pairing: PairingBook
+    private let loop: any KioskLoop
+    private let logger: Logger
+    private let time: TimeSource
+    /// The theme's colours for the page (nil: the daemon is gone).
+    private let palette: () -> PaletteAnswer?
+    private var context: ComponentContext?
+    /// Work from the web server that came before `start`, run then.
+    private var waiting: [(ComponentContext) -> Void] = []
+    /// `web.pair_gesture`'s recogniser and the timer armed for its hold (nil: no gesture).
+    private var gesture: PairGesture?
+    private var gestureTimer: TimerID?
+    private var sinks: [Int: (device: String, sink: @Sendable (WebEvent) -> Void, closed: @Sendable () -> Void)] = [:]
+    private var nextSink = 0
+    private var observer: Int?
+    private var lastTheme: String?
+
+    /// `prompt` shows (nil: takes off) the pairing code on every screen; `commit` keeps a
+    /// paired device's record through the daemon's command pipeline (answered once on disk).
+    public init(settings: WebSettings, state: StateStore, loop: any KioskLoop, time: TimeSource, logger: Logger,
+                palette: @escaping () -> PaletteAnswer?, prompt: @escaping (PairingPrompt?) -> Void,
+                commit: @escaping (_ key: String, _ value: String, _ done: @escaping (Error?) -> Void) -> Void) {
+        self.settings = settings
+        self.loop = loop
+        self.time = time
+        self.logger = logger
+        self.palette = palette
+        pairing = PairingBook(settings: settings, state: state, scheduler: loop, logger: logger, commit: commit)
+        pairing.onPrompt = prompt
+        gesture = settings.pairGesture.map(PairGesture.init)
+        pairing.onRevoke = { [weak self] name in self?.revoked(name) }
     }
+
+    public func start(context: ComponentContext) {
+        self.context = context
+        let w = waiting
+        waiting.removeAll()
+        for body in w { body(context) }
+    }
+
+    public func stop(then done: @escaping () -> Void) {
+        if let id = gestureTimer { loop.cancel(id); gestureTimer = nil }
+        if let o = observer { context?.changes.remove(o); observer = nil }
+        done()
+    }
+
+    /// Runs `body` with the context: now when started, else at `start`.
+    func withContext(_ body: @escaping (ComponentContext) -> Void) {
+        if let context { body(context) } else { waiting.append(body) }
+    }
+
+    // MARK: - On the screen
+
+    /// An input event the pairing takes (it goes no further): `web.pair_key` or `web.pair_gesture`.
+    public func input(_ e: InputEvent) -> Bool { pairingKey(e) || pairingGesture(e) }
 
     /// `web.pair_key` pressed: an operator code on the screen (the key goes no further).
     func pairingKey(_ e: InputEvent) -> Bool {
-        guard let pairing, let key = pairing.settings.pairKey, case .key(key, let state, _) = e else { return false }
+        guard let key = settings.pairKey, case .key(key, let state, _) = e else { return false }
         if state == .pressed { _ = pairing.pair(role: .operator, show: true) }
         return true
     }
@@ -38,156 +85,102 @@ extension Daemon {
     /// long enough it opens an operator code on the screen (at the next touch event or the timer,
     /// whichever comes first).
     func pairingGesture(_ e: InputEvent) -> Bool {
-        guard pairing != nil, var g = pairGesture, case .touch(let t) = e else { return false }
+        guard var g = gesture, case .touch(let t) = e else { return false }
         let (swallow, open) = g.feed(t)
-        pairGesture = g
+        gesture = g
         if open { openPairingFromGesture() }
-        armPairGestureTimer()
+        armGestureTimer()
         return swallow
     }
 
     private func openPairingFromGesture() {
         logger.info("pairing gesture: an operator code is shown on the screen")
-        _ = pairing?.pair(role: .operator, show: true)
+        _ = pairing.pair(role: .operator, show: true)
     }
 
     /// A timer for the hold's deadline (touches carry CLOCK_MONOTONIC µs, as the time source does).
-    private func armPairGestureTimer() {
-        if let id = pairGestureTimer { loop.cancel(id); pairGestureTimer = nil }
-        guard let deadline = pairGesture?.nextDeadline() else { return }
-        let nowUsec = manager.time.now().monotonicUsec
+    private func armGestureTimer() {
+        if let id = gestureTimer { loop.cancel(id); gestureTimer = nil }
+        guard let deadline = gesture?.nextDeadline() else { return }
+        let nowUsec = time.now().monotonicUsec
         let delayNs = deadline > nowUsec ? Int64(deadline - nowUsec) * 1000 : 0
-        pairGestureTimer = try? loop.schedule(after: delayNs) { [weak self] _ in
+        gestureTimer = try? loop.schedule(after: delayNs) { [weak self] _ in
             guard let self else { return }
-            self.pairGestureTimer = nil
-            if self.pairGesture?.advance(toUsec: self.manager.time.now().monotonicUsec) == true { self.openPairingFromGesture() }
-            self.armPairGestureTimer()
+            self.gestureTimer = nil
+            if self.gesture?.advance(toUsec: self.time.now().monotonicUsec) == true { self.openPairingFromGesture() }
+            self.armGestureTimer()
         }
     }
 
-    /// The answer to the phone page's commands (pairing, devices, themes, paintings).
-    func handleWebCommand(_ command: ControlCommand) -> ControlResponse {
-        let noWeb = ControlResponse.error(404, "the web server is off: add [web] with listen = \"0.0.0.0:8080\" to the config (\(config.file))")
-        switch command {
-        case .pair(let role, let show):
-            guard let pairing else { return noWeb }
-            return .json(200, pairing.pair(role: WebRole(rawValue: role) ?? .operator, show: show))
-        case .devices:
-            guard let pairing else { return noWeb }
-            return .json(200, pairing.devicesAnswer)
-        case .revokeDevice(let name):
-            guard let pairing else { return noWeb }
-            var answer = ControlResponse.error(500, "the revocation of '\(name)' was not answered")
-            pairing.revoke(name) { answer = $0 }  // answered at once without a pipeline (Daemon.handle routes it otherwise)
-            return answer
-        case .themes:
-            return .json(200, ThemesAnswer(themes: ThemeLoader.available(in: config.themeDirectory), theme: activeThemeName, chosenTheme: themeName))
-        case .palette:
-            return .json(200, paletteAnswer())
-        case .paintings:
-            return paintingsAnswer()
-        case .painting(let name):
-            guard let dir = paintingsDirectory() else { return .error(404, "no paint scene is configured") }
-            return Daemon.paintingAnswer(directory: dir, name: name)
-        default:
-            return .error(500, "not a web command: \(command)")
-        }
-    }
-
-    func paletteAnswer() -> PaletteAnswer {
-        let p = manager.theme.palette
-        func hex(_ c: Color) -> String {
-            let v = c.rgb8
-            return String(format: "#%02X%02X%02X", v.r, v.g, v.b)
-        }
-        return PaletteAnswer(theme: activeThemeName, primary: hex(p.primary), secondary: hex(p.secondary), highlight: hex(p.highlight),
-                             neutral: hex(p.neutral), background: hex(p.background), text: hex(p.text))
-    }
-
-    /// The paint scene's save directory (its `save_directory`, or `<state_dir>/paintings`).
-    func paintingsDirectory() -> String? {
-        guard let def = config.scenes.first(where: { $0.kind == "paint" }) else { return nil }
-        if case .string(let d)? = def.table.entries["save_directory"]?.value { return d }
-        return Daemon.dataDirectory(config)
-    }
-
-    private func paintingsAnswer() -> ControlResponse {
-        guard let dir = paintingsDirectory() else { return .error(404, "no paint scene is configured") }
-        return Daemon.paintingsAnswer(directory: dir)
-    }
-}
-
-/// The live streams' side in the daemon (on the loop's thread): one `ChangeFeed` observer while
-/// any stream is open, the state and theme encoded once per change and handed to every stream.
-final class WebLive {
-    private weak var daemon: Daemon?
-    private var sinks: [Int: (device: String, sink: @Sendable (WebEvent) -> Void, closed: @Sendable () -> Void)] = [:]
-    private var nextID = 0
-    private var observer: Int?
-    private var lastTheme: String?
-
-    init(daemon: Daemon) { self.daemon = daemon }
+    // MARK: - Live streams: one change feed observer while any is open, the state and theme
+    // encoded once per change and handed to every stream.
 
     func open(device: String, sink: @escaping @Sendable (WebEvent) -> Void, closed: @escaping @Sendable () -> Void) -> Int {
-        guard let daemon else { closed(); return 0 }
-        nextID += 1
-        sinks[nextID] = (device, sink, closed)
-        let state = daemon.kioskState()
+        guard let context, let state = context.kioskState() else { closed(); return 0 }
+        nextSink += 1
+        sinks[nextSink] = (device, sink, closed)
         sink(WebEvent(name: "state", json: (try? ControlJSON.encode(state)) ?? []))
-        sink(WebEvent(name: "theme", json: (try? ControlJSON.encode(daemon.paletteAnswer())) ?? []))
+        sink(WebEvent(name: "theme", json: palette().flatMap { try? ControlJSON.encode($0) } ?? []))
         if observer == nil {
-            lastTheme = daemon.activeThemeName
-            observer = daemon.changes.observe { [weak self] s in self?.changed(s) }
+            lastTheme = state.theme
+            observer = context.changes.observe { [weak self] s in self?.changed(s) }
         }
-        return nextID
+        return nextSink
     }
 
     func close(_ id: Int) {
         sinks[id] = nil
         if sinks.isEmpty, let o = observer {
-            daemon?.changes.remove(o)
+            context?.changes.remove(o)
             observer = nil
         }
     }
 
     private func changed(_ state: KioskState) {
-        guard let daemon else { return }
         let json = (try? ControlJSON.encode(state)) ?? []
         var events = [WebEvent(name: "state", json: json)]
         if state.theme != lastTheme {
             lastTheme = state.theme
-            events.append(WebEvent(name: "theme", json: (try? ControlJSON.encode(daemon.paletteAnswer())) ?? []))
+            events.append(WebEvent(name: "theme", json: palette().flatMap { try? ControlJSON.encode($0) } ?? []))
         }
         for id in sinks.keys.sorted() { for e in events { sinks[id]?.sink(e) } }
     }
 
-    func revoked(_ device: String) {
+    private func revoked(_ device: String) {
         for (id, s) in sinks where s.device == device {
             s.closed()
             close(id)
         }
     }
 
-    var count: Int { sinks.count }
+    /// Live streams open.
+    public var streamCount: Int { sinks.count }
+
+    // MARK: - The web server
+
+    /// The web server of this component (its backend reaches the render loop only through it).
+    public func makeServer(limits: WebLimits = WebLimits(), logger: Logger) throws -> WebServer {
+        try SHA256.requireLibrary()
+        let bound = LoopBound(self, loop: loop)
+        let backend = WebComponentBackend(web: bound, limits: limits.control, directory: pairing.directory)
+        return WebServer(settings: settings, limits: limits, backend: backend, logger: logger,
+                         onListening: { port in bound.post { $0.pairing.boundPort = port } })
+    }
 }
 
 /// The web server's way into the daemon: every call is carried out on the render loop, a
 /// command by the control socket's deadline rule (`ControlJob`: not started within
 /// `requestTimeout`, 503 and never carried out; started but not finished, 504).
-struct DaemonWebBackend: WebBackend {
-    let daemon: LoopBound<Daemon>
+struct WebComponentBackend: WebBackend {
+    let web: LoopBound<WebComponent>
     let limits: ControlLimits
     let directory: DeviceDirectory
 
-    private func onLoop<T: Sendable>(_ body: @escaping @Sendable (Daemon) -> T) async -> T {
-        await withCheckedContinuation { c in daemon.post { d in c.resume(returning: body(d)) } }
-    }
-
     func run(_ command: ControlCommand) async -> ControlResponse {
-        let limits = self.limits, daemon = self.daemon
+        let limits = self.limits, web = self.web
         return await withCheckedContinuation { c in
             let job = ControlJob(command: command, limits: limits, clock: .shared) { response, _ in c.resume(returning: response) }
-            daemon.post { d in job.run { cmd, reply in d.handle(cmd, reply: reply) } }
+            web.post { w in w.withContext { context in job.run { cmd, reply in context.handle(cmd, reply) } } }
         }
     }
 
@@ -196,38 +189,23 @@ struct DaemonWebBackend: WebBackend {
     func device(token: String) async -> WebDevice? {
         let hash = SHA256.hex(Array(token.utf8))
         guard let device = directory.device(hash: hash) else { return nil }
-        daemon.post { d in d.pairing?.noteUse(hash: hash) }
+        web.post { w in w.pairing.noteUse(hash: hash) }
         return device
     }
 
     func redeem(code: String, name: String, client: String) async -> WebRedeemResult {
         await withCheckedContinuation { c in
-            daemon.post { d in
-                guard let pairing = d.pairing else { c.resume(returning: .refused(.error(404, "pairing is off"))); return }
-                pairing.redeem(code: code, name: name, client: client) { c.resume(returning: $0) }
-            }
+            web.post { w in w.pairing.redeem(code: code, name: name, client: client) { c.resume(returning: $0) } }
         }
     }
 
     func openStream(device: WebDevice, sink: @escaping @Sendable (WebEvent) -> Void, closed: @escaping @Sendable () -> Void) async -> Int {
-        await onLoop { d in d.webLive?.open(device: device.name, sink: sink, closed: closed) ?? 0 }
+        await withCheckedContinuation { c in
+            web.post { w in w.withContext { _ in c.resume(returning: w.open(device: device.name, sink: sink, closed: closed)) } }
+        }
     }
 
     func closeStream(_ id: Int) {
-        daemon.post { d in d.webLive?.close(id) }
-    }
-}
-
-/// Serves the phone page until shutdown. Listed after the control server, so it stops first
-/// (its live streams end, the listener closes), before the render loop stops.
-public enum WebService {
-    /// The web server for `daemon` (pairing turned on).
-    public static func make(settings: WebSettings, limits: WebLimits = WebLimits(), daemon: Daemon, logger: Logger) throws -> WebServer {
-        try SHA256.requireLibrary()
-        daemon.enableWeb(settings)
-        let bound = LoopBound(daemon, loop: daemon.loop)
-        let backend = DaemonWebBackend(daemon: bound, limits: limits.control, directory: daemon.pairing!.directory)
-        return WebServer(settings: settings, limits: limits, backend: backend, logger: logger,
-                         onListening: { port in bound.post { $0.pairing?.boundPort = port } })
+        web.post { w in w.close(id) }
     }
 }
