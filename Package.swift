@@ -132,9 +132,40 @@ let package = Package(
             "KioskCore", "KioskPosix", "KioskWeb", "KioskMQTT", "KioskCEC", "KioskDRM", "KioskScenes", "KioskFleet",
             .product(name: "TOMLKit", package: "TOMLKit"),
         ]),
+        // What a feature of the running daemon sees of it (`ComponentContext`), the
+        // `DaemonComponent` it is, the state remote observers see (`ChangeFeed`), the corner
+        // warning's one writer. No daemon, no hardware.
+        .target(name: "KioskComponent", dependencies: ["KioskCore", "KioskControl", "KioskState", .product(name: "Logging", package: "swift-log")]),
+        // The control socket's server (Hummingbird, KioskHTTP's stack) and the deadline rule of
+        // every command a listener hands to the render loop (`ControlJob`).
+        .target(name: "KioskControlServer", dependencies: [
+            "KioskConfig", "KioskControl", "KioskCore", "KioskHTTP", "KioskPosix",
+            .product(name: "HummingbirdCore", package: "hummingbird"),
+            .product(name: "HTTPTypes", package: "swift-http-types"),
+            .product(name: "NIOCore", package: "swift-nio"),
+            .product(name: "NIOPosix", package: "swift-nio"),
+            .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
+            .product(name: "Logging", package: "swift-log"),
+        ]),
+        // The panel: schedule, idle and manual blanking, the backlight and its brightness.
+        .target(name: "KioskPanel", dependencies: ["KioskConfig", "KioskCore", "KioskPosix", "KioskLogind", .product(name: "Logging", package: "swift-log")]),
+        // The phone page as a daemon component: pairing codes and paired devices, the live
+        // streams, the web server's way to the render loop.
+        .target(name: "KioskWebComponent", dependencies: [
+            "KioskComponent", "KioskControlServer", "KioskConfig", "KioskControl", "KioskCore", "KioskPosix", "KioskState", "KioskWeb", "KioskScenes", "KioskHTTP",
+            .product(name: "NIOCore", package: "swift-nio"),
+            .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
+            .product(name: "Logging", package: "swift-log"),
+        ]),
+        // The kiosk on an MQTT broker as a daemon component: states and Home Assistant discovery
+        // published, commands carried out; the fleet's transport over the same client.
+        .target(name: "KioskMQTTComponent", dependencies: [
+            "KioskComponent", "KioskConfig", "KioskControl", "KioskCore", "KioskFleet", "KioskMQTT", "KioskPosix", "KioskScenes",
+            .product(name: "Logging", package: "swift-log"),
+        ]),
         // The daemon: control, persistence, services; the only place hardware meets scenes.
         .target(name: "KioskDaemon", dependencies: [
-            "KioskConfig",
+            "KioskConfig", "KioskComponent", "KioskControlServer", "KioskPanel", "KioskWebComponent", "KioskMQTTComponent",
             "KioskCore", "KioskPosix", "KioskControl", "KioskHTTP", "KioskRender", "KioskScenes", "KioskDRM", "KioskInput", "KioskLogind", "CSystemd", "KioskWeb",
             "CKioskLinux", "CKioskExecutorHook",
             "KioskMQTT", "KioskCEC", "KioskState", "KioskFleet",
@@ -217,8 +248,9 @@ let package = Package(
         .testTarget(name: "KioskDRMTests", dependencies: ["KioskDRM", "KioskDRMTesting", "KioskPosix", "KioskTesting", "KioskRender", "KioskScenes"]),
         .testTarget(name: "KioskCECTests", dependencies: ["KioskCEC"]),
         .testTarget(name: "KioskInputTests", dependencies: ["KioskTestTraits", "KioskInput", "KioskPosix", "CKioskInputShims"]),
-        .testTarget(name: "KioskDaemonTests", dependencies: ["KioskDRMTesting", "KioskTestTraits", "KioskDaemon", "KioskDaemonTesting", "KioskConfig", "KioskControl", "KioskHTTP", "KioskPosix", "KioskTesting", "KioskMQTT", "CKioskLazy", "KioskCEC", "KioskState", "KioskFleet"]),
-        .testTarget(name: "KioskWebTests", dependencies: ["KioskTestTraits", "KioskWeb", "KioskDaemon", "KioskDaemonTesting", "KioskConfig", "KioskControl", "KioskCore", "KioskPosix", "KioskTesting",
+        .testTarget(name: "KioskDaemonTests", dependencies: ["KioskDRMTesting", "KioskTestTraits", "KioskDaemon", "KioskDaemonTesting", "KioskConfig", "KioskControl", "KioskHTTP", "KioskPosix", "KioskTesting", "KioskMQTT", "CKioskLazy", "KioskCEC", "KioskState", "KioskFleet",
+                                                       "KioskComponent", "KioskControlServer", "KioskPanel", "KioskWebComponent", "KioskMQTTComponent"]),
+        .testTarget(name: "KioskWebTests", dependencies: ["KioskTestTraits", "KioskWeb", "KioskWebComponent", "KioskDaemon", "KioskDaemonTesting", "KioskConfig", "KioskControl", "KioskCore", "KioskPosix", "KioskTesting",
                                                     .product(name: "NIOEmbedded", package: "swift-nio")]),
         .testTarget(name: "KioskMQTTTests", dependencies: ["KioskTestTraits", "KioskMQTT", "KioskPosix", "KioskTesting", .product(name: "Logging", package: "swift-log")],
                     exclude: ["golden"]),

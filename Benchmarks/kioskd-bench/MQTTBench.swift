@@ -106,11 +106,11 @@ enum MQTTBench {
         let quiet = Logger(label: "bench", factory: { _ in SwiftLogNoOpLogHandler() })
         let daemon = try KioskDaemon.Daemon(config: config, display: try HeadlessDisplay(size: size), input: nil,
                                 state: MemoryStateStore(durability: .volatile), loop: loop, logger: quiet)
-        let bridge = try MQTTBridge(daemon: daemon, config: m, logger: quiet)
-        daemon.mqtt = bridge
+        let bridge = try MQTTBridge(config: m, logger: quiet)
+        daemon.add(bridge)
         daemon.start()
         daemon.startPipeline()  // as kioskd starts it: counter commands are kept by the pipeline
-        bridge.start()
+        daemon.startComponents()
         let sender = try MQTTClient(config: MQTTConfig(host: "127.0.0.1", port: port, id: "bench-sender"), loop: loop, logger: quiet)
         sender.start()
         var changedAt: Int64 = 0

@@ -68,6 +68,7 @@ enum WebBench {
                     bound.value.onFrame = { frames.withLockedValue { $0.append(nowNanos(.monotonic)) } }
                     bound.value.start()
                     bound.value.startPipeline()  // as kioskd starts it: counter changes are kept by the pipeline
+                    bound.value.startComponents()
                 }
                 try? loop.run()
                 done.signal()

@@ -48,14 +48,12 @@ public final class Daemon {
     let wallRuntime = WallRuntime()
     /// Tells remote observers (web pages, MQTT) the kiosk's state after every change.
     public private(set) var changes: ChangeFeed!
-    /// Pairing codes and paired phones (nil: no web server); the phone page's live streams.
-    public internal(set) var pairing: PairingBook?
-    var webLive: WebLive?
-    /// `web.pair_gesture`'s recogniser and the timer armed for its hold (nil: no gesture).
-    var pairGesture: PairGesture?
-    var pairGestureTimer: TimerID?
-    /// The MQTT bridge (`[mqtt]` configured), made by `DaemonRunner`; nil: MQTT is off.
-    public var mqtt: MQTTBridge?
+    /// The features started after the pipeline, stopped in reverse (`add`, DaemonComponents.swift).
+    public internal(set) var components: [any DaemonComponent] = []
+    /// `startComponents` ran: a component added now starts at once.
+    var componentsRunning = false
+    /// The corner warning's one writer: every output's corner.
+    public private(set) lazy var corner = CornerWarnings { [weak self] text in for h in self?.heads ?? [] { h.manager.stateWarning = text } }
     /// Shared counters of a `[fleet]` group (`startFleet`); nil without one.
     public internal(set) var fleet: FleetEngine?
     /// The command pipeline, made with the daemon and started by `startPipeline`: counter
@@ -263,8 +261,7 @@ public final class Daemon {
                 self.publishStatus()
                 self.changes.noteChange()
             }
-            if case .unavailable = state.durability { manager.stateWarning = "state not saved" }
-            manager.inputFilter = { [weak self] e in (blanking.input(e)) || (self?.pairingKey(e) ?? false) || (self?.pairingGesture(e) ?? false) }
+            manager.inputFilter = { [weak self] e in (blanking.input(e)) || (self?.web?.input(e) ?? false) }
             blanking.onUnblank = { manager.setNeedsFrame(full: true) }
             head.themes.onChange = { [weak self] in
                 self?.publishStatus()
@@ -272,6 +269,7 @@ public final class Daemon {
             }
             blanking.onChange = { [weak self] in self?.changes.noteChange() }
         }
+        if case .unavailable = state.durability { corner.set(.state, "state not saved") }
         startWall()
         for head in heads {
             head.manager.start(initialScene: state.load(head.sceneKey))

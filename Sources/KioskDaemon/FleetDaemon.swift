@@ -86,13 +86,11 @@ extension Daemon {
         }
     }
 
-    /// The corner mark: "offline" while the broker is out of reach, "two primaries" while another
-    /// primary of the group is seen (`FleetEngine.otherPrimaries`), after "state not saved".
+    /// The corner marks: "offline" while the broker is out of reach, "two primaries" while another
+    /// primary of the group is seen (`FleetEngine.otherPrimaries`), after "state not saved" (`corner`).
     func showFleetConnectivity(_ up: Bool) {
-        var marks: [String] = []
-        if case .unavailable = state.durability { marks.append("state not saved") }
-        if !up { marks.append("offline") }
-        if let others = fleet?.otherPrimaries, !others.isEmpty { marks.append("two primaries") }
-        for h in heads { h.manager.stateWarning = marks.isEmpty ? nil : marks.joined(separator: " · ") }
+        if case .unavailable = state.durability { corner.set(.state, "state not saved") }
+        corner.set(.fleetOffline, up ? nil : "offline")
+        corner.set(.fleetPrimaries, fleet?.otherPrimaries.isEmpty == false ? "two primaries" : nil)
     }
 }

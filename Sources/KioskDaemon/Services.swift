@@ -48,8 +48,7 @@ public final class RenderLoopService: Service {
             loop.post {
                 daemon.value.start()
                 daemon.value.startPipeline()
-                daemon.value.mqtt?.start()
-                daemon.value.startFleetOverMQTT()
+                daemon.value.startComponents()
                 notifier.startWatchdog(on: loop)
             }
             do {
@@ -71,12 +70,12 @@ public final class RenderLoopService: Service {
             loop.post {
                 notifier.stopping()
                 notifier.stopWatchdog(on: loop)
-                // MQTT first: `offline` published and the broker left (at most 2 s), then the rest.
+                // Components first (MQTT: `offline` published and the broker left, at most 2 s), then the rest.
                 let finish = {
                     daemon.value.shutdown()
                     loop.stop()
                 }
-                if let mqtt = daemon.value.mqtt { mqtt.stop(timeout: 2, completion: finish) } else { finish() }
+                daemon.value.stopComponents(then: finish)
             }
         }
         if let e = outcome {
@@ -102,32 +101,6 @@ public final class ControlServerService: Service {
         try await server.start()
         try? await gracefulShutdown()
         await server.stop()
-    }
-}
-
-/// A value set once from any thread and awaited once.
-final class OneShot<T: Sendable>: Sendable {
-    private let state = Mutex<(result: T?, waiter: CheckedContinuation<T, Never>?)>((nil, nil))
-
-    func fulfil(_ v: T) {
-        let w = state.withLock { s -> CheckedContinuation<T, Never>? in
-            guard s.result == nil else { return nil }
-            s.result = v
-            defer { s.waiter = nil }
-            return s.waiter
-        }
-        w?.resume(returning: v)
-    }
-
-    func value() async -> T {
-        await withCheckedContinuation { c in
-            let r = state.withLock { s -> T? in
-                if let r = s.result { return r }
-                s.waiter = c
-                return nil
-            }
-            if let r { c.resume(returning: r) }
-        }
     }
 }
 
@@ -230,7 +203,7 @@ public enum DaemonRunner {
         daemon.onStatus = { notifier.status($0) }
 
         let server = makeControlServer(settings: config.control, daemon: daemon, logger: logger)
-        if let mqtt = config.mqtt { daemon.mqtt = try MQTTBridge(daemon: daemon, config: mqtt, logger: logger) }
+        if let mqtt = config.mqtt { daemon.add(try MQTTBridge(config: mqtt, logger: logger)) }
         try daemon.checkFleet()
 
         // SIGHUP, SIGUSR1, SIGUSR2 (SIGTERM and SIGINT stop the group below).
@@ -275,7 +248,7 @@ public enum DaemonRunner {
         var done = false
         daemon.start()
         daemon.startPipeline()
-        for h in daemon.heads { h.manager.stateWarning = nil } // the snapshot reads the state; it never saves
+        daemon.corner.set(.state, nil) // the snapshot reads the state; it never saves
         if !strokes.isEmpty {
             // Fingers drawn before the frame is taken (demos and screenshots of the paint scene).
             let t0 = UInt64(nowNanos(.monotonic) / 1000)

@@ -39,12 +39,13 @@ public enum DaemonRig {
 
 extension Daemon {
     /// Starts the daemon as kioskd's render loop does (`DaemonRunner`): `start()`, then the
-    /// command pipeline. `committedByTest`: the pipeline's thread is not started, the test
+    /// command pipeline, then the components (`add`: the web's, MQTT's). `committedByTest`: the pipeline's thread is not started, the test
     /// commits each batch (`step`, `answer`) — virtual time, one thread; false: its own thread,
     /// as in kioskd (for a daemon whose loop runs on a thread of its own).
     public func startAsKioskd(committedByTest: Bool = true) {
         start()
         startPipeline(startsThread: !committedByTest)
+        startComponents()
     }
 
     /// One step: every batch the pipeline holds committed (when the test commits them: no

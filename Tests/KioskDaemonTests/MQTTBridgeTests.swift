@@ -3,6 +3,7 @@ import KioskConfig
 import KioskControl
 import KioskCore
 @testable import KioskDaemon
+@testable import KioskMQTTComponent
 import KioskDaemonTesting
 import KioskMQTT
 import KioskPosix
@@ -73,10 +74,9 @@ struct MQTTBridgeTests {
         let displays: [any DisplayOutput] = outputs.isEmpty ? [try HeadlessDisplay(size: Size(width: 160, height: 90))]
             : try Backends.makeDisplays(config, loop: loop, logger: quietLogger).outputs
         let d = try Daemon(config: config, displays: displays, input: nil, state: state, loop: loop, logger: quietLogger)
-        let bridge = try MQTTBridge(daemon: d, config: m, logger: log.logger)
-        d.mqtt = bridge
+        let bridge = try MQTTBridge(config: m, logger: log.logger)
+        d.add(bridge)
         d.startAsKioskd(committedByTest: false)
-        bridge.start()
         return Rig(broker: broker, daemon: d, loop: loop, bridge: bridge, log: log)
     }
 

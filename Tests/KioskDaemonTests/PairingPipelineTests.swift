@@ -2,6 +2,7 @@ import Foundation
 import KioskControl
 import KioskCore
 @testable import KioskDaemon
+@testable import KioskWebComponent
 import KioskPosix
 import KioskTestTraits
 import KioskWeb

@@ -4,6 +4,7 @@ import KioskCore
 @testable import KioskDaemon
 import KioskPosix
 @testable import KioskWeb
+@testable import KioskWebComponent
 import Testing
 
 /// Every `/api/` route, with a body that makes it valid.

@@ -1,6 +1,5 @@
 import KioskCore
 import KioskPosix
-import KioskScenes
 
 /// What a remote observer (a phone page, an MQTT broker) sees of the kiosk: the scene, the
 /// theme, the panel and every counter. Compared as a whole, so an observer learns of every
@@ -13,16 +12,21 @@ public struct KioskState: Sendable, Equatable, Codable {
         public var value: Int
         public var minimum: Int
         public var maximum: Int
+        public init(scene: String, name: String, label: String, value: Int, minimum: Int, maximum: Int) {
+            (self.scene, self.name, self.label, self.value, self.minimum, self.maximum) = (scene, name, label, value, minimum, maximum)
+        }
     }
     public struct Painting: Sendable, Equatable, Codable {
         public var scene: String
         public var strokes: Int
+        public init(scene: String, strokes: Int) { (self.scene, self.strokes) = (scene, strokes) }
     }
     /// A clock scene's colour mode and the modes it can be switched to.
     public struct Clock: Sendable, Equatable, Codable {
         public var scene: String
         public var mode: String
         public var modes: [String]
+        public init(scene: String, mode: String, modes: [String]) { (self.scene, self.mode, self.modes) = (scene, mode, modes) }
     }
     public var scene: String
     public var sceneKind: String
@@ -45,10 +49,20 @@ public struct KioskState: Sendable, Equatable, Codable {
         public var scene: String
         public var scenes: [String]
         public var blanked: Bool
+        public init(name: String, scene: String, scenes: [String], blanked: Bool) {
+            (self.name, self.scene, self.scenes, self.blanked) = (name, scene, scenes, blanked)
+        }
     }
     /// Every output, in the config's order, when there are several; absent with one output (the
     /// fields above then say all).
     public var outputs: [Output]? = nil
+
+    public init(scene: String, sceneKind: String, scenes: [String], theme: String, chosenTheme: String, blanked: Bool, timeSynced: Bool,
+                counters: [Counter], paintings: [Painting], clocks: [Clock], fleetWarning: String? = nil, outputs: [Output]? = nil) {
+        (self.scene, self.sceneKind, self.scenes, self.theme, self.chosenTheme, self.blanked) = (scene, sceneKind, scenes, theme, chosenTheme, blanked)
+        (self.timeSynced, self.counters, self.paintings, self.clocks) = (timeSynced, counters, paintings, clocks)
+        (self.fleetWarning, self.outputs) = (fleetWarning, outputs)
+    }
 }
 
 /// Tells observers the kiosk's `KioskState` after it changed. Changes are gathered until the
@@ -64,7 +78,7 @@ public final class ChangeFeed {
     public private(set) var last: KioskState?
 
     /// `read` gives the current state (nil while there is none to give).
-    init(scheduler: any Scheduler, read: @escaping () -> KioskState?) {
+    public init(scheduler: any Scheduler, read: @escaping () -> KioskState?) {
         self.scheduler = scheduler
         self.read = read
     }
@@ -96,33 +110,5 @@ public final class ChangeFeed {
         if now == last { return }
         last = now
         for id in observers.keys.sorted() { observers[id]?(now) }
-    }
-}
-
-extension Daemon {
-    /// The state remote observers see, read now.
-    public func kioskState() -> KioskState {
-        var counters: [KioskState.Counter] = []
-        var paintings: [KioskState.Painting] = []
-        var clocks: [KioskState.Clock] = []
-        for scene in allScenes {
-            if let c = scene as? ClockScene {
-                clocks.append(.init(scene: c.name, mode: c.colorMode.rawValue, modes: ClockColorMode.allCases.map(\.rawValue)))
-            }
-            if let c = scene as? CounterControl {
-                counters += c.counterInfo.map {
-                    .init(scene: scene.name, name: $0.name, label: $0.label, value: $0.value, minimum: $0.minimum, maximum: $0.maximum)
-                }
-            }
-            if let p = scene as? PaintControl { paintings.append(.init(scene: scene.name, strokes: p.strokeCount)) }
-        }
-        return KioskState(scene: manager.current.name, sceneKind: manager.current.kind, scenes: manager.scenes.map(\.name),
-                          theme: activeThemeName, chosenTheme: themeName, blanked: display.isBlanked,
-                          timeSynced: manager.timeSynchronized,
-                          counters: counters, paintings: paintings, clocks: clocks,
-                          fleetWarning: warnings().first { $0.hasPrefix("two primaries") },
-                          outputs: heads.count > 1 ? heads.map {
-                              .init(name: $0.name, scene: $0.manager.current.name, scenes: $0.manager.scenes.map(\.name), blanked: $0.display.isBlanked)
-                          } : nil)
     }
 }

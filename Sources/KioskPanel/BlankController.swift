@@ -172,7 +172,7 @@ public final class BlankController {
     }
 
     /// "40 %", "12.5 %".
-    static func text(_ p: Double) -> String { (p == p.rounded() ? "\(Int(p))" : "\((p * 10).rounded() / 10)") + " %" }
+    public static func text(_ p: Double) -> String { (p == p.rounded() ? "\(Int(p))" : "\((p * 10).rounded() / 10)") + " %" }
 
     /// The next scheduled change (unix seconds) after `s`: a blank period's edge or a brightness period's start.
     private func nextScheduled(after s: Int64) -> Int64? {

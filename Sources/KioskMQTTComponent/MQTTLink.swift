@@ -1,5 +1,7 @@
 import Foundation
+import KioskComponent
 import KioskControl
+import KioskConfig
 import KioskCore
 import KioskMQTT
 import KioskPosix
@@ -22,27 +24,31 @@ extension MQTTBridge {
         let logger: Logger
         let shared: Shared
         let renderLoop: any KioskLoop
-        let daemon: WeakLoopBound<Daemon>
+        /// Every command but a counter change: carried out on the render loop.
+        let handle: LoopBound<(ControlCommand, @escaping (ControlResponse) -> Void) -> Void>
         /// The outputs' names when there are several (their commands' topics); empty with one.
         let outputs: [String]
         private var bridge: WeakLoopBound<MQTTBridge>?
         /// Where counter commands go, from this thread (the daemon's one entrance).
-        private let intake: CounterIntake
+        private let submit: @Sendable (String, CounterEdit, String?, @escaping @Sendable (ControlResponse) -> Void) -> Void
         /// Retained payloads published on this connection, by topic.
         private var published: [String: [UInt8]] = [:]
+        /// The themes Home Assistant's discovery offers: the theme files, and every theme shown.
+        private var themes: [String] = []
         private var loggedRetainedCommand = false
         private var shuttingDown = false
 
         init(client: MQTTClient, loop: any KioskLoop, topics: KioskTopics, logger: Logger, shared: Shared,
-             renderLoop: any KioskLoop, daemon: WeakLoopBound<Daemon>, intake: CounterIntake, outputs: [String]) {
+             renderLoop: any KioskLoop, handle: LoopBound<(ControlCommand, @escaping (ControlResponse) -> Void) -> Void>,
+             submit: @escaping @Sendable (String, CounterEdit, String?, @escaping @Sendable (ControlResponse) -> Void) -> Void, outputs: [String]) {
             self.client = client
             self.loop = loop
             self.topics = topics
             self.logger = logger
             self.shared = shared
             self.renderLoop = renderLoop
-            self.daemon = daemon
-            self.intake = intake
+            self.handle = handle
+            self.submit = submit
             self.outputs = outputs
         }
 
@@ -82,14 +88,53 @@ extension MQTTBridge {
             defer { shared.unacknowledged.subtract(1, ordering: .relaxed) }
             guard client.state == .connected else { return }
             if p.fresh { published.removeAll() }
-            for (topic, payload) in p.retained where published[topic] != payload {
+            if let d = p.themeDirectory { themes = ThemeLoader.available(in: d) }
+            if let t = p.state?.theme, !themes.contains(t) { themes = (themes + [t]).sorted() }
+            let states = p.state.map { retained($0, themes: themes) } ?? []
+            for (topic, payload) in states where published[topic] != payload {
                 published[topic] = payload
                 send(topic, payload, retain: true)
             }
-            if let s = p.status {
+            if let s = p.status.flatMap(Self.statusJSON) {
                 published[topics.status] = s
                 send(topics.status, s, retain: true)
             }
+        }
+
+        /// The retained topics of `state`: Home Assistant's discovery, the scene, theme, panel,
+        /// each output's and each counter's.
+        private func retained(_ state: KioskState, themes: [String]) -> [(topic: String, payload: [UInt8])] {
+            let config = client.config
+            let discovery = HADiscovery(id: config.id, prefix: config.discoveryPrefix, scenes: state.scenes, themes: themes,
+                                        counters: state.counters.map { .init(name: $0.name, label: $0.label, minimum: $0.minimum, maximum: $0.maximum) },
+                                        outputs: (state.outputs ?? []).map { .init(name: $0.name, scenes: $0.scenes) })
+            var r: [(topic: String, payload: [UInt8])] = [(discovery.topic, discovery.json())]
+            r.append((topics.scene, Array(state.scene.utf8)))
+            r.append((topics.theme, Array(state.theme.utf8)))
+            r.append((topics.blank, Array((state.blanked ? "ON" : "OFF").utf8)))
+            for o in state.outputs ?? [] {
+                r.append(("\(topics.output(o.name))/scene", Array(o.scene.utf8)))
+                r.append(("\(topics.output(o.name))/blank", Array((o.blanked ? "ON" : "OFF").utf8)))
+            }
+            for c in state.counters { r.append((topics.counter(c.name), Array(String(c.value).utf8))) }
+            return r
+        }
+
+        /// `kioskd/ID/status`: JSON with fps, frame time p99 (ms), frames, uptime (s), output,
+        /// scene, theme and panel.
+        static func statusJSON(_ s: StatusAnswer) -> [UInt8]? {
+            var object: [String: Any] = [
+                "fps": s.fps, "frame_ms_p99": s.frameMs.p99, "frames": s.frames, "uptime_s": s.uptimeSeconds,
+                "output": s.output, "scene": s.scene, "theme": s.theme, "blanked": s.blanked,
+            ]
+            if let g = s.frameGapMs {
+                object["frame_gap_ms"] = g.lastMinute
+                object["frame_gap_ms_max"] = g.sinceStart
+            }
+            if let t = s.timeSync { object["time_synced"] = t.synchronized }
+            if let w = s.warnings { object["warnings"] = w }
+            guard let data = try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys, .withoutEscapingSlashes]) else { return nil }
+            return Array(data)
         }
 
         private func send(_ topic: String, _ payload: [UInt8], retain: Bool) {
@@ -122,15 +167,15 @@ extension MQTTBridge {
                 if case .counter(let name, let op, let value) = command, let edit = op.edit(value) {
                     switch MQTTBridge.changeID(m.payload, topic: "counter/\(name)/\(op.rawValue)") {
                     case .failure(let e): publishError(e.message)
-                    case .success(let id): toIntake(intake, name, edit, id: id)
+                    case .success(let id): toIntake(name, edit, id: id)
                     }
                     return
                 }
                 // Everything else is carried out on the render loop, its refusal published from here.
                 let me = WeakLoopBound(self, loop: loop), mqttLoop = loop
-                let daemon = self.daemon
+                let handle = self.handle
                 renderLoop.post {
-                    daemon.value?.handle(command) { response in
+                    handle.value(command) { response in
                         guard response.status >= 400 else { return }
                         let message = response.errorMessage ?? "refused (HTTP \(response.status))"
                         mqttLoop.post { me.value?.publishError(message) }
@@ -142,7 +187,7 @@ extension MQTTBridge {
         /// A counter change enters the daemon's intake from this thread (a local counter's is
         /// committed by the pipeline without the render loop; a shared one goes to the fleet); a
         /// refusal is published from this thread.
-        private func toIntake(_ intake: CounterIntake, _ name: String, _ edit: CounterEdit, id: String?) {
+        private func toIntake(_ name: String, _ edit: CounterEdit, id: String?) {
             let n = shared.inPipeline.add(1, ordering: .sequentiallyConsistent).newValue
             if n > shared.inPipelinePeak.load(ordering: .relaxed) { shared.inPipelinePeak.store(n, ordering: .relaxed) }
             // The client pauses reading at the bound (`MQTTSession`).
@@ -156,7 +201,7 @@ extension MQTTBridge {
             }
             let shared = self.shared, mqttLoop = loop
             let me = WeakLoopBound(self, loop: loop)
-            intake.submit(name, edit, id: id, answerOn: .decided) { answer in
+            submit(name, edit, id) { answer in
                 let left = shared.inPipeline.subtract(1, ordering: .sequentiallyConsistent).newValue
                 if answer.status >= 400 {
                     let message = answer.errorMessage ?? "counter '\(name)': refused (HTTP \(answer.status))"

@@ -25,14 +25,14 @@ extension PairingBook {
         return WebDevice(name: records[i].name, role: records[i].role)
     }
 
-    var devicesAnswer: DevicesAnswer {
+    public var devicesAnswer: DevicesAnswer {
         DevicesAnswer(devices: records.map { .init(name: $0.name, role: $0.role.rawValue, created: PairingBook.iso($0.created),
                                                    lastUse: $0.lastUse.map(PairingBook.iso)) })
     }
 
     /// Revokes `name` at once (the device is refused from now on; its live streams end) and
     /// answers once that is saved (a failed save puts the device back).
-    func revoke(_ name: String, done: @escaping (ControlResponse) -> Void) {
+    public func revoke(_ name: String, done: @escaping (ControlResponse) -> Void) {
         guard let i = records.firstIndex(where: { $0.name == name }) else {
             let all = records.map(\.name)
             done(.error(404, "no paired device named '\(name)'; " + (all.isEmpty ? "no device is paired" : "devices: \(all.joined(separator: ", "))"), field: "name"))
@@ -56,7 +56,7 @@ extension PairingBook {
     }
 
     /// Saves the book (the device directory is updated at once), then calls `done` with nil or
-    /// the error: through the command pipeline (`commit`) off the loop, or at once without one.
+    /// the error: through the command pipeline (`commit`), off the loop.
     func persist(_ done: @escaping (Error?) -> Void) {
         directory.set(records)
         let e = JSONEncoder()
@@ -64,13 +64,12 @@ extension PairingBook {
         let text: String
         do { text = String(decoding: try e.encode(records), as: UTF8.self) } catch { done(error); return }
         if case .unavailable = state.durability { done(nil); return }  // kept in memory; status says state is not saved
-        if let commit, commit(PairingBook.stateKey, text, done) { return }
-        do { try state.save(PairingBook.stateKey, text); done(nil) } catch { done(error) }
+        commit(PairingBook.stateKey, text, done)
     }
 
     // MARK: helpers
 
-    static func iso(_ seconds: Double) -> String {
+    public static func iso(_ seconds: Double) -> String {
         let f = ISO8601DateFormatter()
         f.formatOptions = [.withInternetDateTime]
         return f.string(from: Date(timeIntervalSince1970: seconds.rounded(.down)))

@@ -48,14 +48,14 @@ public final class PanelBacklight {
     public var percent: Double { BacklightLevel.percent(raw: raw, max: device.maxBrightness) }
 
     /// Moves to `percent` over `fadeNanos` (0: at once). `allowOff`: 0 % writes 0.
-    func set(percent: Double, fadeNanos: Int64, allowOff: Bool = false) {
+    public func set(percent: Double, fadeNanos: Int64, allowOff: Bool = false) {
         let target = BacklightLevel.raw(percent: percent, max: device.maxBrightness, allowOff: allowOff)
         if target == fader.current && !fader.isFading && lastError == nil { return }
         fader.fade(to: target, durationNanos: fadeNanos)
     }
 
     /// Writes `percent` at once and reports a failure to the caller (a control request).
-    func setNow(percent: Double, allowOff: Bool) throws {
+    public func setNow(percent: Double, allowOff: Bool) throws {
         let target = BacklightLevel.raw(percent: percent, max: device.maxBrightness, allowOff: allowOff)
         fader.stop()
         do { try backlight.set(raw: target) } catch {
@@ -66,11 +66,11 @@ public final class PanelBacklight {
         fader.fade(to: target, durationNanos: 0) // records the value; nothing is written again
     }
 
-    func stop() { fader.stop() }
+    public func stop() { fader.stop() }
 
     /// Opens the backlight `choice` names with the writer kioskd can use (logind when it has a
     /// session and drives the real sysfs, else sysfs). nil with a log line when there is none.
-    static func open(_ choice: BacklightChoice, loop: any KioskLoop, sysfsRoot: String, hasSession: Bool?,
+    public static func open(_ choice: BacklightChoice, loop: any KioskLoop, sysfsRoot: String, hasSession: Bool?,
                      logger: Logger) -> PanelBacklight? {
         if choice == .none { return nil }
         do {

@@ -1,4 +1,5 @@
 import Foundation
+import KioskComponent
 import KioskConfig
 import KioskControl
 import KioskCore
@@ -22,16 +23,17 @@ import Glibc
 /// received goes from there straight into the command pipeline (as the control socket's do) and
 /// a refusal is published on `kioskd/ID/error` from there too; other commands (scene, theme,
 /// blank, counters the pipeline does not own) are posted to the render loop and carried out by
-/// `Daemon.handle(_:reply:)`, their refusals posted back. The state to publish is computed on the
-/// render loop from `Daemon.changes` (it reads the daemon's objects) and posted to the MQTT
-/// thread as values; that thread publishes what differs from what was last published on this
-/// connection. On every connect, and when Home Assistant says `online` on `PREFIX/status`,
+/// the context's `handle` (the daemon's, as every transport's), their refusals posted back. The
+/// state to publish is read on the render loop from the context's change feed (it reads the
+/// daemon's objects) and posted to the MQTT thread as values; that thread builds the payloads
+/// (the Home Assistant discovery's and the status's JSON) and publishes what differs from what
+/// was last published on this connection. On every connect, and when Home Assistant says `online` on `PREFIX/status`,
 /// discovery and every state are published again.
 ///
 /// Commands received but not yet committed are held in kioskd's memory (libmosquitto sends the
 /// PUBACK on receipt): at most `maxCommandsInPipeline`; beyond that, reading from the broker
 /// pauses until half of them are committed (the broker holds the rest, within its own limits).
-public final class MQTTBridge {
+public final class MQTTBridge: DaemonComponent {
     public let config: MQTTConfig
     public let topics: KioskTopics
     /// The MQTT client's loop, run by the thread `kioskd-mqtt` from `start` until `stop`
@@ -73,43 +75,39 @@ public final class MQTTBridge {
     /// The most commands received over MQTT that waited for the pipeline at once.
     public var commandsInPipelinePeak: Int { shared.inPipelinePeak.load(ordering: .relaxed) }
 
-    private weak var daemon: Daemon?
-    private let loop: any KioskLoop
+    public var componentName: String { "mqtt" }
+    /// What the bridge sees of the daemon (from `start`).
+    private var context: ComponentContext?
     private let logger: Logger
     private let shared = Shared()
-    /// The MQTT thread's side: owned here until `start` hands it to the thread.
-    private var owned: LoopBound<Link>?
-    private let link: WeakLoopBound<Link>
+    /// The client until `start` hands it to the MQTT thread's side.
+    private var client: MQTTClient?
+    private var link: WeakLoopBound<Link>?
     private var started = false
     private var threadRunning = false
     private var stopWaiters: [() -> Void] = []
     private var observer: Int?
     private var statusTimer: TimerID?
-    private var themes: [String] = []
     private var skippedCounters: Set<String> = []
     private var lastStatusKey: String?
+    /// Whether the clock was synchronised at the last change (the status's key).
+    private var lastTimeSynced = true
 
     /// Makes the client and its loop (nothing runs or is sent before `start`).
-    public init(daemon: Daemon, config: MQTTConfig, logger: Logger) throws {
-        self.daemon = daemon
-        self.loop = daemon.loop
+    public init(config: MQTTConfig, logger: Logger) throws {
         self.config = config
         self.logger = logger
         self.topics = KioskTopics(id: config.id)
         mqttLoop = try EventLoop()
         let client = try MQTTClient(config: config, loop: mqttLoop, logger: logger)
         clientView = client.view
-        let l = Link(client: client, loop: mqttLoop, topics: topics, logger: logger, shared: shared,
-                     renderLoop: daemon.loop, daemon: WeakLoopBound(daemon, loop: daemon.loop), intake: daemon.intake,
-                     outputs: daemon.heads.count > 1 ? daemon.heads.map(\.name) : [])
-        owned = LoopBound(l, loop: mqttLoop)
-        link = WeakLoopBound(l, loop: mqttLoop)
+        self.client = client
     }
 
     deinit {
         // Not stopped (tests): the thread stops its client (offline, DISCONNECT) and ends.
-        if threadRunning {
-            let link = self.link, mqttLoop = self.mqttLoop
+        if threadRunning, let link = self.link {
+            let mqttLoop = self.mqttLoop
             mqttLoop.post { Link.shutDown(link, mqttLoop) }
         }
     }
@@ -120,16 +118,22 @@ public final class MQTTBridge {
     /// Starts the MQTT thread: it subscribes to the command topics and Home Assistant's status,
     /// and connects. On the render loop, after `Daemon.startPipeline` (counter commands then go
     /// to the pipeline without the render loop).
-    public func start() {
+    public func start(context: ComponentContext) {
+        let loop = context.loop
         loop.assertInLoop()
-        guard !started, let daemon, let owned else { return }
+        guard !started, let client else { return }
         started = true
-        owned.value.setUp(bridge: WeakLoopBound(self, loop: loop))
-        self.owned = nil
-        observer = daemon.changes.observe { [weak self] state in self?.changed(state) }
+        self.context = context
+        self.client = nil
+        let l = Link(client: client, loop: mqttLoop, topics: topics, logger: logger, shared: shared, renderLoop: loop,
+                     handle: LoopBound(context.handle, loop: loop), submit: context.submit, outputs: context.outputs)
+        l.setUp(bridge: WeakLoopBound(self, loop: loop))
+        let owned = LoopBound(l, loop: mqttLoop)
+        link = WeakLoopBound(l, loop: mqttLoop)
+        observer = context.changes.observe { [weak self] state in self?.changed(state) }
         scheduleStatus()
         threadRunning = true
-        let mqttLoop = self.mqttLoop, renderLoop = self.loop
+        let mqttLoop = self.mqttLoop, renderLoop = loop
         let me = WeakLoopBound(self, loop: loop)
         let thread = Thread {
             // Named from inside (what `top -H` shows), as the render and commit threads are.
@@ -151,13 +155,15 @@ public final class MQTTBridge {
     /// render loop): once the thread has ended, or after `timeout` seconds at the latest (a broker
     /// that does not answer never holds up a stop).
     public func stop(timeout: Double = 2, completion: @escaping () -> Void) {
+        guard let context, let link else { completion(); return }
+        let loop = context.loop
         loop.assertInLoop()
-        if let o = observer { daemon?.changes.remove(o); observer = nil }
+        if let o = observer { context.changes.remove(o); observer = nil }
         if let t = statusTimer { loop.cancel(t); statusTimer = nil }
         guard threadRunning else { completion(); return }
         var done = false
         var guardTimer: TimerID?
-        let loop = self.loop, logger = self.logger
+        let logger = self.logger
         let finish = {
             guard !done else { return }
             done = true
@@ -170,9 +176,11 @@ public final class MQTTBridge {
             finish()
         }
         stopWaiters.append(finish)
-        let link = self.link, mqttLoop = self.mqttLoop
+        let mqttLoop = self.mqttLoop
         mqttLoop.post { Link.shutDown(link, mqttLoop, within: timeout) }
     }
+
+    public func stop(then done: @escaping () -> Void) { stop(timeout: 2, completion: done) }
 
     private func threadEnded() {
         threadRunning = false
@@ -183,11 +191,11 @@ public final class MQTTBridge {
 
     /// Runs `body` with the MQTT thread's side of the bridge, on the MQTT thread.
     func onMQTTThread(_ body: @escaping @Sendable (Link) -> Void) {
-        let link = self.link
+        guard let link else { return }
         mqttLoop.post { if let l = link.value { body(l) } }
     }
 
-    // MARK: - Publishing (computed on the render loop, published on the MQTT thread)
+    // MARK: - Publishing (read on the render loop, built and published on the MQTT thread)
 
     /// On the render loop, posted by the MQTT thread after every change of the client's state.
     func clientStateChanged(_ state: MQTTClient.State) {
@@ -200,14 +208,13 @@ public final class MQTTBridge {
 
     /// Discovery, every state and the status, as if nothing had been published yet.
     func publishAll() {
-        guard let daemon else { return }
+        guard let context, let state = context.kioskState() else { return }
         lastStatusKey = nil // the status goes out with the states
-        themes = ThemeLoader.available(in: daemon.config.themeDirectory)
-        changed(daemon.kioskState(), fresh: true)
+        changed(state, fresh: true)
     }
 
     private func changed(_ state: KioskState, fresh: Bool = false) {
-        guard clientState == .connected, let daemon else { return }
+        guard clientState == .connected, let context else { return }
         var counters: [KioskState.Counter] = []
         for c in state.counters where !counters.contains(where: { $0.name == c.name }) {
             if let problem = KioskTopics.counterNameProblem(c.name) {
@@ -218,32 +225,30 @@ public final class MQTTBridge {
             }
             counters.append(c)
         }
-        if !themes.contains(state.theme) { themes = (themes + [state.theme]).sorted() }
-        let discovery = HADiscovery(id: config.id, prefix: config.discoveryPrefix, scenes: state.scenes, themes: themes,
-                                    counters: counters.map { .init(name: $0.name, label: $0.label, minimum: $0.minimum, maximum: $0.maximum) },
-                                    outputs: (state.outputs ?? []).map { .init(name: $0.name, scenes: $0.scenes) })
-        var p = Publication(fresh: fresh)
-        p.retained.append((discovery.topic, discovery.json()))
-        p.retained.append((topics.scene, Array(state.scene.utf8)))
-        p.retained.append((topics.theme, Array(state.theme.utf8)))
-        p.retained.append((topics.blank, Array((state.blanked ? "ON" : "OFF").utf8)))
-        for o in state.outputs ?? [] {
-            p.retained.append(("\(topics.output(o.name))/scene", Array(o.scene.utf8)))
-            p.retained.append(("\(topics.output(o.name))/blank", Array((o.blanked ? "ON" : "OFF").utf8)))
-        }
-        for c in counters { p.retained.append((topics.counter(c.name), Array(String(c.value).utf8))) }
+        var published = state
+        published.counters = counters
+        lastTimeSynced = state.timeSynced
+        var p = Publication(fresh: fresh, state: published, themeDirectory: fresh ? context.themeDirectory() : nil)
         // The status names the scene, theme and panel's output: published again when they change.
-        let key = "\(state.scene)|\(state.theme)|\(state.blanked)|\(daemon.display.displayDescription)|\(state.timeSynced)|\(daemon.warnings())"
-        if key != lastStatusKey { p.status = statusPayload() }
+        let key = statusKey(scene: state.scene, theme: state.theme, blanked: state.blanked, output: context.displayDescription(),
+                            synced: state.timeSynced, warnings: context.warnings())
+        if key != lastStatusKey { p.status = statusAnswer() }
         hand(p)
     }
 
-    /// The state to publish, as values for the MQTT thread.
+    private func statusKey(scene: String, theme: String, blanked: Bool, output: String, synced: Bool, warnings: [String]) -> String {
+        "\(scene)|\(theme)|\(blanked)|\(output)|\(synced)|\(warnings)"
+    }
+
+    /// The state to publish, as values for the MQTT thread (which builds the payloads).
     struct Publication: Sendable {
         /// Forget what was published on this connection (a connect, Home Assistant came online).
         var fresh = false
-        var retained: [(topic: String, payload: [UInt8])] = []
-        var status: [UInt8]?
+        /// The scene, theme, panel and counters (those with a name a topic can carry); nil: the status only.
+        var state: KioskState?
+        /// Read the theme files' names again from this folder (on the MQTT thread).
+        var themeDirectory: String?
+        var status: StatusAnswer?
     }
 
     private func hand(_ p: Publication) {
@@ -251,30 +256,17 @@ public final class MQTTBridge {
         onMQTTThread { $0.publish(p) }
     }
 
-    /// `kioskd/ID/status`: JSON with fps, frame time p99 (ms), frames, uptime (s), output,
-    /// scene, theme and panel.
-    private func statusPayload() -> [UInt8]? {
-        guard let daemon else { return nil }
-        let s = daemon.status()
-        lastStatusKey = "\(s.scene)|\(s.theme)|\(s.blanked)|\(s.output)|\(daemon.manager.timeSynchronized)|\(s.warnings ?? [])"
-        var object: [String: Any] = [
-            "fps": s.fps, "frame_ms_p99": s.frameMs.p99, "frames": s.frames, "uptime_s": s.uptimeSeconds,
-            "output": s.output, "scene": s.scene, "theme": s.theme, "blanked": s.blanked,
-        ]
-        if let g = s.frameGapMs {
-            object["frame_gap_ms"] = g.lastMinute
-            object["frame_gap_ms_max"] = g.sinceStart
-        }
-        if let t = s.timeSync { object["time_synced"] = t.synchronized }
-        if let w = s.warnings { object["warnings"] = w }
-        guard let data = try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys, .withoutEscapingSlashes]) else { return nil }
-        return Array(data)
+    /// The status to publish now (`kioskd/ID/status`, built by `Link.statusJSON`).
+    private func statusAnswer() -> StatusAnswer? {
+        guard let s = context?.status() else { return nil }
+        lastStatusKey = statusKey(scene: s.scene, theme: s.theme, blanked: s.blanked, output: s.output, synced: lastTimeSynced, warnings: s.warnings ?? [])
+        return s
     }
 
     private func scheduleStatus() {
-        statusTimer = try? loop.schedule(after: Int64(statusInterval * 1e9)) { [weak self] _ in
+        statusTimer = try? context?.loop.schedule(after: Int64(statusInterval * 1e9)) { [weak self] _ in
             guard let self else { return }
-            if self.clientState == .connected, let status = self.statusPayload() {
+            if self.clientState == .connected, let status = self.statusAnswer() {
                 var p = Publication()
                 p.status = status
                 self.hand(p)

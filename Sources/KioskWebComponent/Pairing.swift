@@ -43,9 +43,9 @@ public final class PairingBook {
         var redeeming = false
     }
 
-    /// Hands a save of the book to the daemon's command pipeline (true), which calls `done` on
-    /// the loop once it is on disk (nil) or refused; nil or false: saved at once.
-    var commit: ((_ key: String, _ value: String, _ done: @escaping (Error?) -> Void) -> Bool)?
+    /// Hands a save of the book to the daemon's command pipeline, which calls `done` on the loop
+    /// once it is on disk (nil) or refused: the book is kept as every other value is.
+    let commit: (_ key: String, _ value: String, _ done: @escaping (Error?) -> Void) -> Void
 
     static let stateKey = "web.devices"
     static let maxWrongCodes = 5
@@ -110,8 +110,10 @@ public final class PairingBook {
     /// A device was revoked: its open live streams must end.
     var onRevoke: ((String) -> Void)?
 
-    init(settings: WebSettings, state: StateStore, scheduler: any Scheduler, logger: Logger) {
+    init(settings: WebSettings, state: StateStore, scheduler: any Scheduler, logger: Logger,
+         commit: @escaping (_ key: String, _ value: String, _ done: @escaping (Error?) -> Void) -> Void) {
         self.settings = settings
+        self.commit = commit
         self.state = state
         self.scheduler = scheduler
         self.logger = logger
@@ -162,7 +164,7 @@ public final class PairingBook {
 
     /// Opens a new code (replacing an open one) and, when `show`, puts it on the screen. The
     /// answer reports the guessing at the previous `pair`'s codes, if any.
-    func pair(role: WebRole, show: Bool) -> PairAnswer {
+    public func pair(role: WebRole, show: Bool) -> PairAnswer {
         let previous = report.flatMap { $0.wrongGuesses > 0 ? $0 : nil }
         closeCode()
         guessing = Guessing()
@@ -222,7 +224,7 @@ public final class PairingBook {
     }
 
     /// The guessing at the last `pair`'s codes (nil: no code was opened since kioskd started).
-    var report: PairingReport? {
+    public var report: PairingReport? {
         guessing.map { PairingReport(open: open != nil, wrongGuesses: $0.wrongGuesses,
                                      addresses: $0.addresses.count + $0.moreAddresses, replaced: $0.replaced) }
     }
@@ -257,7 +259,7 @@ public final class PairingBook {
 
     /// Redeems `code` for a device named `name`; `client` is the caller's address. `done` gets
     /// the answer: a pairing once it is saved.
-    func redeem(code: String, name: String, client: String, done: @escaping (WebRedeemResult) -> Void) {
+    public func redeem(code: String, name: String, client: String, done: @escaping (WebRedeemResult) -> Void) {
         if let refusal = check(code: code, name: name, client: client) { done(refusal); return }
         guard var c = open else { done(.refused(.error(403, PairingBook.refusal, field: "code"))); return }
         let trimmed = name.trimmingCharacters(in: .whitespacesAndNewlines)

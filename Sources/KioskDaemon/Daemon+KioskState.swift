@@ -1,0 +1,31 @@
+import KioskComponent
+import KioskCore
+import KioskScenes
+
+extension Daemon {
+    /// The state remote observers see, read now.
+    public func kioskState() -> KioskState {
+        var counters: [KioskState.Counter] = []
+        var paintings: [KioskState.Painting] = []
+        var clocks: [KioskState.Clock] = []
+        for scene in allScenes {
+            if let c = scene as? ClockScene {
+                clocks.append(.init(scene: c.name, mode: c.colorMode.rawValue, modes: ClockColorMode.allCases.map(\.rawValue)))
+            }
+            if let c = scene as? CounterControl {
+                counters += c.counterInfo.map {
+                    .init(scene: scene.name, name: $0.name, label: $0.label, value: $0.value, minimum: $0.minimum, maximum: $0.maximum)
+                }
+            }
+            if let p = scene as? PaintControl { paintings.append(.init(scene: scene.name, strokes: p.strokeCount)) }
+        }
+        return KioskState(scene: manager.current.name, sceneKind: manager.current.kind, scenes: manager.scenes.map(\.name),
+                          theme: activeThemeName, chosenTheme: themeName, blanked: display.isBlanked,
+                          timeSynced: manager.timeSynchronized,
+                          counters: counters, paintings: paintings, clocks: clocks,
+                          fleetWarning: warnings().first { $0.hasPrefix("two primaries") },
+                          outputs: heads.count > 1 ? heads.map {
+                              .init(name: $0.name, scene: $0.manager.current.name, scenes: $0.manager.scenes.map(\.name), blanked: $0.display.isBlanked)
+                          } : nil)
+    }
+}
