@@ -1,0 +1,54 @@
+import CALSA
+import CKioskLazy
+import Foundation
+import KioskCore
+
+/// Records from an ALSA capture device for a while (the kernel test's ear on snd-aloop), and says
+/// when each recorded frame was captured on CLOCK_MONOTONIC.
+public enum PCMCapture {
+    public struct Recording: Sendable {
+        public var sound: PCMSound
+        /// CLOCK_MONOTONIC of frame 0: the smallest `now − (frames read + avail) / rate` over every
+        /// read. The device's position can only lag the truth, so this is never earlier than the
+        /// real instant; a sound's start found from it is late by at most about one period.
+        public var startNs: Int64
+    }
+
+    /// Records `seconds` of 16-bit `channels` × `rate` from `device`; `started` is called once
+    /// the stream runs (e.g. to tell another process to make the sound).
+    public static func record(device: String, seconds: Double, rate: Int = HornTone.rate, channels: Int = HornTone.channels,
+                              started: () -> Void = {}) throws -> Recording {
+        if let e = kiosk_lazy_load(Int32(KIOSK_LIB_ASOUND)) { throw KioskError(.config, String(cString: e)) }
+        var handle: OpaquePointer?
+        var rc = snd_pcm_open(&handle, device, SND_PCM_STREAM_CAPTURE, 0)
+        guard rc >= 0, let pcm = handle else {
+            throw KioskError(.config, "cannot open \"\(device)\" for capture: \(String(cString: snd_strerror(rc)))")
+        }
+        defer { snd_pcm_close(pcm) }
+        rc = snd_pcm_set_params(pcm, SND_PCM_FORMAT_S16_LE, SND_PCM_ACCESS_RW_INTERLEAVED, UInt32(channels), UInt32(rate), 0, 20_000)
+        guard rc >= 0 else { throw KioskError(.config, "\(device): \(String(cString: snd_strerror(rc)))") }
+        var buffer: snd_pcm_uframes_t = 0, period: snd_pcm_uframes_t = 0
+        _ = snd_pcm_get_params(pcm, &buffer, &period)
+        let total = Int(seconds * Double(rate))
+        var samples = [Int16](repeating: 0, count: total * channels)
+        var read = 0
+        var startNs = Int64.max
+        rc = snd_pcm_start(pcm)
+        guard rc >= 0 else { throw KioskError(.config, "\(device): cannot start: \(String(cString: snd_strerror(rc)))") }
+        var told = false
+        while read < total {
+            let chunk = min(Int(max(period, 64)), total - read)
+            let n = samples.withUnsafeMutableBufferPointer { snd_pcm_readi(pcm, $0.baseAddress! + read * channels, snd_pcm_uframes_t(chunk)) }
+            if n < 0 {
+                if snd_pcm_recover(pcm, Int32(n), 1) < 0 { throw KioskError(.config, "\(device): \(String(cString: snd_strerror(Int32(n))))") }
+                continue
+            }
+            read += Int(n)
+            let avail = max(0, Int(snd_pcm_avail(pcm)))
+            let now = nowNanos(.monotonic)
+            startNs = min(startNs, now - Int64(Double(read + avail) * 1e9 / Double(rate)))
+            if !told { told = true; started() }
+        }
+        return Recording(sound: PCMSound(rate: rate, channels: channels, samples: samples), startNs: startNs)
+    }
+}
