@@ -8,8 +8,9 @@ import Synchronization
 /// The horn on an ALSA PCM device. The device is opened and prepared when the player is made
 /// (at start or reload), the sound is rendered already, and a thread of its own (`kioskd-horn`)
 /// writes it when asked: asking (`sound`) only wakes that thread, so it never waits on the
-/// device and the render loop may ask. The PCM keeps a small buffer (`latencyUs`), so the first
-/// samples are heard within about that long of being written.
+/// device and the render loop may ask. The first write fills the device's whole buffer at once,
+/// which starts the stream: its first sample is played then, so the buffer's length adds nothing
+/// to the horn's start; it only has to outlast a late wake-up of the thread (`latencyUs`).
 public final class HornPlayer: Sendable {
     /// The answer to a request.
     public enum Outcome: Sendable, Equatable {
@@ -36,6 +37,8 @@ public final class HornPlayer: Sendable {
         public var delayMs: Double { Double(delayFrames) * 1000 / Double(rate) }
         /// An error the write met, if any (the horn was cut short).
         public var error: String?
+        /// Times the device ran dry while the horn played (the thread was late): a gap in the sound.
+        public var underruns = 0
     }
 
     public let device: String
@@ -44,8 +47,10 @@ public final class HornPlayer: Sendable {
     /// The PCM's ring buffer and period, in frames (as the device granted them).
     public let bufferFrames: Int
     public let periodFrames: Int
-    /// The latency asked of the device.
-    public static let latencyUs: UInt32 = 20_000
+    /// The buffer asked of the device (ALSA makes its period a quarter of it): 100 ms, so that
+    /// the audio thread may be late by most of that without a gap in the horn (seen under
+    /// emulation with 20 ms).
+    public static let latencyUs: UInt32 = 100_000
 
     private struct State {
         var pending: Int64?
@@ -145,7 +150,7 @@ public final class HornPlayer: Sendable {
                 logger.info("horn sounded", metadata: [
                     "requested_ns": "\(report.requestedNs)", "first_written_ns": "\(report.firstWrittenNs)",
                     "write_latency_ms": "\(String(format: "%.2f", report.writeLatencyMs))",
-                    "pcm_delay_ms": "\(String(format: "%.2f", report.delayMs))",
+                    "pcm_delay_ms": "\(String(format: "%.2f", report.delayMs))", "underruns": "\(report.underruns)",
                 ])
             }
             if state.withLock({ $0.stopping }) { return }
@@ -164,6 +169,7 @@ public final class HornPlayer: Sendable {
                 let chunk = min(offset == 0 ? max(bufferFrames, 1) : max(periodFrames, 1), frames - offset)
                 let n = snd_pcm_writei(pcm, samples.baseAddress! + offset * channels, snd_pcm_uframes_t(chunk))
                 if n < 0 {
+                    if n == -snd_pcm_sframes_t(EPIPE) { report.underruns += 1 }
                     let rc = snd_pcm_recover(pcm, Int32(n), 1)
                     if rc < 0 { report.error = String(cString: snd_strerror(rc)); break }
                     continue

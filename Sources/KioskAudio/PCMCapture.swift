@@ -12,7 +12,13 @@ public enum PCMCapture {
         /// read. The device's position can only lag the truth, so this is never earlier than the
         /// real instant; a sound's start found from it is late by at most about one period.
         public var startNs: Int64
+        /// Times the device's buffer overflowed (samples lost: later samples' instants are off).
+        public var overruns: Int
     }
+
+    /// The capture's buffer: long enough that a slow reader (an emulated machine) does not
+    /// overflow it. Each frame's instant comes from the device's position, not from the reads.
+    public static let latencyUs: UInt32 = 500_000
 
     /// Records `seconds` of 16-bit `channels` × `rate` from `device`; `started` is called once
     /// the stream runs (e.g. to tell another process to make the sound).
@@ -25,7 +31,7 @@ public enum PCMCapture {
             throw KioskError(.config, "cannot open \"\(device)\" for capture: \(String(cString: snd_strerror(rc)))")
         }
         defer { snd_pcm_close(pcm) }
-        rc = snd_pcm_set_params(pcm, SND_PCM_FORMAT_S16_LE, SND_PCM_ACCESS_RW_INTERLEAVED, UInt32(channels), UInt32(rate), 0, 20_000)
+        rc = snd_pcm_set_params(pcm, SND_PCM_FORMAT_S16_LE, SND_PCM_ACCESS_RW_INTERLEAVED, UInt32(channels), UInt32(rate), 0, latencyUs)
         guard rc >= 0 else { throw KioskError(.config, "\(device): \(String(cString: snd_strerror(rc)))") }
         var buffer: snd_pcm_uframes_t = 0, period: snd_pcm_uframes_t = 0
         _ = snd_pcm_get_params(pcm, &buffer, &period)
@@ -35,12 +41,16 @@ public enum PCMCapture {
         var startNs = Int64.max
         rc = snd_pcm_start(pcm)
         guard rc >= 0 else { throw KioskError(.config, "\(device): cannot start: \(String(cString: snd_strerror(rc)))") }
-        var told = false
+        var told = false, overruns = 0
         while read < total {
             let chunk = min(Int(max(period, 64)), total - read)
             let n = samples.withUnsafeMutableBufferPointer { snd_pcm_readi(pcm, $0.baseAddress! + read * channels, snd_pcm_uframes_t(chunk)) }
             if n < 0 {
-                if snd_pcm_recover(pcm, Int32(n), 1) < 0 { throw KioskError(.config, "\(device): \(String(cString: snd_strerror(Int32(n))))") }
+                // An overrun: prepared again, and started again (a capture does not start by itself).
+                overruns += 1
+                guard snd_pcm_recover(pcm, Int32(n), 1) >= 0, snd_pcm_start(pcm) >= 0 else {
+                    throw KioskError(.config, "\(device): \(String(cString: snd_strerror(Int32(n))))")
+                }
                 continue
             }
             read += Int(n)
@@ -49,6 +59,6 @@ public enum PCMCapture {
             startNs = min(startNs, now - Int64(Double(read + avail) * 1e9 / Double(rate)))
             if !told { told = true; started() }
         }
-        return Recording(sound: PCMSound(rate: rate, channels: channels, samples: samples), startNs: startNs)
+        return Recording(sound: PCMSound(rate: rate, channels: channels, samples: samples), startNs: startNs, overruns: overruns)
     }
 }

@@ -21,8 +21,11 @@ public struct AudioStatus: Codable, Sendable, Equatable {
         /// The device's delay then: written but not yet played.
         public var pcmDelayMs: Double
         public var error: String?
-        public init(requestedNs: Int64, writeLatencyMs: Double, pcmDelayMs: Double, error: String? = nil) {
+        /// Times the device ran dry while it played (a gap in the horn).
+        public var underruns: Int
+        public init(requestedNs: Int64, writeLatencyMs: Double, pcmDelayMs: Double, error: String? = nil, underruns: Int = 0) {
             self.requestedNs = requestedNs; self.writeLatencyMs = writeLatencyMs; self.pcmDelayMs = pcmDelayMs; self.error = error
+            self.underruns = underruns
         }
     }
     public var device: String

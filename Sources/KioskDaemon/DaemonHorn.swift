@@ -35,7 +35,7 @@ final class DaemonHorn {
             s.periodMs = (Double(p.periodFrames) * 1000 / rate * 100).rounded() / 100
             if let r = p.lastReport {
                 s.lastHorn = .init(requestedNs: r.requestedNs, writeLatencyMs: (r.writeLatencyMs * 100).rounded() / 100,
-                                   pcmDelayMs: (r.delayMs * 100).rounded() / 100, error: r.error)
+                                   pcmDelayMs: (r.delayMs * 100).rounded() / 100, error: r.error, underruns: r.underruns)
             }
         }
         return s

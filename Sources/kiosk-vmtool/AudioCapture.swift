@@ -12,12 +12,12 @@ func runAudioCapture(_ args: ArraySlice<String>) throws {
     guard let seconds = Double(o.string("seconds") ?? "3"), seconds > 0, seconds <= 30 else { fail("--seconds needs 0…30", code: 2) }
     let recording = try PCMCapture.record(device: device, seconds: seconds) {
         say("capturing \(device)")
-        if let f = o.string("started-file") { FileManager.default.createFile(atPath: f, contents: Data("started\n".utf8)) }
+        if let f = o.string("started-file") { _ = FileManager.default.createFile(atPath: f, contents: Data("started\n".utf8)) }
     }
     let rate = recording.sound.rate
     let a = ToneAnalysis(samples: recording.sound.channel(0), rate: rate)
     var out: [String: Any] = ["start_ns": recording.startNs, "rate": rate, "frames": recording.sound.frames,
-                              "peak": a.peak, "rms": a.rms()]
+                              "peak": a.peak, "rms": a.rms(), "overruns": recording.overruns]
     if let onset = a.onset, let end = a.end {
         out["onset_ns"] = recording.startNs + Int64(Double(onset) * 1e9 / Double(rate))
         out["sound_seconds"] = a.soundSeconds

@@ -3,8 +3,12 @@ hw:Loopback,0,0 (`[audio] device`) and kiosk-vmtool recording hw:Loopback,1,0. T
 must hold the built-in horn's two tones (440 and 554 Hz, measured), last `horn_seconds`, and
 begin within 50 ms of the request. Both instants are CLOCK_MONOTONIC of the guest's one kernel:
 kioskd stamps the request when it takes it (`kioskctl horn`'s answer, `requested_ns`); the capture
-dates each recorded frame from its reads (the smallest `now − frames captured / rate`, never early,
-late by at most about one period), so the first loud sample's instant is on the same clock.
+dates each recorded frame from its reads (the smallest `now − (frames read + avail) / rate`: the
+device's position lags the truth, so this is never early), so the first loud sample's instant is
+on the same clock. snd-aloop moves both streams on the kernel's jiffies (4 ms at HZ=250) and
+starts copying the played samples at the jiffy the playback started: the instant found is that
+of the stream's start within one jiffy (it may read up to 4 ms before the real start, hence the
+lower bound of −5 ms).
 `mute = true` must give silence, and a device that does not exist an unavailable horn while the
 clock keeps drawing."""
 
@@ -53,6 +57,7 @@ def kioskd_horn(s: Session) -> None:
     s.expect(answer.get("result") == "sounding", f"kioskctl horn: sounding ({answer})")
     onset, requested = capture.get("onset_ns"), answer.get("requested_ns")
     s.expect(onset is not None, f"the recording has the horn ({capture})")
+    s.expect(capture.get("overruns") == 0, f"the capture lost no samples (overruns: {capture.get('overruns')})")
     if onset is not None and requested is not None:
         delay_ms = (onset - requested) / 1e6
         s.result("request_to_first_sound_ms", round(delay_ms, 2))
@@ -66,6 +71,7 @@ def kioskd_horn(s: Session) -> None:
     s.expect(abs(peak - PEAK) <= 0.05 * PEAK, f"its level follows volume = 80: peak {peak} (≈ {PEAK:.0f})")
     s.expect(last.get("write_latency_ms") is not None and last["write_latency_ms"] < 50,
              f"status reports the request → first write time ({last})")
+    s.expect(last.get("underruns") == 0, f"the device never ran dry while the horn played ({last})")
 
     s.expect(s.wait_marker("reload-mute", 60).strip() != "", "kioskctl reload with mute = true")
     muted = load(s.wait_marker("muted-answer", 60)) or {}

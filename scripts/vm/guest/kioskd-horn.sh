@@ -34,12 +34,13 @@ import json, sys
 s = json.load(sys.stdin)
 print(json.dumps({"audio": s.get("audio"), "frames": s.get("frames")}, sort_keys=True))'
 }
-# horn_run NAME: records 3 s on the loopback's capture side, asks for the horn 0.5 s in (a
-# stretch of silence first), marks NAME-answer (kioskctl horn --json, or its error) and
-# NAME-capture (what the recording heard), then NAME-status (status's audio object).
+# horn_run NAME: records 6 s on the loopback's capture side (kioskctl alone takes a second or
+# two to start under TCG), asks for the horn 0.5 s in (a stretch of silence first), marks
+# NAME-answer (kioskctl horn --json, or its error) and NAME-capture (what the recording heard),
+# then NAME-status (status's audio object).
 horn_run() {
   rm -f /tmp/cap.started
-  "$KIOSK_VMTOOL" audio-capture --device hw:Loopback,1,0 --seconds 3 --started-file /tmp/cap.started > /tmp/cap.out 2>&1 &
+  "$KIOSK_VMTOOL" audio-capture --device hw:Loopback,1,0 --seconds 6 --started-file /tmp/cap.started > /tmp/cap.out 2>&1 &
   local cpid=$!
   if ! wait_for_file /tmp/cap.started 30; then mark "$1-answer" "capture did not start: $(log_tail /tmp/cap.out)"; kill "$cpid"; return; fi
   sleep 0.5  # a stretch of silence in the recording before the horn
