@@ -17,9 +17,12 @@ func runAudioCapture(_ args: ArraySlice<String>) throws {
     let rate = recording.sound.rate
     let a = ToneAnalysis(samples: recording.sound.channel(0), rate: rate)
     var out: [String: Any] = ["start_ns": recording.startNs, "rate": rate, "frames": recording.sound.frames,
-                              "peak": a.peak, "rms": a.rms(), "overruns": recording.overruns]
+                              "peak": a.peak, "rms": a.rms(), "overruns": recording.overruns,
+                              "device_rate": recording.measuredRate]
     if let onset = a.onset, let end = a.end {
-        out["onset_ns"] = recording.startNs + Int64(Double(onset) * 1e9 / Double(rate))
+        out["onset_ns"] = recording.instant(ofFrame: onset)
+        // From frame 0's instant instead: off by the device clock's drift since the start.
+        out["onset_from_start_ns"] = recording.startNs + Int64(Double(onset) * 1e9 / Double(rate))
         out["sound_seconds"] = a.soundSeconds
         // The steady part (ramps left out): its strongest frequencies, scanned every 2 Hz over
         // 200…1200 Hz on a quarter of a second, the two best peaks at least 30 Hz apart.

@@ -3,9 +3,10 @@ hw:Loopback,0,0 (`[audio] device`) and kiosk-vmtool recording hw:Loopback,1,0. T
 must hold the built-in horn's two tones (440 and 554 Hz, measured), last `horn_seconds`, and
 begin within 50 ms of the request. Both instants are CLOCK_MONOTONIC of the guest's one kernel:
 kioskd stamps the request when it takes it (`kioskctl horn`'s answer, `requested_ns`); the capture
-dates each recorded frame from its reads (the smallest `now − (frames read + avail) / rate`: the
-device's position lags the truth, so this is never early), so the first loud sample's instant is
-on the same clock. snd-aloop moves both streams on the kernel's jiffies (4 ms at HZ=250) and
+dates the first loud frame from the reads of the half second after it (the smallest
+`now − (frames captured − frame) / rate`: the device's position lags the truth, so this is never
+early, and so close to the frame that a device clock drifting from CLOCK_MONOTONIC adds little),
+so the first loud sample's instant is on the same clock. snd-aloop moves both streams on the kernel's jiffies (4 ms at HZ=250) and
 starts copying the played samples at the jiffy the playback started: the instant found is that
 of the stream's start within one jiffy (it may read up to 4 ms before the real start, hence the
 lower bound of −5 ms).
@@ -52,6 +53,8 @@ def kioskd_horn(s: Session) -> None:
     status = load(s.wait_marker("sound-status", 60)) or {}
     s.result("sound_answer", answer)
     s.result("sound_capture", capture)
+    if capture.get("onset_ns") is not None and capture.get("onset_from_start_ns") is not None:
+        s.result("onset_dated_from_frame0_minus_near_ms", round((capture["onset_from_start_ns"] - capture["onset_ns"]) / 1e6, 2))
     last = (status.get("audio") or {}).get("last_horn") or {}
     s.result("last_horn", last)
     s.expect(answer.get("result") == "sounding", f"kioskctl horn: sounding ({answer})")
