@@ -41,6 +41,8 @@ let package = Package(
         .systemLibrary(name: "CCrypto", providers: [.apt(["libssl-dev"])]),
         .systemLibrary(name: "CMosquitto", providers: [.apt(["libmosquitto-dev"])]),
         .systemLibrary(name: "CQRencode", providers: [.apt(["libqrencode-dev"])]),
+        // ALSA's libasound: [audio]'s horn (opened when first needed, as the three above).
+        .systemLibrary(name: "CALSA", providers: [.apt(["libasound2-dev"])]),
         // Small C helpers, one target for what each serves:
         // Linux headers Swift's Glibc lacks (epoll, timerfd, eventfd, signalfd, VT and KD ioctls).
         .target(name: "CKioskLinux"),
@@ -81,6 +83,8 @@ let package = Package(
         // Scenes and the scene manager: see only KioskCore values and KioskRender canvases.
         .target(name: "KioskScenes", dependencies: ["KioskCore", "KioskRender", "CQRencode", "CKioskLazy", .product(name: "Logging", package: "swift-log")]),
         // Hardware.
+        // Sound through ALSA: the horn (its tone, WAV files, the audio thread), a capture for tests.
+        .target(name: "KioskAudio", dependencies: ["KioskCore", "CALSA", "CKioskLazy", .product(name: "Logging", package: "swift-log")]),
         // libudev for DRM and input: enumeration, the hotplug monitor, reference ownership.
         .target(name: "KioskUdev", dependencies: ["KioskCore", "KioskPosix", "CUdev"]),
         .target(name: "KioskDRM", dependencies: ["KioskCore", "KioskPosix", "KioskUdev", "CDRM", "CKioskDRMFormats", "CKioskLinux", .product(name: "Logging", package: "swift-log")]),
@@ -130,6 +134,7 @@ let package = Package(
         // (the settings types of the modules it configures); themes. No daemon, no hardware opened.
         .target(name: "KioskConfig", dependencies: [
             "KioskCore", "KioskPosix", "KioskWeb", "KioskMQTT", "KioskCEC", "KioskDRM", "KioskScenes", "KioskFleet",
+            "KioskAudio",
             .product(name: "TOMLKit", package: "TOMLKit"),
         ]),
         // What a feature of the running daemon sees of it (`ComponentContext`), the
@@ -169,6 +174,7 @@ let package = Package(
             "KioskCore", "KioskPosix", "KioskControl", "KioskHTTP", "KioskRender", "KioskScenes", "KioskDRM", "KioskInput", "KioskLogind", "CSystemd", "KioskWeb",
             "CKioskLinux", "CKioskExecutorHook",
             "KioskMQTT", "KioskCEC", "KioskState", "KioskFleet",
+            "KioskAudio",
             .product(name: "Logging", package: "swift-log"),
             .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             .product(name: "UnixSignals", package: "swift-service-lifecycle"),
@@ -231,7 +237,7 @@ let package = Package(
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
         ], path: "Benchmarks/kioskd-bench"),
         // Runs inside the test VM: uinput devices, DRM probes.
-        .executableTarget(name: "kiosk-vmtool", dependencies: ["CKioskLinux", "CKioskUInput", "KioskCore", "KioskPosix", "KioskDRM", "KioskInput", .product(name: "Logging", package: "swift-log")]),
+        .executableTarget(name: "kiosk-vmtool", dependencies: ["CKioskLinux", "CKioskUInput", "KioskCore", "KioskPosix", "KioskDRM", "KioskInput", "KioskAudio", .product(name: "Logging", package: "swift-log")]),
         // Fuzz targets for the config, theme and control-request parsers (scripts/fuzz.sh, docs/fuzzing.md).
         .executableTarget(name: "kiosk-fuzz", dependencies: [
             "KioskDaemon", "KioskConfig", "KioskControl",
@@ -247,6 +253,7 @@ let package = Package(
         .testTarget(name: "KioskScenesTests", dependencies: ["KioskScenes", "KioskState", "KioskPosix", "KioskTesting"]),
         .testTarget(name: "KioskDRMTests", dependencies: ["KioskDRM", "KioskDRMTesting", "KioskPosix", "KioskTesting", "KioskRender", "KioskScenes"]),
         .testTarget(name: "KioskCECTests", dependencies: ["KioskCEC"]),
+        .testTarget(name: "KioskAudioTests", dependencies: ["KioskAudio", "KioskConfig", "KioskCore", "KioskTesting"]),
         .testTarget(name: "KioskInputTests", dependencies: ["KioskTestTraits", "KioskInput", "KioskPosix", "CKioskInputShims"]),
         .testTarget(name: "KioskDaemonTests", dependencies: ["KioskDRMTesting", "KioskTestTraits", "KioskDaemon", "KioskDaemonTesting", "KioskConfig", "KioskControl", "KioskHTTP", "KioskPosix", "KioskTesting", "KioskMQTT", "CKioskLazy", "KioskCEC", "KioskState", "KioskFleet",
                                                        "KioskComponent", "KioskControlServer", "KioskPanel", "KioskWebComponent", "KioskMQTTComponent"]),

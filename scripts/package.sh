@@ -202,9 +202,10 @@ fi
 [ -n "$shlibs" ] || fail "no shared-library dependencies found"
 # DejaVu Sans is the built-in themes' font; systemd-sysusers creates the user.
 depends="$shlibs, fonts-dejavu-core, systemd | systemd-sysusers"
-# Opened only when the config needs them: [mqtt], [web] session tokens, the pairing QR code.
-if [ "$arch" = arm64 ]; then ssl=libssl3t64; else ssl=libssl3; fi
-suggests="libmosquitto1, $ssl, libqrencode4"
+# Opened only when the config needs them: [mqtt], [web] session tokens, the pairing QR code,
+# [audio]'s horn.
+if [ "$arch" = arm64 ]; then ssl=libssl3t64; asound=libasound2t64; else ssl=libssl3; asound=libasound2; fi
+suggests="libmosquitto1, $ssl, libqrencode4, $asound"
 
 # --- control files
 cat > "$root/DEBIAN/conffiles" <<EOF

@@ -7,24 +7,27 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <alsa/asoundlib.h>
 #include <mosquitto.h>
 #include <openssl/evp.h>
 #include <qrencode.h>
 
 #include "kiosk_lazy.h"
 
-#define KIOSK_LAZY_COUNT 3
+#define KIOSK_LAZY_COUNT 4
 
 static const char *const sonames[KIOSK_LAZY_COUNT] = {
     "libmosquitto.so.1",
     "libcrypto.so.3",
     "libqrencode.so.4",
+    "libasound.so.2",
 };
 // What each is for, and the Debian package that has it (for the error message).
 static const char *const purposes[KIOSK_LAZY_COUNT] = {
     "[mqtt] needs libmosquitto (Debian package libmosquitto1)",
     "[web] needs OpenSSL's libcrypto for its session tokens (Debian package libssl3)",
     "the pairing code's QR symbol needs libqrencode (Debian package libqrencode4)",
+    "[audio] needs ALSA's libasound (Debian package libasound2, libasound2t64 from Debian 13)",
 };
 
 // One pointer per function, typed from the library's own header.
@@ -62,6 +65,20 @@ POINTER(EVP_Digest)
 POINTER(EVP_sha256)
 POINTER(QRcode_encodeString)
 POINTER(QRcode_free)
+POINTER(snd_pcm_avail)
+POINTER(snd_pcm_close)
+POINTER(snd_pcm_delay)
+POINTER(snd_pcm_drain)
+POINTER(snd_pcm_drop)
+POINTER(snd_pcm_get_params)
+POINTER(snd_pcm_open)
+POINTER(snd_pcm_prepare)
+POINTER(snd_pcm_readi)
+POINTER(snd_pcm_recover)
+POINTER(snd_pcm_set_params)
+POINTER(snd_pcm_start)
+POINTER(snd_pcm_writei)
+POINTER(snd_strerror)
 
 struct entry { int lib; const char *name; void **slot; };
 #define ENTRY(lib, name) { lib, #name, (void **)&p_##name },
@@ -99,6 +116,20 @@ static const struct entry entries[] = {
     ENTRY(KIOSK_LIB_CRYPTO, EVP_sha256)
     ENTRY(KIOSK_LIB_QRENCODE, QRcode_encodeString)
     ENTRY(KIOSK_LIB_QRENCODE, QRcode_free)
+    ENTRY(KIOSK_LIB_ASOUND, snd_pcm_avail)
+    ENTRY(KIOSK_LIB_ASOUND, snd_pcm_close)
+    ENTRY(KIOSK_LIB_ASOUND, snd_pcm_delay)
+    ENTRY(KIOSK_LIB_ASOUND, snd_pcm_drain)
+    ENTRY(KIOSK_LIB_ASOUND, snd_pcm_drop)
+    ENTRY(KIOSK_LIB_ASOUND, snd_pcm_get_params)
+    ENTRY(KIOSK_LIB_ASOUND, snd_pcm_open)
+    ENTRY(KIOSK_LIB_ASOUND, snd_pcm_prepare)
+    ENTRY(KIOSK_LIB_ASOUND, snd_pcm_readi)
+    ENTRY(KIOSK_LIB_ASOUND, snd_pcm_recover)
+    ENTRY(KIOSK_LIB_ASOUND, snd_pcm_set_params)
+    ENTRY(KIOSK_LIB_ASOUND, snd_pcm_start)
+    ENTRY(KIOSK_LIB_ASOUND, snd_pcm_writei)
+    ENTRY(KIOSK_LIB_ASOUND, snd_strerror)
 };
 
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
@@ -219,3 +250,25 @@ QRcode *QRcode_encodeString(const char *string, int version, QRecLevel level, QR
     need(KIOSK_LIB_QRENCODE); return p_QRcode_encodeString(string, version, level, hint, casesensitive);
 }
 void QRcode_free(QRcode *qrcode) { need(KIOSK_LIB_QRENCODE); p_QRcode_free(qrcode); }
+
+#define A KIOSK_LIB_ASOUND
+snd_pcm_sframes_t snd_pcm_avail(snd_pcm_t *pcm) { need(A); return p_snd_pcm_avail(pcm); }
+int snd_pcm_close(snd_pcm_t *pcm) { need(A); return p_snd_pcm_close(pcm); }
+int snd_pcm_delay(snd_pcm_t *pcm, snd_pcm_sframes_t *delayp) { need(A); return p_snd_pcm_delay(pcm, delayp); }
+int snd_pcm_drain(snd_pcm_t *pcm) { need(A); return p_snd_pcm_drain(pcm); }
+int snd_pcm_drop(snd_pcm_t *pcm) { need(A); return p_snd_pcm_drop(pcm); }
+int snd_pcm_get_params(snd_pcm_t *pcm, snd_pcm_uframes_t *buffer_size, snd_pcm_uframes_t *period_size) {
+    need(A); return p_snd_pcm_get_params(pcm, buffer_size, period_size);
+}
+int snd_pcm_open(snd_pcm_t **pcm, const char *name, snd_pcm_stream_t stream, int mode) { need(A); return p_snd_pcm_open(pcm, name, stream, mode); }
+int snd_pcm_prepare(snd_pcm_t *pcm) { need(A); return p_snd_pcm_prepare(pcm); }
+snd_pcm_sframes_t snd_pcm_readi(snd_pcm_t *pcm, void *buffer, snd_pcm_uframes_t size) { need(A); return p_snd_pcm_readi(pcm, buffer, size); }
+int snd_pcm_recover(snd_pcm_t *pcm, int err, int silent) { need(A); return p_snd_pcm_recover(pcm, err, silent); }
+int snd_pcm_set_params(snd_pcm_t *pcm, snd_pcm_format_t format, snd_pcm_access_t access, unsigned int channels, unsigned int rate,
+                       int soft_resample, unsigned int latency) {
+    need(A); return p_snd_pcm_set_params(pcm, format, access, channels, rate, soft_resample, latency);
+}
+int snd_pcm_start(snd_pcm_t *pcm) { need(A); return p_snd_pcm_start(pcm); }
+snd_pcm_sframes_t snd_pcm_writei(snd_pcm_t *pcm, const void *buffer, snd_pcm_uframes_t size) { need(A); return p_snd_pcm_writei(pcm, buffer, size); }
+const char *snd_strerror(int errnum) { need(A); return p_snd_strerror(errnum); }
+#undef A

@@ -1,4 +1,5 @@
 import Foundation
+import KioskAudio
 import KioskCEC
 import KioskCore
 import KioskDRM
@@ -130,6 +131,8 @@ public struct DaemonConfig {
     public var keyLocations: [String: SourceLocation] = [:]
     /// `[mqtt]`: the broker and this kiosk's id; nil: MQTT is off.
     public var mqtt: MQTTConfig?
+    /// `[audio]`: the horn's device and sound (AudioConfig.swift); nil: no sound.
+    public var audio: AudioSettings?
 
     /// Longest path kioskd accepts (PATH_MAX without the terminating NUL).
     public static let maxPath = 4095
@@ -371,6 +374,7 @@ public struct DaemonConfig {
             try t.finish()
         }
         if let t = try root.table("fleet") { fleet = try FleetSettings.read(t, hasMQTT: root.has("mqtt")) }
+        if let t = try root.table("audio") { audio = try AudioSettings.parse(t, resolve: resolve) }
         try root.finish()
     }
 }

@@ -107,6 +107,8 @@ public struct StatusAnswer: Codable, Sendable, Equatable {
     public var backlight: Backlight?
     /// What happened to the pairing codes since the last `kioskctl pair` (absent without `[web]`).
     public var pairing: PairingReport?
+    /// `[audio]`: the horn's device, whether it can sound, the last horn's figures (HornAnswers.swift).
+    public var audio: AudioStatus?
 
     public init(scene: String, sceneKind: String, sceneSummary: String, scenes: [String], theme: String, chosenTheme: String,
                 output: String, mode: String, rotation: Int, blanked: Bool, fps: Double, frames: UInt64, frameMs: FrameTimes,

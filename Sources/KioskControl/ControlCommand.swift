@@ -33,6 +33,8 @@ public enum ControlCommand: Sendable, Equatable {
     case paintings
     /// One saved painting's PNG bytes.
     case painting(name: String)
+    /// Sounds the horn (`[audio]`) now.
+    case horn
 
     public enum CounterOp: String, Sendable, Equatable, CaseIterable { case get, set, inc, dec, reset }
     public enum PaintOp: String, Sendable, Equatable, CaseIterable { case clear, undo, redo, save }

@@ -162,6 +162,11 @@ public enum ControlRouter {
             }
             return .painting(name: r.parts[1])
         },
+        ControlRoute(segment: "horn", forms: ["POST /horn"]) { r in
+            try r.exact(1); try r.requireMethod("POST")
+            _ = try decode(AnyObjectBody.self, r.body, allowEmpty: true)
+            return .horn
+        },
     ]
 
     /// Every route's form, for 404 answers and documentation.
@@ -237,6 +242,7 @@ extension ControlCommand {
         case .palette: return ControlRequest(method: "GET", path: "/theme")
         case .paintings: return ControlRequest(method: "GET", path: "/paintings")
         case .painting(let name): return ControlRequest(method: "GET", path: "/paintings/\(name)")
+        case .horn: return ControlRequest(method: "POST", path: "/horn")
         }
     }
 }

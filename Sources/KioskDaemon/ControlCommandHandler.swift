@@ -70,6 +70,8 @@ struct ControlCommandHandler {
                 }
             case .pair, .devices, .revokeDevice, .themes, .palette, .paintings, .painting:
                 return daemon.handleWebCommand(command)
+            case .horn:
+                return daemon.hornAnswer()
             }
         } catch {
             daemon.logger.error("control command failed", metadata: ["command": "\(command)", "error": "\(error)"])
@@ -277,6 +279,7 @@ struct ControlCommandHandler {
         answer.warnings = warnings.isEmpty ? nil : warnings
         answer.outputs = daemon.withCEC(outputs(daemon))
         answer.pairing = daemon.pairing?.report
+        answer.audio = daemon.horn?.status
         return answer
     }
 

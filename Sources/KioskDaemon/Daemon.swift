@@ -46,6 +46,7 @@ public final class Daemon {
     /// Where time sync, the time zone and sysfs are looked for (tests set it before `start()`).
     public var wallHooks = WallHooks()
     let wallRuntime = WallRuntime()
+    var horn: DaemonHorn? // [audio]'s horn (DaemonHorn.swift)
     /// Tells remote observers (web pages, MQTT) the kiosk's state after every change.
     public private(set) var changes: ChangeFeed!
     /// The features started after the pipeline, stopped in reverse (`add`, DaemonComponents.swift).
@@ -276,6 +277,7 @@ public final class Daemon {
             head.blanking.evaluate()
         }
         startCEC()
+        startHorn()
         refreshTheme()
         if waitingForDisplay {
             // Up and waiting: the scene is shown as soon as a display is connected.
@@ -307,6 +309,7 @@ public final class Daemon {
             h.blanking.stop()
         }
         stopCEC()
+        stopHorn()
         stopWall()
         for h in heads { h.themes.stop() }
         input?.shutdown()
@@ -392,5 +395,4 @@ public final class Daemon {
 
     /// What `GET /status` answers.
     public func status() -> StatusAnswer { commands.status(self) }
-
 }

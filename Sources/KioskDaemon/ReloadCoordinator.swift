@@ -89,6 +89,7 @@ struct ReloadCoordinator {
                 theme = try ThemeLoader.load(named: themeName, directory: new.themeDirectory)
             }
             daemon.config = new
+            if new.audio != config.audio { daemon.reloadHorn() }
             for (i, head) in daemon.heads.enumerated() {
                 let output = new.outputs[i]
                 head.settings = output

@@ -33,6 +33,9 @@ usage:
       One DRM card driving several heads at once (DRMHeadsProbe.swift).
   kiosk-vmtool vt activate N [--timeout-ms MS] [--device PATH] | vt active
       Switches virtual consoles (VT_ACTIVATE, bounded wait), or prints the active one.
+  kiosk-vmtool audio-capture [--device hw:Loopback,1,0] [--seconds S] [--started-file PATH]
+      Records 48 kHz stereo and prints when the sound began (CLOCK_MONOTONIC), its length and
+      its strongest frequencies (AudioCapture.swift).
 """
 
 func say(_ s: String) {
@@ -161,6 +164,7 @@ do {
     case "drm": DRMProbe.main(Array(argv.dropFirst(2)))
     case "drm-heads": DRMHeadsProbe.main(Array(argv.dropFirst(2)))
     case "vt": VTTool.main(argv.dropFirst(2))
+    case "audio-capture": try runAudioCapture(argv.dropFirst(2))
     case "-h", "--help", "help": print(usage)
     default: fail("unknown command '\(argv[1])'\n\(usage)", code: 2)
     }

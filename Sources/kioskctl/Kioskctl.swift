@@ -104,7 +104,7 @@ struct Kioskctl: ParsableCommand {
             (unknown subcommand or option, bad --timeout, missing value).
             """,
         subcommands: [Status.self, SceneCmd.self, ThemeCmd.self, CounterCmd.self, PaintCmd.self, Screenshot.self,
-                      Blank.self, Reload.self, Outputs.self, BrightnessCmd.self, Pair.self, Devices.self, ClockCmd.self])
+                      Blank.self, Reload.self, Outputs.self, BrightnessCmd.self, Pair.self, Devices.self, ClockCmd.self, Horn.self])
 }
 
 struct Status: ParsableCommand {
@@ -139,6 +139,7 @@ struct Status: ParsableCommand {
             for out in o.outputs ?? [] {
                 if let cec = out.cec { lines.append("cec:     \(out.name.map { "\($0): " } ?? "")\(cec.text)") }
             }
+            if let a = o.audio { lines.append("audio:   \(a.text)") }
             if let p = o.pairing { lines.append("pairing: \(p.open ? "a code is open" : "no code open"); \(p.summary)") }
             lines.append("input:   " + (devs.isEmpty ? "none" : devs.map { "\($0.name) (\($0.sysname): \($0.capabilities.joined(separator: "+")))" }.joined(separator: ", ")))
             return lines.joined(separator: "\n")

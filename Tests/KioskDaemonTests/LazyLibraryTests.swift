@@ -3,11 +3,11 @@ import Foundation
 import Testing
 import KioskTesting
 
-/// libmosquitto (with libssl and libcrypto), libcrypto and libqrencode are opened when a
+/// libmosquitto (with libssl and libcrypto), libcrypto, libqrencode and libasound are opened when a
 /// configuration first needs them (CKioskLazy/lazy_libs.c), not linked: a kioskd without
 /// `[mqtt]` or `[web]` neither loads nor maps them.
 @Suite struct LazyLibraryTests {
-    static let optional = ["libmosquitto", "libcrypto", "libssl", "libqrencode"]
+    static let optional = ["libmosquitto", "libcrypto", "libssl", "libqrencode", "libasound"]
 
     @Test func kioskdDoesNotLinkTheOptionalLibraries() throws {
         let built = [Binaries.kioskd, Binaries.releaseKioskd].compactMap({ $0 }).filter { FileManager.default.isExecutableFile(atPath: $0) }
@@ -23,7 +23,7 @@ import KioskTesting
     }
 
     @Test func eachLibraryOpensWithEveryFunctionKioskdCalls() {
-        for lib in [KIOSK_LIB_MOSQUITTO, KIOSK_LIB_CRYPTO, KIOSK_LIB_QRENCODE] {
+        for lib in [KIOSK_LIB_MOSQUITTO, KIOSK_LIB_CRYPTO, KIOSK_LIB_QRENCODE, KIOSK_LIB_ASOUND] {
             let soname = String(cString: kiosk_lazy_soname(Int32(lib)))
             let error = kiosk_lazy_check(Int32(lib), soname).map { String(cString: $0) }
             #expect(error == nil, "\(soname): \(error ?? "")")
@@ -36,6 +36,8 @@ import KioskTesting
         #expect(missing.contains("libmosquitto.so.999: cannot open shared object file"), "\(missing)")
         let qr = try #require(kiosk_lazy_check(Int32(KIOSK_LIB_QRENCODE), "libqrencode.so.999").map { String(cString: $0) })
         #expect(qr.contains("QR symbol needs libqrencode (Debian package libqrencode4)"), "\(qr)")
+        let alsa = try #require(kiosk_lazy_check(Int32(KIOSK_LIB_ASOUND), "libasound.so.999").map { String(cString: $0) })
+        #expect(alsa.hasPrefix("[audio] needs ALSA's libasound (Debian package libasound2"), "\(alsa)")
         // Another library under the expected name: the first function it lacks is named.
         let wrong = try #require(kiosk_lazy_check(Int32(KIOSK_LIB_CRYPTO), "libc.so.6").map { String(cString: $0) })
         #expect(wrong.contains("libc.so.6 has no function EVP_Digest"), "\(wrong)")

@@ -21,13 +21,13 @@ HERE="$(cd "$(dirname "$0")" && pwd)"
 # dependency of swiftlang but C++ targets and -static-stdlib need it; N is the gcc sid's clang picks).
 SID_PKGS="swiftlang git ca-certificates pkg-config libstdc++-16-dev
  libcairo2-dev libpango1.0-dev libdrm-dev libinput-dev libudev-dev libsystemd-dev
- libmosquitto-dev libqrencode-dev libssl-dev fonts-dejavu-core"
+ libmosquitto-dev libqrencode-dev libssl-dev libasound2-dev fonts-dejavu-core"
 # arm64 sysroot (Debian 13): headers and libraries kioskd links, and its runtime files.
 SYSROOT_PKGS="libc6-dev libstdc++-14-dev libgcc-14-dev linux-libc-dev
  libcairo2-dev libpango1.0-dev libdrm-dev libinput-dev libudev-dev libsystemd-dev
- libmosquitto-dev libqrencode-dev libssl-dev zlib1g-dev
+ libmosquitto-dev libqrencode-dev libssl-dev libasound2-dev zlib1g-dev
  libudev1 libsystemd0 libinput10 libdrm2 libcairo2 libpango-1.0-0 libpangocairo-1.0-0
- libmosquitto1 libqrencode4 libssl3t64 libstdc++6 libgcc-s1
+ libmosquitto1 libqrencode4 libssl3t64 libasound2t64 libstdc++6 libgcc-s1
  fonts-dejavu-core fontconfig-config tzdata"
 # sid's arm64 Swift runtime (extracted only; it cannot be installed on trixie).
 SWIFT_ARM64_PKGS="swiftlang libswiftlang"

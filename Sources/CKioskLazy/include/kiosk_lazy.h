@@ -2,13 +2,14 @@
 #define KIOSK_LAZY_H
 // Libraries only some configurations use are opened when first needed (dlopen), not at exec:
 // libmosquitto (with libssl and libcrypto) for [mqtt], libcrypto for the web page's session
-// tokens, libqrencode for the pairing code's QR symbol. kioskd without them starts faster and
-// smaller. lazy_libs.c defines their functions as stubs that call through the opened library.
+// tokens, libqrencode for the pairing code's QR symbol, libasound for [audio]'s horn. kioskd
+// without them starts faster and smaller. lazy_libs.c defines their functions as stubs that call through the opened library.
 
 enum {
     KIOSK_LIB_MOSQUITTO = 0,
     KIOSK_LIB_CRYPTO = 1,
     KIOSK_LIB_QRENCODE = 2,
+    KIOSK_LIB_ASOUND = 3,
 };
 
 /// Opens library `lib` and resolves every function kioskd uses from it (once; thread-safe).

@@ -1,0 +1,12 @@
+import Testing
+
+/// The horn through ALSA on a real kernel: snd-aloop, kioskd playing on hw:Loopback,0,0 and a
+/// capture on hw:Loopback,1,0 (scripts/vm/scenarios_audio.py says what it checks). KIOSK_VM_TESTS=1.
+@Suite(.enabled(if: vmTestsEnabled), .serialized)
+struct AudioVMTests {
+    /// `kioskctl horn`: the tones measured in the recording, its length, ≤ 50 ms from the request
+    /// to the first sound; `mute = true` is silent; a missing device leaves the horn unavailable.
+    @Test func hornOnTheLoopbackCard() throws {
+        try VMScenario.check("kioskd-horn", needsKioskd: true)
+    }
+}

@@ -1,0 +1,105 @@
+"""The horn through ALSA on a real kernel: snd-aloop's loopback card, kioskd playing on
+hw:Loopback,0,0 (`[audio] device`) and kiosk-vmtool recording hw:Loopback,1,0. The recording
+must hold the built-in horn's two tones (440 and 554 Hz, measured), last `horn_seconds`, and
+begin within 50 ms of the request. Both instants are CLOCK_MONOTONIC of the guest's one kernel:
+kioskd stamps the request when it takes it (`kioskctl horn`'s answer, `requested_ns`); the capture
+dates the first loud frame from the reads of the half second after it (the smallest
+`now − (frames captured − frame) / rate`: the device's position lags the truth, so this is never
+early, and so close to the frame that a device clock drifting from CLOCK_MONOTONIC adds little),
+so the first loud sample's instant is on the same clock. snd-aloop moves both streams on the kernel's jiffies (4 ms at HZ=250) and
+starts copying the played samples at the jiffy the playback started: the instant found is that
+of the stream's start within one jiffy (it may read up to 4 ms before the real start, hence the
+lower bound of −5 ms).
+`mute = true` must give silence, and a device that does not exist an unavailable horn while the
+clock keeps drawing."""
+
+import json
+
+from vmharness import Session, scenario
+
+TONES = (440.0, 554.37)
+HORN_SECONDS = 1.0
+# volume = 80: the two sines' sum peaks at 0.9 × 0.8 of full scale.
+PEAK = 0.9 * 0.8 * 32767
+
+
+def load(payload: str):
+    try:
+        return json.loads(payload)
+    except ValueError:
+        return None
+
+
+@scenario("kioskd-horn", display="none", timeout=420, guest="kioskd-horn.sh")
+def kioskd_horn(s: Session) -> None:
+    """kioskctl horn on snd-aloop: the tones measured, its length, ≤ 50 ms from the request to the first sound; mute is silent; no device leaves the horn unavailable."""
+    aloop = s.wait_marker("aloop", 120)
+    s.result("aloop", aloop)
+    s.expect(aloop.startswith("ok") and "Loopback" in aloop, f"snd-aloop's Loopback card is up ({aloop})")
+    if not aloop.startswith("ok"):
+        return
+    up = s.wait_marker("kioskd-up", 120)
+    s.expect(up != "failed", "kioskd started with [audio] device = \"hw:Loopback,0,0\"")
+    if up == "failed":
+        return
+    ready = load(s.wait_marker("ready-status", 60)) or {}
+    audio = ready.get("audio") or {}
+    s.result("ready_audio", audio)
+    s.expect(audio.get("available") is True and audio.get("device") == "hw:Loopback,0,0",
+             f"status: the horn is available on hw:Loopback,0,0 ({audio})")
+
+    answer = load(s.wait_marker("sound-answer", 60)) or {}
+    capture = load(s.wait_marker("sound-capture", 60)) or {}
+    status = load(s.wait_marker("sound-status", 60)) or {}
+    s.result("sound_answer", answer)
+    s.result("sound_capture", capture)
+    if capture.get("onset_ns") is not None and capture.get("onset_from_start_ns") is not None:
+        s.result("onset_dated_from_frame0_minus_near_ms", round((capture["onset_from_start_ns"] - capture["onset_ns"]) / 1e6, 2))
+    last = (status.get("audio") or {}).get("last_horn") or {}
+    s.result("last_horn", last)
+    s.expect(answer.get("result") == "sounding", f"kioskctl horn: sounding ({answer})")
+    onset, requested = capture.get("onset_ns"), answer.get("requested_ns")
+    s.expect(onset is not None, f"the recording has the horn ({capture})")
+    s.expect(capture.get("overruns") == 0, f"the capture lost no samples (overruns: {capture.get('overruns')})")
+    if onset is not None and requested is not None:
+        delay_ms = (onset - requested) / 1e6
+        s.result("request_to_first_sound_ms", round(delay_ms, 2))
+        s.expect(-5 <= delay_ms <= 50, f"the first loud sample came {delay_ms:.1f} ms after the request (≤ 50 ms)")
+    peaks = capture.get("peaks_hz") or []
+    s.expect(len(peaks) == 2 and all(abs(p - t) <= 4 for p, t in zip(sorted(peaks), TONES)),
+             f"the recording's two strongest frequencies are the horn's {TONES} Hz ({peaks})")
+    length = capture.get("sound_seconds") or 0
+    s.expect(abs(length - HORN_SECONDS) <= 0.05, f"the horn lasted {length:.3f} s (horn_seconds = {HORN_SECONDS}, ± 50 ms)")
+    peak = capture.get("peak") or 0
+    s.expect(abs(peak - PEAK) <= 0.05 * PEAK, f"its level follows volume = 80: peak {peak} (≈ {PEAK:.0f})")
+    s.expect(last.get("write_latency_ms") is not None and last["write_latency_ms"] < 50,
+             f"status reports the request → first write time ({last})")
+    s.expect(last.get("underruns") == 0, f"the device never ran dry while the horn played ({last})")
+
+    s.expect(s.wait_marker("reload-mute", 60).strip() != "", "kioskctl reload with mute = true")
+    muted = load(s.wait_marker("muted-answer", 60)) or {}
+    mcap = load(s.wait_marker("muted-capture", 60)) or {}
+    s.wait_marker("muted-status", 60)
+    s.result("muted_answer", muted)
+    s.result("muted_capture", mcap)
+    s.expect(muted.get("result") == "muted", f"kioskctl horn while muted answers \"muted\" ({muted})")
+    s.expect(mcap.get("frames", 0) > 0 and mcap.get("peak", 99999) < 100 and mcap.get("onset_ns") is None,
+             f"with mute = true the recording is silent (peak {mcap.get('peak')})")
+
+    s.wait_marker("reload-nodevice", 60)
+    horn = s.wait_marker("nodevice-horn", 60)
+    s.result("nodevice_horn", horn)
+    s.expect("the horn is unavailable" in horn and "hw:NoSuchCard,0,0" in horn and "HTTP 503" in horn,
+             f"kioskctl horn without a device: a clear error naming it ({horn})")
+    parts = s.wait_marker("nodevice-status", 60).split(" @ ")
+    before, after = (load(parts[0]) or {}), (load(parts[-1]) or {})
+    a = after.get("audio") or {}
+    s.result("nodevice_audio", a)
+    s.expect(a.get("available") is False and "hw:NoSuchCard,0,0" in (a.get("error") or ""),
+             f"status: the horn is unavailable and says why ({a})")
+    s.expect((after.get("frames") or 0) > (before.get("frames") or 0),
+             f"the clock kept drawing ({before.get('frames')} → {after.get('frames')} frames)")
+    log = s.wait_marker("horn-log", 30)
+    s.result("horn_log", log)
+    s.expect("horn is unavailable" in log, f"kioskd logged one warning for the missing device ({log})")
+    s.expect(s.wait_marker("kioskd-exit", 30) == "0", "kioskd exits 0 on SIGTERM")
