@@ -107,6 +107,8 @@ public struct StatusAnswer: Codable, Sendable, Equatable {
     public var backlight: Backlight?
     /// What happened to the pairing codes since the last `kioskctl pair` (absent without `[web]`).
     public var pairing: PairingReport?
+    /// Every counter scene with a game clock, and its clock now (absent when none has one).
+    public var clocks: [ClockAnswer]?
 
     public init(scene: String, sceneKind: String, sceneSummary: String, scenes: [String], theme: String, chosenTheme: String,
                 output: String, mode: String, rotation: Int, blanked: Bool, fps: Double, frames: UInt64, frameMs: FrameTimes,
