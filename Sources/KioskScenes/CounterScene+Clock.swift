@@ -145,3 +145,12 @@ extension CounterScene {
         return true
     }
 }
+
+extension CounterScene {
+    /// Where the game clock's digit windows were last drawn (empty: hidden or none).
+    public var gameClockWindows: [Rect] { clockPanel?.gameWindows ?? [] }
+    /// Where the shot clock's digit windows were last drawn.
+    public var shotClockWindows: [Rect] { clockPanel?.shotWindows ?? [] }
+    /// The clock's band above the counters (nil: no clock).
+    public var clockBand: Rect? { clockPanel?.band }
+}

@@ -96,7 +96,7 @@ extension CounterScene {
     /// else only those whose digit changed.
     private func drawRow(_ canvas: Canvas, box: Rect, face: ClockRowFace?, drawn: inout ClockRowFace?, windows: inout [Rect],
                          all: Bool, damage: inout Damage) {
-        guard let face, !box.isEmpty else { drawn = nil; return }
+        guard let face, !box.isEmpty else { drawn = nil; windows = []; return }
         let whole = all || !face.sameShape(drawn)
         if whole {
             if !all { canvas.fill(box, theme.palette.background); damage.add(box) }
