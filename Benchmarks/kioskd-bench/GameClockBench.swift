@@ -25,17 +25,7 @@ extension SceneBenches {
         scene.showCommittedClock(clock.start(at: rig.now).0, now: rig.now)
         rig.manager.sceneDidChange()
         try rig.pump()
-        let time = rig.manualTime!
-        var area = 0
-        let s = try measure(runs: runs) {
-            try presented(rig, "game clock tick") {
-                time.advance(seconds: 1)
-                rig.manager.tick()
-                try rig.pump()
-            }
-            area += rig.display.damageHistory.last?.area ?? 0
-        }
-        return ClockFigures(tick: s, damageFraction: Double(area) / Double((runs + 3) * size.area))
+        return try secondTicks(rig, "game clock tick", size: size, runs: runs)
     }
 
     /// The real loop on a counter scene whose game clock is stopped (it asks for no frame).
