@@ -281,6 +281,7 @@ public final class CounterScene: Scene, CounterControl {
     public func didAppear(now: WallTime) {
         frameNs = now.monotonicNs
         clockPanel?.needsFull = true
+        _ = clockPanel?.clock(at: now)
         // A key held while another scene was on screen may have been released there.
         pendingHolds.removeAll()
         needsFull = true
