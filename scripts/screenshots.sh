@@ -4,12 +4,24 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 swift build --product kioskd >/dev/null
+swift build --product kioskctl >/dev/null
 bin=$(swift build --show-bin-path)/kioskd
 out=docs/screenshots
 mkdir -p "$out"
 run() { "$bin" --backend headless --log-level warning "$@"; }
 run --config config/wall-clock.toml --snapshot "$out/clock.png"
 run --config config/scoreboard.toml --snapshot "$out/counter.png"
+run --config config/scoreboard-clock.toml --snapshot "$out/scoreboard-clock.png"
+# The game clock under a minute, set through the control socket of a running headless kioskd.
+live=$(mktemp -d)
+{ echo "state_dir = \"$live/state\""; sed -n '/^theme/,$p' config/scoreboard-clock.toml
+  printf '\n[control]\nsocket = "%s/control.sock"\n' "$live"; } > config/.screenshot-live.toml
+run --config config/.screenshot-live.toml & pid=$!
+ctl() { KIOSKD_SOCKET="$live/control.sock" "$(dirname "$bin")/kioskctl" "$@"; }
+for _ in $(seq 50); do [ -S "$live/control.sock" ] && break; sleep 0.1; done
+ctl clock set 0:45 >/dev/null && ctl screenshot "$out/scoreboard-clock-tenths.png" >/dev/null
+kill "$pid"; wait "$pid" || true
+rm -rf "$live" config/.screenshot-live.toml
 # Two outputs: two-screens.png (HDMI-A-1) and two-screens-DSI-1.png.
 run --config config/two-screens.toml --snapshot "$out/two-screens.png"
 # Two fingers at once along smooth waves (points x,y in 0…1 of the screen).

@@ -132,6 +132,10 @@ struct Report {
         if let c = med("idle.cpu_per_hour") {
             t.append(TargetCheck(target: "≤ 2 CPU-seconds per hour idle at 1080p", measured: "\(fmt(c, 2)) CPU s/h", met: c <= 2, margin: over(c, 2)))
         }
+        if let g = med("counter.game_clock_tick"), let tick = med("clock.tick") {
+            t.append(TargetCheck(target: "game clock frame (seconds) ≤ 1.3× clock tick", measured: "\(fmtMs(g)) ms = \(fmt(g / tick, 2))× tick",
+                                 met: g <= 1.3 * tick, margin: over(g, 1.3 * tick)))
+        }
         if let roll = med("counter.roll1"), let tick = med("clock.tick") {
             let limit = tick / 4
             t.append(TargetCheck(target: "counter roll frame ≤ ¼ clock tick", measured: "\(fmtMs(roll)) ms vs ¼ tick \(fmtMs(limit)) ms",

@@ -86,6 +86,12 @@ struct RunBench: ParsableCommand {
                 }
             }
             if run("counter") {
+                log.say("game clock \(size)")
+                attempt("game clock at \(size)") {
+                    let g = try SceneBenches.gameClockTick(size: size, runs: n)
+                    res.add(Row(section: "counter", name: "game clock tick, running in seconds", size: size, kioskd: .samples(g.tick),
+                                note: "damage \(fmt(g.damageFraction * 100, 1)) % of the frame", key: "counter.game_clock_tick"))
+                }
                 log.say("counter \(size)")
                 attempt("counter at \(size)") {
                     let c = try SceneBenches.counter(size: size, runs: n)
@@ -160,6 +166,13 @@ struct RunBench: ParsableCommand {
                 let fps = try SceneBenches.counterFPS(size: main, seconds: quick ? 2 : 5)
                 res.add(Row(section: "counter", name: "fps delivered while rolling (real loop)", size: main,
                             kioskd: .value(fps, unit: "fps"), vsFloor: false, key: "counter.fps"))
+            }
+            log.say("idle on a counter scene with a stopped game clock, \(fmt(idleS, 0)) s at \(main)")
+            attempt("idle game clock") {
+                let i = try SceneBenches.gameClockIdle(size: main, seconds: idleS)
+                res.add(Row(section: "idle", name: "CPU s per hour, counter with a stopped game clock", size: main,
+                            kioskd: .value(i.cpuSecondsPerHour, unit: "CPU s/h"), vsFloor: false,
+                            note: "\(fmt(i.wakeupsPerSecond, 2)) wake-ups/s, \(fmt(i.framesPerSecond, 2)) frames/s", key: "idle.cpu_per_hour_game_clock"))
             }
         }
 

@@ -29,10 +29,15 @@ enum SceneBenches {
     static func clockTick(size: Size, runs: Int, config: [(String, ConfigValue)] = []) throws -> ClockFigures {
         let rig = try Rig(kind: "clock", size: size, manualClock: true, extraConfig: config)
         try rig.start()
+        return try secondTicks(rig, "clock tick", size: size, runs: runs)
+    }
+
+    /// `runs` ticks of one second each (and the first three, not timed), each presenting one frame.
+    static func secondTicks(_ rig: Rig, _ what: String, size: Size, runs: Int) throws -> ClockFigures {
         let clock = rig.manualTime!
         var area = 0
         let s = try measure(runs: runs) {
-            try presented(rig, "clock tick") {
+            try presented(rig, what) {
                 clock.advance(seconds: 1)
                 rig.manager.tick()
                 try rig.pump()

@@ -109,6 +109,8 @@ public struct StatusAnswer: Codable, Sendable, Equatable {
     public var pairing: PairingReport?
     /// `[audio]`: the horn's device, whether it can sound, the last horn's figures (HornAnswers.swift).
     public var audio: AudioStatus?
+    /// Every counter scene with a game clock, and its clock now (absent when none has one).
+    public var clocks: [ClockAnswer]?
 
     public init(scene: String, sceneKind: String, sceneSummary: String, scenes: [String], theme: String, chosenTheme: String,
                 output: String, mode: String, rotation: Int, blanked: Bool, fps: Double, frames: UInt64, frameMs: FrameTimes,

@@ -1,3 +1,4 @@
+import KioskCore
 /// A request to the daemon, checked: every field present and of the right type. The server gets
 /// one from `ControlRouter.parse`; a client turns one into its HTTP request with `request`.
 public enum ControlCommand: Sendable, Equatable {
@@ -17,6 +18,9 @@ public enum ControlCommand: Sendable, Equatable {
     case brightness(percent: Double?)
     /// A clock's colour mode (`color_mode`): of the clock scene `scene`, or of every clock scene when nil.
     case clockMode(mode: String, scene: String?)
+    /// A change of a game clock (`kioskctl clock start|stop|set …`): of the counter scene
+    /// `scene`, or of the first scene with a game clock when nil (docs/scoreboard.md).
+    case clock(intent: ClockIntent, scene: String?)
     // The phone page's access and the data it shows (docs/web.md).
     /// A one-time pairing code for a phone with `role` ("operator" or "viewer"), shown on the
     /// kiosk's screen when `show`.
@@ -65,6 +69,13 @@ public struct ClockModeRequest: Codable, Sendable, Equatable {
     public var mode: String
     public var scene: String?
     public init(mode: String, scene: String? = nil) { self.mode = mode; self.scene = scene }
+}
+
+/// `POST /clock`: the words of `kioskctl clock` (`["set", "7:30"]`), read by `ClockIntent.parse`.
+public struct ClockRequest: Codable, Sendable, Equatable {
+    public var words: [String]
+    public var scene: String?
+    public init(words: [String], scene: String? = nil) { self.words = words; self.scene = scene }
 }
 
 /// `POST /blank`.

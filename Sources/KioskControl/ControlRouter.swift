@@ -128,7 +128,16 @@ public enum ControlRouter {
             try r.requireMethod("POST")
             return .brightness(percent: try decode(BrightnessRequest.self, r.body).percent)
         },
-        ControlRoute(segment: "clock", forms: ["POST /clock/mode"]) { r in
+        ControlRoute(segment: "clock", forms: ["POST /clock", "POST /clock/mode"]) { r in
+            if r.parts.count == 1 {
+                try r.requireMethod("POST")
+                let body = try decode(ClockRequest.self, r.body)
+                do {
+                    return .clock(intent: try ClockIntent.parse(body.words), scene: body.scene)
+                } catch let e as KioskError {
+                    throw ControlRequestError(400, e.message)
+                }
+            }
             try r.exact(2)
             guard r.parts[1] == "mode" else { throw ControlRequestError(404, "expected /clock/mode, got \(r.path)") }
             try r.requireMethod("POST")
@@ -233,6 +242,8 @@ extension ControlCommand {
             return ControlRequest(method: "POST", path: "/brightness", body: body(BrightnessRequest(percent: p)))
         case .clockMode(let mode, let scene):
             return ControlRequest(method: "POST", path: "/clock/mode", body: body(ClockModeRequest(mode: mode, scene: scene)))
+        case .clock(let intent, let scene):
+            return ControlRequest(method: "POST", path: "/clock", body: body(ClockRequest(words: intent.words, scene: scene)))
         case .pair(let role, let show): return ControlRequest(method: "POST", path: "/pair", body: body(PairRequest(role: role, show: show)))
         case .devices: return ControlRequest(method: "GET", path: "/devices")
         case .revokeDevice(let name):

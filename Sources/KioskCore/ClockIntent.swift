@@ -18,6 +18,27 @@ public enum ClockIntent: Sendable, Equatable, Codable {
     /// The shot clock back to its length, or to this many milliseconds (`reset --shot 14`).
     case shotReset(ms: Int?)
 
+    /// The words `parse` reads back into this intent (what a client sends).
+    public var words: [String] {
+        switch self {
+        case .start: return ["start"]
+        case .stop: return ["stop"]
+        case .toggle: return ["toggle"]
+        case .set(let ms): return ["set", Self.minutesSecondsText(ms)]
+        case .adjust(let ms): return ["adjust", (ms < 0 ? "-" : "+") + ClockText.seconds(abs(ms))]
+        case .period(let n): return ["period", "\(n)"]
+        case .nextPeriod: return ["period", "next"]
+        case .reset: return ["reset"]
+        case .shotReset(let ms): return ["reset", "--shot"] + (ms.map { [ClockText.seconds($0)] } ?? [])
+        }
+    }
+
+    /// `MM:SS[.t]` as `parseMinutesSeconds` reads it (two digits of seconds, a tenth when there is one).
+    static func minutesSecondsText(_ ms: Int) -> String {
+        let s = ms / 1000, t = ms % 1000 / 100
+        return "\(s / 60):" + (s % 60 < 10 ? "0" : "") + "\(s % 60)" + (t > 0 ? ".\(t)" : "")
+    }
+
     /// The usage line of `kioskctl clock`.
     public static let usage = "clock start|stop|toggle|set MM:SS[.t]|adjust ±SECONDS|period N|period next|reset [--shot [SECONDS]]"
 

@@ -29,6 +29,9 @@ public struct GameClockRecord: Sendable, Equatable, Codable {
         }
     }
 
+    /// The state key of the record of the counter scene `scene`'s game clock.
+    public static func stateKey(scene: String) -> String { StateKey.join(["gameclock", scene]) }
+
     public init(_ clock: GameClock, bootID: String) {
         version = Self.currentVersion
         period = clock.period

@@ -20,7 +20,7 @@ struct ControlCommandHandler {
                 return .json(200, status(daemon))
             case .outputs:
                 return .json(200, OutputsAnswer(outputs: daemon.withCEC(outputs(daemon))))
-            case .scene, .theme, .clockMode, .brightness(_?):
+            case .scene, .theme, .clockMode, .brightness(_?), .clock:
                 // Kept through the command pipeline, answered once on disk: one road.
                 return Self.notHere(command)
             case .counter(let name, let op, let value):
@@ -189,6 +189,11 @@ struct ControlCommandHandler {
     /// False: `command` is no choice.
     func submitChoice(_ command: ControlCommand, on daemon: Daemon, theme: Result<Theme, Error>? = nil,
                       reply: @escaping (ControlResponse) -> Void) -> Bool {
+        if case .clock(let intent, let scene) = command {
+            // Kept through the command pipeline and answered once on disk (DaemonClock.swift).
+            daemon.submitClock(intent, scene: scene, at: daemon.manager.time.now(), reply: reply)
+            return true
+        }
         guard let asked = choice(command, on: daemon, theme: theme) else { return false }
         switch asked {
         case .answer(let r):
@@ -280,6 +285,7 @@ struct ControlCommandHandler {
         answer.outputs = daemon.withCEC(outputs(daemon))
         answer.pairing = daemon.pairing?.report
         answer.audio = daemon.horn?.status
+        answer.clocks = daemon.clockAnswers(at: daemon.manager.time.now())
         return answer
     }
 

@@ -89,6 +89,8 @@ public final class Daemon {
     public var onStatus: ((String) -> Void)?
     /// After every presented frame.
     public var onFrame: (() -> Void)?
+    /// A frame found a game clock at zero (the horn's hook; DaemonClock.swift): on the loop, once per event.
+    public var onClockEvent: ((GameClockEvent) -> Void)?
 
     static let sceneKey = "daemon.scene"
     static let themeKey = "daemon.theme"

@@ -23,6 +23,7 @@ extension Daemon {
         }
         if startsThread { pipeline.start() }
         updatePipelineDirectory()
+        wireClocks()
     }
 
     /// A committed value to show: a counter of the scene named `scene`, or (nil) of every counter
@@ -84,6 +85,7 @@ extension Daemon {
     /// fleet shows its values on them.
     func scenesReplaced() {
         updatePipelineDirectory()
+        wireClocks()
         fleet?.scenesReplaced()
     }
 }

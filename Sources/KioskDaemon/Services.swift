@@ -121,9 +121,10 @@ public enum DaemonRunner {
         return try FileStateStore(directory: config.stateDirectory, logger: logger, access: .readWriteOrReadOnly)
     }
 
-    /// Everything up to a ready-to-start `Daemon` (not yet started).
+    /// Everything up to a ready-to-start `Daemon` (not yet started); `time`: the scenes' clock (a
+    /// test's virtual one; default the system's).
     public static func makeDaemon(config: DaemonConfig, state: StateStore, registry: SceneRegistry = .standard,
-                                  loop: any KioskLoop, logger: Logger) throws -> Daemon {
+                                  loop: any KioskLoop, time: TimeSource = SystemTimeSource(), logger: Logger) throws -> Daemon {
         let made = try Backends.makeDisplays(config, loop: loop, logger: logger)
         let displays = made.outputs
         let input: InputSource?
@@ -134,7 +135,8 @@ public enum DaemonRunner {
             throw error
         }
         do {
-            let daemon = try Daemon(config: config, registry: registry, displays: displays, input: input, state: state, loop: loop, logger: logger)
+            let daemon = try Daemon(config: config, registry: registry, displays: displays, input: input, state: state, loop: loop,
+                                    time: time, logger: logger)
             daemon.displayOwner = made.owner
             return daemon
         } catch {

@@ -17,20 +17,22 @@ import Testing
 public enum DaemonRig {
     /// A daemon of the config `text` (written to `dir/kioskd.toml`), made as kioskd makes it:
     /// its state through `DaemonRunner.makeState` unless `state` is given, its displays and input
-    /// as the config says (`DaemonRunner.makeDaemon`). Not started (`startAsKioskd`).
+    /// as the config says (`DaemonRunner.makeDaemon`). Not started (`startAsKioskd`). `time`:
+    /// the scenes' clock (a `ManualEventLoop` for virtual time throughout; default the system's).
     public static func make(_ text: String, in dir: String, state: StateStore? = nil, loop: (any KioskLoop)? = nil,
-                            logger: Logger) throws -> Daemon {
+                            time: TimeSource? = nil, logger: Logger) throws -> Daemon {
         let path = "\(dir)/kioskd.toml"
         try text.write(toFile: path, atomically: false, encoding: .utf8)
         let config = try DaemonConfig.load(path: path, environment: [:])
         let store = try state ?? DaemonRunner.makeState(config, logger: logger)
-        return try DaemonRunner.makeDaemon(config: config, state: store, loop: loop ?? EventLoop(), logger: logger)
+        let loop = try loop ?? EventLoop()
+        return try DaemonRunner.makeDaemon(config: config, state: store, loop: loop, time: time ?? SystemTimeSource(), logger: logger)
     }
 
     /// `make`, then `startAsKioskd` and one `step` (the first frame drawn).
     public static func start(_ text: String, in dir: String, state: StateStore? = nil, loop: (any KioskLoop)? = nil,
-                             logger: Logger) throws -> Daemon {
-        let daemon = try make(text, in: dir, state: state, loop: loop, logger: logger)
+                             time: TimeSource? = nil, logger: Logger) throws -> Daemon {
+        let daemon = try make(text, in: dir, state: state, loop: loop, time: time, logger: logger)
         daemon.startAsKioskd()
         try daemon.step()
         return daemon

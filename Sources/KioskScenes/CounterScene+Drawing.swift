@@ -3,9 +3,15 @@ import KioskRender
 
 /// Drawing a counter scene: the labels, and each digit window as a wheel of two glyphs.
 extension CounterScene {
+    /// How a digit window looks: its colour, the digit's colour and size.
+    struct WindowLook: Equatable {
+        var window: Color, digit: Color, px: Double
+    }
     private var windowColor: Color { theme.palette.primary }
     private var digitColor: Color { theme.palette.readableText(on: windowColor) }
-    private var labelColor: Color { theme.palette.readableText(on: theme.palette.background) }
+    var labelColor: Color { theme.palette.readableText(on: theme.palette.background) }
+    /// The counters' windows.
+    private var counterLook: WindowLook { WindowLook(window: windowColor, digit: digitColor, px: digitPx) }
 
     private func fitFonts(_ canvas: Canvas) {
         guard fontsFor != size, let c = counters.first, let w = c.windows.first else { return }
@@ -45,6 +51,7 @@ extension CounterScene {
                 }
             }
         }
+        drawClock(canvas, full: needsFull, damage: &damage)
         needsFull = false
         return damage.clipped(to: Rect(size: canvas.size))
     }
@@ -53,8 +60,9 @@ extension CounterScene {
     /// progress, clipped to the window, with a shade at the top and bottom edges for depth.
     /// Each row is copied from the digits' pictures (`DigitTiles`, rendered once per size,
     /// colours and font size), the rounded corners go back over them, then the shades.
-    private func drawWindow(_ canvas: Canvas, _ r: Rect, roll: DigitRoll, progress p: Double) {
-        guard usesDigitTiles, let t = tiles(for: r, on: canvas) else { return drawWindowWithCairo(canvas, r, roll: roll, progress: p) }
+    func drawWindow(_ canvas: Canvas, _ r: Rect, roll: DigitRoll, progress p: Double, look: WindowLook? = nil) {
+        let look = look ?? counterLook
+        guard usesDigitTiles, let t = tiles(for: r, look: look) else { return drawWindowWithCairo(canvas, r, roll: roll, progress: p, look: look) }
         let h = r.height
         let offset = Int((p * Double(h)).rounded())
         let from = roll.from, to = roll.to
@@ -74,37 +82,38 @@ extension CounterScene {
 
     /// The digit pictures for windows of `r`'s size in the current colours and font size, made
     /// when first needed.
-    private func tiles(for r: Rect, on canvas: Canvas) -> DigitTiles? {
-        let key = DigitTiles.Key(size: Size(width: r.width, height: r.height), window: windowColor,
-                                 background: theme.palette.background, digit: digitColor, px: digitPx)
+    private func tiles(for r: Rect, look: WindowLook) -> DigitTiles? {
+        let key = DigitTiles.Key(size: Size(width: r.width, height: r.height), window: look.window,
+                                 background: theme.palette.background, digit: look.digit, px: look.px)
         if let t = digitTiles.first(where: { $0.key == key }) { return t }
         guard let t = try? DigitTiles(key: key, radius: Double(r.width) * 0.12, shades: shading ? shades(width: r.width, height: r.height) : nil,
                                       drawDigit: { d, c in
-            glyph(c, d, Rect(x: 0, y: 0, width: r.width, height: r.height), dy: 0)
+            glyph(c, d, Rect(x: 0, y: 0, width: r.width, height: r.height), dy: 0, look: look)
         }) else { return nil }
         digitTilesMade += 1
-        if digitTiles.count >= 4 { digitTiles.removeFirst() }
+        // The counters' windows, and the clocks' in their normal and low-time colours.
+        if digitTiles.count >= 8 { digitTiles.removeFirst() }
         digitTiles.append(t)
         return t
     }
 
     /// The same window drawn with cairo (when the digit pictures cannot be made).
-    private func drawWindowWithCairo(_ canvas: Canvas, _ r: Rect, roll: DigitRoll, progress p: Double) {
+    private func drawWindowWithCairo(_ canvas: Canvas, _ r: Rect, roll: DigitRoll, progress p: Double, look: WindowLook) {
         canvas.withClip(r) {
             canvas.fill(r, theme.palette.background)
             let x = Double(r.x), y = Double(r.y), w = Double(r.width), h = Double(r.height)
-            canvas.fillRoundedRect(x: x, y: y, width: w, height: h, radius: w * 0.12, windowColor)
+            canvas.fillRoundedRect(x: x, y: y, width: w, height: h, radius: w * 0.12, look.window)
             let offset = (p * h).rounded()
             if p >= 1 || roll.from == roll.to {
-                glyph(canvas, roll.to, r, dy: 0)
+                glyph(canvas, roll.to, r, dy: 0, look: look)
             } else if p <= 0 {
-                glyph(canvas, roll.from, r, dy: 0)
+                glyph(canvas, roll.from, r, dy: 0, look: look)
             } else if roll.direction == .up {
-                glyph(canvas, roll.from, r, dy: -offset)
-                glyph(canvas, roll.to, r, dy: h - offset)
+                glyph(canvas, roll.from, r, dy: -offset, look: look)
+                glyph(canvas, roll.to, r, dy: h - offset, look: look)
             } else {
-                glyph(canvas, roll.from, r, dy: offset)
-                glyph(canvas, roll.to, r, dy: offset - h)
+                glyph(canvas, roll.from, r, dy: offset, look: look)
+                glyph(canvas, roll.to, r, dy: offset - h, look: look)
             }
             if shading, let s = shades(width: r.width, height: r.height) {
                 canvas.composite(s.top, x: x, y: y)
@@ -130,13 +139,13 @@ extension CounterScene {
     }
 
     /// A digit centred in the window, at whole-pixel positions so a moved glyph keeps its shape.
-    private func glyph(_ canvas: Canvas, _ d: Int, _ r: Rect, dy: Double) {
+    private func glyph(_ canvas: Canvas, _ d: Int, _ r: Rect, dy: Double, look: WindowLook) {
         // The digit's stamp: laid out and rendered once, then one image composite per frame.
-        guard let stamp = stamps.stamp(String(d), theme.fonts.heading, px: digitPx) else { return }
+        guard let stamp = stamps.stamp(String(d), theme.fonts.heading, px: look.px) else { return }
         let m = stamp.metrics
         let tx = (Double(r.x) + (Double(r.width) - m.width) / 2).rounded()
         let ty = (Double(r.y) + (Double(r.height) - m.height) / 2).rounded() + dy
-        stamps.draw(stamp, x: Int(tx), y: Int(ty), color: digitColor, on: canvas)
+        stamps.draw(stamp, x: Int(tx), y: Int(ty), color: look.digit, on: canvas)
     }
 }
 
@@ -146,7 +155,7 @@ extension CounterScene: PixelShiftable {
         counters.map { c in
             let label = c.spec.label.isEmpty ? Rect(x: 0, y: 0, width: 0, height: 0) : c.labelBox
             return c.windows.reduce(label) { $0.union($1) }
-        }.filter { !$0.isEmpty }
+        }.filter { !$0.isEmpty } + (clockPanel.map { [$0.band] } ?? [])
     }
     public var shiftBackground: Color { theme.palette.background }
 }

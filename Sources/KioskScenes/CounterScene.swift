@@ -100,6 +100,8 @@ public final class CounterScene: Scene, CounterControl {
     /// How many sets of digit pictures were rendered.
     var digitTilesMade = 0
     var shadeCache: (width: Int, band: Int, color: Color, top: Canvas, bottom: Canvas)?
+    /// The game clock (`[scene.NAME.clock]`; nil: none), CounterScene+Clock.swift.
+    let clockPanel: ClockPanel?
 
     /// Time between animation frames while a digit rolls (60 Hz).
     public static let frameIntervalNs: Int64 = 16_666_667
@@ -120,6 +122,7 @@ public final class CounterScene: Scene, CounterControl {
         self.resetHoldNs = Int64(settings.resetHoldMs) * 1_000_000
         self.intents = intents
         self.logger = logger
+        self.clockPanel = settings.clock.map { ClockPanel(rules: $0, keys: settings.clockKeys) }
         let maxValue = Odometer.maxValue(digits: settings.digits)
         self.counters = settings.counters.map { spec in
             let v = values[spec.name].flatMap { (settings.minimum...maxValue).contains($0) ? $0 : nil } ?? settings.minimum
@@ -152,7 +155,9 @@ public final class CounterScene: Scene, CounterControl {
         var logger = context.logger
         logger[metadataKey: "scene"] = "\(context.name)"
         let values = storedValues(scene: context.name, settings: settings, stored: context.stored, logger: logger)
-        return CounterScene(name: context.name, settings: settings, values: values, intents: context.counterIntents, logger: logger)
+        let scene = CounterScene(name: context.name, settings: settings, values: values, intents: context.counterIntents, logger: logger)
+        scene.clockPanel?.keep(context.stored(GameClockRecord.stateKey(scene: context.name)), logger: logger)
+        return scene
     }
 
     // MARK: persistence
@@ -265,47 +270,6 @@ public final class CounterScene: Scene, CounterControl {
     public func area(of counter: String) throws -> Rect { counters[try index(counter)].area }
     public func digitWindows(of counter: String) throws -> [Rect] { counters[try index(counter)].windows }
 
-    public func layout(size: Size) {
-        // A new layout at the same size (after unblanking, a hotplug, another VT) keeps the
-        // rendered digits: they are keyed by window size, colours and font size.
-        if size != self.size {
-            stamps.removeAll()
-            digitTiles.removeAll()
-        }
-        self.size = size
-        let n = counters.count
-        let sideBySide = size.width >= size.height
-        let hasLabels = counters.contains { !$0.spec.label.isEmpty }
-        for i in counters.indices {
-            let area: Rect
-            if sideBySide {
-                let x0 = size.width * i / n, x1 = size.width * (i + 1) / n
-                area = Rect(x: x0, y: 0, width: x1 - x0, height: size.height)
-            } else {
-                let y0 = size.height * i / n, y1 = size.height * (i + 1) / n
-                area = Rect(x: 0, y: y0, width: size.width, height: y1 - y0)
-            }
-            counters[i].area = area
-            let labelH = hasLabels ? area.height * 18 / 100 : 0
-            counters[i].labelBox = Rect(x: area.x + area.width / 20, y: area.y + area.height / 10,
-                                        width: area.width * 9 / 10, height: labelH)
-            // Digit windows: aspect 0.62:1 with gaps of 0.08 of a window's height, centred below the label.
-            let availW = Double(area.width) * 0.9
-            let top = area.y + area.height / 10 + labelH + area.height / 30
-            let availH = Double(area.maxY - area.height / 10 - top)
-            let d = Double(digits)
-            let h = max(4, Int(min(availH, availW / (d * 0.62 + (d - 1) * 0.08)).rounded(.down)) & ~1)
-            let w = max(2, Int((Double(h) * 0.62).rounded()))
-            let gap = Int((Double(h) * 0.08).rounded())
-            let total = digits * w + (digits - 1) * gap
-            let x0 = area.x + (area.width - total) / 2
-            let y0 = top + (Int(availH) - h) / 2
-            counters[i].windows = (0..<digits).map { Rect(x: x0 + $0 * (w + gap), y: y0, width: w, height: h) }
-        }
-        fontsFor = nil
-        needsFull = true
-    }
-
     public func apply(theme: Theme) {
         self.theme = theme
         fontsFor = nil
@@ -316,6 +280,8 @@ public final class CounterScene: Scene, CounterControl {
 
     public func didAppear(now: WallTime) {
         frameNs = now.monotonicNs
+        clockPanel?.needsFull = true
+        _ = clockPanel?.clock(at: now)
         // A key held while another scene was on screen may have been released there.
         pendingHolds.removeAll()
         needsFull = true
@@ -331,12 +297,13 @@ public final class CounterScene: Scene, CounterControl {
                 changed = perform(b.action, on: b.target) || changed
             }
         }
-        return changed || isRolling
+        return advanceClock(now: now) || changed || isRolling
     }
 
     public func handle(_ event: InputEvent, now: WallTime) -> Bool {
         switch event {
         case .key(let code, let keyState, let timeUsec):
+            if keyState == .pressed, clockKey(code, now: now) { return false }
             guard let b = keyBindings.first(where: { $0.code == code }) else { return false }
             switch keyState {
             case .pressed:
@@ -356,7 +323,7 @@ public final class CounterScene: Scene, CounterControl {
         case .gesture(let g):
             frameNs = now.monotonicNs
             switch g {
-            case .tap(let x, let y): return gesture(gestures.tap, x: x, y: y, now: now)
+            case .tap(let x, let y): return clockTap(x: x, y: y, now: now) ? false : gesture(gestures.tap, x: x, y: y, now: now)
             case .longPress(let x, let y): return gesture(gestures.longPress, x: x, y: y, now: now)
             case .swipe(.down, let x, let y): return gesture(gestures.swipeDown, x: x, y: y, now: now)
             case .swipe(.up, let x, let y): return gesture(gestures.swipeUp, x: x, y: y, now: now)
@@ -386,6 +353,7 @@ public final class CounterScene: Scene, CounterControl {
             let frame = (now.monotonicNs / CounterScene.frameIntervalNs + 1) * CounterScene.frameIntervalNs
             due = min(due ?? frame, frame)
         }
+        if let c = clockPanel?.clock(at: now).nextChangeNs(after: now) { due = min(due ?? c, c) }
         return due.map { .monotonic($0) }
     }
 }

@@ -19,6 +19,8 @@ public struct CounterSettings: Sendable, Equatable {
     public let namePlaces: [CounterNamePlace?]
     /// The scene's game clock (`[scene.NAME.clock]`; nil: none).
     public let clock: GameClockRules?
+    /// What each key does to the game clock (`[scene.NAME.clock.keys]`; default: space starts and stops it).
+    public let clockKeys: [UInt16: ClockIntent]
 
     public static let digitRange = 1...9
     public static let rollMsRange = 0...10_000
@@ -39,7 +41,7 @@ public struct CounterSettings: Sendable, Equatable {
     public init(scene: String, counters: [CounterScene.CounterSpec], digits: Int = 4, minimum: Int = 0, rollMs: Int = 500,
                 shading: Bool = true, gestures: CounterGestureActions = CounterGestureActions(),
                 keyBindings: [CounterKeyBinding] = [], resetHoldMs: Int = 0, namePlaces: [CounterNamePlace?] = [],
-                clock: GameClockRules? = nil) throws {
+                clock: GameClockRules? = nil, clockKeys: [UInt16: ClockIntent]? = nil) throws {
         func outOfRange(_ v: Int, _ r: ClosedRange<Int>) -> String { "\(v) is out of range, expected \(r.lowerBound)…\(r.upperBound)" }
         guard Self.digitRange.contains(digits) else { throw Invalid(setting: .digits, message: outOfRange(digits, Self.digitRange)) }
         let minimumRange = 0...Odometer.maxValue(digits: digits)
@@ -72,6 +74,7 @@ public struct CounterSettings: Sendable, Equatable {
         self.resetHoldMs = resetHoldMs
         self.namePlaces = counters.indices.map { $0 < namePlaces.count ? namePlaces[$0] : nil }
         self.clock = clock
+        self.clockKeys = clock == nil ? [:] : clockKeys ?? [KeyCode.code(named: "KEY_SPACE") ?? 57: .toggle]
     }
 
     /// Reads every key of a `[scene.NAME]` table with `kind = "counter"` (its `[[…counter]]`
@@ -119,12 +122,14 @@ public struct CounterSettings: Sendable, Equatable {
             }
             try keys.finish()
         }
-        let clock = try table.table("clock").map(GameClockRules.read)
+        let clockTable = try table.table("clock")
+        let clockKeys = try clockTable.flatMap { try GameClockRules.readKeys($0, counterKeys: bindings.map(\.code)) }
+        let clock = try clockTable.map(GameClockRules.read)
         try table.finish()
         do {
             return try CounterSettings(scene: scene, counters: specs, digits: digits, minimum: minimum, rollMs: rollMs,
                                        shading: shading, gestures: gestures, keyBindings: bindings, resetHoldMs: holdMs,
-                                       namePlaces: places, clock: clock)
+                                       namePlaces: places, clock: clock, clockKeys: clockKeys)
         } catch let e as Invalid {
             switch e.setting {
             case .digits: throw table.error("digits", e.message)

@@ -1,6 +1,28 @@
 import KioskCore
 
 extension GameClockRules {
+    /// Reads `[scene.NAME.clock.keys]` (`KEY_SPACE = "toggle"`, `KEY_S = "reset --shot"`: an
+    /// evdev key name and the words of `kioskctl clock`); nil when absent (space toggles). A key
+    /// already bound to a counter (`counterKeys`) is refused, naming it.
+    public static func readKeys(_ clock: ConfigTable, counterKeys: [UInt16]) throws -> [UInt16: ClockIntent]? {
+        guard let keys = try clock.table("keys") else { return nil }
+        var out: [UInt16: ClockIntent] = [:]
+        for k in keys.keys {
+            guard let text = try keys.string(k) else { continue }
+            guard let code = KeyCode.code(named: k) else {
+                throw keys.error(k, "unknown key name \"\(k)\" (expected an evdev name such as KEY_SPACE, KEY_KP_ENTER or KEY_S)")
+            }
+            if counterKeys.contains(code) { throw keys.error(k, "key \"\(k)\" is also bound to a counter in the scene's [keys] table") }
+            do {
+                out[code] = try ClockIntent.parse(text.split(whereSeparator: { $0.isWhitespace }).map(String.init))
+            } catch let e as KioskError {
+                throw keys.error(k, e.message + " (expected the words of kioskctl clock, e.g. \"toggle\", \"adjust +1\" or \"reset --shot\")")
+            }
+        }
+        try keys.finish()
+        return out
+    }
+
     /// Reads a counter scene's `[scene.NAME.clock]` table (docs/config-counter.md): every key,
     /// then unknown keys; a broken rule is reported at the key that breaks it, with file:line.
     public static func read(_ table: ConfigTable) throws -> GameClockRules {

@@ -112,6 +112,7 @@ public final class CommandPipeline: Sendable {
     private enum Work {
         case change(Change, Completion)
         case writes([(key: String, value: String)], WriteCompletion)
+        case clock(ClockChange, ClockCompletion)
     }
     private struct Item { var work: Work; var delivery: Delivery }
 
@@ -131,6 +132,8 @@ public final class CommandPipeline: Sendable {
         var counters = Counters()
         /// The values the committed batches left, by key (read and written by `runOnce` only).
         var known: [String: Int] = [:]
+        /// The game clocks the committed batches left, by key (as `known`).
+        var knownClocks: [String: GameClock] = [:]
     }
     private let shared = Mutex(Shared())
     /// One signal per submission, and one when stopping: the thread looks at `shared` again.
@@ -216,6 +219,18 @@ public final class CommandPipeline: Sendable {
         wake.signal()
     }
 
+    /// Queues a game clock change, decided in order with the rest of its batch; `completion`
+    /// runs (as `delivery` says) after its batch was committed or refused.
+    public func submit(_ change: ClockChange, delivery: Delivery = .deliver, completion: @escaping ClockCompletion) {
+        let queued = shared.withLock { s -> Bool in
+            if s.stopping { return false }
+            s.queue.append(Item(work: .clock(change, completion), delivery: delivery))
+            return true
+        }
+        guard queued else { return completion(.refused(KioskError.state("kioskd is stopping; the clock of scene '\(change.scene)' was not changed"))) }
+        wake.signal()
+    }
+
     /// Queues values to write (a key given twice keeps its last value): committed with the next
     /// batch, counter changes and other writes included, all or nothing. `completion` runs after
     /// that batch was committed or refused: through `deliver` (in submission order with the
@@ -257,12 +272,12 @@ public final class CommandPipeline: Sendable {
     /// it in a loop; tests without the thread call it directly.
     @discardableResult
     public func runOnce() -> Bool {
-        let (batch, known) = shared.withLock { s -> ([Item], [String: Int]) in
+        let (batch, known, knownClocks) = shared.withLock { s -> ([Item], [String: Int], [String: GameClock]) in
             precondition(!s.running, "CommandPipeline.runOnce called while a batch is being committed")
             let batch = s.queue
             s.queue.removeAll(keepingCapacity: true)
             s.running = !batch.isEmpty
-            return (batch, s.known)
+            return (batch, s.known, s.knownClocks)
         }
         guard !batch.isEmpty else { return false }
         var changes: [Change] = []
@@ -272,6 +287,8 @@ public final class CommandPipeline: Sendable {
         // and each group of writes.
         var sequence: [(key: String, value: String)] = []
         var n = 0
+        var clocks = knownClocks
+        var clockOutcomes: [ClockOutcome] = []
         for item in batch {
             switch item.work {
             case .change(let c, _):
@@ -279,6 +296,10 @@ public final class CommandPipeline: Sendable {
                 n += 1
             case .writes(let w, _):
                 sequence += w
+            case .clock(let c, _):
+                let (o, write) = Self.decideClock(c, known: &clocks)
+                clockOutcomes.append(o)
+                if let write { sequence.append(write) }
             }
         }
         let writes = Self.merged(sequence)
@@ -299,13 +320,19 @@ public final class CommandPipeline: Sendable {
                     decision.outcomes[i] = .refused(KioskError(.state, "counter '\(c.rules.counter)': cannot save \(new) (state key \(c.key)): \(error); the value stays \(old)",
                                                                errno: e?.errno ?? 0))
                 }
+                var m = 0
+                for item in batch {
+                    guard case .clock(let c, _) = item.work else { continue }
+                    clockOutcomes[m] = Self.refusedClock(clockOutcomes[m], c, error: error, errno: e?.errno ?? 0)
+                    m += 1
+                }
             }
         }
-        let outcomes = decision.outcomes
+        let outcomes = decision.outcomes, decidedClocks = clockOutcomes
         let writeOutcome: WriteOutcome = failure.map { .refused($0) } ?? .saved
         let newKnown = committed ? decision.known : nil
         let show = shared.withLock { s -> (@Sendable ([Shown]) -> Void)? in
-            if let newKnown { s.known = newKnown }
+            if let newKnown { s.known = newKnown; s.knownClocks = clocks }
             if committed && !writes.isEmpty { s.counters.commits += 1 }
             for o in outcomes {
                 switch o {
@@ -313,6 +340,9 @@ public final class CommandPipeline: Sendable {
                 case .refused: s.counters.refused += 1
                 case .unchanged: break
                 }
+            }
+            for o in decidedClocks {
+                if case .refused = o { s.counters.refused += 1 } else { s.counters.changed += 1 }
             }
             for item in batch {
                 guard case .writes = item.work else { continue }
@@ -326,6 +356,7 @@ public final class CommandPipeline: Sendable {
         var shown: [Shown] = []
         var here: [@Sendable () -> Void] = []
         n = 0
+        var m = 0
         for item in batch {
             let run: @Sendable () -> Void
             switch item.work {
@@ -339,6 +370,10 @@ public final class CommandPipeline: Sendable {
                 }
             case .writes(_, let completion):
                 run = { completion(writeOutcome) }
+            case .clock(_, let completion):
+                let o = decidedClocks[m]
+                m += 1
+                run = { completion(o) }
             }
             switch item.delivery {
             case .deliver: later.append(run)

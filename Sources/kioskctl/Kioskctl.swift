@@ -162,24 +162,6 @@ struct ThemeCmd: ParsableCommand {
     func run() throws { try c.call(.theme(name: name), as: ChoiceAnswer.self) { "theme: \($0.theme ?? name)" } }
 }
 
-struct ClockCmd: ParsableCommand {
-    static let configuration = CommandConfiguration(
-        commandName: "clock", abstract: "Switch the clock's colour mode: clock mode scaled|literal (kept across restarts).")
-    @OptionGroup var c: Connection
-    @Argument(help: "mode, followed by the mode's name (scaled or literal).") var words: [String] = []
-    @Option(help: "The clock scene to change (default: every clock scene).") var scene: String?
-    func validate() throws {
-        guard words.count == 2, words[0] == "mode" else {
-            throw ValidationError("expected: mode NAME (scaled or literal); got \(words.joined(separator: " "))")
-        }
-    }
-    func run() throws {
-        try c.call(.clockMode(mode: words[1], scene: scene), as: ClockModeAnswer.self) { o in
-            "clock mode: \(o.mode) (\(o.scenes.joined(separator: ", ")))" + (o.note.map { "\nnote: \($0)" } ?? "")
-        }
-    }
-}
-
 struct CounterCmd: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "counter", abstract: "Show (get) or change a counter: set N, inc, dec or reset.",

@@ -59,4 +59,15 @@ import KioskScenes
                 == "\(f):4: key 'scene.score.clock.show_game_clock': the game clock can be hidden only when there is a shot clock (set shot_clock)")
         #expect(error("horn = true\n")?.hasPrefix("\(f):4: key 'scene.score.clock.horn': unknown key") == true)
     }
+
+    @Test func clockKeysAreTheWordsOfKioskctlClockAndSpaceTogglesWithoutThem() throws {
+        #expect(try settings("").clockKeys == [57: .toggle])
+        #expect(try settings(nil).clockKeys.isEmpty)
+        let keys = try settings("[scene.score.clock.keys]\nKEY_S = \"reset --shot\"\nKEY_LEFT = \"adjust -1\"\n").clockKeys
+        #expect(keys == [31: .shotReset(ms: nil), 105: .adjust(ms: -1000)])
+        let f = "/etc/kioskd/kioskd.toml"
+        #expect(error("[scene.score.clock.keys]\nKEY_S = \"jump\"\n")?.hasPrefix(
+            "\(f):5: key 'scene.score.clock.keys.KEY_S': clock: unknown action 'jump'") == true, "\(error("[scene.score.clock.keys]\nKEY_S = \"jump\"\n") ?? "")")
+        #expect(error("[scene.score.clock.keys]\nKEY_NOPE = \"start\"\n")?.contains("unknown key name \"KEY_NOPE\"") == true)
+    }
 }

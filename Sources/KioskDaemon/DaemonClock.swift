@@ -1,0 +1,90 @@
+import KioskControl
+import KioskCore
+import KioskPosix
+import KioskScenes
+import KioskState
+
+/// The game clocks of the counter scenes (docs/scoreboard.md): a key, a tap on the clock or a
+/// control command (`kioskctl clock …`, on the loop) becomes a `ClockIntent` taken at the
+/// instant it was asked for, decided and kept by the command pipeline with the counter changes
+/// (a `GameClockRecord`: "running since T with R left" or "stopped with R left"), and shown
+/// and answered once on disk (acknowledged = kept).
+extension Daemon {
+    /// Every counter scene's instances hand their clock keys and taps here; the first instance
+    /// of each scene reports its clock's events to `onClockEvent` (the horn's hook). On start
+    /// and after a reload.
+    func wireClocks() {
+        let first = Set(allScenes.map { ObjectIdentifier($0) })
+        for h in heads {
+            for case let scene as CounterScene in h.manager.scenes where scene.gameClock(at: manager.time.now()) != nil {
+                scene.clockIntents = { [weak self] i in
+                    self?.submitClock(i.intent, scene: i.scene, at: i.at) { [weak self] answer in
+                        guard answer.status >= 400 else { return }
+                        self?.logger.warning("clock action refused", metadata: [
+                            "scene": "\(i.scene)", "action": "\(i.intent.words.joined(separator: " "))",
+                            "error": "\(answer.errorMessage ?? "HTTP \(answer.status)")"])
+                    }
+                }
+                scene.onClockEvent = first.contains(ObjectIdentifier(scene)) ? { [weak self] e in self?.clockReachedZero(e) } : nil
+            }
+        }
+    }
+
+    /// A period or the shot clock reached 0.0 on the frame `e.frameNs` shows it: the horn sounds
+    /// (muted, without `[audio]` or without a device: nothing is played), then `onClockEvent`.
+    func clockReachedZero(_ e: GameClockEvent) {
+        soundHorn(requestedNs: e.frameNs)
+        onClockEvent?(e)
+    }
+
+    /// The counter scenes with a game clock (first instances), in config order.
+    var clockScenes: [CounterScene] {
+        let now = manager.time.now()
+        return allScenes.compactMap { $0 as? CounterScene }.filter { $0.gameClock(at: now) != nil }
+    }
+
+    /// Decides and keeps `intent` on the game clock of scene `scene` (nil: the first scene with
+    /// one) at instant `at`; `reply` gets, on the loop, the clock once kept, or the refusal
+    /// (404 naming the scenes with a clock, 422 for a value the clock's rules refuse).
+    func submitClock(_ intent: ClockIntent, scene: String?, at now: WallTime, reply: @escaping (ControlResponse) -> Void) {
+        loop.assertInLoop()
+        let scenes = clockScenes
+        guard let target = scene.map({ n in scenes.first { $0.name == n } }) ?? scenes.first, let shown = target.gameClock(at: now) else {
+            let names = scenes.map(\.name)
+            let what = scene.map { "scene '\($0)' has no game clock" } ?? "no scene has a game clock"
+            return reply(.error(404, what + "; " + (names.isEmpty ? "add a [scene.NAME.clock] table to a counter scene" : "scenes with a clock: \(names.joined(separator: ", "))"),
+                                field: "scene"))
+        }
+        let name = target.name
+        let change = CommandPipeline.ClockChange(key: GameClockRecord.stateKey(scene: name), scene: name, intent: intent, shown: shown,
+                                                 at: now, bootID: GameClockRecord.thisBoot)
+        let bound = LoopBound((self, reply), loop: loop)
+        pipeline.submit(change) { outcome in
+            let (daemon, reply) = bound.value
+            switch outcome {
+            case .decided(let clock, _):
+                let shownAt = daemon.manager.time.now()
+                daemon.showClock(clock, scene: name, now: shownAt)
+                let note = ControlCommandHandler.notKept("the game clock", state: daemon.state)
+                reply(.json(200, ClockAnswer(ok: true, scene: name, clock: .init(clock, at: shownAt), saved: note == nil ? nil : false, note: note)))
+            case .refused(let e):
+                reply(.from(e, field: "clock"))
+            }
+        }
+    }
+
+    /// Shows a kept clock on every instance of scene `scene` (every output showing it).
+    func showClock(_ clock: GameClock, scene: String, now: WallTime) {
+        for h in heads {
+            for case let s as CounterScene in h.manager.scenes where s.name == scene { s.showCommittedClock(clock, now: now) }
+        }
+        scenesDidChange()
+        changes.noteChange()
+    }
+
+    /// Every game clock for status.
+    func clockAnswers(at now: WallTime) -> [ClockAnswer]? {
+        let all = clockScenes.compactMap { s in s.gameClock(at: now).map { ClockAnswer(scene: s.name, clock: .init($0, at: now)) } }
+        return all.isEmpty ? nil : all
+    }
+}

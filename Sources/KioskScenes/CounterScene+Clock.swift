@@ -1,0 +1,156 @@
+import Foundation
+import KioskCore
+import Logging
+
+/// A moment of a game clock for the horn: `event` (the end of a period, or the shot clock
+/// reaching zero, at the exact monotonic instant it happened) noticed by the frame at
+/// `frameNs` (the frame that shows `0.0`; later than the event only when frames were late).
+public struct GameClockEvent: Sendable, Equatable {
+    public var scene: String
+    public var event: GameClock.Event
+    public var frameNs: Int64
+    public init(scene: String, event: GameClock.Event, frameNs: Int64) {
+        self.scene = scene; self.event = event; self.frameNs = frameNs
+    }
+}
+
+/// A change of a scene's game clock asked for on the screen (a key, a tap on the clock) at
+/// instant `at`: decided and kept by the daemon, shown once kept (`showCommittedClock`).
+public struct GameClockIntent: Sendable, Equatable {
+    public var scene: String
+    public var intent: ClockIntent
+    public var at: WallTime
+    public init(scene: String, intent: ClockIntent, at: WallTime) { self.scene = scene; self.intent = intent; self.at = at }
+}
+
+extension GameClockRecord {
+    /// This boot's id (`/proc/sys/kernel/random/boot_id`): a record of the same boot is resumed
+    /// on the monotonic clock, one of another boot on the realtime clock.
+    public static let thisBoot: String = {
+        let text = (try? String(contentsOfFile: "/proc/sys/kernel/random/boot_id", encoding: .utf8)) ?? ""
+        let id = text.trimmingCharacters(in: .whitespacesAndNewlines)
+        return id.isEmpty ? "unknown" : id
+    }()
+}
+
+/// A counter scene's game clock: its rules and keys, the clock shown (a kept record is resumed
+/// at the first instant the scene is given), where it is drawn and what was drawn.
+final class ClockPanel {
+    let rules: GameClockRules
+    let keys: [UInt16: ClockIntent]
+    /// The record kept before this start, resumed by the first `clock(at:)`.
+    private var kept: String?
+    private var logger: Logger?
+    private var current: GameClock?
+    /// The last instant the scene was given (for drawing).
+    var lastNow: WallTime?
+    var intents: ((GameClockIntent) -> Void)?
+    var onEvent: ((GameClockEvent) -> Void)?
+    // Where it is drawn and what was drawn (CounterScene+ClockDrawing.swift).
+    var band = Rect(x: 0, y: 0, width: 0, height: 0)
+    var gameBox = Rect(x: 0, y: 0, width: 0, height: 0)
+    var shotBox = Rect(x: 0, y: 0, width: 0, height: 0)
+    var periodBox = Rect(x: 0, y: 0, width: 0, height: 0)
+    var needsFull = true
+    var drawnGame: ClockRowFace?
+    var drawnShot: ClockRowFace?
+    var drawnPeriod: Int?
+    var gameWindows: [Rect] = []
+    var shotWindows: [Rect] = []
+    /// Digit sizes fitted per window height and font.
+    var pxCache: [String: Double] = [:]
+
+    init(rules: GameClockRules, keys: [UInt16: ClockIntent]) {
+        self.rules = rules
+        self.keys = keys
+    }
+
+    /// Keeps the record read at start (its JSON; nil: none) until the first instant.
+    func keep(_ record: String?, logger: Logger) {
+        kept = record
+        self.logger = logger
+    }
+
+    /// The clock at `now`: the kept record resumed the first time (what happened on it before
+    /// this start — a period that ended while kioskd was stopped — is not reported again).
+    func clock(at now: WallTime) -> GameClock {
+        lastNow = now
+        if let c = current { return c }
+        var c = GameClock(rules: rules)
+        if let text = kept {
+            do {
+                let record = try JSONDecoder().decode(GameClockRecord.self, from: Data(text.utf8))
+                c = try record.clock(rules: rules, now: now, bootID: GameClockRecord.thisBoot).advanced(to: now).0
+            } catch {
+                logger?.error("the kept game clock cannot be read; starting at the first period", metadata: [
+                    "stored": "\(text)", "error": "\(error)"])
+            }
+        }
+        kept = nil
+        current = c
+        return c
+    }
+
+    func set(_ clock: GameClock) { current = clock }
+}
+
+extension CounterScene {
+    /// Where a key or a tap on the game clock goes (the daemon's entrance; nil: nowhere).
+    public var clockIntents: ((GameClockIntent) -> Void)? {
+        get { clockPanel?.intents }
+        set { clockPanel?.intents = newValue }
+    }
+
+    /// Called when a frame finds a clock reached zero (the horn's hook): once per event, on the
+    /// loop, with the event's exact instant and the frame's.
+    public var onClockEvent: ((GameClockEvent) -> Void)? {
+        get { clockPanel?.onEvent }
+        set { clockPanel?.onEvent = newValue }
+    }
+
+    /// The game clock shown at `now` (nil: the scene has none).
+    public func gameClock(at now: WallTime) -> GameClock? { clockPanel?.clock(at: now) }
+
+    /// Shows a game clock made durable elsewhere (the command pipeline).
+    public func showCommittedClock(_ clock: GameClock, now: WallTime) {
+        guard let p = clockPanel, clock.rules == p.rules else { return }
+        _ = p.clock(at: now)
+        p.set(clock)
+        frameNs = now.monotonicNs
+    }
+
+    /// Brings the game clock up to `now`: a clock that reached zero stops there and its event
+    /// is reported; true when what the clock shows changed since it was drawn.
+    func advanceClock(now: WallTime) -> Bool {
+        guard let p = clockPanel else { return false }
+        let (c, events) = p.clock(at: now).advanced(to: now)
+        if !events.isEmpty {
+            p.set(c)
+            for e in events { p.onEvent?(GameClockEvent(scene: name, event: e, frameNs: now.monotonicNs)) }
+        }
+        return p.needsFull || p.drawnGame != gameRow(c, at: now) || p.drawnShot != shotRow(c, at: now) || p.drawnPeriod != c.period
+    }
+
+    /// A key bound to the clock (and not to a counter): its intent is handed on; true when bound.
+    func clockKey(_ code: UInt16, now: WallTime) -> Bool {
+        guard let p = clockPanel, let intent = p.keys[code], !keyBindings.contains(where: { $0.code == code }) else { return false }
+        p.intents?(GameClockIntent(scene: name, intent: intent, at: now))
+        return true
+    }
+
+    /// A tap on the clock's band starts or stops it; true when the tap was there.
+    func clockTap(x: Double, y: Double, now: WallTime) -> Bool {
+        guard let p = clockPanel, p.band.contains(Point(x: x * Double(size.width), y: y * Double(size.height))) else { return false }
+        p.intents?(GameClockIntent(scene: name, intent: .toggle, at: now))
+        return true
+    }
+}
+
+extension CounterScene {
+    /// Where the game clock's digit windows were last drawn (empty: hidden or none).
+    public var gameClockWindows: [Rect] { clockPanel?.gameWindows ?? [] }
+    /// Where the shot clock's digit windows were last drawn.
+    public var shotClockWindows: [Rect] { clockPanel?.shotWindows ?? [] }
+    /// The clock's band above the counters (nil: no clock).
+    public var clockBand: Rect? { clockPanel?.band }
+}
