@@ -49,6 +49,13 @@ public struct KioskState: Sendable, Equatable, Codable {
     /// Every output, in the config's order, when there are several; absent with one output (the
     /// fields above then say all).
     public var outputs: [Output]? = nil
+    /// Whether each output's screen shows frames (`ScreenShowing`), every output (also one alone).
+    public struct Screen: Sendable, Equatable, Codable {
+        public var name: String
+        public var showing: Bool
+        public var notShowing: String?
+    }
+    public var screens: [Screen]? = nil
 }
 
 /// Tells observers the kiosk's `KioskState` after it changed. Changes are gathered until the
@@ -116,7 +123,7 @@ extension Daemon {
             }
             if let p = scene as? PaintControl { paintings.append(.init(scene: scene.name, strokes: p.strokeCount)) }
         }
-        return KioskState(scene: manager.current.name, sceneKind: manager.current.kind, scenes: manager.scenes.map(\.name),
+        var state = KioskState(scene: manager.current.name, sceneKind: manager.current.kind, scenes: manager.scenes.map(\.name),
                           theme: activeThemeName, chosenTheme: themeName, blanked: display.isBlanked,
                           timeSynced: manager.timeSynchronized,
                           counters: counters, paintings: paintings, clocks: clocks,
@@ -124,5 +131,7 @@ extension Daemon {
                           outputs: heads.count > 1 ? heads.map {
                               .init(name: $0.name, scene: $0.manager.current.name, scenes: $0.manager.scenes.map(\.name), blanked: $0.display.isBlanked)
                           } : nil)
+        state.screens = screenStates()
+        return state
     }
 }

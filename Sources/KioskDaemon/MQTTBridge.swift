@@ -221,7 +221,8 @@ public final class MQTTBridge {
         if !themes.contains(state.theme) { themes = (themes + [state.theme]).sorted() }
         let discovery = HADiscovery(id: config.id, prefix: config.discoveryPrefix, scenes: state.scenes, themes: themes,
                                     counters: counters.map { .init(name: $0.name, label: $0.label, minimum: $0.minimum, maximum: $0.maximum) },
-                                    outputs: (state.outputs ?? []).map { .init(name: $0.name, scenes: $0.scenes) })
+                                    outputs: (state.outputs ?? []).map { .init(name: $0.name, scenes: $0.scenes) },
+                                    screens: (state.screens ?? []).map(\.name))
         var p = Publication(fresh: fresh)
         p.retained.append((discovery.topic, discovery.json()))
         p.retained.append((topics.scene, Array(state.scene.utf8)))
@@ -231,6 +232,7 @@ public final class MQTTBridge {
             p.retained.append(("\(topics.output(o.name))/scene", Array(o.scene.utf8)))
             p.retained.append(("\(topics.output(o.name))/blank", Array((o.blanked ? "ON" : "OFF").utf8)))
         }
+        p.retained += state.showingPublications(topics)
         for c in counters { p.retained.append((topics.counter(c.name), Array(String(c.value).utf8))) }
         // The status names the scene, theme and panel's output: published again when they change.
         let key = "\(state.scene)|\(state.theme)|\(state.blanked)|\(daemon.display.displayDescription)|\(state.timeSynced)|\(daemon.warnings())"
@@ -267,6 +269,7 @@ public final class MQTTBridge {
         }
         if let t = s.timeSync { object["time_synced"] = t.synchronized }
         if let w = s.warnings { object["warnings"] = w }
+        object["screens"] = daemon.outputTruths().map(\.jsonObject)
         guard let data = try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys, .withoutEscapingSlashes]) else { return nil }
         return Array(data)
     }
