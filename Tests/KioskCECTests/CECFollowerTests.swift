@@ -28,7 +28,8 @@ import Testing
     }
 
     @Test func keysNotMappedAreIgnoredAndTheConfigRemaps() {
-        var f = CECFollower(keys: CECRemoteKeyMap(overrides: [0x01: Self.key("KEY_KP_PLUS"), 0x02: .some(nil), 0x44: Self.key("KEY_P")]))
+        let overrides: [UInt8: UInt16?] = [0x01: Self.key("KEY_KP_PLUS"), 0x02: Optional<UInt16>.none, 0x44: Self.key("KEY_P")]
+        var f = CECFollower(keys: CECRemoteKeyMap(overrides: overrides))
         #expect(f.receive(CECMessage(bytes: [0x04, 0x44, 0x01]), own: Self.me, lit: true) == [.key(code: Self.key("KEY_KP_PLUS"), state: .pressed)])
         // Down bound to nothing, volume up (0x41) mapped by nobody: ignored, the held key let go.
         #expect(f.receive(CECMessage(bytes: [0x04, 0x44, 0x02]), own: Self.me, lit: true)
