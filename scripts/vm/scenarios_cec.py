@@ -5,6 +5,8 @@ standby on `kioskctl blank on` and wake it on `blank off`, report the TV's power
 says it (read independently with cec-ctl from the kiosk's adapter), and report a TV that does not
 answer without stopping the clock."""
 
+import json
+
 from vmharness import Session, scenario
 
 
@@ -108,9 +110,21 @@ def kioskd_cec_keys(s: Session) -> None:
     s.expect(unbound[:1] == ["3"], f"volume up, red (bound to none) and 7 (no binding) change nothing ({unbound})")
     s.expect(len(unbound) == 2 and int(unbound[1]) >= 2,
              f"volume up and red are logged at debug level as bound to nothing ({unbound})")
+    def screen(marker: str, want: bool) -> None:
+        raw = s.wait_marker(marker, 30)
+        try:
+            o = json.loads(raw)["outputs"][0]
+        except (ValueError, KeyError, IndexError):
+            o = {}
+        s.result(marker, {k: o.get(k) for k in ("showing", "not_showing", "blanked", "connected")})
+        s.expect(o.get("showing") is want and o.get("connected") is True,
+                 f"kioskctl outputs: {'lit, showing' if want else 'blanked, not showing'} ({raw[:200]})")
+
+    screen("outputs-lit", True)
     asks = s.wait_marker("tv-asks", 30)
     s.result("tv_asks", asks)
     s.expect(asks == "on", f"the TV's Give Device Power Status is answered: on ({asks!r})")
+    screen("outputs-blanked", False)
     blanked = s.wait_marker("tv-asks-blanked", 30)
     s.result("tv_asks_blanked", blanked)
     s.expect(blanked == "standby", f"blanked, kioskd answers standby ({blanked!r})")

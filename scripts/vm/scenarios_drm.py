@@ -247,8 +247,7 @@ RTC_BASE = "2026-03-14T13:35:16"
 
 def check_screen_truth(s: Session) -> None:
     """`kioskctl outputs` tells the truth about the screen while the clock runs: a frame the
-    kernel completed within the last few seconds, frames in the last minute, showing; blanked it
-    is not showing, lit again it is."""
+    kernel completed within the last few seconds, frames in the last minute, showing."""
     raw = s.wait_marker("outputs", 30)
     at, _, text = raw.partition(" ")
     try:
@@ -262,19 +261,11 @@ def check_screen_truth(s: Session) -> None:
     if shown:
         age = float(at) - calendar.timegm(time.strptime(shown, "%Y-%m-%dT%H:%M:%SZ"))
     s.result("last_frame_age_s", age)
-    # One frame a second; the time is whole seconds (and the read takes up to a second under TCG).
-    s.expect(age is not None and -1 <= age <= 4, f"the last frame shown is recent ({shown} at guest time {at}: {age} s)")
+    # One frame a second, its time in whole seconds, read before the guest's time is taken (a
+    # kioskctl start takes up to a few seconds under TCG).
+    s.expect(age is not None and 0 <= age <= 6, f"the last frame shown is recent ({shown} at guest time {at}: {age} s)")
     s.expect((o.get("frames_shown_last_minute") or 0) > 0, f"frames shown in the last minute > 0 ({o.get('frames_shown_last_minute')})")
     s.expect(o.get("showing") is True and o.get("connected") is True, f"the screen is showing and connected ({o})")
-    for marker, want, what in (("outputs-blanked", False, "blanked: not showing"), ("outputs-lit", True, "lit again: showing")):
-        raw = s.wait_marker(marker, 30)
-        try:
-            o = json.loads(raw)["outputs"][0]
-        except (ValueError, KeyError, IndexError):
-            s.expect(False, f"kioskctl outputs --json ({marker}) is JSON: {raw[:200]}")
-            continue
-        s.result(marker, {k: o.get(k) for k in ("showing", "not_showing", "blanked")})
-        s.expect(o.get("showing") is want, f"{what} ({o.get('showing')}, {o.get('not_showing')})")
 
 
 def clock_scenario(head: Optional[int] = None, other_head: Optional[int] = None, output: str = ""):

@@ -53,11 +53,13 @@ mark channel-up "$(value)"
 press volume-up; press f2-red; press number-7
 sleep 2
 mark unbound "$(value) $(grep -c 'is bound to nothing; ignored' /tmp/kioskd.log)"
+mark outputs-lit "$("$KIOSKCTL" outputs --socket /tmp/k.sock --json 2>&1 | tr '\n' ' ')"
 # The TV asks the kiosk's power status: kioskd answers as a follower (on: the panel is lit).
 mark tv-asks "$(cec-ctl -d /dev/cec0 --to 4 --give-device-power-status 2>&1 | sed -n 's/.*pwr-state: *\([a-z-]*\).*/\1/p' | head -n 1)"
 # Blanked: kioskd answers standby.
 "$KIOSKCTL" blank on --socket /tmp/k.sock > /dev/null
 sleep 1
+mark outputs-blanked "$("$KIOSKCTL" outputs --socket /tmp/k.sock --json 2>&1 | tr '\n' ' ')"
 mark tv-asks-blanked "$(cec-ctl -d /dev/cec0 --to 4 --give-device-power-status 2>&1 | sed -n 's/.*pwr-state: *\([a-z-]*\).*/\1/p' | head -n 1)"
 kill -TERM "$FPID"; wait "$FPID" 2>/dev/null
 kioskd_term
