@@ -17,17 +17,22 @@ def parse(payload: str) -> dict:
     return {"tv": f[0], "adapter": f[1], "power": f[2], "error": f[3], "ms": int(f[4]) if f[4].isdigit() else None}
 
 
-@scenario("kioskd-cec", display="none", timeout=420, guest="kioskd-cec.sh")
-def kioskd_cec(s: Session) -> None:
-    """The TV on vivid's CEC bus follows kioskctl blank on/off; kioskd reports its power status; a silent TV is reported, the clock keeps ticking."""
+def started(s: Session, what: str) -> bool:
+    """vivid's bus and the TV's follower came up, then kioskd (`what`): both checked."""
     setup = s.wait_marker("cec-setup", 120)
     s.result("setup", setup)
     s.expect(setup.startswith("ok"), f"vivid's CEC adapters and the TV's follower are up ({setup})")
     if not setup.startswith("ok"):
-        return
+        return False
     up = s.wait_marker("kioskd-up", 120)
-    s.expect(up != "failed", "kioskd started with [display.cec] adapter = \"/dev/cec1\"")
-    if up == "failed":
+    s.expect(up != "failed", what)
+    return up != "failed"
+
+
+@scenario("kioskd-cec", display="none", timeout=420, guest="kioskd-cec.sh")
+def kioskd_cec(s: Session) -> None:
+    """The TV on vivid's CEC bus follows kioskctl blank on/off; kioskd reports its power status; a silent TV is reported, the clock keeps ticking."""
+    if not started(s, "kioskd started with [display.cec] adapter = \"/dev/cec1\""):
         return
 
     start = parse(s.wait_marker("start", 60))
@@ -88,14 +93,7 @@ def kioskd_cec(s: Session) -> None:
 @scenario("kioskd-cec-keys", display="none", timeout=300, guest="kioskd-cec-keys.sh")
 def kioskd_cec_keys(s: Session) -> None:
     """The TV remote's keys on vivid's CEC bus reach kioskd as keyboard keys: up/down change the counter, keys bound to nothing are ignored, the TV's power question is answered."""
-    setup = s.wait_marker("cec-setup", 120)
-    s.result("setup", setup)
-    s.expect(setup.startswith("ok"), f"vivid's CEC adapters and the TV's follower are up ({setup})")
-    if not setup.startswith("ok"):
-        return
-    up = s.wait_marker("kioskd-up", 120)
-    s.expect(up != "failed", "kioskd started with [display.cec] adapter = \"/dev/cec1\" and a counter bound to KEY_UP/KEY_DOWN")
-    if up == "failed":
+    if not started(s, "kioskd started with [display.cec] adapter = \"/dev/cec1\" and a counter bound to KEY_UP/KEY_DOWN"):
         return
     s.result("kiosk_address", s.wait_marker("kiosk-address", 60))
     s.expect(s.wait_marker("start", 30) == "0", "the counter starts at 0")
