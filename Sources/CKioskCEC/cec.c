@@ -87,3 +87,21 @@ int kiosk_cec_transmit(int fd, const uint8_t *bytes, uint32_t len, uint8_t reply
     }
     return r;
 }
+
+int kiosk_cec_set_follower(int fd) {
+    __u32 mode = CEC_MODE_INITIATOR | CEC_MODE_FOLLOWER;
+    return ioctl(fd, CEC_S_MODE, &mode);
+}
+
+int kiosk_cec_receive(int fd, uint32_t timeout_ms, uint8_t *bytes, uint32_t *len) {
+    struct cec_msg msg;
+    memset(&msg, 0, sizeof msg);
+    msg.timeout = timeout_ms;
+    *len = 0;
+    int r = ioctl(fd, CEC_RECEIVE, &msg);
+    if (r < 0) return r;
+    if (msg.len > CEC_MAX_MSG_SIZE) { errno = EPROTO; return -1; }
+    memcpy(bytes, msg.msg, msg.len);
+    *len = msg.len;
+    return r;
+}

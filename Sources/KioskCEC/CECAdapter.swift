@@ -96,6 +96,25 @@ final class CECAdapter {
         try Posix.call("CEC_ADAP_S_LOG_ADDRS", path: path) { kiosk_cec_claim_playback(fd.raw, osdName) }
     }
 
+    /// The descriptor, to poll for received messages (POLLIN).
+    var pollDescriptor: Int32 { fd.raw }
+
+    /// CEC_S_MODE: initiator and follower, so that messages to this device reach `receive`.
+    func follow() throws {
+        try Posix.call("CEC_S_MODE", path: path) { kiosk_cec_set_follower(fd.raw) }
+    }
+
+    /// CEC_RECEIVE: the next message received, waiting at most `timeoutMs` (nil: none in time).
+    func receive(timeoutMs: UInt32) throws -> CECMessage? {
+        var bytes = [UInt8](repeating: 0, count: 16), len: UInt32 = 0
+        if kiosk_cec_receive(fd.raw, timeoutMs, &bytes, &len) < 0 {
+            let e = errno
+            if e == ETIMEDOUT || e == EAGAIN || e == EINTR { return nil }
+            throw Posix.error("CEC_RECEIVE", path: path, errno: e)
+        }
+        return CECMessage(bytes: Array(bytes.prefix(Int(len))))
+    }
+
     /// CEC_TRANSMIT of `message`, waiting for `reply` (nil: none) at most `timeoutMs`.
     func transmit(_ message: CECMessage, reply: CECOpcode? = nil, timeoutMs: UInt32 = 1000) throws -> CECTransmitResult {
         var tx: UInt8 = 0, rx: UInt8 = 0, len: UInt32 = 0

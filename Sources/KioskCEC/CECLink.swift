@@ -27,7 +27,8 @@ public struct CECLinkStatus: Sendable, Equatable {
 /// for the TV's reply (the kernel bounds both): the render loop only hands over what the panel
 /// should be (`request`), which never blocks, and hears of status changes through `onStatus`
 /// (called on the link's thread; the daemon posts it to the loop). A newer request replaces one
-/// not yet carried out.
+/// not yet carried out. Unless `keys` is disabled the link is also a follower on its adapter: the
+/// TV remote's keys reach `onKey` (on the link's thread) as keyboard keys (`CECFollower`).
 public final class CECLink: Sendable {
     /// What the panel became.
     public enum Panel: Sendable, Equatable { case blanked, lit }
@@ -44,12 +45,15 @@ public final class CECLink: Sendable {
     private let osdName: String
     private let shared: Mutex<Shared>
     /// Wakes the link's thread (eventfd): a request or the stop.
-    private let wake: Descriptor
+    let wake: Descriptor
     private let onStatus: @Sendable (CECLinkStatus) -> Void
+    /// Which keyboard key each remote key stands for, and where the keys go.
+    let keys: CECRemoteKeyMap
+    let onKey: @Sendable (UInt16, KeyState) -> Void
     /// `"auto"` without the output's connector yet (no connected output at start): asks for it
     /// (`setConnector`).
     private let askConnector: @Sendable () -> Void
-    private let logger: Logger
+    let logger: Logger
     /// How often the TV's power status is asked while nothing changes, and how soon after a
     /// standby or wake-up (a TV takes a few seconds to change: asked five times at this pace).
     private let pollSeconds: Double
@@ -60,7 +64,10 @@ public final class CECLink: Sendable {
 
     public init(choice: CECAdapterChoice, osdName: String = "kioskd", pollSeconds: Double = 10, followUpSeconds: Double = 2,
                 addressWaitSeconds: Double = 10, logger: Logger, onStatus: @escaping @Sendable (CECLinkStatus) -> Void,
-                askConnector: @escaping @Sendable () -> Void = {}) throws {
+                askConnector: @escaping @Sendable () -> Void = {}, keys: CECRemoteKeyMap = CECRemoteKeyMap(enabled: false),
+                onKey: @escaping @Sendable (UInt16, KeyState) -> Void = { _, _ in }) throws {
+        self.keys = keys
+        self.onKey = onKey
         self.choice = choice
         self.osdName = osdName
         self.pollSeconds = pollSeconds
@@ -137,7 +144,7 @@ public final class CECLink: Sendable {
         return true
     }
 
-    private func drainWake() {
+    func drainWake() {
         var v: UInt64 = 0
         _ = read(wake.raw, &v, 8)
     }
@@ -165,7 +172,7 @@ public final class CECLink: Sendable {
         onStatus(now)
     }
 
-    private static func monotonic() -> Double { Double(nowNanos(.monotonic)) / 1e9 }
+    static func monotonic() -> Double { Double(nowNanos(.monotonic)) / 1e9 }
 
     /// The link's thread: carries out requests, asks for the power status, reopens a lost adapter.
     private func run() {
@@ -173,6 +180,8 @@ public final class CECLink: Sendable {
         var actionError: String?
         var nextPoll = Self.monotonic()
         var followUps = 0
+        var follower = CECFollower(keys: keys)
+        var lit = true
         while true {
             // Signals so far are for what `take` hands over now: a later one is a newer request.
             drainWake()
@@ -194,6 +203,7 @@ public final class CECLink: Sendable {
                 if let a = adapter {
                     do {
                         if let panel {
+                            lit = panel == .lit
                             actionError = try apply(panel, on: a)
                             followUps = 5
                         }
@@ -202,7 +212,10 @@ public final class CECLink: Sendable {
                     } catch let e as KioskError {
                         publish { $0.power = .unknown; $0.error = "cec: \(e.message)" }
                         // A gone adapter (unplugged, driver unloaded) is opened again next time.
-                        if e.errno == ENODEV || e.errno == EBADF || e.errno == ENXIO { adapter = nil }
+                        if e.errno == ENODEV || e.errno == EBADF || e.errno == ENXIO {
+                            adapter = nil
+                            deliver(follower.release())
+                        }
                     } catch {
                         publish { $0.power = .unknown; $0.error = "cec: \(error)" }
                     }
@@ -214,7 +227,14 @@ public final class CECLink: Sendable {
                     nextPoll = Self.monotonic() + pollSeconds
                 }
             }
-            _ = sleep(nextPoll - Self.monotonic(), drain: true)
+            if let a = adapter, keys.enabled {
+                if !listen(a, until: nextPoll, follower: &follower, lit: lit) {
+                    adapter = nil
+                    deliver(follower.release())
+                }
+            } else {
+                _ = sleep(nextPoll - Self.monotonic(), drain: true)
+            }
         }
     }
 
@@ -239,6 +259,10 @@ public final class CECLink: Sendable {
         let (count, first) = try a.logicalAddresses()
         if count == 0 {
             try a.claimPlayback(osdName: osdName)
+        }
+        if keys.enabled {
+            // Without it the TV's remote keys are not heard; standby and wake-up work anyway.
+            do { try a.follow() } catch { logger.warning("HDMI-CEC: the remote's keys cannot be read: \(error)", metadata: ["cec.adapter": "\(path)"]) }
         }
         let now = try a.logicalAddresses().first
         logger.info("HDMI-CEC adapter opened", metadata: [

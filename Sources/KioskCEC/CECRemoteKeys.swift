@@ -1,7 +1,7 @@
 /// A TV remote's key as CEC carries it (HDMI 1.4b CEC, "Remote Control Pass Through"): the TV
 /// sends `<User Control Pressed>` with a UI command code while a key is down and `<User Control
-/// Released>` when it is let go. Pure values: reading them from the adapter (follower mode,
-/// CEC_RECEIVE) is not done yet.
+/// Released>` when it is let go. Pure values: the CEC link reads them from the adapter (follower
+/// mode, CEC_RECEIVE) and `CECFollower` decides what each message does.
 public enum CECRemoteKey: Sendable, Equatable {
     /// `<User Control Pressed>` (0x44) and its UI command code (0x01 Up, 0x20 the digit 0, …).
     case pressed(uiCommand: UInt8)

@@ -56,6 +56,13 @@ public struct KioskState: Sendable, Equatable, Codable {
     /// Every output, in the config's order, when there are several; absent with one output (the
     /// fields above then say all).
     public var outputs: [Output]? = nil
+    /// Whether each output's screen shows frames (`ScreenShowing`), every output (also one alone).
+    public struct Screen: Sendable, Equatable, Codable {
+        public var name: String
+        public var showing: Bool
+        public var notShowing: String?
+    }
+    public var screens: [Screen]? = nil
 
     public init(scene: String, sceneKind: String, scenes: [String], theme: String, chosenTheme: String, blanked: Bool, timeSynced: Bool,
                 counters: [Counter], paintings: [Painting], clocks: [Clock], fleetWarning: String? = nil, outputs: [Output]? = nil) {

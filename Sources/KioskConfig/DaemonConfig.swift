@@ -42,6 +42,8 @@ public struct DisplaySettings: Sendable, Equatable {
     public var idleBlankSeconds: Double = 0
     /// `[display.cec] adapter`: the TV follows the blanking over HDMI-CEC.
     public var cec: CECAdapterChoice = .none
+    /// `[display.cec] remote_keys` and `keys`: what the TV remote's keys stand for.
+    public var cecRemoteKeys = CECRemoteKeyMap()
     public init() {}
 }
 
@@ -227,7 +229,7 @@ public struct DaemonConfig {
             if let b = try t.table("blank") {
                 (display.blankSchedule, display.wakeSeconds, display.idleBlankSeconds) = try DaemonConfig.parseBlank(b)
             }
-            if let c = try t.table("cec") { display.cec = try DaemonConfig.parseCEC(c) }
+            if let c = try t.table("cec") { (display.cec, display.cecRemoteKeys) = try DaemonConfig.parseCEC(c) }
             wall = try WallDisplaySettings.parse(t)
             try t.finish()
         }

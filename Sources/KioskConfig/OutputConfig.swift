@@ -28,6 +28,8 @@ public struct OutputSettings: Sendable, Equatable {
     public var idleBlankSeconds: Double?
     /// `[output.cec] adapter`; nil: `[display.cec]`'s.
     public var cec: CECAdapterChoice?
+    /// `[output.cec] remote_keys` and `keys`; nil: `[display.cec]`'s.
+    public var cecRemoteKeys: CECRemoteKeyMap?
     /// Where it was written (errors naming an output point there).
     public var location: String = ""
     /// Its place among the outputs (0 = the first).
@@ -173,7 +175,7 @@ extension DaemonConfig {
                 o.wakeSeconds = parsed.wake
                 o.idleBlankSeconds = parsed.idle
             }
-            if let c = try t.table("cec") { o.cec = try DaemonConfig.parseCEC(c) }
+            if let c = try t.table("cec") { (o.cec, o.cecRemoteKeys) = try DaemonConfig.parseCEC(c) }
             try t.finish()
             outputs.append(o)
         }

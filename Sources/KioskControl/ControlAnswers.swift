@@ -148,6 +148,14 @@ public struct OutputsAnswer: Codable, Sendable, Equatable {
         public var error: String?
         /// Its TV over HDMI-CEC (`[output.cec]`); absent without one.
         public var cec: CEC?
+        /// The truth about its screen: a display connected, the mode driven ("1920x1080"), the
+        /// backlight's level (percent; the first output's backlight), and whether it shows frames
+        /// (false when blanked, disconnected, or a frame has waited 3 s for the kernel), with why not.
+        public var connected: Bool?
+        public var mode: String?
+        public var backlightPercent: Int?
+        public var showing: Bool?
+        public var notShowing: String?
         public struct CEC: Codable, Sendable, Equatable {
             /// The adapter's path, or "none" (`"auto"` found none linked to the output).
             public var adapter: String
@@ -167,6 +175,7 @@ public struct OutputsAnswer: Codable, Sendable, Equatable {
         }
         enum CodingKeys: String, CodingKey {
             case description, logicalSize, rotation, blanked, name, scene, scenes, theme, frames, fps, lastFrameShown, framesShownLastMinute, error, cec
+            case connected, mode, backlightPercent, showing, notShowing
         }
         public func encode(to encoder: Encoder) throws {
             var c = encoder.container(keyedBy: CodingKeys.self)
@@ -186,6 +195,11 @@ public struct OutputsAnswer: Codable, Sendable, Equatable {
             }
             try c.encodeIfPresent(error, forKey: .error)
             try c.encodeIfPresent(cec, forKey: .cec)
+            try c.encodeIfPresent(connected, forKey: .connected)
+            try c.encodeIfPresent(mode, forKey: .mode)
+            try c.encodeIfPresent(backlightPercent, forKey: .backlightPercent)
+            try c.encodeIfPresent(showing, forKey: .showing)
+            try c.encodeIfPresent(notShowing, forKey: .notShowing)
         }
     }
     public var outputs: [Output]

@@ -77,8 +77,11 @@ public struct ShownFrames: Sendable, Equatable {
     public var lastMinute: Int
     /// The latest flip that never completed (its event did not come), until a frame completes again.
     public var error: String?
-    public init(lastRealtimeNs: Int64?, lastMinute: Int, error: String? = nil) {
-        self.lastRealtimeNs = lastRealtimeNs; self.lastMinute = lastMinute; self.error = error
+    /// Monotonic time (ns) of the oldest frame handed to the kernel that has not completed since
+    /// (a flip queued, its event awaited or lost); nil: every frame handed over completed.
+    public var pendingSinceNs: Int64?
+    public init(lastRealtimeNs: Int64?, lastMinute: Int, error: String? = nil, pendingSinceNs: Int64? = nil) {
+        self.lastRealtimeNs = lastRealtimeNs; self.lastMinute = lastMinute; self.error = error; self.pendingSinceNs = pendingSinceNs
     }
 
     /// "2026-11-28T10:39:00Z" for wall-clock `ns` (UTC, whole seconds).
@@ -97,13 +100,21 @@ public struct ShownFrameLog: Sendable {
     public static let windowNs: Int64 = 60_000_000_000
     private var times: [Int64] = []
     public private(set) var lastRealtimeNs: Int64?
+    /// The oldest frame handed over and not completed since (`ShownFrames.pendingSinceNs`).
+    public private(set) var pendingSinceNs: Int64?
 
     public init() {}
+
+    /// A frame was handed to the kernel at monotonic `monotonicNs` (a flip queued).
+    public mutating func submitted(monotonicNs: Int64) {
+        if pendingSinceNs == nil { pendingSinceNs = monotonicNs }
+    }
 
     /// A frame completed at monotonic `monotonicNs`, wall-clock `realtimeNs`.
     public mutating func record(monotonicNs: Int64, realtimeNs: Int64) {
         times.append(monotonicNs)
         lastRealtimeNs = realtimeNs
+        pendingSinceNs = nil
         prune(now: monotonicNs)
     }
 

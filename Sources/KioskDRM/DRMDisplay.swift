@@ -34,7 +34,7 @@ public final class DRMDisplay: DisplayOutput {
     private var flipError: String?
 
     public var shownFrames: ShownFrames? {
-        ShownFrames(lastRealtimeNs: shown.lastRealtimeNs, lastMinute: shown.lastMinute(now: scheduler.now(.monotonic)), error: flipError)
+        ShownFrames(lastRealtimeNs: shown.lastRealtimeNs, lastMinute: shown.lastMinute(now: scheduler.now(.monotonic)), error: flipError, pendingSinceNs: shown.pendingSinceNs)
     }
     /// Whether atomic modesetting is in use (false: legacy SetCrtc/PageFlip/DPMS).
     public var usesAtomic: Bool { device?.apiName == "atomic" }
@@ -338,6 +338,7 @@ public final class DRMDisplay: DisplayOutput {
             throw error
         }
         flips.flipQueued(index)
+        shown.submitted(monotonicNs: scheduler.now(.monotonic))
         let watchdog = try? scheduler.schedule(after: Self.flipEventTimeoutNs) { [weak self] _ in
             guard let self, self.held.queued != nil else { return }
             self.abandonFlip(after: Self.flipEventTimeoutNs / 1_000_000)
@@ -350,7 +351,8 @@ public final class DRMDisplay: DisplayOutput {
     /// on screen, the frame is lost.
     func abandonFlip(after ms: Int64) {
         guard case .queued(let onScreen, _, _, let watchdog) = held else { return }
-        logger.warning("page flip event did not arrive within \(ms) ms", metadata: meta)
+        // An error line once per episode (until a frame completes again), not once per frame.
+        if flipError == nil { logger.error("page flip event did not arrive within \(ms) ms; the panel may not show the latest frames", metadata: meta) }
         flipError = "a page flip of \(output?.name ?? "the output") did not complete within \(ms) ms "
             + "(at \(ShownFrames.utc(scheduler.now(.realtime)))); the panel may not show the latest frames"
         if let watchdog { scheduler.cancel(watchdog) }
@@ -380,6 +382,7 @@ public final class DRMDisplay: DisplayOutput {
 
     /// A frame reached the panel (a mode set returned, a flip's event came).
     private func frameShown() {
+        if flipError != nil { logger.notice("page flips complete again", metadata: meta) }
         shown.record(monotonicNs: scheduler.now(.monotonic), realtimeNs: scheduler.now(.realtime))
         flipError = nil
     }

@@ -19,7 +19,7 @@ struct ControlCommandHandler {
             case .status:
                 return .json(200, status(daemon))
             case .outputs:
-                return .json(200, OutputsAnswer(outputs: daemon.withCEC(outputs(daemon))))
+                return .json(200, OutputsAnswer(outputs: daemon.withTruth(daemon.withCEC(outputs(daemon)))))
             case .scene, .theme, .clockMode, .brightness(_?), .clock:
                 // Kept through the command pipeline, answered once on disk: one road.
                 return Self.notHere(command)
@@ -282,7 +282,7 @@ struct ControlCommandHandler {
         daemon.wallStatus(into: &answer)
         let warnings = daemon.warnings()
         answer.warnings = warnings.isEmpty ? nil : warnings
-        answer.outputs = daemon.withCEC(outputs(daemon))
+        answer.outputs = daemon.withTruth(daemon.withCEC(outputs(daemon)))
         answer.pairing = daemon.pairing?.report
         answer.audio = daemon.horn?.status
         answer.clocks = daemon.clockAnswers(at: daemon.manager.time.now())

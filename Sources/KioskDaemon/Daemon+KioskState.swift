@@ -19,7 +19,7 @@ extension Daemon {
             }
             if let p = scene as? PaintControl { paintings.append(.init(scene: scene.name, strokes: p.strokeCount)) }
         }
-        return KioskState(scene: manager.current.name, sceneKind: manager.current.kind, scenes: manager.scenes.map(\.name),
+        var state = KioskState(scene: manager.current.name, sceneKind: manager.current.kind, scenes: manager.scenes.map(\.name),
                           theme: activeThemeName, chosenTheme: themeName, blanked: display.isBlanked,
                           timeSynced: manager.timeSynchronized,
                           counters: counters, paintings: paintings, clocks: clocks,
@@ -27,5 +27,7 @@ extension Daemon {
                           outputs: heads.count > 1 ? heads.map {
                               .init(name: $0.name, scene: $0.manager.current.name, scenes: $0.manager.scenes.map(\.name), blanked: $0.display.isBlanked)
                           } : nil)
+        state.screens = screenStates()
+        return state
     }
 }

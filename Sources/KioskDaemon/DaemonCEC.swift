@@ -25,6 +25,10 @@ extension Daemon {
                         guard let head = bound.value else { return }
                         head.cec?.setConnector(Daemon.cecConnector(head))
                     }
+                }, keys: head.settings.cecKeys(config.display), onKey: { code, state in
+                    // The TV's remote acts on its own output, as a keyboard's key would.
+                    let usec = UInt64(nowNanos(.monotonic) / 1000)
+                    bound.loop.post { bound.value?.manager.input(.key(code: code, state: state, timeUsec: usec)) }
                 })
             } catch {
                 logger.error("cannot start HDMI-CEC", metadata: ["output": "\(head.name)", "error": "\(error)"])

@@ -18,6 +18,9 @@ public final class OutputHead {
     /// Its display went away (`.inactive`) since the status was last told: the next frame
     /// shown here tells it again.
     var statusAwaitsFrame = false
+    /// When the screen's "showing" may change by itself (a frame waiting for the kernel), and the
+    /// timer that tells observers then (`Daemon.outputTruths`).
+    var showingRecheck: (atNs: Int64, timer: TimerID)?
 
     init(settings: OutputSettings, display: DisplayOutput, manager: SceneManager, blanking: BlankController, themes: ThemeController) {
         self.settings = settings

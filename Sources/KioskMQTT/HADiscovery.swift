@@ -42,7 +42,8 @@ public struct KioskTopics: Sendable, Equatable {
 /// `number` (a box from the counter's minimum to its maximum, 10^digits − 1) and three
 /// `button`s (+1, −1, reset), a `switch` for the blanked panel and diagnostic `sensor`s read from
 /// the status JSON; with several outputs also a scene `select` and a blanked `switch` per output
-/// (the first two address the first output). Pure: the same input gives the same bytes (keys sorted).
+/// (the first two address the first output), and a "screen showing" `binary_sensor` per output
+/// (every output, also one alone: `screens`). Pure: the same input gives the same bytes (keys sorted).
 public struct HADiscovery: Sendable, Equatable {
     public struct Counter: Sendable, Equatable {
         public var name: String
@@ -68,9 +69,13 @@ public struct HADiscovery: Sendable, Equatable {
     public var counters: [Counter]
     /// Empty with one output (no per-output entities).
     public var outputs: [Output]
+    /// Every output's name, for its "screen showing" sensor (`kioskd/ID/output/NAME/showing`).
+    public var screens: [String]
 
-    public init(id: String, prefix: String, scenes: [String], themes: [String], counters: [Counter], outputs: [Output] = []) {
+    public init(id: String, prefix: String, scenes: [String], themes: [String], counters: [Counter], outputs: [Output] = [],
+                screens: [String] = []) {
         self.id = id; self.prefix = prefix; self.scenes = scenes; self.themes = themes; self.counters = counters; self.outputs = outputs
+        self.screens = screens
     }
 
     /// `kioskd_ID` with every character outside `[A-Za-z0-9_-]` replaced (Home Assistant's rule
@@ -151,6 +156,17 @@ public struct HADiscovery: Sendable, Equatable {
             components["\(key)_blank"] = [
                 "platform": "switch", "unique_id": "\(uid)_\(key)_blank", "name": "Panel blanked \(o.name)", "icon": "mdi:monitor-off",
                 "state_topic": "\(topic)/blank", "command_topic": "\(topic)/blank/set", "payload_on": "ON", "payload_off": "OFF",
+            ] as [String: Any]
+        }
+        for name in screens {
+            // `binary_sensor.kioskd_ID_screen_showing` alone, `…_screen_showing_hdmi_a_1` of several: off
+            // while the output is blanked, disconnected, or its frames stopped reaching the panel.
+            let key = "screen_showing_" + KioskTopics.outputLevel(name)
+            entitySuffix[key] = screens.count > 1 ? "screen_showing_\(Self.entitySlug(name))" : "screen_showing"
+            components[key] = [
+                "platform": "binary_sensor", "unique_id": "\(uid)_\(key)", "name": screens.count > 1 ? "Screen showing \(name)" : "Screen showing",
+                "icon": "mdi:monitor-eye", "device_class": "running",
+                "state_topic": "\(t.output(name))/showing", "payload_on": "ON", "payload_off": "OFF",
             ] as [String: Any]
         }
         for c in counters {

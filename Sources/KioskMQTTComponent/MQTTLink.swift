@@ -107,7 +107,8 @@ extension MQTTBridge {
             let config = client.config
             let discovery = HADiscovery(id: config.id, prefix: config.discoveryPrefix, scenes: state.scenes, themes: themes,
                                         counters: state.counters.map { .init(name: $0.name, label: $0.label, minimum: $0.minimum, maximum: $0.maximum) },
-                                        outputs: (state.outputs ?? []).map { .init(name: $0.name, scenes: $0.scenes) })
+                                        outputs: (state.outputs ?? []).map { .init(name: $0.name, scenes: $0.scenes) },
+                                        screens: (state.screens ?? []).map(\.name))
             var r: [(topic: String, payload: [UInt8])] = [(discovery.topic, discovery.json())]
             r.append((topics.scene, Array(state.scene.utf8)))
             r.append((topics.theme, Array(state.theme.utf8)))
@@ -116,6 +117,7 @@ extension MQTTBridge {
                 r.append(("\(topics.output(o.name))/scene", Array(o.scene.utf8)))
                 r.append(("\(topics.output(o.name))/blank", Array((o.blanked ? "ON" : "OFF").utf8)))
             }
+            r += state.showingPublications(topics)
             for c in state.counters { r.append((topics.counter(c.name), Array(String(c.value).utf8))) }
             return r
         }
@@ -133,6 +135,13 @@ extension MQTTBridge {
             }
             if let t = s.timeSync { object["time_synced"] = t.synchronized }
             if let w = s.warnings { object["warnings"] = w }
+            if let outputs = s.outputs {
+                object["screens"] = outputs.map { o in
+                    OutputTruth(name: o.name ?? o.description, connected: o.connected ?? true, mode: o.mode, blanked: o.blanked,
+                                backlightPercent: o.backlightPercent, cecPower: o.cec?.power, lastFrameShown: o.lastFrameShown,
+                                framesShownLastMinute: o.framesShownLastMinute, notShowing: o.notShowing).jsonObject
+                }
+            }
             guard let data = try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys, .withoutEscapingSlashes]) else { return nil }
             return Array(data)
         }
@@ -230,5 +239,12 @@ extension MQTTBridge {
                 renderLoop.post { handler.value(topic, payload, retained) }
             }
         }
+    }
+}
+
+extension KioskState {
+    /// The retained `kioskd/ID/output/NAME/showing` topics: "ON" while the screen shows, else "OFF".
+    func showingPublications(_ topics: KioskTopics) -> [(topic: String, payload: [UInt8])] {
+        (screens ?? []).map { ("\(topics.output($0.name))/showing", Array(($0.showing ? "ON" : "OFF").utf8)) }
     }
 }

@@ -333,7 +333,7 @@ struct Outputs: ParsableCommand {
                 } ?? ""
                 let error = o.error.map { "\n  error: \($0)" } ?? ""
                 let cec = o.cec.map { "\n  cec: \($0.text)" } ?? ""
-                return "\(o.name.map { "\($0): " } ?? "")\(o.description): logical \(o.logicalSize ?? "none"), rotation \(o.rotation)\(o.blanked ? ", blanked" : "")\(scene)\(shown)\(error)\(cec)"
+                return "\(o.name.map { "\($0): " } ?? "")\(o.description): logical \(o.logicalSize ?? "none"), rotation \(o.rotation)\(o.blanked ? ", blanked" : "")\(scene)\(shown)\(error)\(cec)\(o.truthText)"
             }.joined(separator: "\n")
         }
     }

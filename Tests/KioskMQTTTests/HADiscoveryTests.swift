@@ -70,6 +70,32 @@ final class HADiscoveryTests: XCTestCase {
         try assertGolden(d, "clock.json")
     }
 
+    /// "Screen showing": one binary sensor per output, on the output's `showing` topic.
+    func testScreenShowingSensors() throws {
+        let one = HADiscovery(id: "hall", prefix: "homeassistant", scenes: ["clock"], themes: ["default"], counters: [], screens: ["HDMI-A-1"])
+        let c1 = try XCTUnwrap(one.object["components"] as? [String: Any])
+        let s = try XCTUnwrap(c1["screen_showing_HDMI-A-1"] as? [String: Any])
+        XCTAssertEqual(s["platform"] as? String, "binary_sensor")
+        XCTAssertEqual(s["name"] as? String, "Screen showing")
+        XCTAssertEqual(s["state_topic"] as? String, "kioskd/hall/output/HDMI-A-1/showing")
+        XCTAssertEqual(s["payload_on"] as? String, "ON")
+        XCTAssertEqual(s["payload_off"] as? String, "OFF")
+        XCTAssertEqual(s["unique_id"] as? String, "kioskd_hall_screen_showing_HDMI-A-1")
+        XCTAssertEqual(s["default_entity_id"] as? String, "binary_sensor.kioskd_hall_screen_showing")
+        let two = HADiscovery(id: "hall", prefix: "homeassistant", scenes: ["clock"], themes: ["default"], counters: [],
+                              outputs: [.init(name: "HDMI-A-1", scenes: ["clock"]), .init(name: "DSI-1", scenes: ["clock"])],
+                              screens: ["HDMI-A-1", "DSI-1"])
+        let c2 = try XCTUnwrap(two.object["components"] as? [String: Any])
+        let dsi = try XCTUnwrap(c2["screen_showing_DSI-1"] as? [String: Any])
+        XCTAssertEqual(dsi["name"] as? String, "Screen showing DSI-1")
+        XCTAssertEqual(dsi["state_topic"] as? String, "kioskd/hall/output/DSI-1/showing")
+        XCTAssertEqual(dsi["default_entity_id"] as? String, "binary_sensor.kioskd_hall_screen_showing_dsi_1")
+        XCTAssertNotNil(c2["screen_showing_HDMI-A-1"])
+        // Without screens (an older daemon's view), no sensor.
+        let none = HADiscovery(id: "hall", prefix: "homeassistant", scenes: ["clock"], themes: ["default"], counters: [])
+        XCTAssertFalse((none.object["components"] as? [String: Any] ?? [:]).keys.contains { $0.hasPrefix("screen_showing") })
+    }
+
     func testSlugKeepsNamesApart() {
         XCTAssertEqual(HADiscovery.slug("HOME"), "HOME")
         XCTAssertNotEqual(HADiscovery.slug("a.b"), HADiscovery.slug("a:b"))

@@ -5,6 +5,8 @@ standby on `kioskctl blank on` and wake it on `blank off`, report the TV's power
 says it (read independently with cec-ctl from the kiosk's adapter), and report a TV that does not
 answer without stopping the clock."""
 
+import json
+
 from vmharness import Session, scenario
 
 
@@ -15,17 +17,22 @@ def parse(payload: str) -> dict:
     return {"tv": f[0], "adapter": f[1], "power": f[2], "error": f[3], "ms": int(f[4]) if f[4].isdigit() else None}
 
 
-@scenario("kioskd-cec", display="none", timeout=420, guest="kioskd-cec.sh")
-def kioskd_cec(s: Session) -> None:
-    """The TV on vivid's CEC bus follows kioskctl blank on/off; kioskd reports its power status; a silent TV is reported, the clock keeps ticking."""
+def started(s: Session, what: str) -> bool:
+    """vivid's bus and the TV's follower came up, then kioskd (`what`): both checked."""
     setup = s.wait_marker("cec-setup", 120)
     s.result("setup", setup)
     s.expect(setup.startswith("ok"), f"vivid's CEC adapters and the TV's follower are up ({setup})")
     if not setup.startswith("ok"):
-        return
+        return False
     up = s.wait_marker("kioskd-up", 120)
-    s.expect(up != "failed", "kioskd started with [display.cec] adapter = \"/dev/cec1\"")
-    if up == "failed":
+    s.expect(up != "failed", what)
+    return up != "failed"
+
+
+@scenario("kioskd-cec", display="none", timeout=420, guest="kioskd-cec.sh")
+def kioskd_cec(s: Session) -> None:
+    """The TV on vivid's CEC bus follows kioskctl blank on/off; kioskd reports its power status; a silent TV is reported, the clock keeps ticking."""
+    if not started(s, "kioskd started with [display.cec] adapter = \"/dev/cec1\""):
         return
 
     start = parse(s.wait_marker("start", 60))
@@ -81,3 +88,42 @@ def kioskd_cec(s: Session) -> None:
         s.expect(gap <= bound, f"the longest frame gap over the silent TV's quiet minute is at most {bound} ms ({gap} ms; "
                                f"{control_gap} ms over a minute with the TV answering)")
     s.expect(s.wait_marker("kioskd-exit", 30) == "0", "kioskd exits 0 on SIGTERM")
+
+
+@scenario("kioskd-cec-keys", display="none", timeout=300, guest="kioskd-cec-keys.sh")
+def kioskd_cec_keys(s: Session) -> None:
+    """The TV remote's keys on vivid's CEC bus reach kioskd as keyboard keys: up/down change the counter, keys bound to nothing are ignored, the TV's power question is answered."""
+    if not started(s, "kioskd started with [display.cec] adapter = \"/dev/cec1\" and a counter bound to KEY_UP/KEY_DOWN"):
+        return
+    s.result("kiosk_address", s.wait_marker("kiosk-address", 60))
+    s.expect(s.wait_marker("start", 30) == "0", "the counter starts at 0")
+    once = s.wait_marker("up-once", 30).split()
+    s.result("up_once_value_ms", once)
+    s.expect(once[:1] == ["1"], f"the remote's Up (User Control Pressed ui-cmd=up, then Released) adds 1 ({once})")
+    s.expect(s.wait_marker("up-thrice", 30) == "3", "two more Up presses: 3")
+    s.expect(s.wait_marker("down", 30) == "2", "Down takes 1 away: 2")
+    s.expect(s.wait_marker("channel-up", 30) == "3", "Channel Up, bound to KEY_UP by [display.cec.keys]: 3")
+    unbound = s.wait_marker("unbound", 30).split()
+    s.result("unbound_value_debug_lines", unbound)
+    s.expect(unbound[:1] == ["3"], f"volume up, red (bound to none) and 7 (no binding) change nothing ({unbound})")
+    s.expect(len(unbound) == 2 and int(unbound[1]) >= 2,
+             f"volume up and red are logged at debug level as bound to nothing ({unbound})")
+    def screen(marker: str, want: bool) -> None:
+        raw = s.wait_marker(marker, 30)
+        try:
+            o = json.loads(raw)["outputs"][0]
+        except (ValueError, KeyError, IndexError):
+            o = {}
+        s.result(marker, {k: o.get(k) for k in ("showing", "not_showing", "blanked", "connected")})
+        s.expect(o.get("showing") is want and o.get("connected") is True,
+                 f"kioskctl outputs: {'lit, showing' if want else 'blanked, not showing'} ({raw[:200]})")
+
+    screen("outputs-lit", True)
+    asks = s.wait_marker("tv-asks", 30)
+    s.result("tv_asks", asks)
+    s.expect(asks == "on", f"the TV's Give Device Power Status is answered: on ({asks!r})")
+    screen("outputs-blanked", False)
+    blanked = s.wait_marker("tv-asks-blanked", 30)
+    s.result("tv_asks_blanked", blanked)
+    s.expect(blanked == "standby", f"blanked, kioskd answers standby ({blanked!r})")
+    s.expect(s.wait_marker("kioskd-exit", 30) == "0", "kioskd exits 0 on SIGTERM (no crash from the remote's keys)")

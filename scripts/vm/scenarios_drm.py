@@ -1,6 +1,7 @@
 """DRM/KMS scenarios: the display code (through `kiosk-vmtool drm`, and the real kioskd) on bochs-drm
 (-device VGA) and virtio-gpu, atomic and legacy; pixels checked from QMP screendumps."""
 
+import calendar
 import json
 import time
 from typing import Optional
@@ -244,6 +245,29 @@ RTC_BASE = "2026-03-14T13:35:16"
 
 
 
+def check_screen_truth(s: Session) -> None:
+    """`kioskctl outputs` tells the truth about the screen while the clock runs: a frame the
+    kernel completed within the last few seconds, frames in the last minute, showing."""
+    raw = s.wait_marker("outputs", 30)
+    at, _, text = raw.partition(" ")
+    try:
+        o = json.loads(text)["outputs"][0]
+    except (ValueError, KeyError, IndexError):
+        s.expect(False, f"kioskctl outputs --json is JSON with an output: {raw[:200]}")
+        return
+    s.result("outputs", {k: o.get(k) for k in ("last_frame_shown", "frames_shown_last_minute", "showing", "connected", "mode")})
+    shown = o.get("last_frame_shown")
+    age = None
+    if shown:
+        age = float(at) - calendar.timegm(time.strptime(shown, "%Y-%m-%dT%H:%M:%SZ"))
+    s.result("last_frame_age_s", age)
+    # One frame a second, its time in whole seconds, read before the guest's time is taken (a
+    # kioskctl start takes up to a few seconds under TCG).
+    s.expect(age is not None and 0 <= age <= 6, f"the last frame shown is recent ({shown} at guest time {at}: {age} s)")
+    s.expect((o.get("frames_shown_last_minute") or 0) > 0, f"frames shown in the last minute > 0 ({o.get('frames_shown_last_minute')})")
+    s.expect(o.get("showing") is True and o.get("connected") is True, f"the screen is showing and connected ({o})")
+
+
 def clock_scenario(head: Optional[int] = None, other_head: Optional[int] = None, output: str = ""):
     """The check of the real kioskd's clock. `head`: the virtio-gpu head kioskd drives (None: the
     only display); `other_head`: a head it leaves alone, which must keep showing the text console
@@ -303,6 +327,7 @@ def clock_scenario(head: Optional[int] = None, other_head: Optional[int] = None,
                          f"kioskctl status names the output {output} (output: {said!r}, outputs: {names})")
         except ValueError:
             s.expect(False, f"kioskctl status --json is JSON: {st[:200]}")
+        check_screen_truth(s)
         s.expect(s.wait_marker("kioskd-exit", 30) == "0", "kioskd exits 0 on SIGTERM")
         s.expect_console_back(console, "restored", f"{on}SIGTERM gives the text console back as it was", head=head)
         if other_head is not None:

@@ -29,5 +29,14 @@ int kiosk_cec_claim_playback(int fd, const char *osd_name);
    are given back. */
 int kiosk_cec_transmit(int fd, const uint8_t *bytes, uint32_t len, uint8_t reply, uint32_t timeout_ms,
                        uint8_t *tx_status, uint8_t *rx_status, uint8_t *reply_bytes, uint32_t *reply_len);
+/* CEC_S_MODE: initiator and (non-exclusive) follower, so that messages sent to this device
+   that the kernel does not handle itself (User Control Pressed/Released, Give Device Power
+   Status, …) are queued for CEC_RECEIVE on this descriptor. With a follower the kernel no
+   longer answers those with Feature Abort: the follower does. */
+int kiosk_cec_set_follower(int fd);
+/* CEC_RECEIVE: the next received message's bytes (at most 16, header first; `len` its length),
+   waiting at most `timeout_ms` for one on a blocking descriptor (ETIMEDOUT: none in time; 0
+   waits for ever, so callers poll the descriptor for POLLIN first). */
+int kiosk_cec_receive(int fd, uint32_t timeout_ms, uint8_t *bytes, uint32_t *len);
 
 #endif

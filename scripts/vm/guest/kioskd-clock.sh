@@ -20,6 +20,11 @@ mark shot2-done "$EPOCHREALTIME"
 # half a second (every digit is rendered once), so wait for it (bounded) instead of assuming it.
 wait_until 10 kioskd_has_frames 3 || true
 kioskd_status status
+# The truth about the screen: the guest's time, then `kioskctl outputs --json` (the last frame the
+# kernel completed, frames in the last minute, showing).
+# (The time is taken once the answer is in: the frame may complete while kioskctl runs.)
+out=$("$KIOSKCTL" outputs --socket /tmp/k.sock --json 2>&1 | tr '\n' ' ' | sed 's/@@//g')
+mark outputs "$EPOCHREALTIME $out"
 kioskd_term
 wait_host 60
 kioskd_log 12
