@@ -61,6 +61,9 @@ public struct KioskState: Sendable, Equatable, Codable {
         public var name: String
         public var showing: Bool
         public var notShowing: String?
+        public init(name: String, showing: Bool, notShowing: String?) {
+            (self.name, self.showing, self.notShowing) = (name, showing, notShowing)
+        }
     }
     public var screens: [Screen]? = nil
 

@@ -2,6 +2,7 @@ import KioskConfig
 import KioskControl
 import KioskCore
 @testable import KioskDaemon
+@testable import KioskMQTTComponent
 import KioskDaemonTesting
 import KioskMQTT
 import KioskRender
