@@ -7,12 +7,12 @@ import KioskState
 extension Daemon {
     /// Starts the command pipeline (on the loop, after `start()` and before `startFleet`):
     /// counter changes from every transport, touch and keys enter through `intake` and are
-    /// committed on its thread in groups; their answers and the values shown come back to the
-    /// loop as messages, resolved by scene and counter name when they arrive (a reload's new
+    /// committed on its commit loop in groups; their answers and the values shown come back to
+    /// the loop as messages, resolved by scene and counter name when they arrive (a reload's new
     /// scenes show them).
-    /// - Parameter startsThread: false for a test on virtual time that commits each batch itself
-    ///   (`pipeline.runOnce()` on its own thread, then a step of its loop).
-    public func startPipeline(startsThread: Bool = true) {
+    /// - Parameter commitLoop: nil: the pipeline's own epoll loop on the `kioskd-commit` thread
+    ///   (kioskd); a test on virtual time gives a `ManualEventLoop` and steps it to commit.
+    public func startPipeline(commitLoop: (any KioskLoop)? = nil) {
         loop.assertInLoop()
         let bound = LoopBound(self, loop: loop)
         pipeline.setOnShow { shown in
@@ -21,7 +21,7 @@ extension Daemon {
             daemon.scenesDidChange()
             daemon.changes.noteChange()
         }
-        if startsThread { pipeline.start() }
+        if let commitLoop { pipeline.start(on: commitLoop) } else { pipeline.start() }
         updatePipelineDirectory()
         wireClocks()
     }

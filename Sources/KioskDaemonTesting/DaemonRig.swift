@@ -12,8 +12,8 @@ import Testing
 /// The one way tests make and start a daemon: as kioskd does (`DaemonRunner`), with its command
 /// pipeline started, so that every change a test makes takes the road production takes — the
 /// one entrance, the pipeline, a shown message. On the epoll `EventLoop` or, where the test
-/// wants virtual time, on a `ManualEventLoop`; the pipeline's batches are then committed by the
-/// test (`step`, `answer`), one after another, as its thread would.
+/// wants virtual time, on a `ManualEventLoop`; the pipeline's commit loop is then a
+/// `ManualEventLoop` too, stepped by the test (`step`, `answer`, `commitBatches`).
 public enum DaemonRig {
     /// A daemon of the config `text` (written to `dir/kioskd.toml`), made as kioskd makes it:
     /// its state through `DaemonRunner.makeState` unless `state` is given, its displays and input
@@ -41,21 +41,29 @@ public enum DaemonRig {
 
 extension Daemon {
     /// Starts the daemon as kioskd's render loop does (`DaemonRunner`): `start()`, then the
-    /// command pipeline, then the components (`add`: the web's, MQTT's). `committedByTest`: the pipeline's thread is not started, the test
-    /// commits each batch (`step`, `answer`) — virtual time, one thread; false: its own thread,
-    /// as in kioskd (for a daemon whose loop runs on a thread of its own).
+    /// command pipeline, then the components (`add`: the web's, MQTT's). `committedByTest`: the pipeline commits on a `ManualEventLoop` that the
+    /// test steps (`step`, `answer`, `commitBatches`) — virtual time, one thread; false: on its
+    /// own thread, as in kioskd (for a daemon whose loop runs on a thread of its own).
     public func startAsKioskd(committedByTest: Bool = true) {
         start()
-        startPipeline(startsThread: !committedByTest)
+        startPipeline(commitLoop: committedByTest ? ManualEventLoop() : nil)
         startComponents()
     }
 
-    /// One step: every batch the pipeline holds committed (when the test commits them: no
-    /// pipeline thread), then one iteration of the loop (what was posted and deferred: the
-    /// answers and the values shown), without moving a virtual clock. `waitMs`: how long the
-    /// epoll loop may wait for something to happen (a pipeline thread's answer).
+    /// Steps the pipeline's commit loop when the test drives it (`startAsKioskd`): every batch
+    /// queued is committed, and the answers and values are posted to the daemon's loop. Returns
+    /// how many commits ran (0: nothing was queued, or the pipeline commits on its own thread).
+    @discardableResult
+    public func commitBatches() -> Int {
+        (pipeline.commitLoop as? ManualEventLoop)?.runPending() ?? 0
+    }
+
+    /// One step: every batch the pipeline holds committed (when the test steps its commit loop),
+    /// then one iteration of the loop (what was posted and deferred: the answers and the values
+    /// shown), without moving a virtual clock. `waitMs`: how long the epoll loop may wait for
+    /// something to happen (an answer from the pipeline's thread).
     public func step(waitMs: Int32 = 0) throws {
-        if !pipeline.hasThread { while pipeline.runOnce() {} }
+        commitBatches()
         if let manual = loop as? ManualEventLoop {
             manual.step()
         } else if let epoll = eventLoop {

@@ -65,16 +65,14 @@ extension FleetEngine {
     func decideWaiting(_ name: String) {
         guard !committing.contains(name), let batch = waiting.removeValue(forKey: name), !batch.isEmpty,
               var record = records[name] else { return }
-        var set = applied[name] ?? []
-        var chunks = idChunks[name] ?? IDChunks(limit: settings.appliedIdLimit)
-        var touched = unwrittenChunks[name] ?? []
+        var ids = appliedIDs(name)
         let old = record.value
         var outcomes: [Result<Int, KioskError>] = []
         var isChange: [Bool] = []
         var again: [String] = []
         var refused: [String: String] = [:]
         for (command, _) in batch {
-            if set.contains(command.id) {
+            if ids.set.contains(command.id) {
                 again.append(command.id)
                 outcomes.append(.success(record.value)); isChange.append(false)
                 continue
@@ -88,9 +86,7 @@ extension FleetEngine {
                 let new = try decide(command, name, from: record.value)
                 record.value = new
                 record.seq += 1
-                for gone in chunks.append(command.id) { set.remove(gone) }
-                set.insert(command.id)
-                touched.insert(chunks.current)
+                ids.add(command.id)
                 outcomes.append(.success(new)); isChange.append(true)
             } catch {
                 // Refused: nothing changed and the id is not kept (a resend is judged again).
@@ -110,7 +106,7 @@ extension FleetEngine {
             return
         }
         do {
-            try keep(name, record, applied: set, chunks: chunks, touched: touched, shownFrom: old,
+            try keep(name, record, ids: ids, shownFrom: old,
                      extraIDs: again, refused: refused.isEmpty ? nil : refused) { [weak self] error in
                 if let error {
                     let e = KioskError.state("counter '\(name)': cannot save the fleet record: \(error); the value stays \(old)")
@@ -126,24 +122,45 @@ extension FleetEngine {
         }
     }
 
-    /// (Primary) writes `record` (with the id chunks in `touched`) in one commit; once it is kept,
+    /// (Primary) a counter's applied ids as they will be kept with its next record: the ids, their
+    /// chunks and the chunks to write (`keep`).
+    struct AppliedIDs {
+        var set: Set<String>
+        var chunks: IDChunks
+        var touched: Set<Int>
+        /// Keeps `id`: in the current chunk, forgetting the oldest ids when it moves on to the next.
+        mutating func add(_ id: String) {
+            for gone in chunks.append(id) { set.remove(gone) }
+            set.insert(id)
+            touched.insert(chunks.current)
+        }
+    }
+
+    /// (Primary) `name`'s applied ids as kept now, and the chunks not yet written.
+    func appliedIDs(_ name: String) -> AppliedIDs {
+        AppliedIDs(set: applied[name] ?? [], chunks: idChunks[name] ?? IDChunks(limit: settings.appliedIdLimit),
+                   touched: unwrittenChunks[name] ?? [])
+    }
+
+    /// (Primary) writes `record` (with the id chunks `ids` touched) in one commit; once it is kept,
     /// it becomes this primary's record with its applied ids, is shown (rolling up when it is not
     /// below `old`) and published with `extraIDs`/`refused`, and `done` gets nil; a failed commit
     /// changes nothing and `done` gets its error. The commands waiting for `name` are decided
     /// after either. Throws (nothing committed) when the writes cannot be made.
-    func keep(_ name: String, _ record: Record, applied set: Set<String>, chunks: IDChunks, touched: Set<Int>, shownFrom old: Int,
+    func keep(_ name: String, _ record: Record, ids: AppliedIDs, shownFrom old: Int,
               extraIDs: [String] = [], refused: [String: String]? = nil, done: @escaping (Error?) -> Void) throws {
         var record = record
+        let chunks = ids.chunks
         record.ids = chunks.ids
         record.chunk = chunks.current
-        let writes = try self.writes(name, record, chunks: touched.sorted().map { ($0, chunks.chunks[$0]) })
+        let writes = try self.writes(name, record, chunks: ids.touched.sorted().map { ($0, chunks.chunks[$0]) })
         committing.insert(name)
         commit(writes) { [weak self] error in
             guard let self else { return }
             self.committing.remove(name)
             if error == nil {
                 self.records[name] = record
-                self.applied[name] = set
+                self.applied[name] = ids.set
                 self.idChunks[name] = chunks
                 self.unwrittenChunks[name] = nil
                 self.shown(FleetShown(counter: name, value: record.value, up: record.value >= old, at: self.now()))
@@ -245,19 +262,13 @@ extension FleetEngine {
         var record = old
         record.value = s.value
         record.seq = s.seq
-        var set = applied[name] ?? []
-        var chunks = idChunks[name] ?? IDChunks(limit: settings.appliedIdLimit)
-        var touched = unwrittenChunks[name] ?? []
-        for id in s.ids where !set.contains(id) && Self.idProblem(id) == nil {
-            for gone in chunks.append(id) { set.remove(gone) }
-            set.insert(id)
-            touched.insert(chunks.current)
-        }
+        var ids = appliedIDs(name)
+        for id in s.ids where !ids.set.contains(id) && Self.idProblem(id) == nil { ids.add(id) }
         let logger = self.logger
         logger.notice("fleet record is behind the group's retained state in this primary's name (state folder wiped or restored from an older backup): taking over its value and seq",
                       metadata: ["counter": "\(name)", "kept.seq": "\(old.seq)", "kept.value": "\(old.value)", "seq": "\(s.seq)", "value": "\(s.value)"])
         do {
-            try keep(name, record, applied: set, chunks: chunks, touched: touched, shownFrom: old.value) { error in
+            try keep(name, record, ids: ids, shownFrom: old.value) { error in
                 guard let error else { return }
                 logger.error("cannot keep the group's retained state; the record stays as it was",
                              metadata: ["counter": "\(name)", "seq": "\(old.seq)", "value": "\(old.value)", "error": "\(error)"])

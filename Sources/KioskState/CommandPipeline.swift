@@ -1,18 +1,14 @@
 import Foundation
 import KioskCore
-
 import Logging
 import Synchronization
-
-#if canImport(Glibc)
-import Glibc
-#endif
 
 /// The command pipeline: every counter change from the control socket, the web page, MQTT,
 /// touch and keys, and every other value kept in the state directory by the render loop's side
 /// (the scene, theme and clock mode chosen: `submitWrites`), is decided and made durable here,
-/// on its own thread (`kioskd-commit`), never on the render loop. Work that arrives while a
-/// commit is in flight waits and is committed together as the next batch, with one
+/// on a loop of its own (the commit loop: an epoll `EventLoop` on the `kioskd-commit` thread, or
+/// a test's `ManualEventLoop`, see CommitLoop.swift), never on the render loop. Work that arrives
+/// while a commit is in flight waits and is committed together as the next batch, with one
 /// `StateStore.saveBatch` (one directory sync); each is answered only after its batch is on disk
 /// ("acknowledged = on disk"), and the render loop receives the resulting values as messages
 /// (`deliver`) without ever waiting.
@@ -109,37 +105,42 @@ public final class CommandPipeline: Sendable {
 
     public typealias Completion = @Sendable (Outcome) -> Void
     public typealias WriteCompletion = @Sendable (WriteOutcome) -> Void
-    private enum Work {
+    fileprivate enum Work {
         case change(Change, Completion)
         case writes([(key: String, value: String)], WriteCompletion)
         case clock(ClockChange, ClockCompletion)
     }
-    private struct Item { var work: Work; var delivery: Delivery }
+    fileprivate struct Item { var work: Work; var delivery: Delivery }
 
-    /// What the pipeline's thread and its callers share, behind `shared`.
-    private struct Shared {
+    /// What the commit loop and the pipeline's callers share, behind `shared`.
+    struct Shared {
         /// Counters by name, and by scene and name (`setDirectory`).
         var directory: [String: Entry] = [:]
         var scoped: [String: Entry] = [:]
         /// Shows the values committed by a batch's changes; called inside `deliver`, once per
         /// batch, before the batch's completions.
         var onShow: (@Sendable ([Shown]) -> Void)?
-        var queue: [Item] = []
-        var stopping = false
-        /// A batch is being decided and committed (`runOnce`).
+        fileprivate var queue: [Item] = []
+        var hasQueued: Bool { !queue.isEmpty }
+        /// Why submissions are refused from now on (`stop`, or a commit loop that could not start).
+        var refusal: String?
+        /// The loop batches are committed on (`start`), and whether a commit of what is queued
+        /// is posted to it and not begun yet (one post per batch, not per submission).
+        var loop: (any KioskLoop)?
+        var commitPosted = false
+        /// The `kioskd-commit` thread runs the commit loop (`start()`) and has not ended.
+        var ownThread = false
+        /// A batch is being decided and committed (`commitQueued`).
         var running = false
-        var threadDone = true
         var counters = Counters()
-        /// The values the committed batches left, by key (read and written by `runOnce` only).
+        /// The values the committed batches left, by key (read and written by `commitQueued` only).
         var known: [String: Int] = [:]
         /// The game clocks the committed batches left, by key (as `known`).
         var knownClocks: [String: GameClock] = [:]
     }
-    private let shared = Mutex(Shared())
-    /// One signal per submission, and one when stopping: the thread looks at `shared` again.
-    private let wake = DispatchSemaphore(value: 0)
-    /// Signalled when the thread has ended.
-    private let ended = DispatchSemaphore(value: 0)
+    let shared = Mutex(Shared())
+    /// Signalled when the `kioskd-commit` thread has ended (`stop`).
+    let ended = DispatchSemaphore(value: 0)
 
     /// Sets what `onShow` does (before `start`).
     public func setOnShow(_ f: @escaping @Sendable ([Shown]) -> Void) {
@@ -165,7 +166,7 @@ public final class CommandPipeline: Sendable {
 
     private let store: StateStore
     private let deliver: @Sendable (@escaping @Sendable () -> Void) -> Void
-    private let logger: Logger
+    let logger: Logger
 
     /// `deliver` runs the completions of each batch (in submission order) where they belong:
     /// the daemon posts them to the render loop; tests run them at once.
@@ -175,60 +176,27 @@ public final class CommandPipeline: Sendable {
         self.deliver = deliver
     }
 
-    /// Starts the pipeline's thread (`kioskd-commit`).
-    public func start() {
-        shared.withLock { $0.threadDone = false }
-        let thread = Thread { [self] in
-            let fd = open("/proc/thread-self/comm", O_WRONLY | O_CLOEXEC)
-            if fd >= 0 { _ = write(fd, "kioskd-commit", 13); close(fd) }
-            while waitForWork() { runOnce() }
-            shared.withLock { $0.threadDone = true }
-            ended.signal()
-        }
-        thread.name = "kioskd-commit"
-        thread.start()
-    }
-
-    /// Whether the pipeline's thread runs (`start`): batches are committed there, and only there.
-    public var hasThread: Bool { shared.withLock { !$0.threadDone } }
-
-    /// Commits what was submitted, then ends the thread; waits at most `timeout` seconds.
-    /// Changes submitted afterwards are refused.
-    public func stop(timeout: Double = 5) {
-        let done = shared.withLock { s -> Bool in
-            s.stopping = true
-            return s.threadDone
-        }
-        guard !done else { return }
-        wake.signal()
-        // Passed on, for another `stop` waiting at the same time.
-        if ended.wait(timeout: .now() + timeout) == .success { ended.signal() }
-    }
-
     /// Queues `change`; `completion` runs (through `deliver`) after its batch was committed or refused.
     public func submit(_ change: Change, delivery: Delivery = .deliver, completion: @escaping Completion) {
-        let queued = shared.withLock { s -> Bool in
-            if s.stopping { return false }
+        let refusal = shared.withLock { s -> String? in
+            if let r = s.refusal { return r }
             s.queue.append(Item(work: .change(change, completion), delivery: delivery))
-            return true
+            postCommit(&s)
+            return nil
         }
-        guard queued else {
-            completion(.refused(KioskError.state("kioskd is stopping; counter '\(change.rules.counter)' was not changed")))
-            return
-        }
-        wake.signal()
+        if let refusal { completion(.refused(KioskError.state("\(refusal); counter '\(change.rules.counter)' was not changed"))) }
     }
 
     /// Queues a game clock change, decided in order with the rest of its batch; `completion`
     /// runs (as `delivery` says) after its batch was committed or refused.
     public func submit(_ change: ClockChange, delivery: Delivery = .deliver, completion: @escaping ClockCompletion) {
-        let queued = shared.withLock { s -> Bool in
-            if s.stopping { return false }
+        let refusal = shared.withLock { s -> String? in
+            if let r = s.refusal { return r }
             s.queue.append(Item(work: .clock(change, completion), delivery: delivery))
-            return true
+            postCommit(&s)
+            return nil
         }
-        guard queued else { return completion(.refused(KioskError.state("kioskd is stopping; the clock of scene '\(change.scene)' was not changed"))) }
-        wake.signal()
+        if let refusal { completion(.refused(KioskError.state("\(refusal); the clock of scene '\(change.scene)' was not changed"))) }
     }
 
     /// Queues values to write (a key given twice keeps its last value): committed with the next
@@ -237,16 +205,29 @@ public final class CommandPipeline: Sendable {
     /// batch's other completions) or, with `.here`, on the pipeline's thread.
     public func submitWrites(_ writes: [(key: String, value: String)], delivery: Delivery = .deliver,
                              completion: @escaping WriteCompletion) {
-        let queued = shared.withLock { s -> Bool in
-            if s.stopping { return false }
+        let refusal = shared.withLock { s -> String? in
+            if let r = s.refusal { return r }
             s.queue.append(Item(work: .writes(writes, completion), delivery: delivery))
-            return true
+            postCommit(&s)
+            return nil
         }
-        guard queued else {
-            completion(.refused(KioskError.state("kioskd is stopping; \(writes.map(\.key).joined(separator: ", ")) not saved")))
-            return
+        if let refusal { completion(.refused(KioskError.state("\(refusal); \(writes.map(\.key).joined(separator: ", ")) not saved"))) }
+    }
+
+    /// Refuses what is queued and every later submission, with `why` (a commit loop that could
+    /// not start).
+    func refuseAll(because why: String) {
+        let items = shared.withLock { s -> [Item] in
+            s.refusal = why
+            defer { s.queue.removeAll() }
+            return s.queue
         }
-        wake.signal()
+        for item in items {
+            switch item.work {
+            case .change(let c, let completion): completion(.refused(KioskError.state("\(why); counter '\(c.rules.counter)' was not changed")))
+            case .writes(let w, let completion): completion(.refused(KioskError.state("\(why); \(w.map(\.key).joined(separator: ", ")) not saved")))
+            }
+        }
     }
 
     /// The figures so far.
@@ -255,27 +236,16 @@ public final class CommandPipeline: Sendable {
     /// Changes waiting for the next batch.
     public var queued: Int { shared.withLock { $0.queue.count } }
 
-    /// Blocks until there is work (true) or the pipeline stops with nothing left (false).
-    private func waitForWork() -> Bool {
-        while true {
-            let ready = shared.withLock { s -> Bool? in
-                if !s.queue.isEmpty { return true }
-                return s.stopping ? false : nil
-            }
-            if let ready { return ready }
-            wake.wait()
-        }
-    }
-
     /// Takes everything queued as one batch, decides it, commits its counter changes and writes
-    /// with one `saveBatch` and delivers the outcomes. Returns false when nothing was queued. The pipeline's thread calls
-    /// it in a loop; tests without the thread call it directly.
+    /// with one `saveBatch` and delivers the outcomes. Returns false when nothing was queued. Runs
+    /// on the commit loop only (posted there by `postCommit`).
     @discardableResult
-    public func runOnce() -> Bool {
+    func commitQueued() -> Bool {
         let (batch, known, knownClocks) = shared.withLock { s -> ([Item], [String: Int], [String: GameClock]) in
-            precondition(!s.running, "CommandPipeline.runOnce called while a batch is being committed")
+            precondition(!s.running, "CommandPipeline.commitQueued called while a batch is being committed")
             let batch = s.queue
             s.queue.removeAll(keepingCapacity: true)
+            s.commitPosted = false
             s.running = !batch.isEmpty
             return (batch, s.known, s.knownClocks)
         }

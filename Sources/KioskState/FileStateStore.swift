@@ -45,8 +45,8 @@ import Glibc
 /// is an error naming it, at once).
 public final class FileStateStore: StateStore, @unchecked Sendable {
     // @unchecked: every mutable stored property is used with `lock` held, except the file phase
-    // of a checkpoint (`checkpointing` set), which only writes state files and reads `dir`; the
-    // values read without the lock are behind the `cached` and `status` mutexes.
+    // of a checkpoint (`checkpointing` set, `files` held), which only writes state files and
+    // reads `dir`; the values read without the lock are behind the `cached` and `status` mutexes.
 
     /// How the store may use its directory.
     public enum Access: Sendable, Equatable {
@@ -62,7 +62,13 @@ public final class FileStateStore: StateStore, @unchecked Sendable {
     }
 
     public let directory: String
-    let lock = NSCondition()
+    /// Held while the store's mutable properties are used (see the type's `@unchecked`).
+    let lock = Mutex(())
+    /// Held by a checkpoint while it writes state files without `lock` (`checkpointing` set), and
+    /// by whatever must not run beside that (a single `save`, retire, remove, close, a write-back
+    /// of every value): taken before `lock`, never after it. A batch takes it only when it finds
+    /// a checkpoint writing files and needs what that excludes (`CheckpointInFlight`).
+    let files = Mutex(())
     let logger: Logger
     let sys: Syscalls
     /// Values read or saved, by key (`.some(nil)`: known to be absent). Written only while `lock`
@@ -182,7 +188,7 @@ public final class FileStateStore: StateStore, @unchecked Sendable {
             logger.warning("state is not being saved: \(u.message); counter changes are refused until kioskd restarts with a usable state directory",
                            metadata: ["state_dir": "\(directory)"])
         }
-        lock.lock(); scheduleCheckpoint(); lock.unlock()
+        lock.withLock { _ in scheduleCheckpoint() }
     }
 
     deinit { close() }
@@ -212,82 +218,43 @@ public final class FileStateStore: StateStore, @unchecked Sendable {
     /// Releases the lock and the directory after writing the journal's values into the state
     /// files (so the files alone tell the state); later saves fail.
     public func close() {
-        lock.lock(); defer { lock.unlock() }
-        stopped = true
-        while checkpointing { lock.wait() }
-        if writable && !journaled.isEmpty && status.withLock({ $0.final == nil }) { _ = checkpointLocked() }
-        journal = nil
-        releaseLock()
-        dir = nil
-        if writable {
-            writable = false
-            setFinal("the state store of \(directory) was closed")
-        }
+        files.withLock { _ in lock.withLock { _ in
+            stopped = true
+            if writable && !journaled.isEmpty && status.withLock({ $0.final == nil }) { _ = checkpointLocked() }
+            journal = nil
+            releaseLock()
+            dir = nil
+            if writable {
+                writable = false
+                setFinal("the state store of \(directory) was closed")
+            }
+        } }
     }
 
     /// Gives the directory up as a killed kioskd leaves it: the lock released, no checkpoint (tests).
     package func abandon() {
-        lock.lock(); defer { lock.unlock() }
-        stopped = true
-        while checkpointing { lock.wait() }
-        journal = nil
-        journaled.removeAll()
-        releaseLock()
-        dir = nil
-        writable = false
-        setFinal("the state store of \(directory) was abandoned")
+        files.withLock { _ in lock.withLock { _ in
+            stopped = true
+            journal = nil
+            journaled.removeAll()
+            releaseLock()
+            dir = nil
+            writable = false
+            setFinal("the state store of \(directory) was abandoned")
+        } }
     }
+
+    /// `body` with `files`, then `lock` held: no checkpoint is writing state files meanwhile.
+    func exclusively(_ body: () throws -> Void) throws {
+        try files.withLock { _ in try lock.withLock { _ in try body() } }
+    }
+
+    /// Thrown (with `lock` held, before anything changed) by what must not run beside a
+    /// checkpoint's file phase: the caller tries again with `files` held (`exclusively`).
+    struct CheckpointInFlight: Error {}
 
     /// "lstat /var/lib/kioskd failed: Permission denied (errno 13)" (see `Posix.error`).
     static func failed(_ call: String, _ path: String, _ e: Int32 = errno) -> String { Posix.error(call, path: path, errno: e).message }
-
-    // MARK: load
-
-    public func load(_ key: String) -> String? {
-        if let c = cacheValue(key) { return c }
-        lock.lock(); defer { lock.unlock() }
-        if let c = cacheValue(key) { return c }
-        let name = Self.fileName(for: key)
-        let p = "\(directory)/\(name)"
-        if writable { _ = sys.unlinkat(dirFD, name + ".tmp") } // an unacknowledged write interrupted by a crash
-        var value: String?
-        switch readChecked(name) {
-        case .some(.some(let v)):
-            value = v
-        case .some(.none), .none:
-            let current = exists(name)
-            switch readChecked(name + ".bak") {
-            case .some(.some(let v)):
-                value = v
-                let why = current ? "" : (problems.last?.contains(p) == true ? "the current file was damaged" : "the current file is missing (interrupted save)")
-                logger.warning("state '\(key)': using the previous good copy \(p).bak\(why.isEmpty ? "" : " (\(why))")",
-                               metadata: ["state.file": "\(p).bak"])
-                // Put the good copy back in place so the next start finds it.
-                if writable, (try? writeDurably(Self.encode(v), name: name, keepBackup: false)) == nil {
-                    logger.error("cannot restore \(p) from its backup", metadata: ["state.file": "\(p)"])
-                }
-            case .some(.none):
-                logger.error("state '\(key)': no good copy left (\(p) and \(p).bak damaged); the scene starts from its default",
-                             metadata: ["state.file": "\(p)"])
-            case .none:
-                if problems.contains(where: { $0.contains(p) }) {
-                    logger.error("state '\(key)': \(p) was damaged and there is no backup; the scene starts from its default",
-                                 metadata: ["state.file": "\(p)"])
-                }
-            }
-        }
-        setCache(key, value)
-        return value
-    }
-
-    /// Whether a file (or its backup) exists for `key`, without reading it.
-    public func contains(_ key: String) -> Bool {
-        if let c = cacheValue(key) { return c != nil }
-        lock.lock(); defer { lock.unlock() }
-        if let c = cacheValue(key) { return c != nil }
-        let name = Self.fileName(for: key)
-        return exists(name) || exists(name + ".bak")
-    }
 
     // MARK: save
 
@@ -295,7 +262,10 @@ public final class FileStateStore: StateStore, @unchecked Sendable {
     var refusal: String? { status.withLock { $0.final ?? $0.blocked } }
 
     public func save(_ key: String, _ value: String) throws {
-        lock.lock(); defer { lock.unlock() }
+        try exclusively { try saveLocked(key, value) }
+    }
+
+    private func saveLocked(_ key: String, _ value: String) throws {
         if let why = refusal { throw KioskError.state("state is not being saved: \(why)") }
         try ensureDirectory()
         if let c = cacheValue(key), c == value { return }
@@ -304,7 +274,6 @@ public final class FileStateStore: StateStore, @unchecked Sendable {
             try commit([(key, value)])
             return
         }
-        while checkpointing { lock.wait() }
         try writeDurably(Self.encode(value), name: Self.fileName(for: key), keepBackup: true)
         setCache(key, value)
     }
@@ -315,7 +284,15 @@ public final class FileStateStore: StateStore, @unchecked Sendable {
     /// it read before the batch. A checkpoint that becomes due is run afterwards, on the store's
     /// queue (see `CheckpointRunner`).
     public func saveBatch(_ changes: [(key: String, value: String)]) throws {
-        lock.lock(); defer { lock.unlock() }
+        do {
+            // Beside a checkpoint's file phase, unless the batch needs what that excludes.
+            try lock.withLock { _ in try saveBatchLocked(changes) }
+        } catch is CheckpointInFlight {
+            try exclusively { try saveBatchLocked(changes) }
+        }
+    }
+
+    private func saveBatchLocked(_ changes: [(key: String, value: String)]) throws {
         if let why = refusal { throw KioskError.state("state is not being saved: \(why)") }
         try ensureDirectory()
         var last: [String: String] = [:]
@@ -377,19 +354,19 @@ public final class FileStateStore: StateStore, @unchecked Sendable {
     /// `retire` and `remove`: the key's journaled value into its file first (the journal emptied,
     /// or it would come back at the next start), then `change`, then the directory synced.
     private func putAway(_ key: String, _ what: String, _ change: (String) throws -> Void) throws {
-        lock.lock(); defer { lock.unlock() }
-        if let why = refusal { throw KioskError.state("state is not being saved: \(why)") }
-        try ensureDirectory()
-        while checkpointing { lock.wait() }
-        if journaled.contains(key) && !checkpointLocked() {
-            throw KioskError.state("cannot \(what) \(key): its value in the state journal could not be written to its state file")
+        try exclusively {
+            if let why = refusal { throw KioskError.state("state is not being saved: \(why)") }
+            try ensureDirectory()
+            if journaled.contains(key) && !checkpointLocked() {
+                throw KioskError.state("cannot \(what) \(key): its value in the state journal could not be written to its state file")
+            }
+            try change(Self.fileName(for: key))
+            guard sys.fsync(dirFD) == 0 else {
+                let err = failure("fsync", directory)
+                fsyncFailed(err)
+                throw err
+            }
+            setCache(key, nil)
         }
-        try change(Self.fileName(for: key))
-        guard sys.fsync(dirFD) == 0 else {
-            let err = failure("fsync", directory)
-            fsyncFailed(err)
-            throw err
-        }
-        setCache(key, nil)
     }
 }

@@ -48,50 +48,58 @@ extension FileStateStore {
     public func waitForCheckpoints() {
         while true {
             checkpointQueue?.sync {}
-            lock.lock()
-            let idle = !checkpointScheduled && !checkpointing
-            lock.unlock()
-            if idle { return }
+            if lock.withLock({ _ in !checkpointScheduled && !checkpointing }) { return }
             usleep(1000)
         }
     }
 
-    /// One checkpoint, if due: files without the lock, the journal emptied with it.
+    /// One checkpoint, if due: files without `lock` (`files` held), the journal emptied with it.
     func checkpointRound() -> Bool {
-        lock.lock(); defer { lock.unlock() }
-        checkpointScheduled = false
-        guard checkpointDue, !checkpointing else { return false }
-        if let at = checkpointRetryAt, at > Date(), runner == .background {
-            scheduleCheckpoint()
-            return false
-        }
-        for round in 0..<3 {
-            let todo = journaledValues()
-            let mark = (journalBytes, generation, nextRecord)
-            let unlocked = round < 2
-            checkpointing = true
-            if unlocked { lock.unlock() }
-            var failure: Error?
-            do { try installFiles(todo) } catch { failure = error }
-            if unlocked {
+        files.withLock { _ in
+            for round in 0..<2 {
+                // What to write, and the journal's length, with the lock; then the files without it.
+                let start = lock.withLock { _ -> (todo: [(key: String, name: String, value: String)], mark: JournalMark)? in
+                    if round == 0 {
+                        checkpointScheduled = false
+                        guard checkpointDue else { return nil }
+                        if let at = checkpointRetryAt, at > Date(), runner == .background {
+                            scheduleCheckpoint()
+                            return nil
+                        }
+                    }
+                    checkpointing = true
+                    return (journaledValues(), journalMark)
+                }
+                guard let start else { return false }
+                var failure: Error?
+                do { try installFiles(start.todo) } catch { failure = error }
                 duringCheckpointFiles?()
-                lock.lock()
+                let finished = lock.withLock { _ -> Bool? in
+                    checkpointing = false
+                    if let failure {
+                        checkpointFailed(failure, keys: start.todo.count)
+                        return false
+                    }
+                    // Nothing appended meanwhile: the files hold every journaled value.
+                    if start.mark == journalMark { return finishCheckpoint() }
+                    return !stopped && status.withLock({ $0.final == nil }) ? nil : false
+                }
+                if let finished { return finished }
             }
-            checkpointing = false
-            lock.broadcast()
-            if let failure {
-                checkpointFailed(failure, keys: todo.count)
-                return false
-            }
-            guard mark != (journalBytes, generation, nextRecord) else { return finishCheckpoint() }
-            guard !stopped, status.withLock({ $0.final == nil }) else { return false }
+            // The third round holds the lock throughout: a steady stream of batches cannot starve it.
+            return lock.withLock { _ in !stopped && status.withLock({ $0.final == nil }) ? checkpointLocked() : false }
         }
-        return false
     }
 
-    /// The whole checkpoint with the lock held (close, retire, remove, a journal to be reset).
+    /// Where the journal stands: a checkpoint whose files were written while it stood still has
+    /// every journaled value in them.
+    struct JournalMark: Equatable { var bytes: Int; var generation: UInt64?; var next: UInt32 }
+    var journalMark: JournalMark { JournalMark(bytes: journalBytes, generation: generation, next: nextRecord) }
+
+    /// The whole checkpoint with the lock held, and `files` held or no checkpoint writing files
+    /// (close, retire, remove, a journal to be reset, a checkpoint's third round).
     func checkpointLocked() -> Bool {
-        while checkpointing { lock.wait() }
+        precondition(!checkpointing, "a checkpoint's files are being written")
         guard !journaled.isEmpty else { return journalOnDisk ? resetJournal() : true }
         let todo = journaledValues()
         do { try installFiles(todo) } catch {

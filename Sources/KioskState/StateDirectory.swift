@@ -170,7 +170,7 @@ extension FileStateStore {
     /// not this store's is moved aside (`journal.log.replaced-<timestamp>`). Logged as an error.
     /// Throws when that fails (then tried again before the next change).
     func writeBackAll(because why: String) throws {
-        while checkpointing { lock.wait() }
+        if checkpointing { throw CheckpointInFlight() }
         if !writeBackPending {
             logger.error("\(why); writing every value back into the state files and starting a new journal",
                          metadata: ["state_dir": "\(directory)"])

@@ -270,3 +270,57 @@ extension FileStateStore {
         }
     }
 }
+
+extension FileStateStore {
+    // MARK: load
+
+    public func load(_ key: String) -> String? {
+        if let c = cacheValue(key) { return c }
+        return lock.withLock { _ in loadLocked(key) }
+    }
+
+    fileprivate func loadLocked(_ key: String) -> String? {
+        if let c = cacheValue(key) { return c }
+        let name = Self.fileName(for: key)
+        let p = "\(directory)/\(name)"
+        if writable { _ = sys.unlinkat(dirFD, name + ".tmp") } // an unacknowledged write interrupted by a crash
+        var value: String?
+        switch readChecked(name) {
+        case .some(.some(let v)):
+            value = v
+        case .some(.none), .none:
+            let current = exists(name)
+            switch readChecked(name + ".bak") {
+            case .some(.some(let v)):
+                value = v
+                let why = current ? "" : (problems.last?.contains(p) == true ? "the current file was damaged" : "the current file is missing (interrupted save)")
+                logger.warning("state '\(key)': using the previous good copy \(p).bak\(why.isEmpty ? "" : " (\(why))")",
+                               metadata: ["state.file": "\(p).bak"])
+                // Put the good copy back in place so the next start finds it.
+                if writable, (try? writeDurably(Self.encode(v), name: name, keepBackup: false)) == nil {
+                    logger.error("cannot restore \(p) from its backup", metadata: ["state.file": "\(p)"])
+                }
+            case .some(.none):
+                logger.error("state '\(key)': no good copy left (\(p) and \(p).bak damaged); the scene starts from its default",
+                             metadata: ["state.file": "\(p)"])
+            case .none:
+                if problems.contains(where: { $0.contains(p) }) {
+                    logger.error("state '\(key)': \(p) was damaged and there is no backup; the scene starts from its default",
+                                 metadata: ["state.file": "\(p)"])
+                }
+            }
+        }
+        setCache(key, value)
+        return value
+    }
+
+    /// Whether a file (or its backup) exists for `key`, without reading it.
+    public func contains(_ key: String) -> Bool {
+        if let c = cacheValue(key) { return c != nil }
+        return lock.withLock { _ in
+            if let c = cacheValue(key) { return c != nil }
+            let name = Self.fileName(for: key)
+            return exists(name) || exists(name + ".bak")
+        }
+    }
+}

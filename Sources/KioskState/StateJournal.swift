@@ -193,6 +193,7 @@ extension FileStateStore {
     func appendToJournal(_ entries: [(key: String, value: String)]) throws {
         let p = journalPath
         if journalNeedsReset {
+            if checkpointing { throw CheckpointInFlight() }
             guard checkpointLocked() else {
                 throw KioskError.state("the state journal \(p) could not be emptied after a failed write; the change was not saved")
             }

@@ -9,8 +9,9 @@ import Synchronization
 import Testing
 
 /// The command pipeline: decisions as plain values, group commit through a real
-/// `FileStateStore` (faults injected with `StateFaults`), run without its thread (`runOnce`) or
-/// with it and explicit synchronisation — never timing.
+/// `FileStateStore` (faults injected with `StateFaults`), committed on a `ManualEventLoop` that
+/// the test steps (each step: one batch of what was queued before it) or, for `stop`, on its
+/// own `kioskd-commit` thread with explicit synchronisation — never timing.
 @Suite struct CommandPipelineTests {
     let rules = CounterRules(counter: "HOME", digits: 2, minimum: 0)
     let awayRules = CounterRules(counter: "AWAY", digits: 2, minimum: 0)
@@ -51,11 +52,14 @@ import Testing
         let dir: String
         let store: FileStateStore
         let pipeline: CommandPipeline
+        /// The pipeline's commit loop: each step commits what was queued before it.
+        let commits = ManualEventLoop()
         let outcomes = Mutex<[(Int, CommandPipeline.Outcome)]>([])
         init(syscalls: FileStateStore.Syscalls = .system, tag: String = #function) throws {
             dir = tempDir(tag)
             store = try FileStateStore(directory: dir, logger: Logger(label: "test"), syscalls: syscalls)
             pipeline = CommandPipeline(store: store, logger: Logger(label: "test")) { $0() }
+            pipeline.start(on: commits)
         }
         func submit(_ n: Int, _ c: CommandPipeline.Change) {
             pipeline.submit(c) { [self] o in self.outcomes.withLock { $0.append((n, o)) } }
@@ -71,7 +75,7 @@ import Testing
         h.store.trace = { steps.append($0) }
         let journal = "\(h.dir)/\(FileStateStore.journalName)"
         for i in 0..<5 { h.submit(i, change(i % 2 == 0 ? "home" : "away", .increment)) }
-        #expect(h.pipeline.runOnce())
+        #expect(h.commits.step() == 1)
         #expect(h.outcomes.withLock { $0.map(\.0) } == [0, 1, 2, 3, 4])
         #expect(h.outcomes.withLock { $0.map(\.1) } == [.changed(old: 0, new: 1), .changed(old: 0, new: 1), .changed(old: 1, new: 2),
                                                        .changed(old: 1, new: 2), .changed(old: 2, new: 3)])
@@ -81,7 +85,7 @@ import Testing
                           "fsync-dir \(h.dir)", "append \(journal)", "fsync \(journal)"], "\(steps)")
         steps.removeAll()
         for i in 5..<9 { h.submit(i, change(i % 2 == 0 ? "home" : "away", .increment)) }
-        #expect(h.pipeline.runOnce())
+        #expect(h.commits.step() == 1)
         #expect(steps == ["append \(journal)", "fsync \(journal)"], "one fsync for a batch of two keys: \(steps)")
         #expect(h.store.load("home") == "5" && h.store.load("away") == "4")
         #expect(h.pipeline.stats.commits == 2 && h.pipeline.stats.changed == 9)
@@ -98,7 +102,7 @@ import Testing
         let h = try Harness(syscalls: faults.syscalls, tag: "batchFault\(failing)")
         h.submit(0, change("home", .set(10)))
         h.submit(1, change("away", .set(20)))
-        h.pipeline.runOnce()
+        h.commits.step()
         let journal = "\(h.dir)/\(FileStateStore.journalName)"
         let size = { (try? FileManager.default.attributesOfItem(atPath: journal)[.size] as? Int) ?? -1 }
         let before = size()
@@ -108,7 +112,7 @@ import Testing
         h.submit(2, change("home", .increment))
         h.submit(3, change("away", .increment))
         h.submit(4, change("home", .decrement, rules: CounterRules(counter: "HOME", digits: 2, minimum: 11)))
-        h.pipeline.runOnce()
+        h.commits.step()
         let outcomes = h.outcomes.withLock { Array($0.suffix(3)) }
         for (n, o) in outcomes.prefix(2) {
             guard case .refused(let e) = o else { Issue.record("change \(n) was not refused: \(o)"); continue }
@@ -122,7 +126,7 @@ import Testing
         // 20 — after a failed write; a failed fsync is final, so every later change is refused.
         faults.failWhen = nil
         h.submit(5, change("home", .increment))
-        h.pipeline.runOnce()
+        h.commits.step()
         if failing.hasPrefix("fsync") {
             guard case .refused(let e) = h.outcomes.withLock({ $0.last?.1 }) else { Issue.record("a change after a failed fsync was not refused"); return }
             #expect(e.message.contains("state is not being saved") && e.message.contains("fsync"), "\(e.message)")
@@ -135,39 +139,41 @@ import Testing
         #expect(reread.load("home") == (failing.hasPrefix("fsync") ? "10" : "11") && reread.load("away") == "20")
     }
 
-    /// While one commit is held in its fsync, N more changes arrive; they are committed together.
+    /// While one commit is in its fsync, N more changes arrive; they are committed together, as
+    /// the next batch, with one journal sync. On the test's commit loop: the changes are
+    /// submitted from inside that fsync, so "during the commit" is a point, not a race.
     @Test func changesArrivingDuringACommitAreCommittedTogether() throws {
-        let entered = DispatchSemaphore(value: 0)
-        let release = DispatchSemaphore(value: 0)
-        let fsyncDirs = Mutex(0)
+        let n = 50
+        let later = (1..<n).map { i in change(i % 2 == 0 ? "home" : "away", .increment) }
+        let results = Mutex<[Int: CommandPipeline.Outcome]>([:])
+        let pipeline = Mutex<CommandPipeline?>(nil)
+        let journalSyncs = Mutex(0)
+        let submitted = Mutex(false)
         let sys = FileStateStore.Syscalls.system
-        let held = Mutex(false)
         let store = try FileStateStore(directory: tempDir(), logger: Logger(label: "test"), syscalls: .init(
             openat: sys.openat, write: sys.write,
             fsync: { fd in
-                // The first fsync of all blocks until the test has queued the rest.
-                if held.withLock({ h in defer { h = true }; return !h }) { entered.signal(); release.wait() }
+                // During the first fsync of all: the rest arrive.
+                if !submitted.withLock({ s in defer { s = true }; return s }), let p = pipeline.withLock({ $0 }) {
+                    for (i, c) in zip(1..., later) { p.submit(c) { o in results.withLock { $0[i] = o } } }
+                    #expect(p.queued == n - 1)
+                }
                 return sys.fsync(fd)
             },
             renameat: sys.renameat, unlinkat: sys.unlinkat, mkdir: sys.mkdir))
-        store.trace = { step in if step.hasSuffix("/\(FileStateStore.journalName)") && step.hasPrefix("fsync ") { fsyncDirs.withLock { $0 += 1 } } }
-        let done = DispatchSemaphore(value: 0)
-        let results = Mutex<[Int: CommandPipeline.Outcome]>([:])
-        let pipeline = CommandPipeline(store: store, logger: Logger(label: "test")) { $0() }
-        pipeline.start()
-        defer { pipeline.stop() }
-        let n = 50
-        pipeline.submit(change("home", .increment)) { o in results.withLock { $0[0] = o }; done.signal() }
-        entered.wait()
-        for i in 1..<n {
-            pipeline.submit(change(i % 2 == 0 ? "home" : "away", .increment)) { o in results.withLock { $0[i] = o }; done.signal() }
-        }
-        #expect(pipeline.queued == n - 1)
-        release.signal()
-        for _ in 0..<n { done.wait() }
-        #expect(fsyncDirs.withLock { $0 } == 2, "one journal sync per batch")
-        #expect(pipeline.stats.commits == 2 && pipeline.stats.changed == n && pipeline.stats.largestBatch == n - 1)
-        #expect(results.withLock { $0[n - 1] } == .changed(old: 24, new: 25))
+        store.trace = { step in if step.hasSuffix("/\(FileStateStore.journalName)") && step.hasPrefix("fsync ") { journalSyncs.withLock { $0 += 1 } } }
+        let commits = ManualEventLoop()
+        let p = CommandPipeline(store: store, logger: Logger(label: "test")) { $0() }
+        p.start(on: commits)
+        pipeline.withLock { $0 = p }
+        p.submit(change("home", .increment)) { o in results.withLock { $0[0] = o } }
+        #expect(commits.step() == 1)
+        #expect(results.withLock { $0.count } == 1 && p.queued == n - 1, "only the first change is answered after the first commit")
+        #expect(commits.step() == 1, "the changes that arrived during the commit are one batch")
+        #expect(commits.step() == 0)
+        #expect(journalSyncs.withLock { $0 } == 2, "one journal sync per batch")
+        #expect(p.stats.commits == 2 && p.stats.changed == n && p.stats.largestBatch == n - 1)
+        #expect(results.withLock { $0.count } == n && results.withLock { $0[n - 1] } == .changed(old: 24, new: 25))
         #expect(store.load("home") == "25" && store.load("away") == "25")
     }
 
@@ -178,6 +184,8 @@ import Testing
         let store = MemoryStateStore()
         let posted = Mutex<[@Sendable () -> Void]>([])
         let pipeline = CommandPipeline(store: store, logger: Logger(label: "test")) { work in posted.withLock { $0.append(work) } }
+        let commits = ManualEventLoop()
+        pipeline.start(on: commits)
         let shown = Mutex<[CommandPipeline.Shown]>([])
         pipeline.setOnShow { s in shown.withLock { $0 += s } }
         let answers = Mutex<[CommandPipeline.Outcome]>([])
@@ -187,7 +195,8 @@ import Testing
             answers.withLock { $0.append(o) }
         }
         pipeline.submit(change("home", .decrement).withScene("score"), delivery: .here) { o in answers.withLock { $0.append(o) } }
-        pipeline.runOnce()
+        #expect(answers.withLock { $0 }.isEmpty, "answered before its commit")
+        commits.step()
         #expect(answers.withLock { $0 } == [.changed(old: 2, new: 7), .changed(old: 7, new: 6)])
         #expect(store.load("home") == "6")
         #expect(shown.withLock { $0 }.isEmpty, "nothing shown until the loop runs what was posted")
@@ -220,19 +229,21 @@ import Testing
     @Test func writesAndCounterChangesOfABatchAreCommittedTogether() throws {
         let store = BatchRecorder()
         let pipeline = CommandPipeline(store: store, logger: Logger(label: "test")) { $0() }
+        let commits = ManualEventLoop()
+        pipeline.start(on: commits)
         let order = Mutex<[String]>([])
         pipeline.submit(change("home", .increment)) { o in order.withLock { $0.append("home \(o)") } }
         pipeline.submitWrites([("daemon.scene", "clock")]) { o in order.withLock { $0.append("scene \(o)") } }
         pipeline.submit(change("home", .increment)) { o in order.withLock { $0.append("home \(o)") } }
         pipeline.submitWrites([("daemon.theme", "dark"), ("daemon.scene", "score")]) { o in order.withLock { $0.append("theme \(o)") } }
-        #expect(pipeline.runOnce())
+        #expect(commits.step() == 1)
         #expect(store.batches.withLock { $0 } == [["home=2", "daemon.scene=score", "daemon.theme=dark"]])
         #expect(order.withLock { $0 } == ["home changed(old: 0, new: 1)", "scene saved", "home changed(old: 1, new: 2)", "theme saved"])
         #expect(pipeline.stats.commits == 1 && pipeline.stats.changed == 2 && pipeline.stats.written == 2 && pipeline.stats.largestBatch == 4)
         // Writes alone are a batch too; a refused counter change does not keep them from disk.
         pipeline.submit(change("away", .decrement)) { _ in }
         pipeline.submitWrites([("daemon.scene", "clock")]) { o in order.withLock { $0.append("scene \(o)") } }
-        pipeline.runOnce()
+        commits.step()
         #expect(store.batches.withLock { $0.last } == ["daemon.scene=clock"])
         #expect(order.withLock { $0.last } == "scene saved")
         #expect(store.load("daemon.scene") == "clock")
@@ -248,13 +259,13 @@ import Testing
         let writes = Mutex<[CommandPipeline.WriteOutcome]>([])
         h.submit(0, change("home", .set(10)))
         h.pipeline.submitWrites([("daemon.scene", "clock")]) { o in writes.withLock { $0.append(o) } }
-        h.pipeline.runOnce()
+        h.commits.step()
         #expect(writes.withLock { $0 } == [.saved])
         faults.failWhen = { $0.hasPrefix(failing) }
         h.store.trace = faults.trace
         h.submit(1, change("home", .increment))
         h.pipeline.submitWrites([("daemon.scene", "score"), ("daemon.theme", "dark")]) { o in writes.withLock { $0.append(o) } }
-        h.pipeline.runOnce()
+        h.commits.step()
         guard case .refused(let e)? = writes.withLock({ $0.last }) else {
             Issue.record("the writes were not refused: \(writes.withLock { $0 })"); return
         }
@@ -270,8 +281,8 @@ import Testing
         #expect(reread.load("daemon.scene") == "clock" && reread.load("daemon.theme") == nil && reread.load("home") == "10")
     }
 
-    /// A started pipeline over a `HeldBatchStore` whose first batch waits for `release` once it
-    /// has signalled `entered`.
+    /// A pipeline started on its own `kioskd-commit` thread over a `HeldBatchStore` whose first
+    /// batch waits for `release` once it has signalled `entered`.
     func startedWithFirstBatchHeld() -> (CommandPipeline, HeldBatchStore, entered: DispatchSemaphore, release: DispatchSemaphore) {
         let entered = DispatchSemaphore(value: 0)
         let release = DispatchSemaphore(value: 0)
@@ -282,23 +293,49 @@ import Testing
         return (pipeline, store, entered, release)
     }
 
-    /// Writes of one key from several batches land in submission order: while one commit is
-    /// held, later values queue; the last one submitted is what a restart reads.
+    /// Writes of one key from several batches land in submission order: while one commit is in
+    /// its `saveBatch`, later values queue (submitted from inside it, on the test's commit loop);
+    /// the last one submitted is what a restart reads.
     @Test func writesOfOneKeyAreCommittedInSubmissionOrder() throws {
-        let (pipeline, store, entered, release) = startedWithFirstBatchHeld()
-        defer { pipeline.stop() }
-        let done = DispatchSemaphore(value: 0)
         let order = Mutex<[String]>([])
-        pipeline.submitWrites([("daemon.scene", "a")], delivery: .here) { _ in order.withLock { $0.append("a") }; done.signal() }
-        entered.wait()
-        for v in ["b", "c", "d"] {
-            pipeline.submitWrites([("daemon.scene", v)], delivery: .here) { _ in order.withLock { $0.append(v) }; done.signal() }
+        let pipeline = Mutex<CommandPipeline?>(nil)
+        let first = Mutex(true)
+        let store = HeldBatchStore {
+            guard first.withLock({ f in defer { f = false }; return f }), let p = pipeline.withLock({ $0 }) else { return }
+            for v in ["b", "c", "d"] {
+                p.submitWrites([("daemon.scene", v)], delivery: .here) { _ in order.withLock { $0.append(v) } }
+            }
         }
-        release.signal()
-        for _ in 0..<4 { done.wait() }
+        let commits = ManualEventLoop()
+        let p = CommandPipeline(store: store, logger: Logger(label: "test")) { $0() }
+        p.start(on: commits)
+        pipeline.withLock { $0 = p }
+        p.submitWrites([("daemon.scene", "a")], delivery: .here) { _ in order.withLock { $0.append("a") } }
+        #expect(commits.runPending() == 2)
         #expect(order.withLock { $0 } == ["a", "b", "c", "d"])
         #expect(store.batches.withLock { $0 } == [["daemon.scene=a"], ["daemon.scene=d"]])
         #expect(store.load("daemon.scene") == "d")
+    }
+
+    /// On a test's commit loop, `stop` refuses later changes at once and leaves what was queued
+    /// before it to the next step, which commits and answers it.
+    @Test func stopOnATestsLoopRefusesLaterChangesAndTheNextStepCommitsTheRest() throws {
+        let store = MemoryStateStore()
+        let commits = ManualEventLoop()
+        let pipeline = CommandPipeline(store: store, logger: Logger(label: "test")) { $0() }
+        pipeline.start(on: commits)
+        let answers = Mutex<[CommandPipeline.Outcome]>([])
+        for _ in 0..<3 { pipeline.submit(change("home", .increment)) { o in answers.withLock { $0.append(o) } } }
+        pipeline.stop()
+        pipeline.submit(change("home", .increment)) { o in answers.withLock { $0.append(o) } }
+        guard case .refused(let e)? = answers.withLock({ $0.first }) else {
+            Issue.record("a change after stop was not refused at once: \(answers.withLock { $0 })"); return
+        }
+        #expect(e.message.contains("kioskd is stopping"))
+        #expect(store.load("home") == nil)
+        #expect(commits.step() == 1)
+        #expect(answers.withLock { Array($0.dropFirst()) } == [.changed(old: 0, new: 1), .changed(old: 1, new: 2), .changed(old: 2, new: 3)])
+        #expect(store.load("home") == "3")
     }
 
     /// `stop` returns once the thread committed and answered everything submitted before it;

@@ -66,12 +66,12 @@ final class FleetRig {
     }
 
     /// Runs everything in flight to the end: the broker's deliveries, each pipeline's batches
-    /// (committed here, as its thread would) and the loop's work.
+    /// (its commit loop stepped here) and the loop's work.
     func settle() {
         for _ in 0..<100 {
             broker.deliver()
             var ran = 0
-            for d in daemons { while d.pipeline.runOnce() { ran += 1 } }
+            for d in daemons { ran += d.commitBatches() }
             ran += loop.runPending()
             if ran == 0 && broker.queue.isEmpty { return }
         }

@@ -48,7 +48,46 @@ import Glibc
         holdStateFiles.withLock { $0 = false }
         release.signal()
         #expect(inTime, "a batch waited for the checkpoint's fsync")
-        _ = committed.wait(timeout: .now() + 10)
+        if !inTime { _ = committed.wait(timeout: .now() + 10) }
+        s.waitForCheckpoints()
+        s.abandon()
+        let restarted = try FileStateStore(directory: d, logger: quietLogger, checkpoints: .manual)
+        #expect(restarted.load("home") == "2" && restarted.load("away") == "1")
+    }
+
+    /// A batch that finds its journal deleted while a checkpoint writes state files must write
+    /// every value back, which cannot run beside the checkpoint: it waits for the checkpoint's
+    /// files (the store's `files` mutex), then writes back, and a restart reads every value.
+    @Test func aBatchThatMustWriteBackWaitsForTheCheckpointsFiles() throws {
+        let d = tempDir()
+        let entered = DispatchSemaphore(value: 0), release = DispatchSemaphore(value: 0)
+        let holdStateFiles = Mutex(true)
+        let sys = FileStateStore.Syscalls.system
+        let s = try FileStateStore(directory: d, logger: quietLogger, syscalls: .init(
+            openat: sys.openat, write: sys.write,
+            fsync: { fd in
+                if (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/fd/\(fd)"))?.hasSuffix(".state.tmp") == true,
+                   holdStateFiles.withLock({ h in defer { h = false }; return h }) {
+                    entered.signal()
+                    _ = release.wait(timeout: .now() + 20)
+                }
+                return sys.fsync(fd)
+            },
+            renameat: sys.renameat, unlinkat: sys.unlinkat, mkdir: sys.mkdir))
+        s.checkpointBytes = 1
+        try s.saveBatch([("home", "1"), ("away", "1")])
+        #expect(entered.wait(timeout: .now() + 10) == .success, "the checkpoint did not start after the answer")
+        #expect(unlink("\(d)/\(FileStateStore.journalName)") == 0)
+        let committed = DispatchSemaphore(value: 0)
+        let failure = Mutex<String?>(nil)
+        Thread {
+            do { try s.saveBatch([("home", "2")]) } catch { failure.withLock { $0 = "\(error)" } }
+            committed.signal()
+        }.start()
+        #expect(committed.wait(timeout: .now() + 0.3) == .timedOut, "the write-back ran beside the checkpoint's files")
+        release.signal()
+        #expect(committed.wait(timeout: .now() + 10) == .success)
+        #expect(failure.withLock { $0 } == nil)
         s.waitForCheckpoints()
         s.abandon()
         let restarted = try FileStateStore(directory: d, logger: quietLogger, checkpoints: .manual)
