@@ -226,6 +226,7 @@ public final class CommandPipeline: Sendable {
             switch item.work {
             case .change(let c, let completion): completion(.refused(KioskError.state("\(why); counter '\(c.rules.counter)' was not changed")))
             case .writes(let w, let completion): completion(.refused(KioskError.state("\(why); \(w.map(\.key).joined(separator: ", ")) not saved")))
+            case .clock(let c, let completion): completion(.refused(KioskError.state("\(why); the clock of scene '\(c.scene)' was not changed")))
             }
         }
     }

@@ -26,16 +26,18 @@ private let t0 = WallTime(realtimeNs: 1_704_067_200_000_000_000, monotonicNs: 10
     @Test func aClockChangeIsKeptAsARecordAndDecidedAgainstTheLastOne() throws {
         let store = MemoryStateStore()
         let pipeline = CommandPipeline(store: store, logger: quietLogger) { $0() }
+        let commits = ManualEventLoop()
+        pipeline.start(on: commits)
         let outcomes = Mutex<[CommandPipeline.ClockOutcome]>([])
         pipeline.submit(change(.start, at: t0)) { o in outcomes.withLock { $0.append(o) } }
-        #expect(pipeline.runOnce())
+        #expect(commits.runPending() > 0)
         let kept = try #require(store.load(GameClockRecord.stateKey(scene: "board")))
         let record = try JSONDecoder().decode(GameClockRecord.self, from: Data(kept.utf8))
         #expect(record.game.running && record.game.remainingMs == 600_000 && record.game.sinceMonotonicNs == t0.monotonicNs)
         #expect(record.game.sinceRealtimeNs == t0.realtimeNs && record.bootID == "boot-a")
         // Stopped 5.25 s later: decided against the running clock kept (the `shown` one is a fresh clock).
         pipeline.submit(change(.stop, at: t0.advanced(byNs: 5_250_000_000))) { o in outcomes.withLock { $0.append(o) } }
-        pipeline.runOnce()
+        commits.runPending()
         let stopped = try JSONDecoder().decode(GameClockRecord.self, from: Data(try #require(store.load(GameClockRecord.stateKey(scene: "board"))).utf8))
         #expect(!stopped.game.running && stopped.game.remainingMs == 594_750 && stopped.shot?.remainingMs == 18_750)
         let last = outcomes.withLock { $0.last }
@@ -46,9 +48,11 @@ private let t0 = WallTime(realtimeNs: 1_704_067_200_000_000_000, monotonicNs: 10
     @Test func aClockChangeTheRulesRefuseNamesTheLimitAndWritesNothing() throws {
         let store = MemoryStateStore()
         let pipeline = CommandPipeline(store: store, logger: quietLogger) { $0() }
+        let commits = ManualEventLoop()
+        pipeline.start(on: commits)
         let outcome = Mutex<CommandPipeline.ClockOutcome?>(nil)
         pipeline.submit(change(.set(ms: 700_000), at: t0)) { o in outcome.withLock { $0 = o } }
-        pipeline.runOnce()
+        commits.runPending()
         guard case .refused(let e)? = outcome.withLock({ $0 }) else { Issue.record("not refused"); return }
         #expect(e.kind == .outOfRange && e.message.contains("11:40") && e.message.contains("10:00"), "\(e.message)")
         #expect(store.load(GameClockRecord.stateKey(scene: "board")) == nil)
