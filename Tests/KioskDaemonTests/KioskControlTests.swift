@@ -89,7 +89,7 @@ import KioskTesting
         // The 404 answer lists the routes of the table, in order.
         #expect(ControlRouter.routes == ["GET /status", "GET /outputs", "POST /scene", "POST /theme", "GET /theme", "GET /counter/{name}",
                                          "POST /counter/{name}/{set|inc|dec|reset}", "POST /paint/{clear|undo|redo|save}",
-                                         "POST /screenshot", "GET /screenshot", "POST /blank", "POST /reload", "GET /brightness", "POST /brightness",
+                                         "POST /screenshot", "GET /screenshot", "POST /blank", "POST /reload", "GET /brightness", "POST /brightness", "POST /clock",
                                          "POST /clock/mode", "POST /pair", "GET /devices", "POST /devices/{name}/revoke", "GET /themes",
                                          "GET /paintings", "GET /paintings/{name}", "POST /horn"])
         #expect(String(decoding: ControlCommand.brightness(percent: 40).request.body, as: UTF8.self) == #"{"percent":40}"#)
