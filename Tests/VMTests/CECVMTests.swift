@@ -10,4 +10,11 @@ struct CECVMTests {
     @Test func tvFollowsBlankingOverCEC() throws {
         try VMScenario.check("kioskd-cec", needsKioskd: true)
     }
+
+    /// The TV's remote keys (User Control Pressed/Released from /dev/cec0) reach the counter
+    /// scene like keyboard keys; unbound keys change nothing; the TV's power-status question is
+    /// answered "on" while lit and "standby" while blanked.
+    @Test func remoteKeysReachTheCounter() throws {
+        try VMScenario.check("kioskd-cec-keys", needsKioskd: true)
+    }
 }
