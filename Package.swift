@@ -201,6 +201,8 @@ let package = Package(
 
         .executableTarget(name: "kioskd", dependencies: [
             "KioskDaemon", "KioskConfig", "KioskState", .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            // kioskd called kioskctl is kioskctl: the package's /usr/bin/kioskctl is a link to it.
+            "KioskctlCommand",
             .product(name: "Logging", package: "swift-log"),
         ], swiftSettings: [
             // Release: the Swift runtime and Foundation linked in, not loaded as ~15 shared
@@ -221,10 +223,12 @@ let package = Package(
                           "-Xlinker", "--symbol-ordering-file=\(Context.packageDirectory)/scripts/kioskd-symbol-order.txt",
                           "-Xlinker", "--no-warn-symbol-ordering"], .when(configuration: .release)),
         ]),
-        .executableTarget(name: "kioskctl", dependencies: [
+        // kioskctl's commands: its own executable (below), and kioskd's when called by that name.
+        .target(name: "KioskctlCommand", dependencies: [
             "KioskControl", "KioskPosix", .product(name: "ArgumentParser", package: "swift-argument-parser"),
             .product(name: "NIOHTTP1", package: "swift-nio"),
-        ], swiftSettings: [
+        ]),
+        .executableTarget(name: "kioskctl", dependencies: ["KioskctlCommand"], swiftSettings: [
             // Release: the Swift runtime linked in, as kioskd's, so the installed tool needs no toolchain.
             .unsafeFlags(["-static-stdlib"], .when(configuration: .release)),
         ], linkerSettings: [

@@ -49,10 +49,15 @@ built="$src/.build-arm64/$ARM64_TRIPLE/release"
 
 run() { bash scripts/arm64/chroot.sh "$SID_ROOT" "$SYSROOT" "$src" "$@"; }
 
+# kioskd's ICU data cut down to what it reaches (scripts/icu-data.py; the package ships kioskd,
+# kioskctl is a link to it): assembled here for aarch64, linked in the chroot (the same paths).
+icu_flags=$(python3 scripts/icu-data.py --archive "$SYSROOT/usr/lib/swift_static/linux/lib_FoundationICU.a" \
+    --out "$src/.build-arm64/icu-data" --target aarch64-linux-gnu --clang /opt/swift/usr/bin/clang)
 t=$(now)
 for p in kioskd kioskctl kiosk-vmtool; do
     tp=$(now)
-    run "$ARM64_ENV nice -n 5 swift build -c release --scratch-path .build-arm64 $ARM64_SWIFT_FLAGS --product $p" \
+    extra=; [ "$p" = kioskd ] && extra=$icu_flags
+    run "$ARM64_ENV nice -n 5 swift build -c release --scratch-path .build-arm64 $ARM64_SWIFT_FLAGS --product $p $extra" \
         || { echo "build-arm64: FAILED building $p for $ARM64_TRIPLE" >&2; exit 1; }
     [ -x "$built/$p" ] || { echo "build-arm64: $built/$p missing after the build" >&2; exit 1; }
     if [ "$built" != "$out" ]; then mkdir -p "$out"; cp -f "$built/$p" "$out/$p"; fi

@@ -37,7 +37,7 @@ echo "== contents"
 dpkg-deb -c "$deb" | awk '{ print $1, $2, $6 }' | sed 's|^\(.*\) \./|\1 /|; s|/$||' | sort -k3 > "$tmp/list"
 cat > "$tmp/expected-files" <<EOF
 -rwxr-xr-x /usr/bin/kioskd
--rwxr-xr-x /usr/bin/kioskctl
+lrwxrwxrwx /usr/bin/kioskctl
 -rw-r--r-- /usr/lib/systemd/system/kioskd.service
 -rw-r--r-- /usr/lib/sysusers.d/kioskd.conf
 -rw-r--r-- /usr/lib/udev/rules.d/90-kioskd-backlight.rules
@@ -84,6 +84,8 @@ if [ "$depends" = "$mine, fonts-dejavu-core, systemd | systemd-sysusers" ]; then
     && ok "md5sums match the files" || bad "md5sums do not match"
 
 echo "== binaries"
+# One binary: kioskd called kioskctl is kioskctl (the static Swift runtime, Foundation and ICU once).
+[ "$(readlink "$tmp/x/usr/bin/kioskctl")" = kioskd ] && ok "kioskctl is a link to kioskd" || bad "kioskctl is not a link to kioskd"
 for b in kioskd kioskctl; do
     d=$(readelf -d "$tmp/x/usr/bin/$b")
     if printf '%s\n' "$d" | grep -q 'libswift\|libFoundation\|libdispatch\|libBlocksRuntime'; then bad "$b loads the Swift runtime: $(printf '%s\n' "$d" | grep -o 'lib[A-Za-z_]*\.so[.0-9]*' | tr '\n' ' ')"; else ok "$b: no Swift runtime library in NEEDED"; fi
@@ -96,8 +98,37 @@ if env -i "$tmp/x/usr/bin/kioskd" --check-config --config "$tmp/x/etc/kioskd/kio
 else
     bad "kioskd --check-config on the packaged config: $(cat "$tmp/check.txt")"
 fi
+# The wall clock example's Europe/Berlin is looked up in the cut-down ICU data (scripts/icu-data.py;
+# an unknown zone is a config error).
+if env -i "$tmp/x/usr/bin/kioskd" --check-config --config "$tmp/x/usr/share/doc/kioskd/examples/wall-clock.toml" > "$tmp/check.txt" 2>&1; then
+    ok "kioskd --check-config accepts wall-clock.toml (time zone Europe/Berlin)"
+else
+    bad "kioskd --check-config on wall-clock.toml: $(cat "$tmp/check.txt")"
+fi
+# The size the package was cut to (BENCHMARKS.md, "Package size"): 70.7 MB with all of ICU's data.
+size=$(stat -c %s "$tmp/x/usr/bin/kioskd")
+[ "$size" -lt 50000000 ] && ok "kioskd is $((size / 1000000)) MB (under 50 MB)" || bad "kioskd is $((size / 1000000)) MB: over 50 MB (all of ICU's data linked again?)"
 zcat "$tmp/x/usr/share/man/man8/kioskd.8.gz" | grep -q -- 'check\\-config' && ok "kioskd.8 describes --check-config" || bad "kioskd.8 lacks --check-config"
 zcat "$tmp/x/usr/share/man/man1/kioskctl.1.gz" | grep -q 'status' && ok "kioskctl.1 lists the subcommands" || bad "kioskctl.1 lacks status"
+
+echo "== kioskd-dbgsym"
+ddeb=out/deb/kioskd-dbgsym_${version}_$arch.ddeb
+if [ -f "$ddeb" ]; then
+    mkdir -p "$tmp/dbg"
+    dpkg-deb -x "$ddeb" "$tmp/dbg"
+    id=$(readelf -n "$tmp/x/usr/bin/kioskd" | sed -n 's/^ *Build ID: *//p')
+    [ -n "$id" ] && [ "$(dpkg-deb -f "$ddeb" Build-Ids)" = "$id" ] && ok "kioskd-dbgsym: Build-Ids is kioskd's build id $id" || bad "kioskd-dbgsym: Build-Ids $(dpkg-deb -f "$ddeb" Build-Ids), kioskd's build id '$id'"
+    [ "$(dpkg-deb -f "$ddeb" Depends)" = "kioskd (= $version)" ] && ok "kioskd-dbgsym: Depends kioskd (= $version)" || bad "kioskd-dbgsym: Depends $(dpkg-deb -f "$ddeb" Depends)"
+    f=$tmp/dbg/usr/lib/debug/.build-id/${id:0:2}/${id:2}.debug
+    if [ -f "$f" ] && readelf -S "$f" | grep -q '\.debug_info' && [ "$(readelf -n "$f" | sed -n 's/^ *Build ID: *//p')" = "$id" ]; then
+        ok "kioskd-dbgsym: /usr/lib/debug/.build-id/${id:0:2}/${id:2}.debug holds this kioskd's debug information"
+    else
+        bad "kioskd-dbgsym: no debug information for build id $id"
+    fi
+else
+    bad "no $ddeb"
+fi
+if readelf -S "$tmp/x/usr/bin/kioskd" | grep -q '\.debug_\|\.symtab'; then bad "the packaged kioskd keeps debug information or a symbol table"; else ok "the packaged kioskd is stripped"; fi
 
 echo "== lintian"
 if lintian --fail-on error --no-tag-display-limit "$deb" > "$tmp/lintian.txt" 2>&1; then

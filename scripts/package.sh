@@ -1,20 +1,24 @@
 #!/usr/bin/env bash
 # Builds the Debian package kioskd_VERSION_ARCH.deb from release binaries.
-#   scripts/package.sh                          amd64 (this machine): builds (incrementally)
-#                                               kioskd in .build-bench, kioskctl (static Swift
-#                                               runtime, Package.swift) in .build-bench
+#   scripts/package.sh                          amd64 (this machine): builds (incrementally) the
+#                                               release kioskd (static Swift runtime, Package.swift)
+#                                               in .build-bench, with the ICU data cut down to what
+#                                               it reaches (scripts/icu-data.py)
 #   scripts/package.sh --arch arm64 [--bindir DIR --sysroot DIR]
 #                                               aarch64 binaries (default: those .build-arm64/READY
 #                                               names); the sysroot (an arm64 Debian root, with
 #                                               a dpkg database or a .packages list) gives the
 #                                               Depends and runs --help under qemu-user
-# Options: --out DIR (default out/deb), --bindir DIR (kioskd and kioskctl; or BINDIR=),
+# Options: --out DIR (default out/deb), --bindir DIR (kioskd; or BINDIR=),
 #          --sysroot DIR (or SYSROOT=), --suite NAME (the sysroot's Debian release, default trixie),
 #          --no-build.
 # Version: the file VERSION (upstream) plus the Debian revision below.
-# The package: /usr/bin/kioskd, /usr/bin/kioskctl, the unit in /usr/lib/systemd/system, the user
-# through sysusers.d, the backlight udev rule, /etc/kioskd (conffiles), man pages from --help,
-# docs; Depends computed from the binaries' NEEDED libraries. Writes the .deb's path to OUT/READY.
+# The package: /usr/bin/kioskd, /usr/bin/kioskctl (a link to it: kioskd called kioskctl is
+# kioskctl, so the static Swift runtime, Foundation and ICU are shipped once), the unit in
+# /usr/lib/systemd/system, the user through sysusers.d, the backlight udev rule, /etc/kioskd
+# (conffiles), man pages from --help, docs; Depends computed from the binary's NEEDED libraries.
+# Writes the .deb's path to OUT/READY, and the kioskd-dbgsym .ddeb's (the debug information) to
+# OUT/DBGSYM.ARCH.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export PATH=/opt/swift/usr/bin:$PATH
@@ -67,26 +71,23 @@ if [ "$arch" = arm64 ] && [ -z "$bindir" ] && [ -f .build-arm64/READY ]; then
     built_from=$(sed -n 's/^commit=//p' .build-arm64/READY | cut -c1-7)
 fi
 if [ -z "$bindir" ]; then
-    [ "$foreign" = 1 ] && fail "--arch $arch needs --bindir (the aarch64 kioskd and kioskctl) or .build-arm64/READY"
-    # kioskd and kioskctl link the Swift runtime statically in release builds (Package.swift);
-    # the release build the benchmark and the process tests use.
+    [ "$foreign" = 1 ] && fail "--arch $arch needs --bindir (the aarch64 kioskd) or .build-arm64/READY"
+    # kioskd links the Swift runtime statically in release builds (Package.swift); the release
+    # build the benchmark and the process tests use, with the same ICU data (scripts/test.sh).
     if [ "$build" = 1 ]; then
-        nice -n 5 swift build -c release --scratch-path .build-bench --product kioskd
-        nice -n 5 swift build -c release --scratch-path .build-bench --product kioskctl
+        # shellcheck disable=SC2046 # the options icu-data.py prints, one word each
+        nice -n 5 swift build -c release --scratch-path .build-bench --product kioskd $(python3 scripts/icu-data.py)
     fi
     kioskd_bin=.build-bench/release/kioskd
-    kioskctl_bin=.build-bench/release/kioskctl
 else
     kioskd_bin=$bindir/kioskd
-    kioskctl_bin=$bindir/kioskctl
 fi
-for b in "$kioskd_bin" "$kioskctl_bin"; do
-    [ -x "$b" ] || fail "no executable $b"
-    readelf -h "$b" | grep -q "Machine:.*$machine" || fail "$b is not a $arch ($machine) binary"
-    if readelf -d "$b" | grep -q 'NEEDED.*libswift'; then
-        fail "$b loads the Swift runtime as a shared library ($(readelf -d "$b" | grep -o 'libswift[^]]*' | tr '\n' ' ')); build it with --static-swift-stdlib"
-    fi
-done
+b=$kioskd_bin
+[ -x "$b" ] || fail "no executable $b"
+readelf -h "$b" | grep -q "Machine:.*$machine" || fail "$b is not a $arch ($machine) binary"
+if readelf -d "$b" | grep -q 'NEEDED.*libswift'; then
+    fail "$b loads the Swift runtime as a shared library ($(readelf -d "$b" | grep -o 'libswift[^]]*' | tr '\n' ' ')); build it with --static-swift-stdlib"
+fi
 if [ "$foreign" = 1 ]; then
     { [ -n "$sysroot" ] && [ -d "$sysroot" ]; } || fail "--arch $arch needs --sysroot (an arm64 Debian root)"
     command -v "$qemu" >/dev/null || fail "$qemu is missing (apt package qemu-user-static)"
@@ -104,13 +105,11 @@ install -d "$root/usr/bin" "$root/usr/lib/systemd/system" "$root/usr/lib/sysuser
     "$root/usr/share/man/man1" "$root/usr/share/man/man8"
 if [ "$arch" = arm64 ]; then strip=llvm-objcopy; else strip=objcopy; fi
 # As dh_strip does for executables: no symbol tables, no .comment (the build id stays).
-for b in kioskd kioskctl; do
-    src=$kioskd_bin; [ "$b" = kioskctl ] && src=$kioskctl_bin
-    "$strip" --strip-all --remove-section=.comment "$src" "$root/usr/bin/$b"
-    # SwiftPM's RUNPATH $ORIGIN: nothing is loaded from /usr/bin.
-    chrpath -d "$root/usr/bin/$b" >/dev/null
-    chmod 0755 "$root/usr/bin/$b"
-done
+"$strip" --strip-all --remove-section=.comment "$kioskd_bin" "$root/usr/bin/kioskd"
+# SwiftPM's RUNPATH $ORIGIN: nothing is loaded from /usr/bin.
+chrpath -d "$root/usr/bin/kioskd" >/dev/null
+chmod 0755 "$root/usr/bin/kioskd"
+ln -s kioskd "$root/usr/bin/kioskctl"
 sed 's|/usr/local/bin/kioskd|/usr/bin/kioskd|g; s|/usr/local/share/doc|/usr/share/doc|g' systemd/kioskd.service \
     > "$root/usr/lib/systemd/system/kioskd.service"
 grep -q /usr/local "$root/usr/lib/systemd/system/kioskd.service" && fail "the unit still names /usr/local"
@@ -184,12 +183,12 @@ if [ "$foreign" = 0 ]; then
     sd=$work/shlibdeps
     mkdir -p "$sd/debian"
     printf 'Source: kioskd\n\nPackage: kioskd\nArchitecture: any\n' > "$sd/debian/control"
-    shlibs=$(cd "$sd" && dpkg-shlibdeps -O "$root/usr/bin/kioskd" "$root/usr/bin/kioskctl" 2>"$work/shlibdeps.log" \
+    shlibs=$(cd "$sd" && dpkg-shlibdeps -O "$root/usr/bin/kioskd" 2>"$work/shlibdeps.log" \
         | sed -n 's/^shlibs:Depends=//p') || { cat "$work/shlibdeps.log" >&2; fail "dpkg-shlibdeps failed"; }
 elif [ -d "$sysroot/var/lib/dpkg/info" ] && ls "$sysroot"/var/lib/dpkg/info/*.list >/dev/null 2>&1; then
     # The sysroot's dpkg database: the package owning each library, its symbols or shlibs.
     shlibs=$(python3 scripts/deb-shlibs.py --root "$sysroot" --arch "$arch" --triplet "$triplet" \
-        "$root/usr/bin/kioskd" "$root/usr/bin/kioskctl") || fail "no dependency for a library (scripts/deb-shlibs.py)"
+        "$root/usr/bin/kioskd") || fail "no dependency for a library (scripts/deb-shlibs.py)"
 else
     # A sysroot of extracted packages (scripts/arm64/toolchain.sh) has no dpkg database, but lists
     # them in .packages: the same versions of its library packages are fetched (once, into
@@ -197,7 +196,7 @@ else
     [ -f "$sysroot/.packages" ] || fail "$sysroot has neither a dpkg database nor a .packages list"
     fetch_debs "$sysroot/.packages" "$out/cache-$arch"
     shlibs=$(python3 scripts/deb-shlibs.py --debs "$out/cache-$arch/debs" --arch "$arch" --triplet "$triplet" \
-        "$root/usr/bin/kioskd" "$root/usr/bin/kioskctl") || fail "no dependency for a library (scripts/deb-shlibs.py)"
+        "$root/usr/bin/kioskd") || fail "no dependency for a library (scripts/deb-shlibs.py)"
 fi
 [ -n "$shlibs" ] || fail "no shared-library dependencies found"
 # DejaVu Sans is the built-in themes' font; systemd-sysusers creates the user.
@@ -243,4 +242,36 @@ deb=$out/kioskd_${version}_$arch.deb
 dpkg-deb --root-owner-group -Zxz --build "$root" "$deb" >/dev/null
 echo "$deb" > "$out/READY.$arch"
 cat "$out"/READY.* > "$out/READY"
-echo "package.sh: $deb ($(du -h "$deb" | cut -f1)); Depends: $depends"
+
+# --- kioskd-dbgsym: the debug information stripped above, as dh_strip keeps it (a .ddeb, found by
+# build id: /usr/lib/debug/.build-id/XX/REST.debug, sections compressed). Named in OUT/DBGSYM.ARCH,
+# not in READY (the apt repository serves the packages a board installs).
+build_id=$(readelf -n "$root/usr/bin/kioskd" | sed -n 's/^ *Build ID: *//p')
+[ -n "$build_id" ] || fail "kioskd has no build id"
+dbg=$work/dbgsym
+debug_file=$dbg/usr/lib/debug/.build-id/${build_id:0:2}/${build_id:2}.debug
+install -d "$dbg/DEBIAN" "$(dirname "$debug_file")" "$dbg/usr/share/doc"
+"$strip" --only-keep-debug --compress-debug-sections=zlib "$kioskd_bin" "$debug_file"
+chmod 0644 "$debug_file"
+ln -s kioskd "$dbg/usr/share/doc/kioskd-dbgsym"
+cat > "$dbg/DEBIAN/control" <<CONTROL
+Package: kioskd-dbgsym
+Source: kioskd
+Version: $version
+Architecture: $arch
+Maintainer: $maintainer
+Installed-Size: $(du -sk --exclude=DEBIAN "$dbg" | cut -f1)
+Depends: kioskd (= $version)
+Section: debug
+Priority: optional
+Auto-Built-Package: debug-symbols
+Build-Ids: $build_id
+Description: debug symbols for kioskd
+CONTROL
+chmod 0644 "$dbg/DEBIAN/control"
+find "$dbg" -type d -exec chmod 0755 {} +
+find "$dbg" -exec touch -h -d "@$SOURCE_DATE_EPOCH" {} +
+ddeb=$out/kioskd-dbgsym_${version}_$arch.ddeb
+dpkg-deb --root-owner-group -Zxz --build "$dbg" "$ddeb" >/dev/null
+echo "$ddeb" > "$out/DBGSYM.$arch"
+echo "package.sh: $deb ($(du -h "$deb" | cut -f1), $installed_size KB installed), $ddeb ($(du -h "$ddeb" | cut -f1)); Depends: $depends"

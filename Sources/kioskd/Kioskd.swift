@@ -4,6 +4,7 @@ import KioskConfig
 import KioskCore
 import KioskDaemon
 import KioskState
+import KioskctlCommand
 import Logging
 
 /// `kioskd`: the kiosk display daemon.
@@ -62,6 +63,10 @@ struct Kioskd: AsyncParsableCommand {
     /// through `dispatch_main`, whose `pthread_exit` unwinds the thread's stack and so pages in
     /// about 1 MB of the executable's unwind tables (.eh_frame) at every start, for nothing.
     static func main() {
+        // Called kioskctl (the package's /usr/bin/kioskctl is a link to kioskd): that tool.
+        if CommandLine.arguments.first?.split(separator: "/").last == "kioskctl" {
+            Kioskctl.main(Array(CommandLine.arguments.dropFirst()))
+        }
         DaemonRunner.runConcurrencyOnLoopThread()
         let finished = DispatchSemaphore(value: 0)
         // Detached: a task made here would inherit the main actor, whose queue nothing drains

@@ -92,9 +92,12 @@ struct Connection: ParsableArguments {
     }
 }
 
-@main
-struct Kioskctl: ParsableCommand {
-    static let configuration = CommandConfiguration(
+/// `kioskctl`: its own executable, and kioskd's when called by that name (the package's
+/// /usr/bin/kioskctl is a link to kioskd: one copy of the static Swift runtime, not two).
+public struct Kioskctl: ParsableCommand {
+    public init() {}
+
+    public static let configuration = CommandConfiguration(
         commandName: "kioskctl",
         abstract: "Controls a running kioskd through its control socket.",
         discussion: """

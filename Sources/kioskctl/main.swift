@@ -1,0 +1,3 @@
+import KioskctlCommand
+
+Kioskctl.main()
