@@ -27,14 +27,15 @@ final class HADiscoveryClockTests: XCTestCase {
             XCTAssertEqual(b["command_topic"] as? String, "kioskd/hall/clock/board/set")
             XCTAssertEqual(b["payload_press"] as? String, payload)
         }
-        XCTAssertEqual(c["clock_board_start"]?["default_entity_id"] as? String, "button.kioskd_hall_clock_board_start")
-        XCTAssertEqual(c["clock_board_remaining"]?["platform"] as? String, "sensor")
-        XCTAssertEqual(c["clock_board_remaining"]?["state_topic"] as? String, "kioskd/hall/clock/board/remaining")
-        XCTAssertEqual(c["clock_board_running"]?["platform"] as? String, "binary_sensor")
-        XCTAssertEqual(c["clock_board_running"]?["state_topic"] as? String, "kioskd/hall/clock/board/running")
-        XCTAssertEqual(c["clock_board_running"]?["payload_on"] as? String, "ON")
-        XCTAssertEqual(c["clock_board_period"]?["state_topic"] as? String, "kioskd/hall/clock/board/period")
-        XCTAssertEqual(c["clock_board_period"]?["name"] as? String, "Clock period")
+        let fields: [(String, String, String)] = [
+            ("start", "default_entity_id", "button.kioskd_hall_clock_board_start"),
+            ("remaining", "platform", "sensor"), ("remaining", "state_topic", "kioskd/hall/clock/board/remaining"),
+            ("running", "platform", "binary_sensor"), ("running", "state_topic", "kioskd/hall/clock/board/running"),
+            ("running", "payload_on", "ON"), ("period", "state_topic", "kioskd/hall/clock/board/period"), ("period", "name", "Clock period"),
+        ]
+        for (key, field, value) in fields {
+            XCTAssertEqual(c["clock_board_\(key)"]?[field] as? String, value, "clock_board_\(key).\(field)")
+        }
         // Two clock scenes: names tell them apart, unique ids stay unique.
         let two = try components(["board", "court 2"])
         XCTAssertEqual(two["clock_board_period"]?["name"] as? String, "Clock board period")
