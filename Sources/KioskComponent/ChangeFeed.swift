@@ -28,6 +28,29 @@ public struct KioskState: Sendable, Equatable, Codable {
         public var modes: [String]
         public init(scene: String, mode: String, modes: [String]) { (self.scene, self.mode, self.modes) = (scene, mode, modes) }
     }
+    /// A counter scene's game clock as kept (docs/scoreboard.md): "running since T with R left"
+    /// or "stopped with R left", so it changes at a command or when time runs out, never every
+    /// frame; an observer computes the time left at its own instant (`remainingMs(atMonotonicNs:)`).
+    public struct GameClock: Sendable, Equatable, Codable {
+        public var scene: String
+        /// The clock `running` speaks of (the game clock; a sport without one: the shot clock):
+        /// its time left at `sinceMonotonicNs` when running, its time left when stopped.
+        public var remainingMs: Int
+        /// The monotonic instant it runs since (nil: stopped).
+        public var sinceMonotonicNs: Int64?
+        public var period: Int
+        public var periods: Int
+        public init(scene: String, remainingMs: Int, sinceMonotonicNs: Int64?, period: Int, periods: Int) {
+            (self.scene, self.remainingMs, self.sinceMonotonicNs, self.period, self.periods) = (scene, remainingMs, sinceMonotonicNs, period, periods)
+        }
+        public var running: Bool { sinceMonotonicNs != nil }
+        /// The time left at the monotonic instant `ns`, in milliseconds (rounded up, never below 0).
+        public func remainingMs(atMonotonicNs ns: Int64) -> Int {
+            guard let since = sinceMonotonicNs else { return remainingMs }
+            let left = max(0, Int64(remainingMs) * 1_000_000 - (ns - since))
+            return Int((left + 999_999) / 1_000_000)
+        }
+    }
     public var scene: String
     public var sceneKind: String
     public var scenes: [String]
@@ -39,7 +62,9 @@ public struct KioskState: Sendable, Equatable, Codable {
     public var timeSynced: Bool
     public var counters: [Counter]
     public var paintings: [Painting]
+    /// The clock scenes' colour modes (`clocks`) and the counter scenes' game clocks (`gameClocks`).
     public var clocks: [Clock]
+    public var gameClocks: [GameClock] = []
     /// A fleet problem the kiosk shows (e.g. another primary in the group); absent when none.
     public var fleetWarning: String? = nil
     /// One output of several: its name (`--output NAME`), the scene on screen there, the scenes

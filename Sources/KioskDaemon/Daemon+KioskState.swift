@@ -28,6 +28,17 @@ extension Daemon {
                               .init(name: $0.name, scene: $0.manager.current.name, scenes: $0.manager.scenes.map(\.name), blanked: $0.display.isBlanked)
                           } : nil)
         state.screens = screenStates()
+        let now = manager.time.now()
+        state.gameClocks = clockScenes.compactMap { scene in
+            scene.gameClock(at: now).map { c in
+                let run = c.rules.showsGameClock ? c.game : (c.shot ?? c.game)
+                switch run {
+                case .stopped(let r): return .init(scene: scene.name, remainingMs: r, sinceMonotonicNs: nil, period: c.period, periods: c.rules.periods)
+                case .running(let since, let r):
+                    return .init(scene: scene.name, remainingMs: r, sinceMonotonicNs: since.monotonicNs, period: c.period, periods: c.rules.periods)
+                }
+            }
+        }
         return state
     }
 }

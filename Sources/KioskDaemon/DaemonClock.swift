@@ -34,6 +34,7 @@ extension Daemon {
     /// (muted, without `[audio]` or without a device: nothing is played), then `onClockEvent`.
     func clockReachedZero(_ e: GameClockEvent) {
         soundHorn(requestedNs: e.frameNs)
+        changes.noteChange() // the clock stopped at zero: observers see it stopped
         onClockEvent?(e)
     }
 

@@ -16,6 +16,12 @@ public struct KioskTopics: Sendable, Equatable {
     /// `kioskd/ID/output/LEVEL`: one output of several, its name made one safe topic level
     /// (`outputLevel`).
     public func output(_ name: String) -> String { "\(base)/output/\(Self.outputLevel(name))" }
+    /// `kioskd/ID/clock/LEVEL`: a counter scene's game clock, its scene's name made one safe
+    /// topic level (`outputLevel`); `…/set` takes `ClockIntent`'s words, `…/remaining`,
+    /// `…/running` and `…/period` are its retained state.
+    public func clock(_ scene: String) -> String { "\(base)/clock/\(Self.outputLevel(scene))" }
+    /// `kioskd/ID/clock/+/set`: game clock commands.
+    public var clockFilter: String { "\(base)/clock/+/set" }
     /// `kioskd/ID/+/set`: scene, theme and blank commands.
     public var setFilter: String { "\(base)/+/set" }
     /// `kioskd/ID/counter/+/+`: counter commands (set, inc, dec, reset).
@@ -43,7 +49,8 @@ public struct KioskTopics: Sendable, Equatable {
 /// `button`s (+1, −1, reset), a `switch` for the blanked panel and diagnostic `sensor`s read from
 /// the status JSON; with several outputs also a scene `select` and a blanked `switch` per output
 /// (the first two address the first output), and a "screen showing" `binary_sensor` per output
-/// (every output, also one alone: `screens`). Pure: the same input gives the same bytes (keys sorted).
+/// (every output, also one alone: `screens`), and per game clock buttons, sensors and a
+/// "running" `binary_sensor` (`clockComponents`). Pure: the same input gives the same bytes (keys sorted).
 public struct HADiscovery: Sendable, Equatable {
     public struct Counter: Sendable, Equatable {
         public var name: String
@@ -71,11 +78,13 @@ public struct HADiscovery: Sendable, Equatable {
     public var outputs: [Output]
     /// Every output's name, for its "screen showing" sensor (`kioskd/ID/output/NAME/showing`).
     public var screens: [String]
+    /// The counter scenes with a game clock (`clockComponents`).
+    public var clocks: [String]
 
     public init(id: String, prefix: String, scenes: [String], themes: [String], counters: [Counter], outputs: [Output] = [],
-                screens: [String] = []) {
+                screens: [String] = [], clocks: [String] = []) {
         self.id = id; self.prefix = prefix; self.scenes = scenes; self.themes = themes; self.counters = counters; self.outputs = outputs
-        self.screens = screens
+        self.screens = screens; self.clocks = clocks
     }
 
     /// `kioskd_ID` with every character outside `[A-Za-z0-9_-]` replaced (Home Assistant's rule
@@ -187,6 +196,10 @@ public struct HADiscovery: Sendable, Equatable {
                     "command_topic": "\(topic)/\(op)", "payload_press": "PRESS",
                 ] as [String: Any]
             }
+        }
+        for (key, value) in clockComponents(uid: uid) {
+            components[key] = value.component
+            entitySuffix[key] = value.entity
         }
         let sensors: [(String, String, String, [String: Any])] = [
             ("fps", "Frames per second", "{{ value_json.fps }}", ["unit_of_measurement": "fps", "state_class": "measurement"]),

@@ -16,7 +16,10 @@ extension MQTTBridge {
     /// names) `output/LEVEL/scene/set` and `output/LEVEL/blank/set` (LEVEL:
     /// `KioskTopics.outputLevel` of a name). nil: not a command topic.
     /// The payload is read (converted to text) only for the topics that use it (`…/set`).
-    public static func command(levels: [String], payload: @autoclosure () -> String, outputs: [String] = []) -> Result<ControlCommand?, CommandError> {
+    /// `clock/LEVEL/set` takes the words of `kioskctl clock` (`clockCommand`); `clocks` names the
+    /// scenes with a game clock.
+    public static func command(levels: [String], payload: @autoclosure () -> String, outputs: [String] = [],
+                               clocks: [String] = []) -> Result<ControlCommand?, CommandError> {
         var converted: String?
         var text: String {
             if let c = converted { return c }
@@ -39,6 +42,8 @@ extension MQTTBridge {
                 return .failure(CommandError(message: "\(topic): no output '\(levels[1].prefix(64))'; " + (known.isEmpty ? "this kiosk has one output (use \(levels[2])/set)" : "outputs: \(known)")))
             }
             return levels[2] == "scene" ? .success(.scene(name: text, output: output)) : blank(text, output: output, topic: topic)
+        case 3 where levels[0] == "clock" && levels[2] == "set":
+            return clockCommand(level: levels[1], text: text, clocks: clocks)
         case 3 where levels[0] == "counter":
             let name = levels[1]
             switch levels[2] {

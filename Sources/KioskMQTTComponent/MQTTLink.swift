@@ -36,6 +36,10 @@ extension MQTTBridge {
         /// The themes Home Assistant's discovery offers: the theme files, and every theme shown.
         private var themes: [String] = []
         private var loggedRetainedCommand = false
+        /// The game clocks as last kept (their topics are computed from these) and the timer
+        /// that publishes a running one's time left when its whole second changes.
+        private var gameClocks: [KioskState.GameClock] = []
+        private var clockTimer: TimerID?
         private var shuttingDown = false
 
         init(client: MQTTClient, loop: any KioskLoop, topics: KioskTopics, logger: Logger, shared: Shared,
@@ -66,6 +70,7 @@ extension MQTTBridge {
             }
             client.subscribe(topics.setFilter) { [unowned self] m in self.received(m) }
             client.subscribe(topics.counterFilter) { [unowned self] m in self.received(m) }
+            client.subscribe(topics.clockFilter) { [unowned self] m in self.received(m) }
             if !outputs.isEmpty { client.subscribe(topics.outputFilter) { [unowned self] m in self.received(m) } }
             client.subscribe("\(client.config.discoveryPrefix)/status") { [unowned self] m in
                 guard m.text == "online", self.client.state == .connected else { return }
@@ -95,9 +100,32 @@ extension MQTTBridge {
                 published[topic] = payload
                 send(topic, payload, retain: true)
             }
+            if let state = p.state {
+                gameClocks = state.gameClocks
+                publishClocks()
+            }
             if let s = p.status.flatMap(Self.statusJSON) {
                 published[topics.status] = s
                 send(topics.status, s, retain: true)
+            }
+        }
+
+        /// Each game clock's topics that changed, now; then a timer for the next whole second a
+        /// running clock's time left changes at (at most one publication a second per clock).
+        private func publishClocks() {
+            if let t = clockTimer { loop.cancel(t); clockTimer = nil }
+            guard client.state == .connected, !shuttingDown else { return }
+            let now = loop.now(.monotonic)
+            for c in gameClocks {
+                for (topic, payload) in c.publications(topics, atMonotonicNs: now) where published[topic] != payload {
+                    published[topic] = payload
+                    send(topic, payload, retain: true)
+                }
+            }
+            guard let next = gameClocks.compactMap({ $0.nextChangeNs(after: now) }).min() else { return }
+            clockTimer = try? loop.schedule(at: next, clock: .monotonic) { [weak self] _ in
+                self?.clockTimer = nil
+                self?.publishClocks()
             }
         }
 
@@ -108,7 +136,7 @@ extension MQTTBridge {
             let discovery = HADiscovery(id: config.id, prefix: config.discoveryPrefix, scenes: state.scenes, themes: themes,
                                         counters: state.counters.map { .init(name: $0.name, label: $0.label, minimum: $0.minimum, maximum: $0.maximum) },
                                         outputs: (state.outputs ?? []).map { .init(name: $0.name, scenes: $0.scenes) },
-                                        screens: (state.screens ?? []).map(\.name))
+                                        screens: (state.screens ?? []).map(\.name), clocks: state.gameClocks.map(\.scene))
             var r: [(topic: String, payload: [UInt8])] = [(discovery.topic, discovery.json())]
             r.append((topics.scene, Array(state.scene.utf8)))
             r.append((topics.theme, Array(state.theme.utf8)))
@@ -167,7 +195,7 @@ extension MQTTBridge {
                 return
             }
             let levels = m.topic.dropFirst(topics.base.count + 1).split(separator: "/", omittingEmptySubsequences: false).map(String.init)
-            switch MQTTBridge.command(levels: levels, payload: m.text, outputs: outputs) {
+            switch MQTTBridge.command(levels: levels, payload: m.text, outputs: outputs, clocks: gameClocks.map(\.scene)) {
             case .failure(let e):
                 publishError(e.message)
             case .success(.none):

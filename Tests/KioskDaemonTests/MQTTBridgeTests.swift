@@ -39,7 +39,7 @@ struct MQTTBridgeTests {
     /// A kiosk on the broker; `outputs`: `[[output]]` tables (one headless display each) in
     /// place of the one 160x90 display.
     func rig(port: Int? = nil, startBroker: Bool = true, broker given: MQTTTestBroker? = nil, digits: Int = 2,
-             state: StateStore = MemoryStateStore(durability: .volatile), outputs: String = "",
+             state: StateStore = MemoryStateStore(durability: .volatile), outputs: String = "", extra: String = "",
              tune: (inout MQTTConfig) -> Void = { _ in }) throws -> Rig {
         let broker = try given ?? MQTTTestBroker()
         if startBroker && given == nil { try broker.start() }
@@ -62,6 +62,7 @@ struct MQTTBridgeTests {
         [mqtt]
         broker = "mqtt://127.0.0.1:\(port ?? broker.port)"
         id = "k1"
+        \(extra)
         """, dir)
         var config = try DaemonConfig.load(path: path, environment: [:])
         var m = try #require(config.mqtt)
