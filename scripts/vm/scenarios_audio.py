@@ -11,7 +11,10 @@ starts copying the played samples at the jiffy the playback started: the instant
 of the stream's start within one jiffy (it may read up to 4 ms before the real start, hence the
 lower bound of −5 ms).
 `mute = true` must give silence, and a device that does not exist an unavailable horn while the
-clock keeps drawing."""
+clock keeps drawing.
+kioskd-horn-clock: the horn sounded by a game clock running out, measured from the instant of the
+frame that shows 0.0 (kioskd's "game clock reached zero" log line: frame_ns and zero_ns, on the
+same CLOCK_MONOTONIC), silent when muted and after a restart once the period has ended."""
 
 import json
 import re
