@@ -32,8 +32,17 @@ extension Daemon {
 
     /// A period or the shot clock reached 0.0 on the frame `e.frameNs` shows it: the horn sounds
     /// (muted, without `[audio]` or without a device: nothing is played), then `onClockEvent`.
+    /// One info line names both instants on CLOCK_MONOTONIC (`zero_ns`: when the clock reached
+    /// zero; `frame_ns`: the frame showing 0.0, the horn's requested instant).
     func clockReachedZero(_ e: GameClockEvent) {
         soundHorn(requestedNs: e.frameNs)
+        let what: String
+        switch e.event.kind {
+        case .periodEnded(let period): what = "period \(period) ended"
+        case .shotClockExpired: what = "shot clock expired"
+        }
+        logger.info("game clock reached zero", metadata: ["scene": "\(e.scene)", "event": "\(what)",
+                                                          "zero_ns": "\(e.event.monotonicNs)", "frame_ns": "\(e.frameNs)"])
         changes.noteChange() // the clock stopped at zero: observers see it stopped
         onClockEvent?(e)
     }

@@ -3,6 +3,7 @@ import KioskControl
 import KioskCore
 @testable import KioskDaemon
 import KioskDaemonTesting
+import KioskScenes
 import KioskTestTraits
 import Testing
 
@@ -29,6 +30,20 @@ import Testing
         #expect(audio.available && !audio.muted && audio.horn == "builtin" && audio.device == "null")
         let last = try #require(audio.lastHorn)
         #expect(last.requestedNs == r.jsonObject?["requested_ns"] as? Int64 && last.writeLatencyMs < 50, "\(last)")
+    }
+
+    /// The clock's hook: the horn is requested for the instant of the frame that shows 0.0 (not
+    /// the instant the clock reached zero, nor when the hook ran); the VM scenario
+    /// `kioskd-horn-clock` measures the sound against that instant.
+    @Test func aClockAtZeroSoundsTheHornForTheFramesInstant() throws {
+        let d = try daemon("[audio]\ndevice = \"null\"\nhorn_seconds = 0.2\n")
+        defer { d.shutdown() }
+        let frame = nowNanos(.monotonic) - 3_000_000
+        d.clockReachedZero(GameClockEvent(scene: "board", event: .init(.periodEnded(period: 1), monotonicNs: frame - 2_000_000), frameNs: frame))
+        let deadline = nowNanos(.monotonic) + 5_000_000_000
+        while d.status().audio?.lastHorn == nil && nowNanos(.monotonic) < deadline { usleep(5000) }
+        let last = try #require(d.status().audio?.lastHorn)
+        #expect(last.requestedNs == frame, "\(last)")
     }
 
     @Test func mutedIsAnsweredMuted() throws {

@@ -440,8 +440,9 @@ extension MQTTBridgeTests {
         #expect(r.bridge.commandsInPipelinePeak == bound)
         #expect(r.counter() == 0, "nothing is shown before it is committed")
         store.open()
-        #expect(try pump(r.loop, seconds: 60) { r.counter() == n }, "applied \(r.counter()) of \(n)")
-        #expect(r.bridge.commandsInPipeline == 0)
+        // Shown first (the batch's values), then its commands answered and released.
+        #expect(try pump(r.loop, seconds: 60) { r.counter() == n && r.bridge.commandsInPipeline == 0 },
+                "applied \(r.counter()) of \(n), \(r.bridge.commandsInPipeline) still waiting")
         #expect(!r.bridge.clientView.snapshot.readingPaused)
         #expect(store.inner.load("counter.score.HOME") == String(n))
         r.daemon.pipeline.stop()

@@ -9,4 +9,10 @@ struct AudioVMTests {
     @Test func hornOnTheLoopbackCard() throws {
         try VMScenario.check("kioskd-horn", needsKioskd: true)
     }
+
+    /// A 3 s game clock running out: the horn's tones begin ≤ 50 ms after the frame that shows
+    /// 0.0; `mute = true` is silent; a restart after the period ended sounds nothing.
+    @Test func hornWhenTheClockRunsOut() throws {
+        try VMScenario.check("kioskd-horn-clock", needsKioskd: true)
+    }
 }

@@ -11,9 +11,13 @@ starts copying the played samples at the jiffy the playback started: the instant
 of the stream's start within one jiffy (it may read up to 4 ms before the real start, hence the
 lower bound of −5 ms).
 `mute = true` must give silence, and a device that does not exist an unavailable horn while the
-clock keeps drawing."""
+clock keeps drawing.
+kioskd-horn-clock: the horn sounded by a game clock running out, measured from the instant of the
+frame that shows 0.0 (kioskd's "game clock reached zero" log line: frame_ns and zero_ns, on the
+same CLOCK_MONOTONIC), silent when muted and after a restart once the period has ended."""
 
 import json
+import re
 
 from vmharness import Session, scenario
 
@@ -30,17 +34,38 @@ def load(payload: str):
         return None
 
 
-@scenario("kioskd-horn", display="none", timeout=420, guest="kioskd-horn.sh")
-def kioskd_horn(s: Session) -> None:
-    """kioskctl horn on snd-aloop: the tones measured, its length, ≤ 50 ms from the request to the first sound; mute is silent; no device leaves the horn unavailable."""
+def started(s: Session) -> bool:
+    """snd-aloop's card is up and kioskd started on it (the guest's aloop and kioskd-up markers)."""
     aloop = s.wait_marker("aloop", 120)
     s.result("aloop", aloop)
     s.expect(aloop.startswith("ok") and "Loopback" in aloop, f"snd-aloop's Loopback card is up ({aloop})")
     if not aloop.startswith("ok"):
-        return
+        return False
     up = s.wait_marker("kioskd-up", 120)
     s.expect(up != "failed", "kioskd started with [audio] device = \"hw:Loopback,0,0\"")
-    if up == "failed":
+    return up != "failed"
+
+
+def check_horn_heard(s: Session, capture: dict, what: str = "") -> None:
+    """The recording holds the built-in horn: its two tones, its length, its level."""
+    peaks = capture.get("peaks_hz") or []
+    s.expect(len(peaks) == 2 and all(abs(p - t) <= 4 for p, t in zip(sorted(peaks), TONES)),
+             f"{what}the recording's two strongest frequencies are the horn's {TONES} Hz ({peaks})")
+    length = capture.get("sound_seconds") or 0
+    s.expect(abs(length - HORN_SECONDS) <= 0.05, f"{what}the horn lasted {length:.3f} s (horn_seconds = {HORN_SECONDS}, ± 50 ms)")
+    peak = capture.get("peak") or 0
+    s.expect(abs(peak - PEAK) <= 0.05 * PEAK, f"{what}its level follows volume = 80: peak {peak} (≈ {PEAK:.0f})")
+
+
+def silent(capture: dict) -> bool:
+    """A recording that ran and heard nothing."""
+    return capture.get("frames", 0) > 0 and capture.get("peak", 99999) < 100 and capture.get("onset_ns") is None
+
+
+@scenario("kioskd-horn", display="none", timeout=420, guest="kioskd-horn.sh")
+def kioskd_horn(s: Session) -> None:
+    """kioskctl horn on snd-aloop: the tones measured, its length, ≤ 50 ms from the request to the first sound; mute is silent; no device leaves the horn unavailable."""
+    if not started(s):
         return
     ready = load(s.wait_marker("ready-status", 60)) or {}
     audio = ready.get("audio") or {}
@@ -65,13 +90,7 @@ def kioskd_horn(s: Session) -> None:
         delay_ms = (onset - requested) / 1e6
         s.result("request_to_first_sound_ms", round(delay_ms, 2))
         s.expect(-5 <= delay_ms <= 50, f"the first loud sample came {delay_ms:.1f} ms after the request (≤ 50 ms)")
-    peaks = capture.get("peaks_hz") or []
-    s.expect(len(peaks) == 2 and all(abs(p - t) <= 4 for p, t in zip(sorted(peaks), TONES)),
-             f"the recording's two strongest frequencies are the horn's {TONES} Hz ({peaks})")
-    length = capture.get("sound_seconds") or 0
-    s.expect(abs(length - HORN_SECONDS) <= 0.05, f"the horn lasted {length:.3f} s (horn_seconds = {HORN_SECONDS}, ± 50 ms)")
-    peak = capture.get("peak") or 0
-    s.expect(abs(peak - PEAK) <= 0.05 * PEAK, f"its level follows volume = 80: peak {peak} (≈ {PEAK:.0f})")
+    check_horn_heard(s, capture)
     s.expect(last.get("write_latency_ms") is not None and last["write_latency_ms"] < 50,
              f"status reports the request → first write time ({last})")
     s.expect(last.get("underruns") == 0, f"the device never ran dry while the horn played ({last})")
@@ -83,7 +102,7 @@ def kioskd_horn(s: Session) -> None:
     s.result("muted_answer", muted)
     s.result("muted_capture", mcap)
     s.expect(muted.get("result") == "muted", f"kioskctl horn while muted answers \"muted\" ({muted})")
-    s.expect(mcap.get("frames", 0) > 0 and mcap.get("peak", 99999) < 100 and mcap.get("onset_ns") is None,
+    s.expect(silent(mcap),
              f"with mute = true the recording is silent (peak {mcap.get('peak')})")
 
     s.wait_marker("reload-nodevice", 60)
@@ -102,4 +121,74 @@ def kioskd_horn(s: Session) -> None:
     log = s.wait_marker("horn-log", 30)
     s.result("horn_log", log)
     s.expect("horn is unavailable" in log, f"kioskd logged one warning for the missing device ({log})")
+    s.expect(s.wait_marker("kioskd-exit", 30) == "0", "kioskd exits 0 on SIGTERM")
+
+
+ZERO_RE = re.compile(r"frame_ns=(\d+).*?zero_ns=(\d+)")
+
+
+@scenario("kioskd-horn-clock", display="none", timeout=600, guest="kioskd-horn-clock.sh")
+def kioskd_horn_clock(s: Session) -> None:
+    """A 3 s game clock running out on snd-aloop: the horn's tones begin ≤ 50 ms after the frame that shows 0.0; mute is silent; a restart after the period ended is silent."""
+    if not started(s):
+        return
+    s.result("ready_status", load(s.wait_marker("ready-status", 60)) or {})
+    zeros_seen = 0
+    for name in ("sound", "muted", "again"):
+        if name == "muted":
+            s.wait_marker("reload-true", 60)
+        if name == "again":
+            s.wait_marker("reload-false", 60)
+        start = load(s.wait_marker(f"{name}-start", 90)) or {}
+        capture = load(s.wait_marker(f"{name}-capture", 60)) or {}
+        kept = load(s.wait_marker(f"{name}-kept", 60)) or {}
+        zeros = [tuple(map(int, m.groups())) for m in ZERO_RE.finditer(s.wait_marker(f"{name}-zero", 60))]
+        status = load(s.wait_marker(f"{name}-status", 60)) or {}
+        s.result(f"{name}_capture", capture)
+        s.result(f"{name}_kept", kept)
+        s.expect(start.get("ok") is True, f"{name}: kioskctl clock start ({start})")
+        s.expect(len(zeros) == zeros_seen + 1, f"{name}: the clock ran out once ({len(zeros) - zeros_seen} new 'reached zero' lines)")
+        if len(zeros) != zeros_seen + 1:
+            return
+        zeros_seen += 1
+        frame_ns, zero_ns = zeros[-1]
+        s.result(f"{name}_frame_minus_zero_ms", round((frame_ns - zero_ns) / 1e6, 2))
+        s.expect(frame_ns >= zero_ns, f"{name}: the frame showing 0.0 is not before the clock reached zero")
+        if kept.get("sinceMonotonicNs") is not None:
+            planned = kept["sinceMonotonicNs"] + kept["remainingMs"] * 1_000_000
+            s.result(f"{name}_zero_minus_kept_start_plus_length_ms", round((zero_ns - planned) / 1e6, 3))
+            s.expect(abs(zero_ns - planned) <= 1_000_000,
+                     f"{name}: the clock reached zero at its kept start + {kept['remainingMs']} ms")
+        else:
+            s.expect(False, f"{name}: the kept record has the start instant ({kept})")
+        if name == "muted":
+            s.expect(silent(capture), f"muted: the clock running out made no sound (peak {capture.get('peak')})")
+            continue
+        last = (status.get("audio") or {}).get("last_horn") or {}
+        s.result(f"{name}_last_horn", last)
+        s.expect(last.get("requested_ns") == frame_ns, f"{name}: status's last horn was requested for the frame's instant ({last})")
+        onset = capture.get("onset_ns")
+        s.expect(onset is not None, f"{name}: the recording has the horn ({capture})")
+        s.expect(capture.get("overruns") == 0, f"{name}: the capture lost no samples (overruns: {capture.get('overruns')})")
+        if onset is not None:
+            delay_ms = (onset - frame_ns) / 1e6
+            s.result(f"{name}_onset_minus_frame_ms", round(delay_ms, 2))
+            s.expect(-5 <= delay_ms <= 50, f"{name}: the first loud sample came {delay_ms:.1f} ms after the 0.0 frame (≤ 50 ms)")
+        check_horn_heard(s, capture, f"{name}: ")
+
+    s.expect(s.wait_marker("stop-exit", 30) == "0", "kioskd exits 0 on SIGTERM before the restart")
+    up = s.wait_marker("kioskd-up", 120)
+    s.expect(up != "failed", "kioskd started again")
+    up_ms = int(s.wait_marker("restart-up-ms", 60) or "0")
+    rcap = load(s.wait_marker("restart-capture", 60)) or {}
+    rzero = s.wait_marker("restart-zero", 30)
+    rstatus = load(s.wait_marker("restart-status", 30)) or {}
+    s.result("restart_up_ms", up_ms)
+    s.result("restart_capture", rcap)
+    clocks = rstatus.get("clocks") or [{}]
+    s.result("restart_clocks", clocks)
+    s.expect(up_ms <= 12_000, f"kioskd's first frame came {up_ms} ms into the 15 s recording (≥ 3 s recorded after it)")
+    s.expect(rzero == "", f"after the restart the ended period is not reported again ({rzero!r})")
+    s.expect(silent(rcap), f"after the restart the recording is silent (peak {rcap.get('peak')})")
+    s.expect((clocks[0].get("clock") or {}).get("remaining_ms") == 0, f"the restarted clock shows 0.0 ({clocks})")
     s.expect(s.wait_marker("kioskd-exit", 30) == "0", "kioskd exits 0 on SIGTERM")

@@ -7,14 +7,10 @@
 # unavailable while the clock keeps drawing.
 # shellcheck source=lib/kioskd.sh
 . "$REPO/scripts/vm/guest/lib/kioskd.sh"
+# shellcheck source=lib/aloop.sh
+. "$REPO/scripts/vm/guest/lib/aloop.sh"
 
-# snd-aloop and its dependencies come from the kernel package the harness unpacked.
-kdir="$REPO/vm/work/kernel-$(uname -r)"
-aloop_ready() { grep -q Loopback /proc/asound/cards 2>/dev/null && ls /dev/snd/pcmC*D1c > /dev/null 2>&1; }
-if ! out=$(modprobe -d "$kdir" snd-aloop 2>&1) || ! wait_until 20 aloop_ready; then
-  mark aloop "failed: modprobe snd-aloop: $out $(echo /dev/snd/*)"; exit 1
-fi
-mark aloop "ok $(tr -s ' \n' ' ' < /proc/asound/cards)"
+aloop_load
 
 SCENE='[display]
 backend = "headless"
@@ -39,16 +35,13 @@ print(json.dumps({"audio": s.get("audio"), "frames": s.get("frames")}, sort_keys
 # NAME-answer (kioskctl horn --json, or its error) and NAME-capture (what the recording heard),
 # then NAME-status (status's audio object).
 horn_run() {
-  rm -f /tmp/cap.started
-  "$KIOSK_VMTOOL" audio-capture --device hw:Loopback,1,0 --seconds 6 --started-file /tmp/cap.started > /tmp/cap.out 2>&1 &
-  local cpid=$!
-  if ! wait_for_file /tmp/cap.started 30; then mark "$1-answer" "capture did not start: $(log_tail /tmp/cap.out)"; kill "$cpid"; return; fi
+  if ! capture_start 6; then mark "$1-answer" "capture did not start: $(log_tail /tmp/cap.out)"; return; fi
   sleep 0.5  # a stretch of silence in the recording before the horn
   local answer
   answer=$("$KIOSKCTL" horn --socket /tmp/k.sock --json 2>&1)
-  wait "$cpid"
+  capture_wait
   mark "$1-answer" "$(echo "$answer" | tr '\n' ' ')"
-  mark "$1-capture" "$(sed -n 's/^vmtool: capture //p' /tmp/cap.out | head -n 1)$(grep -v '^vmtool:' /tmp/cap.out | tr '\n' ' ' | cut -c1-300)"
+  mark "$1-capture" "$CAPTURE"
   [ "$1" = sound ] && wait_until 10 has_last_horn
   mark "$1-status" "$(audio_status)"
 }
