@@ -129,7 +129,7 @@ let package = Package(
         // MQTT client on libmosquitto, driven by the epoll EventLoop.
         .target(name: "KioskMQTT", dependencies: ["KioskCore", "KioskPosix", "CMosquitto", "CKioskLinux", "CKioskLazy", .product(name: "Logging", package: "swift-log")]),
         // The fleet: counters shared by a group of kiosks through a transport (the daemon's is MQTT).
-        .target(name: "KioskFleet", dependencies: ["KioskCore", "KioskState", "KioskControl", .product(name: "Logging", package: "swift-log")]),
+        .target(name: "KioskFleet", dependencies: ["KioskComponent", "KioskCore", "KioskState", "KioskControl", .product(name: "Logging", package: "swift-log")]),
         // The config file: TOMLKit's tree with each key's file:line, checked into `DaemonConfig`
         // (the settings types of the modules it configures); themes. No daemon, no hardware opened.
         .target(name: "KioskConfig", dependencies: [
