@@ -129,7 +129,7 @@ let package = Package(
         // MQTT client on libmosquitto, driven by the epoll EventLoop.
         .target(name: "KioskMQTT", dependencies: ["KioskCore", "KioskPosix", "CMosquitto", "CKioskLinux", "CKioskLazy", .product(name: "Logging", package: "swift-log")]),
         // The fleet: counters shared by a group of kiosks through a transport (the daemon's is MQTT).
-        .target(name: "KioskFleet", dependencies: ["KioskCore", "KioskState", "KioskControl", .product(name: "Logging", package: "swift-log")]),
+        .target(name: "KioskFleet", dependencies: ["KioskComponent", "KioskCore", "KioskState", "KioskControl", .product(name: "Logging", package: "swift-log")]),
         // The config file: TOMLKit's tree with each key's file:line, checked into `DaemonConfig`
         // (the settings types of the modules it configures); themes. No daemon, no hardware opened.
         .target(name: "KioskConfig", dependencies: [
@@ -235,7 +235,7 @@ let package = Package(
             .unsafeFlags(["-static-stdlib"], .when(configuration: .release)),
         ]),
         .executableTarget(name: "kioskd-bench", dependencies: [
-            "KioskCore", "KioskPosix", "KioskRender", "KioskScenes", "KioskTesting", "KioskDaemon", "KioskConfig", "CCairo", "KioskWeb", "KioskControl", "KioskState",
+            "KioskCore", "KioskPosix", "KioskRender", "KioskScenes", "KioskTesting", "KioskDaemon", "KioskConfig", "CCairo", "KioskWeb", "KioskControl", "KioskState", "KioskFleet",
             .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
             "KioskMQTT", .product(name: "Logging", package: "swift-log"),
             .product(name: "ArgumentParser", package: "swift-argument-parser"),

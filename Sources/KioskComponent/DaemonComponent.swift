@@ -47,13 +47,16 @@ public struct ComponentContext {
     public let themeDirectory: () -> String
     /// The small warning in the screen's corner (its one writer).
     public let corner: CornerWarnings
+    /// The counters, for a component deciding some of them (the fleet); nil: not given.
+    public let sharedCounters: SharedCounters?
 
     public init(loop: any KioskLoop, logger: Logger,
                 submit: @escaping @Sendable (String, CounterEdit, String?, @escaping @Sendable (ControlResponse) -> Void) -> Void,
                 handle: @escaping (ControlCommand, @escaping (ControlResponse) -> Void) -> Void,
                 changes: ChangeFeed, kioskState: @escaping () -> KioskState?, status: @escaping () -> StatusAnswer?,
                 warnings: @escaping () -> [String], displayDescription: @escaping () -> String,
-                outputs: [String], themeDirectory: @escaping () -> String, corner: CornerWarnings) {
+                outputs: [String], themeDirectory: @escaping () -> String, corner: CornerWarnings,
+                sharedCounters: SharedCounters? = nil) {
         self.loop = loop
         self.logger = logger
         self.submit = submit
@@ -66,5 +69,6 @@ public struct ComponentContext {
         self.outputs = outputs
         self.themeDirectory = themeDirectory
         self.corner = corner
+        self.sharedCounters = sharedCounters
     }
 }

@@ -1,6 +1,6 @@
+import KioskComponent
 import KioskControl
 import KioskCore
-import KioskFleet
 import KioskPosix
 import KioskScenes
 import KioskState
@@ -16,7 +16,7 @@ import Synchronization
 /// counter scene: decided and made durable by the command pipeline, from the calling thread).
 /// A name neither claims is unknown (404 naming the counters there are). Nothing here holds a
 /// scene: a reload's new scenes are found by name when a change is decided
-/// (`Daemon.updatePipelineDirectory`, `Daemon.fleetCounter`) and when its value is shown
+/// (`Daemon.updatePipelineDirectory`, `Daemon.sharedCounter`) and when its value is shown
 /// (`Daemon.show`, the one way to the screen of the pipeline's and the fleet's values).
 public final class CounterIntake: Sendable {
     /// Where the answer is given: `.loop` on the render loop (callers there: touch, keys, the
@@ -27,8 +27,9 @@ public final class CounterIntake: Sendable {
 
     private let pipeline: CommandPipeline
     private let loop: any KioskLoop
-    /// The fleet stage: the names it claims, its group, and its engine once joined (`joinFleet`).
-    private let fleet = Mutex<(names: Set<String>, group: String, engine: WeakLoopBound<FleetEngine>?)>(([], "", nil))
+    /// The fleet stage: the names it claims, its group, and its engine once joined (`joinFleet`;
+    /// a `SharedCounterStage`, held as an object: a protocol's existential is no class type).
+    private let fleet = Mutex<(names: Set<String>, group: String, engine: WeakLoopBound<AnyObject>?)>(([], "", nil))
     /// Every counter's name, in the scenes' order (`setNames`): what an unknown name is told.
     private let names = Mutex<[String]>([])
 
@@ -44,8 +45,8 @@ public final class CounterIntake: Sendable {
     }
 
     /// The fleet's engine decides the claimed counters from now on (on the loop).
-    func joinFleet(_ engine: FleetEngine) {
-        let bound = WeakLoopBound(engine, loop: loop)
+    func joinFleet(_ engine: any SharedCounterStage) {
+        let bound = WeakLoopBound<AnyObject>(engine, loop: loop)
         fleet.withLock { $0.engine = bound }
     }
 
@@ -68,7 +69,7 @@ public final class CounterIntake: Sendable {
             // On the loop, after what runs there now: a change may come from inside an MQTT
             // client's read, where the primary's publish must not happen.
             loop.post {
-                guard let engine = stage.engine?.value else {
+                guard let engine = stage.engine?.value as? any SharedCounterStage else {
                     let why = stage.engine == nil ? "kioskd has not joined fleet group '\(stage.group)' (yet)" : "kioskd is stopping"
                     reply(.error(503, "counter '\(counter)' is shared by fleet group '\(stage.group)' and \(why); it was not changed", field: "name"))
                     return

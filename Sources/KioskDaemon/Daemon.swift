@@ -55,8 +55,8 @@ public final class Daemon {
     var componentsRunning = false
     /// The corner warning's one writer: every output's corner.
     public private(set) lazy var corner = CornerWarnings { [weak self] text in for h in self?.heads ?? [] { h.manager.stateWarning = text } }
-    /// Shared counters of a `[fleet]` group (`startFleet`); nil without one.
-    public internal(set) var fleet: FleetEngine?
+    /// Shared counters of a `[fleet]` group (its component's engine, `startFleet`); nil without one.
+    public var fleet: FleetEngine? { components.lazy.compactMap { ($0 as? FleetComponent)?.engine }.first }
     /// The command pipeline, made with the daemon and started by `startPipeline`: counter
     /// changes, and the scene, theme and clock mode chosen, are committed on its thread, in
     /// groups, and shown when they are on disk. Every kept value goes through it.

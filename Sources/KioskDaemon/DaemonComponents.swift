@@ -59,6 +59,6 @@ extension Daemon {
             displayDescription: { [weak self] in self?.display.displayDescription ?? "" },
             outputs: heads.count > 1 ? heads.map(\.name) : [],
             themeDirectory: { [weak self] in self?.config.themeDirectory ?? "" },
-            corner: corner)
+            corner: corner, sharedCounters: sharedCounters())
     }
 }

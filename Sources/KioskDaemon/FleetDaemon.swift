@@ -1,3 +1,4 @@
+import KioskComponent
 import KioskControl
 import KioskCore
 import KioskFleet
@@ -6,44 +7,14 @@ import KioskScenes
 
 extension Daemon {
     /// Joins the `[fleet]` group over `transport` (call on the loop, after `start()` and
-    /// `startPipeline`): the fleet becomes the intake's first stage, claiming the shared
-    /// counters by name, so that their changes from touch, keys and every transport become
-    /// fleet commands — also on the scenes a reload makes; values from the primary are shown
-    /// on the scenes holding the name then, and "offline" is marked on screen while the broker
-    /// is out of reach. Throws a config error for a shared counter no scene has.
+    /// `startPipeline`): a `FleetComponent`, started at once and stopped with the others.
+    /// Throws a config error for a shared counter no scene has.
     public func startFleet(transport: FleetTransport, kioskID: String) throws {
         loop.assertInLoop()
         guard let settings = config.fleet, fleet == nil else { return }
-        let manager = self.manager
-        let engine = try FleetEngine(settings: settings, kioskID: kioskID, transport: transport, scheduler: loop, state: state,
-                                     names: counterNames, counter: { [weak self] name in self?.fleetCounter(name) },
-                                     // Shown as the pipeline's values are, on the scenes holding the name then.
-                                     shown: { [weak self] v in
-                                         self?.show([ShownValue(scene: nil, counter: v.counter, value: v.value, up: v.up)], now: v.at)
-                                     },
-                                     // A stage of the command pipeline: the counter's value and the
-                                     // record are committed on its thread with the other changes of
-                                     // the batch; the engine hears back on the loop.
-                                     commit: { [weak self] writes, done in
-                                         guard let self else { return done(KioskError.state("kioskd is stopping")) }
-                                         self.commitThroughPipeline(writes, done: done)
-                                     },
-                                     now: { manager.time.now() }, logger: logger)
-        fleet = engine
-        engine.onChange = { [weak self] in
-            self?.scenesDidChange()
-            self?.changes.noteChange()
-        }
-        engine.onConnectivity = { [weak self] up in self?.showFleetConnectivity(up) }
-        engine.onConflict = { [weak self, weak transport] in
-            self?.showFleetConnectivity(transport?.isConnected ?? false)
-            self?.changes.noteChange()
-        }
-        intake.claimForFleet(Set(engine.sharedCounters), group: settings.group)
-        intake.joinFleet(engine)
-        engine.start()
-        updatePipelineDirectory()
-        showFleetConnectivity(transport.isConnected)
+        let component = FleetComponent(settings: settings, kioskID: kioskID, transport: transport)
+        try component.start(context: componentContext())
+        components.append(component)
     }
 
     /// The fleet's and the MQTT client's problems, for the status (`warnings`).
@@ -64,12 +35,40 @@ extension Daemon {
     /// Every counter name the scenes hold now.
     var counterNames: [String] { scenes(as: CounterControl.self).flatMap(\.counterNames) }
 
-    /// A counter as the scenes holding its name have it now (for the fleet, which holds no
-    /// scene): the first one's rules and value, and every one's state key.
-    func fleetCounter(_ name: String) -> FleetCounter? {
+    /// The counters as a component deciding some of them sees them (`ComponentContext.sharedCounters`):
+    /// found by name in the scenes when used (the fleet holds no scene), shown and committed as
+    /// the pipeline's are, claimed from the intake.
+    func sharedCounters() -> SharedCounters {
+        let time = manager.time
+        return SharedCounters(
+            state: state, now: { time.now() },
+            names: { [weak self] in self?.counterNames ?? [] },
+            counter: { [weak self] name in self?.sharedCounter(name) },
+            show: { [weak self] counter, value, up, at in
+                self?.show([ShownValue(scene: nil, counter: counter, value: value, up: up)], now: at)
+            },
+            commit: { [weak self] writes, done in
+                guard let self else { return done(KioskError.state("kioskd is stopping")) }
+                self.commitThroughPipeline(writes, done: done)
+            },
+            claim: { [weak self] names, group, stage in
+                guard let self else { return }
+                intake.claimForFleet(names, group: group)
+                intake.joinFleet(stage)
+                updatePipelineDirectory()
+            },
+            changed: { [weak self] in
+                self?.scenesDidChange()
+                self?.changes.noteChange()
+            })
+    }
+
+    /// A counter as the scenes holding its name have it now: the first one's rules and value,
+    /// and every one's state key.
+    func sharedCounter(_ name: String) -> SharedCounter? {
         let holders = scenes(as: CounterControl.self).filter { $0.counterNames.contains(name) }
         guard let first = holders.first, let rules = try? first.rules(of: name), let value = try? first.value(of: name) else { return nil }
-        return FleetCounter(rules: rules, value: value, keys: holders.map { $0.stateKey(name) })
+        return SharedCounter(rules: rules, value: value, keys: holders.map { $0.stateKey(name) })
     }
 
     /// Joins the `[fleet]` group over the MQTT bridge's client, when both are configured (on the
@@ -84,13 +83,5 @@ extension Daemon {
         } catch {
             logger.critical("cannot join the fleet", metadata: ["error": "\(error)"])
         }
-    }
-
-    /// The corner marks: "offline" while the broker is out of reach, "two primaries" while another
-    /// primary of the group is seen (`FleetEngine.otherPrimaries`), after "state not saved" (`corner`).
-    func showFleetConnectivity(_ up: Bool) {
-        if case .unavailable = state.durability { corner.set(.state, "state not saved") }
-        corner.set(.fleetOffline, up ? nil : "offline")
-        corner.set(.fleetPrimaries, fleet?.otherPrimaries.isEmpty == false ? "two primaries" : nil)
     }
 }

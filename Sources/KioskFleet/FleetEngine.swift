@@ -1,4 +1,5 @@
 import Foundation
+import KioskComponent
 import KioskControl
 import KioskCore
 import KioskState
@@ -17,16 +18,8 @@ public struct FleetShown: Equatable {
     }
 }
 
-/// A shared counter as the scenes holding its name have it now: the rules a change is judged
-/// by, the value shown and the state keys its value is kept under (one per scene holding it).
-public struct FleetCounter: Equatable {
-    public var rules: CounterRules
-    public var value: Int
-    public var keys: [String]
-    public init(rules: CounterRules, value: Int, keys: [String]) {
-        self.rules = rules; self.value = value; self.keys = keys
-    }
-}
+/// A shared counter as the scenes holding its name have it now (`SharedCounters.counter`).
+public typealias FleetCounter = SharedCounter
 
 /// Shares counters across the kiosks of a `[fleet]` group. Runs on the loop's thread.
 ///
@@ -37,7 +30,7 @@ public struct FleetCounter: Equatable {
 /// or a SIGKILL. Followers show the state with the highest sequence number, keep it durably, send
 /// their changes to the primary and resend them (same id) until a state containing the id comes
 /// back: the caller is answered then, or told "pending" after `ackTimeoutMs`.
-public final class FleetEngine {
+public final class FleetEngine: SharedCounterStage {
     public let settings: FleetSettings
     public let kioskID: String
     let transport: FleetTransport
