@@ -109,6 +109,15 @@ public final class CommandPipeline: Sendable {
         case change(Change, Completion)
         case writes([(key: String, value: String)], WriteCompletion)
         case clock(ClockChange, ClockCompletion)
+
+        /// Answers this work refused, naming what was not changed and `why`.
+        func refuse(because why: String) {
+            switch self {
+            case .change(let c, let completion): completion(.refused(KioskError.state("\(why); counter '\(c.rules.counter)' was not changed")))
+            case .writes(let w, let completion): completion(.refused(KioskError.state("\(why); \(w.map(\.key).joined(separator: ", ")) not saved")))
+            case .clock(let c, let completion): completion(.refused(KioskError.state("\(why); the clock of scene '\(c.scene)' was not changed")))
+            }
+        }
     }
     fileprivate struct Item { var work: Work; var delivery: Delivery }
 
@@ -178,25 +187,13 @@ public final class CommandPipeline: Sendable {
 
     /// Queues `change`; `completion` runs (through `deliver`) after its batch was committed or refused.
     public func submit(_ change: Change, delivery: Delivery = .deliver, completion: @escaping Completion) {
-        let refusal = shared.withLock { s -> String? in
-            if let r = s.refusal { return r }
-            s.queue.append(Item(work: .change(change, completion), delivery: delivery))
-            postCommit(&s)
-            return nil
-        }
-        if let refusal { completion(.refused(KioskError.state("\(refusal); counter '\(change.rules.counter)' was not changed"))) }
+        enqueue(Item(work: .change(change, completion), delivery: delivery))
     }
 
     /// Queues a game clock change, decided in order with the rest of its batch; `completion`
     /// runs (as `delivery` says) after its batch was committed or refused.
     public func submit(_ change: ClockChange, delivery: Delivery = .deliver, completion: @escaping ClockCompletion) {
-        let refusal = shared.withLock { s -> String? in
-            if let r = s.refusal { return r }
-            s.queue.append(Item(work: .clock(change, completion), delivery: delivery))
-            postCommit(&s)
-            return nil
-        }
-        if let refusal { completion(.refused(KioskError.state("\(refusal); the clock of scene '\(change.scene)' was not changed"))) }
+        enqueue(Item(work: .clock(change, completion), delivery: delivery))
     }
 
     /// Queues values to write (a key given twice keeps its last value): committed with the next
@@ -205,13 +202,19 @@ public final class CommandPipeline: Sendable {
     /// batch's other completions) or, with `.here`, on the pipeline's thread.
     public func submitWrites(_ writes: [(key: String, value: String)], delivery: Delivery = .deliver,
                              completion: @escaping WriteCompletion) {
+        enqueue(Item(work: .writes(writes, completion), delivery: delivery))
+    }
+
+    /// Queues `item` and posts a commit of the queue, or, once submissions are refused
+    /// (`refusal`), answers it refused at once.
+    private func enqueue(_ item: Item) {
         let refusal = shared.withLock { s -> String? in
             if let r = s.refusal { return r }
-            s.queue.append(Item(work: .writes(writes, completion), delivery: delivery))
+            s.queue.append(item)
             postCommit(&s)
             return nil
         }
-        if let refusal { completion(.refused(KioskError.state("\(refusal); \(writes.map(\.key).joined(separator: ", ")) not saved"))) }
+        if let refusal { item.work.refuse(because: refusal) }
     }
 
     /// Refuses what is queued and every later submission, with `why` (a commit loop that could
@@ -222,13 +225,7 @@ public final class CommandPipeline: Sendable {
             defer { s.queue.removeAll() }
             return s.queue
         }
-        for item in items {
-            switch item.work {
-            case .change(let c, let completion): completion(.refused(KioskError.state("\(why); counter '\(c.rules.counter)' was not changed")))
-            case .writes(let w, let completion): completion(.refused(KioskError.state("\(why); \(w.map(\.key).joined(separator: ", ")) not saved")))
-            case .clock(let c, let completion): completion(.refused(KioskError.state("\(why); the clock of scene '\(c.scene)' was not changed")))
-            }
-        }
+        for item in items { item.work.refuse(because: why) }
     }
 
     /// The figures so far.
