@@ -18,12 +18,17 @@ import Glibc
         (try? FileManager.default.attributesOfItem(atPath: "\(d)/\(FileStateStore.journalName)")[.size] as? Int) ?? -1
     }
 
-    /// A checkpoint held in the `fsync` of a state file (a slow SD card) does not hold up the
-    /// next batch; what was appended meanwhile survives a kill.
-    @Test func aBatchIsCommittedWhileACheckpointWaitsForTheDisk() throws {
-        let d = tempDir()
+    /// A store whose checkpoint waits in the `fsync` of a state file's temp file (a slow SD card):
+    /// `entered` is signalled when it does, `release` lets it go on. Every such fsync is held
+    /// while `hold` is true; with `once`, only the first.
+    final class Hold: Sendable {
+        let holding = Mutex(true)
+    }
+
+    func storeHoldingCheckpointFsync(_ d: String, once: Bool) throws
+        -> (store: FileStateStore, entered: DispatchSemaphore, release: DispatchSemaphore, hold: Hold) {
         let entered = DispatchSemaphore(value: 0), release = DispatchSemaphore(value: 0)
-        let holdStateFiles = Mutex(true)
+        let hold = Hold()
         let sys = FileStateStore.Syscalls.system
         let s = try FileStateStore(directory: d, logger: quietLogger, syscalls: .init(
             openat: sys.openat, write: sys.write,
@@ -32,20 +37,28 @@ import Glibc
                 // A state file's temp file is the only regular file besides the journal and the lock.
                 if fstat(fd, &st) == 0, st.st_mode & S_IFMT == S_IFREG,
                    (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/fd/\(fd)"))?.hasSuffix(".state.tmp") == true,
-                   holdStateFiles.withLock({ $0 }) {
+                   hold.holding.withLock({ h in defer { if once { h = false } }; return h }) {
                     entered.signal()
                     _ = release.wait(timeout: .now() + 20)
                 }
                 return sys.fsync(fd)
             },
             renameat: sys.renameat, unlinkat: sys.unlinkat, mkdir: sys.mkdir))
+        return (s, entered, release, hold)
+    }
+
+    /// A checkpoint held in the `fsync` of a state file (a slow SD card) does not hold up the
+    /// next batch; what was appended meanwhile survives a kill.
+    @Test func aBatchIsCommittedWhileACheckpointWaitsForTheDisk() throws {
+        let d = tempDir()
+        let (s, entered, release, holdStateFiles) = try storeHoldingCheckpointFsync(d, once: false)
         s.checkpointBytes = 1
         try s.saveBatch([("home", "1"), ("away", "1")])
         #expect(entered.wait(timeout: .now() + 10) == .success, "the checkpoint did not start after the answer")
         let committed = DispatchSemaphore(value: 0)
         Thread { try? s.saveBatch([("home", "2")]); committed.signal() }.start()
         let inTime = committed.wait(timeout: .now() + 3) == .success
-        holdStateFiles.withLock { $0 = false }
+        holdStateFiles.holding.withLock { $0 = false }
         release.signal()
         #expect(inTime, "a batch waited for the checkpoint's fsync")
         if !inTime { _ = committed.wait(timeout: .now() + 10) }
@@ -60,20 +73,7 @@ import Glibc
     /// files (the store's `files` mutex), then writes back, and a restart reads every value.
     @Test func aBatchThatMustWriteBackWaitsForTheCheckpointsFiles() throws {
         let d = tempDir()
-        let entered = DispatchSemaphore(value: 0), release = DispatchSemaphore(value: 0)
-        let holdStateFiles = Mutex(true)
-        let sys = FileStateStore.Syscalls.system
-        let s = try FileStateStore(directory: d, logger: quietLogger, syscalls: .init(
-            openat: sys.openat, write: sys.write,
-            fsync: { fd in
-                if (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/fd/\(fd)"))?.hasSuffix(".state.tmp") == true,
-                   holdStateFiles.withLock({ h in defer { h = false }; return h }) {
-                    entered.signal()
-                    _ = release.wait(timeout: .now() + 20)
-                }
-                return sys.fsync(fd)
-            },
-            renameat: sys.renameat, unlinkat: sys.unlinkat, mkdir: sys.mkdir))
+        let (s, entered, release, _) = try storeHoldingCheckpointFsync(d, once: true)
         s.checkpointBytes = 1
         try s.saveBatch([("home", "1"), ("away", "1")])
         #expect(entered.wait(timeout: .now() + 10) == .success, "the checkpoint did not start after the answer")
