@@ -172,7 +172,7 @@ time_zone = "UTC"
 
 
 class Kiosk:
-    def __init__(self, bindir, tmp, body=SCOREBOARD):
+    def __init__(self, bindir, tmp, body=SCOREBOARD, setup=False):
         self.kioskd = os.path.join(bindir, "kioskd")
         self.kioskctl_bin = os.path.join(bindir, "kioskctl")
         for b in (self.kioskd, self.kioskctl_bin):
@@ -194,6 +194,7 @@ socket = "{self.sock}"
 [web]
 listen = "127.0.0.1:{self.port}"
 url = "{self.base}"
+setup = {"true" if setup else "false"}
 """)
         self.log_path = os.path.join(tmp, "kioskd.log")
         self.proc = None
