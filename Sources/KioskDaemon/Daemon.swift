@@ -47,6 +47,7 @@ public final class Daemon {
     public var wallHooks = WallHooks()
     let wallRuntime = WallRuntime()
     var horn: DaemonHorn? // [audio]'s horn (DaemonHorn.swift)
+    let counterUndo = CounterUndo() // the counter changes a key bound to "undo" takes back (CounterUndo.swift)
     /// Tells remote observers (web pages, MQTT) the kiosk's state after every change.
     public private(set) var changes: ChangeFeed!
     /// The features started after the pipeline, stopped in reverse (`add`, DaemonComponents.swift).
