@@ -609,9 +609,9 @@ def run_clock(args, res):
             return kiosk.ctl_json("status")["clocks"][0]["clock"]
 
         card = op.locator('.gclock[data-scene="board"]')
-        time_ = card.get_by_label("Game clock")
+        time_ = card.get_by_label("Game clock", exact=True)
         expect(time_).to_have_text("10:00", timeout=5000)
-        expect(card.get_by_label("Shot clock")).to_have_text("24")
+        expect(card.get_by_label("Shot clock", exact=True)).to_have_text("24")
         res.check("the page shows the game clock 10:00, period 1 of 4 and the shot clock 24",
                   "Period 1 of 4" in card.locator(".gclock-period").text_content())
         res.check("the page shows the horn muted", "horn muted" in card.locator(".gclock-state").text_content()
@@ -669,23 +669,23 @@ def run_clock(args, res):
         shown = kiosk.ctl_json("pair", "--role", "viewer", "--print")
         pair_page(vw, shown["url"], "Bench tablet")
         vcard = vw.locator('.gclock[data-scene="board"]')
-        expect(vcard.get_by_label("Game clock")).to_have_text("45.5", timeout=5000)
+        expect(vcard.get_by_label("Game clock", exact=True)).to_have_text("45.5", timeout=5000)
         res.check("viewer: the clock is shown and no clock button is", vcard.get_by_role("button", name="Start the clock").is_hidden()
                   and vcard.get_by_role("button", name="Next period").is_hidden())
         card.get_by_role("button", name="Start the clock").click()
-        expect(vcard.get_by_label("Game clock")).to_have_text(re.compile(r"^4[34]\.\d$"), timeout=3000)
+        expect(vcard.get_by_label("Game clock", exact=True)).to_have_text(re.compile(r"^4[34]\.\d$"), timeout=3000)
         seen = []
         for _ in range(3):
             vw.wait_for_timeout(250)
-            seen.append(vcard.get_by_label("Game clock").text_content())
+            seen.append(vcard.get_by_label("Game clock", exact=True).text_content())
         res.check("viewer: the running clock's tenths move on the page", len(set(seen)) == 3
                   and all(re.fullmatch(r"4[2-5]\.\d", x) for x in seen), f"{seen}")
         # Against the daemon: what the viewer's page shows and what status says, read together.
         pairs = []
         for _ in range(3):
-            a = vcard.get_by_label("Game clock").text_content()
+            a = vcard.get_by_label("Game clock", exact=True).text_content()
             ms = clock()["remaining_ms"]
-            b = vcard.get_by_label("Game clock").text_content()
+            b = vcard.get_by_label("Game clock", exact=True).text_content()
             pairs.append((a, ms, b))
         res.check("viewer: the page's tenth agrees with the daemon's time left (within 0.3 s)",
                   all(float(b) - 0.35 <= ms / 1000 <= float(a) + 0.05 for a, ms, b in pairs), f"{pairs}")
@@ -703,7 +703,7 @@ def run_clock(args, res):
         expect(card.get_by_role("button", name="Start the clock")).to_be_visible(timeout=3000)
         before = clock()["shot_remaining_ms"]
         card.get_by_role("button", name="Reset the shot clock").click()
-        expect(card.get_by_label("Shot clock")).to_have_text("24", timeout=3000)
+        expect(card.get_by_label("Shot clock", exact=True)).to_have_text("24", timeout=3000)
         res.check("Reset shot: the shot clock went back to 24 s (status)", before < 23_000 and clock()["shot_remaining_ms"] == 24_000,
                   f"{before} then {clock()['shot_remaining_ms']}")
         card.get_by_role("button", name="Next period").click()
