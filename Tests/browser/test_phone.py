@@ -620,6 +620,8 @@ def run_clock(args, res):
         box = card.get_by_role("button", name="Start the clock").bounding_box()
         res.check("start/stop is a big touch target (at least 64 px high, half the width)",
                   box["height"] >= 64 and box["width"] >= PHONE["width"] / 2, f"{box}")
+        widest = op.evaluate("() => Math.max(...[...document.querySelectorAll('.gclock, .gclock button')].map(e => e.getBoundingClientRect().right))")
+        res.check("the clock's card and buttons fit the phone's width", widest <= PHONE["width"], f"right edge at {widest} px")
 
         # Start: the daemon's status says running; the page counts down by itself.
         card.get_by_role("button", name="Start the clock").click()
@@ -659,6 +661,13 @@ def run_clock(args, res):
         expect(time_).to_have_text("45.5", timeout=3000)
         res.check("Set 45.5 (seconds): status says 45500 ms; the page shows tenths in the low-time look",
                   clock()["remaining_ms"] == 45_500 and "low" in time_.get_attribute("class"), json.dumps(clock()))
+        if args.screenshots:
+            kiosk.ctl("theme", "dark")
+            kiosk.ctl("counter", "home", "set", "52")
+            kiosk.ctl("counter", "away", "set", "48")
+            expect(value(op, "away")).to_have_text("48")
+            op.screenshot(path=os.path.join(args.screenshots, "web-gameclock.png"))
+            print(f"wrote {args.screenshots}/web-gameclock.png")
         set_to("11:00")
         alert = op.locator(".error span").last
         expect(alert).to_contain_text("422")
