@@ -6,12 +6,16 @@ scene; [web] on a free loopback port), pairs a phone-sized page (390 x 844) with
 `kioskctl pair --print`, taps `HOME +1` three times and `AWAY +1` once, and checks what the page,
 `kioskctl` and the kiosk's screen say. A second browser context pairs as a viewer by scanning
 the QR code on the kiosk's screen (zbarimg reads it from `kioskctl screenshot`), sees the taps
-live and is refused changes.
+live and is refused changes. A second kioskd with two outputs checks the Screen page per output;
+a third with a game clock (run_clock) checks the clock on the Score page: shown, started and
+stopped as `kioskctl status` says, set and adjusted to exact values, and a viewer who sees it run
+but cannot change it.
 
     test_phone.py [--bin DIR] [--chromium PATH] [--screenshots DIR]
 
 --screenshots also writes the page's scoreboard, paint and clock views (web-score.png,
-web-paint.png, web-clock.png) and the page beside the kiosk's screen (web-phone-and-kiosk.png).
+web-paint.png, web-clock.png), the page beside the kiosk's screen (web-phone-and-kiosk.png) and
+the game clock (web-gameclock.png).
 Prints one line per check and ends with "N passed, N failed"; exit status 1 when a check failed.
 """
 import argparse
