@@ -1,4 +1,5 @@
 import Foundation
+import KioskCEC
 import KioskControl
 import KioskCore
 @testable import KioskDaemon
@@ -72,6 +73,24 @@ import Testing
         try press(daemon, "KEY_A")
         try press(daemon, "KEY_BACKSPACE")
         #expect(try values(daemon) == [1, 0])
+    }
+
+    /// A TV remote's button mapped to a key in `[display.cec.keys]` undoes as that key does: the
+    /// key code the remote's yellow button stands for, arriving as the CEC link hands it on.
+    @Test func aRemoteButtonMappedToTheUndoKeyUndoes() throws {
+        let d = tempDir()
+        let cec = try loadConfig("[display]\nbackend = \"headless\"\n[display.cec]\nadapter = \"/dev/cec1\"\n[display.cec.keys]\nyellow = \"KEY_BACKSPACE\"\n[scene.clock]\nkind = \"clock\"\n")
+        let yellow = try #require(CECRemoteKeyName.uiCommand(named: "yellow"))
+        let code = try #require(cec.outputs[0].cecKeys(cec.display).keyCode(uiCommand: yellow))
+        #expect(code == KeyCode.code(named: "KEY_BACKSPACE"))
+        let loop = ManualEventLoop()
+        let daemon = try DaemonRig.start(Self.config(d), in: d, loop: loop, time: loop, logger: quietLogger)
+        defer { daemon.shutdown() }
+        try press(daemon, "KEY_A")
+        try press(daemon, "KEY_UP")
+        daemon.manager.input(.key(code: code, state: .pressed, timeUsec: 1))
+        for _ in 0..<4 { try daemon.step() }
+        #expect(try values(daemon) == [0, 1])
     }
 
     @Test func anUndoOfACounterChangedSinceIsRefusedAndWritesNothing() {
