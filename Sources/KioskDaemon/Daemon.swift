@@ -64,8 +64,7 @@ public final class Daemon {
     public let pipeline: CommandPipeline
     /// The one entrance of counter changes: every transport, touch and keys.
     public let intake: CounterIntake
-    /// Where the counter scenes hand a touch or key on a counter: into `intake` (given to every
-    /// scene made, also on a reload).
+    /// Where the counter scenes hand a touch or key on a counter: into `intake` (every scene made, also on a reload).
     let counterIntents: (CounterIntent) -> Void
     /// Where slow work goes so that the loop only draws, reads input and flips
     /// (DaemonOffLoop.swift): PNG encoding and the files a reload or a theme choice reads on the
