@@ -222,4 +222,29 @@ final class ShiftedTime: TimeSource {
         rig.settle()
         #expect(remainingMs(f1) == 600_000 && f1.fleet?.refusedStates == 1)
     }
+
+    @Test func eachKioskReachesZeroAtItsOwnFrameAndALateRecordSoundsNoHorn() throws {
+        let rig = FleetRig()
+        let (p, f1, _, _) = try fleet(rig)
+        var zeros: [String: [Int64]] = [:]
+        for (d, id) in [(p, "p"), (f1, "f1")] { d.onClockEvent = { e in zeros[id, default: []].append(e.frameNs) } }
+        clock(p, .set(ms: 2_000), Answers())
+        clock(p, .start, Answers())
+        rig.settle()
+        rig.loop.advance(by: 2 * Self.s)
+        draw(rig, [p, f1])
+        // Each at the frame showing 0.0 on its own monotonic clock (the follower's an hour ahead).
+        #expect(zeros["p"] == [rig.loop.now().monotonicNs] && zeros["f1"] == [rig.loop.now().monotonicNs + 3600 * Self.s])
+        rig.loop.advance(by: Self.s)
+        draw(rig, [p, f1])
+        #expect(zeros.values.map(\.count) == [1, 1], "reported once")
+
+        // A follower that joins after the period ended shows 0.0 and sounds nothing.
+        let late = try rig.daemon(role: .follower, id: "f3", clock: true, time: ShiftedTime(rig.loop, monoShiftNs: 60 * Self.s))
+        var lateZeros = 0
+        late.onClockEvent = { _ in lateZeros += 1 }
+        rig.settle()
+        draw(rig, [late])
+        #expect(remainingMs(late) == 0 && lateZeros == 0)
+    }
 }
