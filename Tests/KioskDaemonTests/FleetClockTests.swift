@@ -247,4 +247,21 @@ final class ShiftedTime: TimeSource {
         draw(rig, [late])
         #expect(remainingMs(late) == 0 && lateZeros == 0)
     }
+
+    @Test func aFollowersNewScenesAfterAReloadShowThePrimarysClock() throws {
+        let rig = FleetRig()
+        let (p, f1, _, _) = try fleet(rig)
+        clock(p, .start, Answers())
+        rig.settle()
+        rig.loop.advance(by: 3 * Self.s)
+        #expect(throws: Never.self) { try f1.reload().get() }
+        rig.settle()
+        rig.loop.advance(by: Self.s)
+        #expect(try scene(f1).clockFollowsFleet && remainingMs(f1) == 596_000 && remainingMs(p) == 596_000)
+        // The new scene's controls still go to the primary.
+        let answers = Answers()
+        clock(f1, .stop, answers)
+        rig.settle()
+        #expect(answers.list.map(\.status) == [200] && running(p) == false && running(f1) == false)
+    }
 }
