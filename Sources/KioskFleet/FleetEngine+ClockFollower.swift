@@ -26,6 +26,14 @@ extension FleetEngine {
         case .refused(let why):
             refusedClockState(scene, s, why)
         case .older:
+            // The state this follower kept before a restart (the broker's retained one): shown
+            // again from the primary's record, so that it follows the realtime clock and the
+            // time truth as before; nothing new to keep.
+            if clockBook.records[scene] == nil, s.seq == old.seq, s.primary == old.primary {
+                clockBook.records[scene] = s.clock
+                clockBook.primarySynced[scene] = s.synced
+                showFleetClock(scene)
+            }
             answerClock(scene, ids: s.ids, refused: s.refused ?? [:])
         case .show:
             clockBook.records[scene] = s.clock

@@ -5,6 +5,7 @@ import KioskCore
 @testable import KioskFleet
 import KioskPosix
 import KioskScenes
+import KioskState
 import KioskTesting
 import KioskTestTraits
 import Testing
@@ -263,5 +264,24 @@ final class ShiftedTime: TimeSource {
         clock(f1, .stop, answers)
         rig.settle()
         #expect(answers.list.map(\.status) == [200] && running(p) == false && running(f1) == false)
+    }
+
+    @Test func aRestartedFollowerFollowsThePrimarysRecordAgainWithoutANewChange() throws {
+        let rig = FleetRig()
+        let p = try rig.daemon(role: .primary, id: "p", clock: true)
+        let store = MemoryStateStore()
+        let time = ShiftedTime(rig.loop, monoShiftNs: 3600 * Self.s)
+        _ = try rig.daemon(role: .follower, id: "f", clock: true, time: time, store: store)
+        clock(p, .start, Answers())
+        rig.settle()
+        rig.loop.advance(by: 2 * Self.s)
+        // Restarted on the state it kept; the broker hands it the same state (seq 1) again.
+        try #require(rig.transports["f"]).setConnected(false)
+        let f = try rig.daemon(role: .follower, id: "f", clock: true, time: time, store: store)
+        rig.settle()
+        #expect(try scene(f).clockFollowsFleet && remainingMs(f) == 598_000)
+        // It follows its realtime clock and its time truth as before.
+        f.applyTimeSync(TimeSyncStatus(kernel: false, timesyncd: false))
+        #expect(try scene(f).clockWarning == "time not synchronised")
     }
 }
