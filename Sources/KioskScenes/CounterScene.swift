@@ -359,7 +359,7 @@ public final class CounterScene: Scene, CounterControl {
             let frame = (now.monotonicNs / CounterScene.frameIntervalNs + 1) * CounterScene.frameIntervalNs
             due = min(due ?? frame, frame)
         }
-        if let c = clockPanel?.clock(at: now).nextChangeNs(after: now) { due = min(due ?? c, c) }
+        if clockPanel?.warning == nil, let c = clockPanel?.clock(at: now).nextChangeNs(after: now) { due = min(due ?? c, c) }
         return due.map { .monotonic($0) }
     }
 }
