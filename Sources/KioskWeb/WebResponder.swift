@@ -51,7 +51,7 @@ struct WebResponder: HTTPResponder {
             return answer(limits.control.bodyTooLargeAnswer, request)
         }
         let uri = request.uri.query.map { "\(route)?\($0)" } ?? route
-        let command: ControlCommand
+        var command: ControlCommand
         do {
             command = try ControlRouter.parse(method: request.method.rawValue, uri: uri, body: Array(buffer: body))
         } catch let e as ControlRequestError {
@@ -59,7 +59,11 @@ struct WebResponder: HTTPResponder {
         } catch {
             return answer(.error(400, "\(error)"), request)
         }
-        if let refusal = WebResponder.permission(command, device) { return answer(refusal, request) }
+        switch WebResponder.settingsChange(command, device) {
+        case .refuse(let refusal)?: return answer(refusal, request)
+        case .run(let c)?: command = c
+        case nil: if let refusal = WebResponder.permission(command, device) { return answer(refusal, request) }
+        }
         let r = await backend.run(command)
         return answer(r, request)
     }
