@@ -11,35 +11,15 @@ import Testing
 /// with its source, and the config file is never written.
 @Suite(.ownThreads, .serialized, .enabled(if: slowTests, "set KIOSK_SLOW_TESTS=1 to run the kioskd process tests"))
 struct SettingsProcessTests {
-    func config(_ d: String) -> String {
-        """
-        state_dir = "\(d)/state"
-        [display]
-        backend = "headless"
-        headless_size = "320x180"
-        [scene.score]
-        kind = "counter"
-        [[scene.score.counter]]
-        name = "HOME"
-        [control]
-        socket = "\(d)/c.sock"
-        """
-    }
-
+    /// kioskd on the config of the state process tests (one counter scene, HOME), its socket answering.
     func started(_ path: String, _ d: String, log: String) throws -> Child? {
         let child = try Child(Binaries.kioskd, ["--config", path], log: log)
-        for _ in 0..<1200 {
-            if ControlClient.socketAnswers("\(d)/c.sock") { return child }
-            if !child.process.isRunning { break }
-            usleep(25_000)
-        }
-        Issue.record("kioskd did not open \(d)/c.sock; its log:\n\(child.log)")
-        return nil
+        return StateProcessTests().waitForSocket("\(d)/c.sock", child) ? child : nil
     }
 
     @Test func aValueSetWithKioskctlSurvivesAKillAndTheFileIsUntouched() throws {
         let d = tempDir()
-        let path = write(config(d), d)
+        let path = write(StateProcessTests().config(state: "\(d)/state", socket: "\(d)/c.sock"), d)
         let before = try Data(contentsOf: URL(fileURLWithPath: path))
         guard let first = try started(path, d, log: "\(d)/log1") else { return }
         let set = try kioskctl(["config", "set", "scene.score.counter[0].label", "LIONS", "--socket", "\(d)/c.sock"])

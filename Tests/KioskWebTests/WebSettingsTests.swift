@@ -20,7 +20,9 @@ import Testing
         #expect(refused.status == 403)
         #expect(refused.error?.contains("may not change settings") == true, "\(refused.text)")
 
+        let started = DispatchTime.now().uptimeNanoseconds
         let ok = try await http(k.port, "PATCH", "/api/settings", body: #"{"scene.score.counter[0].label": "LIONS"}"#, cookie: op)
+        print("PATCH /api/settings answered (checked, kept with fsync, reloaded) after \(String(format: "%.1f", Double(DispatchTime.now().uptimeNanoseconds - started) / 1e6)) ms")
         #expect(ok.status == 200, "\(ok.text)")
         let a = try JSONDecoder().decode(SettingsAnswer.self, from: Data(ok.body))
         let label = a.values.first { $0.key == "scene.score.counter[0].label" }
