@@ -100,6 +100,20 @@ public struct SettingsLayer: Sendable, Equatable {
 
     static func set(_ e: Entry, in root: ConfigTable) throws {
         let loc = location(e)
+        // The file's limits on strings hold for the layer's too (ConfigFile).
+        let strings: [String]
+        switch e.value {
+        case .string(let s): strings = [s]
+        case .strings(let a): strings = a
+        default: strings = []
+        }
+        if strings.count > 1000 { throw KioskError.config("\(loc): key '\(e.key)': \(strings.count) strings is too many; at most 1000") }
+        for s in strings {
+            if s.utf8.contains(0) { throw KioskError.config("\(loc): key '\(e.key)': contains a NUL character (\\u0000); config strings cannot hold NUL") }
+            if s.utf8.count > ConfigFile.maxStringBytes {
+                throw KioskError.config("\(loc): key '\(e.key)': a string of \(s.utf8.count) bytes is too long; config strings have at most \(ConfigFile.maxStringBytes) bytes")
+            }
+        }
         let path = try SettingsKeys.parse(e.key)
         var table = root
         for (i, seg) in path.dropLast().enumerated() {

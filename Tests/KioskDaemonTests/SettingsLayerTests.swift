@@ -106,6 +106,13 @@ import Testing
         #expect(wrongType.status == 422)
         #expect(wrongType.errorMessage?.contains("key 'scene.score.counter[1].label': expected a string, got an integer") == true, "\(wrongType.errorMessage ?? "")")
 
+        let nul = try Self.set(d, [("scene.score.counter[1].label", .string("A\u{0}B"))])
+        #expect(nul.status == 422)
+        #expect(nul.errorMessage?.contains("key 'scene.score.counter[1].label': contains a NUL character") == true, "\(nul.errorMessage ?? "")")
+        let long = try Self.set(d, [("scene.score.time_zone", .string(String(repeating: "x", count: 5000)))])
+        #expect(long.status == 422)
+        #expect(long.errorMessage?.contains("a string of 5000 bytes is too long") == true, "\(long.errorMessage ?? "")")
+
         let noSuchCounter = try Self.set(d, [("scene.score.counter[5].label", .string("X"))])
         #expect(noSuchCounter.status == 422)
         #expect(noSuchCounter.errorMessage?.contains("no scene.score.counter[5]") == true, "\(noSuchCounter.errorMessage ?? "")")
