@@ -107,6 +107,8 @@ public struct StatusAnswer: Codable, Sendable, Equatable {
     public var backlight: Backlight?
     /// What happened to the pairing codes since the last `kioskctl pair` (absent without `[web]`).
     public var pairing: PairingReport?
+    /// First boot: whether the screen offers an owner code until an owner pairs (absent without `[web]`).
+    public var setup: SetupStatus?
     /// `[audio]`: the horn's device, whether it can sound, the last horn's figures (HornAnswers.swift).
     public var audio: AudioStatus?
     /// Every counter scene with a game clock, and its clock now (absent when none has one).

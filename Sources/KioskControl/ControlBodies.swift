@@ -197,8 +197,8 @@ extension PairRequest {
         let f = try BodyFields(from: decoder)
         role = "operator"
         if f.isPresent("role") {
-            guard case .string(let s) = f.values["role"], ["operator", "viewer"].contains(s) else {
-                throw ControlRequestError(400, "field 'role' must be \"operator\" or \"viewer\", got \(f.described("role"))", field: "role")
+            guard case .string(let s) = f.values["role"], ["owner", "operator", "viewer"].contains(s) else {
+                throw ControlRequestError(400, "field 'role' must be \"owner\", \"operator\" or \"viewer\", got \(f.described("role"))", field: "role")
             }
             role = s
         }

@@ -22,13 +22,15 @@ public enum ControlCommand: Sendable, Equatable {
     /// `scene`, or of the first scene with a game clock when nil (docs/scoreboard.md).
     case clock(intent: ClockIntent, scene: String?)
     // The phone page's access and the data it shows (docs/web.md).
-    /// A one-time pairing code for a phone with `role` ("operator" or "viewer"), shown on the
+    /// A one-time pairing code for a phone with `role` ("owner", "operator" or "viewer"), shown on the
     /// kiosk's screen when `show`.
     case pair(role: String, show: Bool)
     /// Paired devices.
     case devices
     /// Revokes a paired device at once (its open live streams are closed).
     case revokeDevice(name: String)
+    /// The log's recent warnings and errors (a bounded ring kept in memory).
+    case recentErrors
     /// Theme names.
     case themes
     /// The colours of the theme on screen.

@@ -159,6 +159,9 @@ public enum ControlRouter {
             guard !r.parts[1].isEmpty else { throw ControlRequestError(400, "empty device name", field: "name") }
             return .revokeDevice(name: r.parts[1])
         },
+        ControlRoute(segment: "errors", forms: ["GET /errors"]) { r in
+            try r.exact(1); try r.requireMethod("GET"); return .recentErrors
+        },
         ControlRoute(segment: "themes", forms: ["GET /themes"]) { r in
             try r.exact(1); try r.requireMethod("GET"); return .themes
         },
@@ -259,6 +262,7 @@ extension ControlCommand {
         case .revokeDevice(let name):
             let enc = name.addingPercentEncoding(withAllowedCharacters: .urlPathAllowed.subtracting(CharacterSet(charactersIn: "/"))) ?? name
             return ControlRequest(method: "POST", path: "/devices/\(enc)/revoke")
+        case .recentErrors: return ControlRequest(method: "GET", path: "/errors")
         case .themes: return ControlRequest(method: "GET", path: "/themes")
         case .palette: return ControlRequest(method: "GET", path: "/theme")
         case .paintings: return ControlRequest(method: "GET", path: "/paintings")

@@ -100,3 +100,41 @@ public struct PaintingsAnswer: Codable, Sendable, Equatable {
     public var paintings: [Painting]
     public init(paintings: [Painting]) { self.paintings = paintings }
 }
+
+/// `GET /status` `setup`: a kiosk never paired with an owner shows an owner code on its screen
+/// ("scan to set up", docs/web.md) until one pairs.
+public struct SetupStatus: Codable, Sendable, Equatable {
+    /// "waiting" (no owner was ever paired; the code is offered), "done" (an owner was paired) or
+    /// "off" (`[web] setup = false`).
+    public var state: String
+    /// Whether the setup code is on the screen now (another `kioskctl pair` code may stand in its place).
+    public var shown: Bool
+    /// The code on the screen and the page's address with it; only through the control socket
+    /// (the web's status leaves them out).
+    public var code: String?
+    public var url: String?
+    /// Who was paired as the first owner, and when (UTC, ISO 8601).
+    public var owner: String?
+    public var ownerPaired: String?
+    public init(state: String, shown: Bool, code: String? = nil, url: String? = nil, owner: String? = nil, ownerPaired: String? = nil) {
+        self.state = state; self.shown = shown; self.code = code; self.url = url; self.owner = owner; self.ownerPaired = ownerPaired
+    }
+}
+
+/// `GET /errors`: the log's recent warnings and errors, oldest first (at most `capacity`).
+public struct RecentErrorsAnswer: Codable, Sendable, Equatable {
+    public struct Entry: Codable, Sendable, Equatable {
+        /// UTC, ISO 8601.
+        public var time: String
+        /// "warning", "error" or "critical".
+        public var level: String
+        /// The message with its metadata, as the journal has it (at most 1 KiB).
+        public var message: String
+        public init(time: String, level: String, message: String) { self.time = time; self.level = level; self.message = message }
+    }
+    public var errors: [Entry]
+    /// How many the ring holds at most; `dropped`: older ones it no longer holds.
+    public var capacity: Int
+    public var dropped: Int
+    public init(errors: [Entry], capacity: Int, dropped: Int) { self.errors = errors; self.capacity = capacity; self.dropped = dropped }
+}

@@ -10,8 +10,11 @@ public struct PairingPrompt: Sendable, Equatable {
     public var expiresAtMonotonicNs: Int64
     /// Shown instead of a code, such as "Pairing code withdrawn after 10 wrong guesses…"; nil: a code.
     public var notice: String?
+    /// The card's title above the QR code (nil: "Scan to pair a phone"); the first-boot code's is
+    /// "Scan to set up this kiosk".
+    public var title: String?
 
-    public init(url: String, code: String, expiresAtMonotonicNs: Int64, notice: String? = nil) {
-        self.url = url; self.code = code; self.expiresAtMonotonicNs = expiresAtMonotonicNs; self.notice = notice
+    public init(url: String, code: String, expiresAtMonotonicNs: Int64, notice: String? = nil, title: String? = nil) {
+        self.url = url; self.code = code; self.expiresAtMonotonicNs = expiresAtMonotonicNs; self.notice = notice; self.title = title
     }
 }

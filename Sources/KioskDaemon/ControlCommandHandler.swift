@@ -68,7 +68,7 @@ struct ControlCommandHandler {
                 case .success(let m): return .json(200, ReloadAnswer(message: m))
                 case .failure(let e): return .error(422, e.message)
                 }
-            case .pair, .devices, .revokeDevice, .themes, .palette, .paintings, .painting:
+            case .pair, .devices, .revokeDevice, .recentErrors, .themes, .palette, .paintings, .painting:
                 return daemon.handleWebCommand(command)
             case .horn:
                 return daemon.hornAnswer()
@@ -293,6 +293,7 @@ struct ControlCommandHandler {
         answer.warnings = warnings.isEmpty ? nil : warnings
         answer.outputs = daemon.withTruth(daemon.withCEC(outputs(daemon)))
         answer.pairing = daemon.pairing?.report
+        answer.setup = daemon.pairing?.setupStatus
         answer.audio = daemon.horn?.status
         answer.clocks = daemon.clockAnswers(at: daemon.manager.time.now())
         return answer

@@ -15,9 +15,9 @@ extension Daemon {
         let web = WebComponent(settings: settings, state: state, loop: loop, time: manager.time, logger: logger,
                                palette: { [weak self] in self?.paletteAnswer() },
                                prompt: { [weak self] p in for h in self?.heads ?? [] { h.manager.pairingPrompt = p } },
-                               commit: { [weak self] key, value, done in
+                               commit: { [weak self] writes, done in
                                    guard let self else { return done(KioskError.state("kioskd is stopping")) }
-                                   self.commitThroughPipeline([(key, value)], done: done)
+                                   self.commitThroughPipeline(writes, done: done)
                                })
         add(web)
     }
@@ -43,6 +43,8 @@ extension Daemon {
             var answer = ControlResponse.error(500, "the revocation of '\(name)' was not answered")
             pairing.revoke(name) { answer = $0 }  // answered at once without a pipeline (Daemon.handle routes it otherwise)
             return answer
+        case .recentErrors:
+            return .json(200, RecentLog.shared.answer)
         case .themes:
             return .json(200, ThemesAnswer(themes: ThemeLoader.available(in: config.themeDirectory), theme: activeThemeName, chosenTheme: themeName))
         case .palette:

@@ -4,19 +4,24 @@ import Synchronization
 
 /// A swift-log handler writing one line per message to stderr, prefixed with the syslog priority
 /// journald understands (`<3>` error … `<7>` debug) when stderr goes to the journal or a pipe;
-/// with the level's name when it is a terminal.
+/// with the level's name when it is a terminal. Warnings and errors are also kept in `recent`
+/// (the page's "Recent errors", `kioskctl errors`).
 public struct JournalLogHandler: LogHandler {
     public var logLevel: Logger.Level
     public var metadata: Logger.Metadata = [:]
     public var metadataProvider: Logger.MetadataProvider?
     private let label: String
     private let prefixed: Bool
+    /// Where warnings and errors are kept in memory (nil: nowhere).
+    private let recent: RecentLog?
     /// One line at a time on stderr, from every thread.
     private static let lock = Mutex(())
 
     public init(label: String, level: Logger.Level = .info,
-                prefixed: Bool = ProcessInfo.processInfo.environment["JOURNAL_STREAM"] != nil || isatty(2) == 0) {
+                prefixed: Bool = ProcessInfo.processInfo.environment["JOURNAL_STREAM"] != nil || isatty(2) == 0,
+                recent: RecentLog? = .shared) {
         self.label = label
+        self.recent = recent
         self.logLevel = level
         self.prefixed = prefixed
     }
@@ -40,17 +45,26 @@ public struct JournalLogHandler: LogHandler {
 
     /// One formatted line (without the newline).
     public func format(level: Logger.Level, message: Logger.Message, metadata extra: Logger.Metadata?) -> String {
+        head(level) + text(message: message, metadata: extra)
+    }
+
+    /// `<3>` for the journal, `error: ` on a terminal.
+    func head(_ level: Logger.Level) -> String { prefixed ? "<\(Self.priority(level))>" : "\(level): " }
+
+    /// The message on one line, with its metadata sorted by key.
+    func text(message: Logger.Message, metadata extra: Logger.Metadata?) -> String {
         var all = metadata
         if let p = metadataProvider { all.merge(p.get(), uniquingKeysWith: { _, b in b }) }
         if let extra { all.merge(extra, uniquingKeysWith: { _, b in b }) }
         let meta = all.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }.joined(separator: " ")
-        let head = prefixed ? "<\(Self.priority(level))>" : "\(level): "
         let text = "\(message)".replacingOccurrences(of: "\n", with: " ")
-        return head + text + (meta.isEmpty ? "" : " [\(meta)]")
+        return text + (meta.isEmpty ? "" : " [\(meta)]")
     }
 
     public func log(event: LogEvent) {
-        let s = format(level: event.level, message: event.message, metadata: event.metadata) + "\n"
+        let line = text(message: event.message, metadata: event.metadata)
+        let s = head(event.level) + line + "\n"
+        if let recent { recent.record(level: event.level, message: line) }
         JournalLogHandler.lock.withLock { _ in FileHandle.standardError.write(Data(s.utf8)) }
     }
 }

@@ -39,6 +39,8 @@ final class PairingOverlay: FrameOverlay {
     static let quietZone = 4
     /// Below this contrast between the card and the modules, black on white is used instead.
     static let minimumContrast = 7.0
+    /// The title over a code whose prompt names none.
+    static let defaultTitle = "Scan to pair a phone"
 
     /// The prompt shown; nil: none.
     var prompt: PairingPrompt?
@@ -79,7 +81,7 @@ final class PairingOverlay: FrameOverlay {
     /// prompt's notice; returns where (nil when the URL cannot be encoded).
     func draw(_ prompt: PairingPrompt, on canvas: Canvas, theme: Theme) -> Rect? {
         if let notice = prompt.notice { return draw(notice: notice, on: canvas, theme: theme) }
-        return draw(url: prompt.url, code: prompt.code, on: canvas, theme: theme)
+        return draw(url: prompt.url, code: prompt.code, title: prompt.title ?? Self.defaultTitle, on: canvas, theme: theme)
     }
 
     /// A card like the code's, with a title and `notice` wrapped in it instead of the code.
@@ -146,7 +148,7 @@ final class PairingOverlay: FrameOverlay {
         canvas.fill(Rect(x: r.x, y: r.y, width: r.width, height: max(2, Int(pad / 4))), theme.palette.primary)
     }
 
-    func draw(url: String, code: String, on canvas: Canvas, theme: Theme) -> Rect? {
+    func draw(url: String, code: String, title: String = defaultTitle, on canvas: Canvas, theme: Theme) -> Rect? {
         let qr: QRCode
         if let s = symbol, s.text == url { qr = s.code } else {
             guard let made = try? QRCode(encoding: url) else { return nil }
@@ -158,7 +160,6 @@ final class PairingOverlay: FrameOverlay {
         let s = min(w, h)
         let pad = (s * 0.03).rounded()
         let titlePx = max(10, s * 0.04), codePx = max(16, s * 0.1), urlPx = max(8, s * 0.026)
-        let title = "Scan to pair a phone"
         let titleH = canvas.measure(title, theme.fonts.body, px: titlePx).height
         let codeH = canvas.measure(code, theme.fonts.heading, px: codePx).height
         let urlH = canvas.measure(url, theme.fonts.caption, px: urlPx).height

@@ -1,10 +1,13 @@
 import KioskControl
 import KioskCore
 
-/// What a paired device may do: `viewer` reads and follows live updates; `operator` also changes.
+/// What a paired device may do: `viewer` reads and follows live updates; `operator` also changes;
+/// `owner` also pairs and revokes devices, reads the log's recent errors and changes settings
+/// (WebRoles.swift decides each).
 public enum WebRole: String, Sendable, Codable, CaseIterable, Equatable {
     case viewer
     case `operator`
+    case owner
 }
 
 /// A paired device as a request presents it (by its cookie).

@@ -50,7 +50,8 @@ struct WebResponder: HTTPResponder {
         do { body = try await req.collectBody(upTo: limits.control.maxBodyBytes) } catch is NIOTooManyBytesError {
             return answer(limits.control.bodyTooLargeAnswer, request)
         }
-        let uri = request.uri.query.map { "\(route)?\($0)" } ?? route
+        // `POST /api/devices/pair` opens a code from the page (an owner's): the control API's `POST /pair`.
+        let uri = route == "/devices/pair" ? "/pair" : request.uri.query.map { "\(route)?\($0)" } ?? route
         var command: ControlCommand
         do {
             command = try ControlRouter.parse(method: request.method.rawValue, uri: uri, body: Array(buffer: body))
@@ -69,19 +70,10 @@ struct WebResponder: HTTPResponder {
     }
 
     /// Viewers read (every command a GET carries, such as the brightness or a counter);
-    /// operators change; pairing and devices only through the control socket.
+    /// operators change; owners also pair and revoke devices and read the recent errors
+    /// (`WebPermission`, WebRoles.swift).
     static func permission(_ command: ControlCommand, _ device: WebDevice) -> ControlResponse? {
-        switch command {
-        case .pair, .devices, .revokeDevice:
-            return .error(403, "pairing and paired devices are managed only on the kiosk (kioskctl pair, kioskctl devices)")
-        case .screenshot:
-            return nil
-        default:
-            guard device.role == .operator || command.request.method == "GET" else {
-                return .error(403, "device '\(device.name)' is a viewer: it may read but not change anything (pair it as operator to change)")
-            }
-            return nil
-        }
+        WebPermission.refusal(command, device)
     }
 
     private func pair(_ request: Request, _ context: Context) async throws -> Response {

@@ -12,6 +12,7 @@ import KioskCore
 /// pair_key = "KEY_F12"               # a key on the kiosk that shows an operator code
 /// pair_gesture = "hold-top-right"    # a finger held on that corner shows an operator code
 /// pair_gesture_seconds = 3           # for this long
+/// setup = true                       # a kiosk never paired with an owner shows an owner code (default)
 /// ```
 public struct WebSettings: Sendable, Equatable {
     /// Address to bind ("0.0.0.0", "127.0.0.1", "::").
@@ -28,6 +29,8 @@ public struct WebSettings: Sendable, Equatable {
     public var pairKey: UInt16?
     /// A finger held on a screen corner opens an operator code (`pair_gesture = "hold-top-right"`); nil: none.
     public var pairGesture: PairGestureSettings?
+    /// Until an owner is paired, the screen shows an owner code ("scan to set up"); false: never.
+    public var setup = true
 
     public init(host: String, port: Int) { self.host = host; self.port = port }
 
@@ -70,6 +73,7 @@ public struct WebSettings: Sendable, Equatable {
         } else if t.has("pair_gesture_seconds") {
             throw t.error("pair_gesture_seconds", "set without pair_gesture (e.g. pair_gesture = \"hold-top-right\")")
         }
+        s.setup = try t.bool("setup", default: true)
         try t.finish()
         return s
     }

@@ -12,17 +12,31 @@ extension PairingBook {
     /// The device holding `token`; notes its last use (saved at most once a minute).
     func device(token: String) -> WebDevice? { noteUse(hash: SHA256.hex(Array(token.utf8))) }
 
-    /// Notes the use of the device with this token hash; returns it (nil: none).
+    /// Last uses are saved at most this often.
+    static let lastUseSaveIntervalNs: Int64 = 60_000_000_000
+
+    /// Notes the use of the device with this token hash in memory (the device list shows it at
+    /// once) and has it saved with the next save of the book; returns the device (nil: none).
     @discardableResult
     func noteUse(hash: String) -> WebDevice? {
         guard let i = records.firstIndex(where: { $0.tokenHash == hash }) else { return nil }
         records[i].lastUse = wallNow()
-        let now = monotonicNow()
-        if lastUseSavedNs.map({ now - $0 > 60_000_000_000 }) ?? true {
-            lastUseSavedNs = now
-            persist { _ in }
-        }
+        scheduleLastUseSave()
         return WebDevice(name: records[i].name, role: records[i].role)
+    }
+
+    /// Requests never write: a use arms one timer (unless one is armed) for a minute after the
+    /// book was last saved, and that one save keeps every use noted until then. So last uses cost
+    /// at most one commit a minute however many requests come, and what is on disk is at most a
+    /// minute old (a pairing or revocation saves them sooner).
+    func scheduleLastUseSave() {
+        guard lastUseTimer == nil else { return }
+        let delay = lastUseSavedNs.map { max(0, $0 + PairingBook.lastUseSaveIntervalNs - monotonicNow()) } ?? 0
+        lastUseTimer = try? scheduler.schedule(after: delay) { [weak self] _ in
+            guard let self else { return }
+            self.lastUseTimer = nil
+            self.persist { _ in }
+        }
     }
 
     public var devicesAnswer: DevicesAnswer {
@@ -59,12 +73,13 @@ extension PairingBook {
     /// the error: through the command pipeline (`commit`), off the loop.
     func persist(_ done: @escaping (Error?) -> Void) {
         directory.set(records)
+        lastUseSavedNs = monotonicNow()
         let e = JSONEncoder()
         e.outputFormatting = [.sortedKeys]
         let text: String
         do { text = String(decoding: try e.encode(records), as: UTF8.self) } catch { done(error); return }
         if case .unavailable = state.durability { done(nil); return }  // kept in memory; status says state is not saved
-        commit(PairingBook.stateKey, text, done)
+        commit([(PairingBook.stateKey, text), (PairingBook.setupKey, setupText)], done)
     }
 
     // MARK: helpers

@@ -19,8 +19,10 @@ import NIOConcurrencyHelpers
 /// `guessBudget(length:)` wrong guesses (31^length / 10⁸, so one code is guessed with a chance of
 /// at most 10⁻⁸), then it is **replaced** by a new code of `replacementLength` characters, on the
 /// screen where the old one was, so guessing neither pairs nor ends the owner's window.
+/// Until an owner is paired, the screen offers an owner code (`[web] setup`, Pairing+Setup.swift).
 public final class PairingBook {
-    struct Record: Codable, Equatable {
+    /// A paired device as kept (its coding: Pairing+Setup.swift).
+    struct Record: Equatable {
         var name: String
         var role: WebRole
         var tokenHash: String
@@ -41,11 +43,13 @@ public final class PairingBook {
         var shown = false
         /// A device is being paired with it (its save is in flight): no second one.
         var redeeming = false
+        /// The first-boot code ("scan to set up"), offered until an owner pairs.
+        var setup = false
     }
 
-    /// Hands a save of the book to the daemon's command pipeline, which calls `done` on the loop
-    /// once it is on disk (nil) or refused: the book is kept as every other value is.
-    let commit: (_ key: String, _ value: String, _ done: @escaping (Error?) -> Void) -> Void
+    /// Hands a save of the book (and the setup record) to the daemon's command pipeline, which
+    /// calls `done` on the loop once all are on disk (nil) or refused: kept as every other value is.
+    let commit: (_ writes: [(key: String, value: String)], _ done: @escaping (Error?) -> Void) -> Void
 
     static let stateKey = "web.devices"
     static let maxWrongCodes = 5
@@ -84,17 +88,26 @@ public final class PairingBook {
 
     public let settings: WebSettings
     let state: StateStore
-    private let scheduler: any Scheduler
+    let scheduler: any Scheduler
     let logger: Logger
     /// The paired devices (changed here and by Pairing+Devices.swift).
     var records: [Record] = []
-    private(set) var open: OpenCode?
+    var open: OpenCode?
     private var wrongCodes: [String: [Int64]] = [:]
     var lastUseSavedNs: Int64?
+    /// The save of last uses waiting for its minute (Pairing+Devices.swift).
+    var lastUseTimer: TimerID?
+    /// Whether an owner was ever paired (kept under `web.setup`; Pairing+Setup.swift).
+    var setup = SetupRecord()
+    /// Setup codes opened since kioskd started.
+    var setupOffers = 0
     /// Guessing at the codes of the last `pair` (kept after they close, for status).
-    private(set) var guessing: Guessing?
-    /// The port the web server listens on (known once it does; the page's URL uses it).
-    public var boundPort: Int?
+    var guessing: Guessing?
+    /// The port the web server listens on (known once it does; the page's URL uses it, and a
+    /// code on the screen is shown again with it).
+    public var boundPort: Int? {
+        didSet { if let c = open, c.shown, boundPort != oldValue { onPrompt?(prompt(for: c)) } }
+    }
 
     /// The paired devices by token hash, readable from any thread: the web server checks a
     /// request's cookie without waiting for the render loop.
@@ -111,7 +124,7 @@ public final class PairingBook {
     var onRevoke: ((String) -> Void)?
 
     init(settings: WebSettings, state: StateStore, scheduler: any Scheduler, logger: Logger,
-         commit: @escaping (_ key: String, _ value: String, _ done: @escaping (Error?) -> Void) -> Void) {
+         commit: @escaping (_ writes: [(key: String, value: String)], _ done: @escaping (Error?) -> Void) -> Void) {
         self.settings = settings
         self.commit = commit
         self.state = state
@@ -126,6 +139,7 @@ public final class PairingBook {
                              metadata: ["state.key": "\(PairingBook.stateKey)", "error": "\(error)"])
             }
         }
+        setup = PairingBook.loadSetup(state: state, records: records, logger: logger)
         directory.set(records)
     }
 
@@ -175,25 +189,35 @@ public final class PairingBook {
 
     /// Puts a new code of `length` characters in place of the open one (if any), valid for
     /// `codeLifetimeNs` from now; on the screen when `show`.
-    private func openCode(role: WebRole, show: Bool, length: Int) -> PairAnswer {
+    func openCode(role: WebRole, show: Bool, length: Int, setup: Bool = false) -> PairAnswer {
         closeCode()
         var rng = SystemRandomNumberGenerator()
         let code = String((0..<length).map { _ in PairingBook.alphabet.randomElement(using: &rng)! })
         let lifetimeNs = codeLifetimeNs
         let expires = monotonicNow() + lifetimeNs
-        var c = OpenCode(code: code, role: role, expiresNs: expires, budget: PairingBook.guessBudget(length: length), shown: show)
+        var c = OpenCode(code: code, role: role, expiresNs: expires, budget: PairingBook.guessBudget(length: length), shown: show, setup: setup)
         c.timer = try? scheduler.schedule(after: lifetimeNs) { [weak self] _ in
             guard let self, self.open?.code == code else { return }
-            self.logger.info("pairing code expired unused")
+            self.logger.log(level: setup ? .debug : .info, "pairing code expired unused")
             self.open?.timer = nil
             self.closeCode()
+            self.offerSetupIfNeeded()
         }
         open = c
         let url = "\(pageURL)#pair=\(code)"
-        if show { onPrompt?(PairingPrompt(url: url, code: PairingBook.grouped(code), expiresAtMonotonicNs: expires)) }
-        logger.notice("pairing code opened", metadata: ["web.role": "\(role.rawValue)", "web.expires_in": "\(settings.pairSeconds) s"])
+        if show { onPrompt?(prompt(for: c)) }
+        // A setup code is renewed every pair_minutes until an owner pairs: only the first is noted.
+        logger.log(level: setup && setupOffers > 1 ? .debug : .notice, "pairing code opened",
+                   metadata: ["web.role": "\(role.rawValue)", "web.expires_in": "\(settings.pairSeconds) s"])
         return PairAnswer(code: code, url: url, role: role.rawValue, expires: PairingBook.iso(wallNow() + Double(settings.pairSeconds)),
                           expiresInSeconds: settings.pairSeconds, shown: show)
+    }
+
+    /// What the screen shows for `c`: the page's address with the code, the code grouped; the
+    /// setup code under "Scan to set up this kiosk".
+    func prompt(for c: OpenCode) -> PairingPrompt {
+        PairingPrompt(url: "\(pageURL)#pair=\(c.code)", code: PairingBook.grouped(c.code), expiresAtMonotonicNs: c.expiresNs,
+                      title: c.setup ? PairingBook.setupTitle : nil)
     }
 
     /// A code as the screen shows it: up to 6 characters as they are, longer ones in groups of
@@ -206,7 +230,7 @@ public final class PairingBook {
         return groups.joined(separator: "-")
     }
 
-    private func closeCode() {
+    func closeCode() {
         if let t = open?.timer { scheduler.cancel(t) }
         if open != nil { onPrompt?(nil) }
         open = nil
@@ -217,7 +241,7 @@ public final class PairingBook {
     private func replaceCode() {
         guard let c = open else { return }
         guessing?.replaced += 1
-        _ = openCode(role: c.role, show: c.shown, length: PairingBook.replacementLength)
+        _ = openCode(role: c.role, show: c.shown, length: PairingBook.replacementLength, setup: c.setup)
         let summary = report?.summary ?? ""
         let next = c.shown ? "the new code is on the screen" : "run kioskctl pair for a new one"
         logger.error("pairing code replaced: its budget of \(c.budget) wrong guesses is spent; someone on the network is guessing (\(summary)); \(next)")
@@ -274,18 +298,22 @@ public final class PairingBook {
         records.append(record)
         c.redeeming = true
         open = c
+        let setupBefore = setup
+        if c.role == .owner && !setup.done { setup = SetupRecord(done: true, owner: unique, at: wallNow()) }
         persist { [weak self] error in
             guard let self else { done(.refused(.error(503, "kioskd is stopping; not paired"))); return }
             if self.open?.code == c.code { self.open?.redeeming = false }
             if let error {
                 self.records.removeAll { $0.tokenHash == record.tokenHash }
                 self.directory.set(self.records)
+                self.setup = setupBefore
                 self.logger.error("cannot save the paired device; not paired", metadata: ["error": "\(error)"])
                 done(.refused(.error(500, "cannot save the paired device: \(error); not paired (the code stays valid)")))
                 return
             }
             if self.open?.code == c.code { self.closeCode() }
             self.logger.notice("device paired", metadata: ["web.device": "\(unique)", "web.role": "\(c.role.rawValue)", "web.client": "\(client)"])
+            self.offerSetupIfNeeded()
             done(.paired(token: token, device: WebDevice(name: unique, role: c.role)))
         }
     }
@@ -308,7 +336,7 @@ public final class PairingBook {
         let given = code.uppercased().filter { $0 != " " && $0 != "-" }
         guard let c = open, now < c.expiresNs else {
             let reason = open == nil ? "no code is open" : "the code has expired"
-            if open != nil { closeCode() }
+            if open != nil { closeCode(); offerSetupIfNeeded() }
             _ = PairingBook.constantTimeEqual(given, PairingBook.decoy)  // the work of a comparison, as with a code open
             return wrong(reason)
         }

@@ -39,7 +39,7 @@ public final class WebComponent: DaemonComponent {
     /// paired device's record through the daemon's command pipeline (answered once on disk).
     public init(settings: WebSettings, state: StateStore, loop: any KioskLoop, time: TimeSource, logger: Logger,
                 palette: @escaping () -> PaletteAnswer?, prompt: @escaping (PairingPrompt?) -> Void,
-                commit: @escaping (_ key: String, _ value: String, _ done: @escaping (Error?) -> Void) -> Void) {
+                commit: @escaping (_ writes: [(key: String, value: String)], _ done: @escaping (Error?) -> Void) -> Void) {
         self.settings = settings
         self.loop = loop
         self.time = time
@@ -53,6 +53,7 @@ public final class WebComponent: DaemonComponent {
 
     public func start(context: ComponentContext) {
         self.context = context
+        pairing.offerSetupIfNeeded()
         let w = waiting
         waiting.removeAll()
         for body in w { body(context) }
@@ -179,9 +180,20 @@ struct WebComponentBackend: WebBackend {
     func run(_ command: ControlCommand) async -> ControlResponse {
         let limits = self.limits, web = self.web
         return await withCheckedContinuation { c in
-            let job = ControlJob(command: command, limits: limits, clock: .shared) { response, _ in c.resume(returning: response) }
+            let job = ControlJob(command: command, limits: limits, clock: .shared) { response, _ in
+                c.resume(returning: command == .status ? WebComponentBackend.withoutSetupCode(response) : response)
+            }
             web.post { w in w.withContext { context in job.run { cmd, reply in context.handle(cmd, reply) } } }
         }
+    }
+
+    /// The status as the page may read it: without the setup code and its URL (which pair an
+    /// owner), which only the control socket gives.
+    static func withoutSetupCode(_ response: ControlResponse) -> ControlResponse {
+        guard response.status == 200, var s = try? ControlJSON.decode(StatusAnswer.self, from: response.body), s.setup?.code != nil else { return response }
+        s.setup?.code = nil
+        s.setup?.url = nil
+        return .json(200, s)
     }
 
     /// Checked without the render loop (a busy loop must not hold the request past its

@@ -107,7 +107,7 @@ public struct Kioskctl: ParsableCommand {
             (unknown subcommand or option, bad --timeout, missing value).
             """,
         subcommands: [Status.self, SceneCmd.self, ThemeCmd.self, CounterCmd.self, PaintCmd.self, Screenshot.self,
-                      Blank.self, Reload.self, Outputs.self, BrightnessCmd.self, Pair.self, Devices.self, ClockCmd.self, Horn.self,
+                      Blank.self, Reload.self, Outputs.self, BrightnessCmd.self, Pair.self, Devices.self, ClockCmd.self, Horn.self, Errors.self,
                       ConfigCmd.self])
 }
 
@@ -145,6 +145,7 @@ struct Status: ParsableCommand {
             }
             if let a = o.audio { lines.append("audio:   \(a.text)") }
             if let p = o.pairing { lines.append("pairing: \(p.open ? "a code is open" : "no code open"); \(p.summary)") }
+            if let s = o.setup { lines.append("setup: " + Errors.setupLine(s)) }
             lines.append("input:   " + (devs.isEmpty ? "none" : devs.map { "\($0.name) (\($0.sysname): \($0.capabilities.joined(separator: "+")))" }.joined(separator: ", ")))
             return lines.joined(separator: "\n")
         }
@@ -348,10 +349,10 @@ struct Pair: ParsableCommand {
         abstract: "Open a one-time code that pairs a phone with the web page (shown on the kiosk's screen as a QR code).",
         discussion: "The code is valid once, for [web] pair_minutes (default 5). --print prints it without showing it on the screen. A code that takes 8 wrong guesses from the network is replaced by a 12-character one on the screen; status and the next pair report it.")
     @OptionGroup var c: Connection
-    @Option(help: "operator (reads and changes) or viewer (reads only).") var role: String = "operator"
+    @Option(help: "owner (also pairs and revokes devices, reads recent errors, changes settings), operator (reads and changes) or viewer (reads only).") var role: String = "operator"
     @Flag(help: "Print the code and the page's address only; do not show them on the kiosk's screen.") var print = false
     func validate() throws {
-        guard ["operator", "viewer"].contains(role) else { throw ValidationError("--role must be operator or viewer; got '\(role)'") }
+        guard ["owner", "operator", "viewer"].contains(role) else { throw ValidationError("--role must be owner, operator or viewer; got '\(role)'") }
     }
     func run() throws {
         try c.call(.pair(role: role, show: !print), as: PairAnswer.self) { o in

@@ -15,7 +15,10 @@ import Testing
 @Suite(.ownThreads, .serialized) struct PairingPipelineTests {
     static func start(_ store: HeldStore) throws -> LoopThread {
         let t = try ChoicePipelineTests.start(store)
-        t.run { $0.enableWeb(WebSettings(host: "127.0.0.1", port: 0)) }
+        var web = WebSettings(host: "127.0.0.1", port: 0)
+        web.setup = false  // the first-boot code would stand in for the codes these tests open
+        let settings = web
+        t.run { $0.enableWeb(settings) }
         return t
     }
 

@@ -116,7 +116,9 @@ import Testing
     @Test func pairRouteChecksRoleAndShow() throws {
         #expect(try ControlRouter.parse(method: "POST", uri: "/pair", body: []) == .pair(role: "operator", show: true))
         #expect(try ControlRouter.parse(method: "POST", uri: "/pair", body: Array(#"{"role":"viewer","show":false}"#.utf8)) == .pair(role: "viewer", show: false))
-        #expect(throws: ControlRequestError(400, #"field 'role' must be "operator" or "viewer", got a string ("admin")"#, field: "role")) {
+        #expect(try ControlRouter.parse(method: "POST", uri: "/pair", body: Array(#"{"role":"owner"}"#.utf8)) == .pair(role: "owner", show: true))
+        #expect(try ControlRouter.parse(method: "GET", uri: "/errors", body: []) == .recentErrors)
+        #expect(throws: ControlRequestError(400, #"field 'role' must be "owner", "operator" or "viewer", got a string ("admin")"#, field: "role")) {
             try ControlRouter.parse(method: "POST", uri: "/pair", body: Array(#"{"role":"admin"}"#.utf8))
         }
         #expect(try ControlRouter.parse(method: "POST", uri: "/devices/Anna%27s%20phone/revoke", body: []) == .revokeDevice(name: "Anna's phone"))

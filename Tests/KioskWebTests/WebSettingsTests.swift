@@ -9,16 +9,16 @@ import Testing
 /// as the paired device's, refused to a role that may not change settings, and answered with
 /// the effective values or the config's error naming the key.
 @Suite(.serialized) struct WebSettingsTests {
-    @Test func anOperatorSetsALabelAViewerIsRefusedAndErrorsNameTheKey() async throws {
+    @Test func anOwnerSetsALabelAnOperatorIsRefusedAndErrorsNameTheKey() async throws {
         let k = WebKiosk()
         try await k.start()
-        let op = try await k.pairedCookie(role: "operator", name: "Anna")
-        let viewer = try await k.pairedCookie(role: "viewer", name: "wall")
+        let op = try await k.pairedCookie(role: "owner", name: "Anna")
+        let viewer = try await k.pairedCookie(role: "operator", name: "wall")
         let file = try Data(contentsOf: URL(fileURLWithPath: "\(k.dir)/kioskd.toml"))
 
         let refused = try await http(k.port, "PATCH", "/api/settings", body: #"{"scene.score.counter[0].label": "LIONS"}"#, cookie: viewer)
         #expect(refused.status == 403)
-        #expect(refused.error?.contains("may not change settings") == true, "\(refused.text)")
+        #expect(refused.error?.contains("only an owner may change settings") == true, "\(refused.text)")
 
         let started = DispatchTime.now().uptimeNanoseconds
         let ok = try await http(k.port, "PATCH", "/api/settings", body: #"{"scene.score.counter[0].label": "LIONS"}"#, cookie: op)
@@ -36,7 +36,7 @@ import Testing
         #expect(fileOnly.status == 400)
         #expect(fileOnly.error?.contains("set only in the config file") == true, "\(fileOnly.text)")
 
-        // Viewers read the settings.
+        // Operators (and viewers) read the settings.
         let read = try await http(k.port, "GET", "/api/settings", cookie: viewer)
         #expect(read.status == 200)
         let values = try JSONDecoder().decode(SettingsAnswer.self, from: Data(read.body)).values

@@ -40,7 +40,8 @@ final class WebKiosk: @unchecked Sendable {
 
     init(dir: String = shortDir()) { self.dir = dir }
 
-    static func config(_ dir: String, extra: String = "") -> String {
+    /// `setup`: whether the screen offers the first-boot owner code (`[web] setup`; off unless a test is about it).
+    static func config(_ dir: String, extra: String = "", setup: Bool = false) -> String {
         """
         state_dir = "\(dir)/state"
         [display]
@@ -64,14 +65,15 @@ final class WebKiosk: @unchecked Sendable {
         [web]
         listen = "127.0.0.1:8080"
         url = "http://kiosk.test:8080/"
+        setup = \(setup)
         \(extra)
         """
     }
 
-    func start(limits: WebLimits = WebLimits(), extra: String = "") async throws {
+    func start(limits: WebLimits = WebLimits(), extra: String = "", setup: Bool = false) async throws {
         let loop = try EventLoop()
         // Made as kioskd makes it (the rig), started on its loop's thread with the pipeline's.
-        let d = try DaemonRig.make(WebKiosk.config(dir, extra: extra), in: dir, loop: loop, logger: quietLogger)
+        let d = try DaemonRig.make(WebKiosk.config(dir, extra: extra, setup: setup), in: dir, loop: loop, logger: quietLogger)
         let config = d.config
         var web = config.web!
         web.port = 0

@@ -172,7 +172,7 @@ time_zone = "UTC"
 
 
 class Kiosk:
-    def __init__(self, bindir, tmp, body=SCOREBOARD):
+    def __init__(self, bindir, tmp, body=SCOREBOARD, setup=False):
         self.kioskd = os.path.join(bindir, "kioskd")
         self.kioskctl_bin = os.path.join(bindir, "kioskctl")
         for b in (self.kioskd, self.kioskctl_bin):
@@ -194,6 +194,7 @@ socket = "{self.sock}"
 [web]
 listen = "127.0.0.1:{self.port}"
 url = "{self.base}"
+setup = {"true" if setup else "false"}
 """)
         self.log_path = os.path.join(tmp, "kioskd.log")
         self.proc = None
@@ -491,6 +492,57 @@ def run(args, res):
             shutil.rmtree(tmp, ignore_errors=True)
 
 
+def run_owner(args, res):
+    """A fresh kiosk: the setup code on its screen (the code status reads is the QR code's), a
+    page pairs as owner with it, sees the Devices tab, pairs a tablet from it and revokes it."""
+    tmp = tempfile.mkdtemp(prefix="k-pw3-", dir="/tmp")
+    kiosk = Kiosk(args.bin, tmp, setup=True)
+    kiosk.start()
+    pw = sync_playwright().start()
+    browser = pw.chromium.launch(executable_path=args.chromium, headless=True)
+    try:
+        phone = dict(viewport=PHONE, is_mobile=True, has_touch=True)
+        owner = browser.new_context(**phone).new_page()
+        tablet = browser.new_context(**phone).new_page()
+        setup = kiosk.ctl_json("status").get("setup") or {}
+        res.check("a fresh kiosk waits for an owner with a code on its screen",
+                  setup.get("state") == "waiting" and setup.get("shown") and setup.get("code"), json.dumps(setup))
+        shot = os.path.join(tmp, "setup.png")
+        kiosk.screenshot(shot)
+        res.check("the screen's QR code is the setup code of the status", zbar(shot) == [setup.get("url")], f"{zbar(shot)} vs {setup.get('url')}")
+
+        pair_page(owner, setup["url"], "Owner's phone")
+        session = owner.request.get(kiosk.base + "api/session").json()
+        res.check("paired with the setup code as owner", session.get("role") == "owner", json.dumps(session))
+        done = kiosk.ctl_json("status").get("setup") or {}
+        res.check("setup is done and the code left the screen", done.get("state") == "done" and not done.get("shown"), json.dumps(done))
+        owner.get_by_role("link", name="Devices").click()
+        expect(owner.locator("#device-list li[data-device=\"Owner's phone\"]")).to_be_visible()
+
+        owner.get_by_label("Show the code on the kiosk's screen too").uncheck()
+        owner.get_by_role("button", name="Pair a new operator").click()
+        link = owner.locator("#pair-opened a")
+        expect(link).to_be_visible()
+        pair_page(tablet, link.get_attribute("href"), "Tablet")
+        res.check("the tablet paired from the owner's code is an operator",
+                  tablet.request.get(kiosk.base + "api/session").json().get("role") == "operator")
+        owner.get_by_role("link", name="Screen").click()
+        owner.get_by_role("link", name="Devices").click()
+        expect(owner.locator('#device-list li[data-device="Tablet"]')).to_be_visible()
+        owner.get_by_role("button", name="Revoke Tablet").click()
+        owner.locator("#confirm-ok").click()
+        expect(owner.locator('#device-list li[data-device="Tablet"]')).to_have_count(0)
+        expect(tablet.locator("#view-pair")).to_be_visible(timeout=10000)
+        res.check("the revoked tablet is refused at once", tablet.request.get(kiosk.base + "api/status").status == 401)
+        res.check("the tablet's page does not show the Devices tab",
+                  not tablet.get_by_role("link", name="Devices").is_visible())
+        expect(owner.locator("#recent-errors-reload")).to_be_visible()
+    finally:
+        browser.close()
+        pw.stop()
+        kiosk.stop()
+
+
 def run_outputs(args, res):
     """Two outputs: the Screen page has a scene chooser and a screen switch per output, each
     changing only its output (as `kioskctl status` lists them), and the preview shows either."""
@@ -604,6 +656,7 @@ def main():
     try:
         run(args, res)
         run_outputs(args, res)
+        run_owner(args, res)
     except Stop as e:
         res.check("setup", False, str(e))
     except Exception as e:  # a Playwright expectation or timeout: report it as a failed check

@@ -11,7 +11,7 @@ const page = {
   kiosk: null,        // the last KioskState (event "state")
   palette: null,      // the theme's colours (GET api/theme, event "theme")
   themes: null,       // GET api/themes
-  role: localStorage.getItem('kiosk.role'),   // "operator" | "viewer" | null (not known)
+  role: localStorage.getItem('kiosk.role'),   // "owner" | "operator" | "viewer" | null (not known)
   device: localStorage.getItem('kiosk.device'),
   paired: false,
   tab: null,
@@ -502,6 +502,7 @@ function availableTabs() {
   if (paintScenes().length) tabs.push('paint');
   if (otherScenes().length) tabs.push('clock');
   tabs.push('screen');
+  if (page.role === 'owner') tabs.push('devices');  // owner.js
   return tabs;
 }
 
@@ -533,6 +534,7 @@ function showTab(tab) {
   const preview = $('#preview');
   if (slot) { slot.append(preview); preview.hidden = false; refreshPreview(); } else preview.hidden = true;
   if (changed && tab === 'paint') loadGallery();
+  if (changed && tab === 'devices' && window.ownerPanel) window.ownerPanel.load();
 }
 
 window.addEventListener('hashchange', () => { if (page.kiosk && page.paired) renderTabs(); });
@@ -701,7 +703,7 @@ $('#pair-cancel').addEventListener('click', () => { history.replaceState(null, '
 
 // ---------------------------------------------------------------- start
 
-/// Keeps who this device is ({"device": name, "role": "operator" | "viewer"}, from api/session or api/pair).
+/// Keeps who this device is ({"device": name, "role": "owner" | "operator" | "viewer"}, from api/session or api/pair).
 function learnSession(r, fallbackName) {
   const name = r && (typeof r.device === 'string' ? r.device : r.name);
   page.device = name || fallbackName || page.device;
