@@ -44,6 +44,29 @@ public struct KioskState: Sendable, Equatable, Codable {
             (self.scene, self.remainingMs, self.sinceMonotonicNs, self.period, self.periods) = (scene, remainingMs, sinceMonotonicNs, period, periods)
         }
         public var running: Bool { sinceMonotonicNs != nil }
+        /// The shot clock as kept (nil: none): its time left at its own `sinceMonotonicNs` when
+        /// running (it may be stopped at zero while the game clock runs), its time left when stopped.
+        public var shot: Run? = nil
+        /// What the page needs to show the clock as the screen does: the period's length, the
+        /// threshold under which it shows `SS.t` (and the low-time look), the shot clock's
+        /// tenths threshold, the direction ("down" or "up") and whether the game clock is shown.
+        public var face: Face? = nil
+        public struct Run: Sendable, Equatable, Codable {
+            public var remainingMs: Int
+            public var sinceMonotonicNs: Int64?
+            public init(remainingMs: Int, sinceMonotonicNs: Int64?) { (self.remainingMs, self.sinceMonotonicNs) = (remainingMs, sinceMonotonicNs) }
+        }
+        public struct Face: Sendable, Equatable, Codable {
+            public var periodLengthMs: Int
+            public var tenthsBelowMs: Int
+            public var shotTenthsBelowMs: Int
+            public var direction: String
+            public var showsGameClock: Bool
+            public init(periodLengthMs: Int, tenthsBelowMs: Int, shotTenthsBelowMs: Int, direction: String, showsGameClock: Bool) {
+                (self.periodLengthMs, self.tenthsBelowMs, self.shotTenthsBelowMs) = (periodLengthMs, tenthsBelowMs, shotTenthsBelowMs)
+                (self.direction, self.showsGameClock) = (direction, showsGameClock)
+            }
+        }
         /// The time left at the monotonic instant `ns`, in milliseconds (rounded up, never below 0).
         public func remainingMs(atMonotonicNs ns: Int64) -> Int {
             guard let since = sinceMonotonicNs else { return remainingMs }
@@ -65,6 +88,13 @@ public struct KioskState: Sendable, Equatable, Codable {
     /// The clock scenes' colour modes (`clocks`) and the counter scenes' game clocks (`gameClocks`).
     public var clocks: [Clock]
     public var gameClocks: [GameClock] = []
+    /// The horn (`[audio]`; nil: none): whether it can sound and whether it is muted.
+    public struct Horn: Sendable, Equatable, Codable {
+        public var available: Bool
+        public var muted: Bool
+        public init(available: Bool, muted: Bool) { (self.available, self.muted) = (available, muted) }
+    }
+    public var horn: Horn? = nil
     /// A fleet problem the kiosk shows (e.g. another primary in the group); absent when none.
     public var fleetWarning: String? = nil
     /// One output of several: its name (`--output NAME`), the scene on screen there, the scenes

@@ -42,6 +42,8 @@ public struct SharedCounters {
     public let claim: (_ names: Set<String>, _ group: String, _ stage: any SharedCounterStage) -> Void
     /// A claimed counter changed here: redraw, tell observers.
     public let changed: () -> Void
+    /// The game clocks, for the fleet (nil: not given).
+    public var clocks: SharedClocks?
 
     public init(state: StateStore, now: @escaping () -> WallTime, names: @escaping () -> [String],
                 counter: @escaping (String) -> SharedCounter?, show: @escaping (String, Int, Bool, WallTime) -> Void,

@@ -26,8 +26,11 @@ public struct ClockAnswer: Codable, Sendable, Equatable {
     /// As for a scene choice: false, and why, when the clock lasts only until kioskd stops.
     public var saved: Bool?
     public var note: String?
-    public init(ok: Bool? = nil, scene: String, clock: Clock, saved: Bool? = nil, note: String? = nil) {
-        self.ok = ok; self.scene = scene; self.clock = clock; self.saved = saved; self.note = note
+    /// Why the screen shows no time in place of this clock (a fleet follower whose system clock,
+    /// or its primary's, is not synchronised); absent while the time is shown.
+    public var warning: String?
+    public init(ok: Bool? = nil, scene: String, clock: Clock, saved: Bool? = nil, note: String? = nil, warning: String? = nil) {
+        self.ok = ok; self.scene = scene; self.clock = clock; self.saved = saved; self.note = note; self.warning = warning
     }
 
     /// The line `kioskctl clock` prints: "board: 7:30.0 running, period 2, shot 14.0".

@@ -46,11 +46,31 @@ public struct GameClockRecord: Sendable, Equatable, Codable {
     /// rules have none and starts full when they gained one. Throws for a version it cannot read
     /// or a value that cannot be a clock's, naming the field.
     public func clock(rules: GameClockRules, now: WallTime, bootID: String) throws -> GameClock {
+        try clock(rules: rules, now: now, sameBoot: bootID == self.bootID)
+    }
+
+    /// The clock this record keeps placed by its realtime instants only (a fleet's primary's
+    /// record on a follower: another machine's monotonic clock means nothing here): the time
+    /// since it started is `now`'s realtime minus `sinceRealtimeNs`.
+    public func clockByWallTime(rules: GameClockRules, now: WallTime) throws -> GameClock {
+        try clock(rules: rules, now: now, sameBoot: false)
+    }
+
+    /// The record of `clock` whose realtime instants are its monotonic ones seen from `now`
+    /// (the realtime clock may have been set since the clock started: what is published to a
+    /// fleet is where the instants are on the realtime clock now).
+    public init(_ clock: GameClock, bootID: String, wallAt now: WallTime) {
+        self.init(clock, bootID: bootID)
+        let offset = now.realtimeNs - now.monotonicNs
+        if let m = game.sinceMonotonicNs { game.sinceRealtimeNs = m + offset }
+        if let m = shot?.sinceMonotonicNs { shot?.sinceRealtimeNs = m + offset }
+    }
+
+    private func clock(rules: GameClockRules, now: WallTime, sameBoot: Bool) throws -> GameClock {
         guard version == Self.currentVersion else {
             throw KioskError.state("game clock record: version \(version) is not known (this kioskd reads version \(Self.currentVersion))")
         }
         guard period >= 1 else { throw KioskError.state("game clock record: period \(period) is below 1") }
-        let sameBoot = bootID == self.bootID
         func run(_ r: RunRecord, field: String, length: Int) throws -> GameClock.Run {
             guard r.remainingMs >= 0 else { throw KioskError.state("game clock record: \(field).remainingMs \(r.remainingMs) is below zero") }
             let remaining = min(r.remainingMs, length)

@@ -31,14 +31,24 @@ extension Daemon {
         let now = manager.time.now()
         state.gameClocks = clockScenes.compactMap { scene in
             scene.gameClock(at: now).map { c in
-                let run = c.rules.showsGameClock ? c.game : (c.shot ?? c.game)
-                switch run {
-                case .stopped(let r): return .init(scene: scene.name, remainingMs: r, sinceMonotonicNs: nil, period: c.period, periods: c.rules.periods)
-                case .running(let since, let r):
-                    return .init(scene: scene.name, remainingMs: r, sinceMonotonicNs: since.monotonicNs, period: c.period, periods: c.rules.periods)
-                }
+                let run = Self.kept(c.rules.showsGameClock ? c.game : (c.shot ?? c.game))
+                var g = KioskState.GameClock(scene: scene.name, remainingMs: run.remainingMs, sinceMonotonicNs: run.sinceMonotonicNs,
+                                             period: c.period, periods: c.rules.periods)
+                g.shot = c.shot.map(Self.kept)
+                g.face = .init(periodLengthMs: c.rules.periodLengthMs, tenthsBelowMs: c.rules.tenthsBelowMs, shotTenthsBelowMs: c.rules.shotTenthsBelowMs,
+                               direction: c.rules.direction.rawValue, showsGameClock: c.rules.showsGameClock)
+                return g
             }
         }
+        state.horn = horn.map { .init(available: $0.player != nil, muted: $0.settings.mute) }
         return state
+    }
+
+    /// One clock's kept run for observers: its time left, and since when it runs (nil: stopped).
+    static func kept(_ run: KioskCore.GameClock.Run) -> KioskState.GameClock.Run {
+        switch run {
+        case .stopped(let r): return .init(remainingMs: r, sinceMonotonicNs: nil)
+        case .running(let since, let r): return .init(remainingMs: r, sinceMonotonicNs: since.monotonicNs)
+        }
     }
 }

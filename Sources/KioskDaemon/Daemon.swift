@@ -47,6 +47,7 @@ public final class Daemon {
     public var wallHooks = WallHooks()
     let wallRuntime = WallRuntime()
     var horn: DaemonHorn? // [audio]'s horn (DaemonHorn.swift)
+    let counterUndo = CounterUndo() // the counter changes a key bound to "undo" takes back (CounterUndo.swift)
     /// Tells remote observers (web pages, MQTT) the kiosk's state after every change.
     public private(set) var changes: ChangeFeed!
     /// The features started after the pipeline, stopped in reverse (`add`, DaemonComponents.swift).
@@ -63,8 +64,7 @@ public final class Daemon {
     public let pipeline: CommandPipeline
     /// The one entrance of counter changes: every transport, touch and keys.
     public let intake: CounterIntake
-    /// Where the counter scenes hand a touch or key on a counter: into `intake` (given to every
-    /// scene made, also on a reload).
+    /// Where the counter scenes hand a touch or key on a counter: into `intake` (every scene made, also on a reload).
     let counterIntents: (CounterIntent) -> Void
     /// Where slow work goes so that the loop only draws, reads input and flips
     /// (DaemonOffLoop.swift): PNG encoding and the files a reload or a theme choice reads on the

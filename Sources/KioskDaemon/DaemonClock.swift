@@ -1,3 +1,4 @@
+import KioskComponent
 import KioskControl
 import KioskCore
 import KioskPosix
@@ -65,22 +66,71 @@ extension Daemon {
             return reply(.error(404, what + "; " + (names.isEmpty ? "add a [scene.NAME.clock] table to a counter scene" : "scenes with a clock: \(names.joined(separator: ", "))"),
                                 field: "scene"))
         }
+        if let f = fleet, f.sharesClocks {
+            // The group's primary decides it (here or, from a follower, over the broker).
+            return f.submitClock(intent, scene: target.name, at: now, reply: reply)
+        }
         let name = target.name
-        let change = CommandPipeline.ClockChange(key: GameClockRecord.stateKey(scene: name), scene: name, intent: intent, shown: shown,
-                                                 at: now, bootID: GameClockRecord.thisBoot)
-        let bound = LoopBound((self, reply), loop: loop)
-        pipeline.submit(change) { outcome in
-            let (daemon, reply) = bound.value
-            switch outcome {
-            case .decided(let clock, _):
-                let shownAt = daemon.manager.time.now()
-                daemon.showClock(clock, scene: name, now: shownAt)
-                let note = ControlCommandHandler.notKept("the game clock", state: daemon.state)
-                reply(.json(200, ClockAnswer(ok: true, scene: name, clock: .init(clock, at: shownAt), saved: note == nil ? nil : false, note: note)))
-            case .refused(let e):
+        keepClock(intent, scene: name, at: now) { [weak self] result in
+            guard let self else { return }
+            switch result {
+            case .success(let clock):
+                let note = ControlCommandHandler.notKept("the game clock", state: self.state)
+                reply(.json(200, ClockAnswer(ok: true, scene: name, clock: .init(clock, at: self.manager.time.now()), saved: note == nil ? nil : false, note: note)))
+            case .failure(let e):
                 reply(.from(e, field: "clock"))
             }
         }
+    }
+
+    /// Decides `intent` on scene `name`'s clock at `now` through the command pipeline, shows it
+    /// once kept and gives `done` (on the loop) the clock kept, or the refusal.
+    func keepClock(_ intent: ClockIntent, scene name: String, at now: WallTime, done: @escaping (Result<GameClock, KioskError>) -> Void) {
+        let scenes = clockScenes
+        guard let shown = scenes.first(where: { $0.name == name })?.gameClock(at: now) else {
+            return done(.failure(.notFound("scene '\(name)' has no game clock")))
+        }
+        let change = CommandPipeline.ClockChange(key: GameClockRecord.stateKey(scene: name), scene: name, intent: intent, shown: shown,
+                                                 at: now, bootID: GameClockRecord.thisBoot)
+        let bound = LoopBound((self, done), loop: loop)
+        pipeline.submit(change) { outcome in
+            let (daemon, done) = bound.value
+            switch outcome {
+            case .decided(let clock, _):
+                daemon.showClock(clock, scene: name, now: daemon.manager.time.now())
+                done(.success(clock))
+            case .refused(let e):
+                done(.failure(e))
+            }
+        }
+    }
+
+    /// The game clocks as the fleet sees them (`SharedCounters.clocks`).
+    func sharedClocks() -> SharedClocks {
+        SharedClocks(
+            scenes: { [weak self] in self?.clockScenes.map(\.name) ?? [] },
+            clock: { [weak self] scene, at in self?.clockScenes.first { $0.name == scene }?.gameClock(at: at) },
+            decide: { [weak self] intent, scene, at, done in
+                guard let self else { return done(.failure(.state("kioskd is stopping"))) }
+                self.keepClock(intent, scene: scene, at: at, done: done)
+            },
+            show: { [weak self] scene, record, warning in
+                guard let self else { return false }
+                let now = self.manager.time.now()
+                var shown = false
+                for h in self.heads {
+                    for case let s as CounterScene in h.manager.scenes where s.name == scene {
+                        do { shown = try s.showFleetClock(record, now: now, warning: warning) || shown } catch {
+                            self.logger.error("the primary's game clock cannot be shown", metadata: ["scene": "\(scene)", "error": "\(error)"])
+                        }
+                    }
+                }
+                self.scenesDidChange()
+                self.changes.noteChange()
+                return shown
+            },
+            synchronized: { [weak self] in self?.manager.timeSynchronized ?? true },
+            bootID: GameClockRecord.thisBoot)
     }
 
     /// Shows a kept clock on every instance of scene `scene` (every output showing it).
@@ -94,7 +144,9 @@ extension Daemon {
 
     /// Every game clock for status.
     func clockAnswers(at now: WallTime) -> [ClockAnswer]? {
-        let all = clockScenes.compactMap { s in s.gameClock(at: now).map { ClockAnswer(scene: s.name, clock: .init($0, at: now)) } }
+        let all = clockScenes.compactMap { s in
+            s.gameClock(at: now).map { ClockAnswer(scene: s.name, clock: .init($0, at: now), warning: fleet?.clockWarning(s.name)?.status) }
+        }
         return all.isEmpty ? nil : all
     }
 }

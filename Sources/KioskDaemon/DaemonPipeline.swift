@@ -17,6 +17,7 @@ extension Daemon {
         let bound = LoopBound(self, loop: loop)
         pipeline.setOnShow { shown in
             let daemon = bound.value
+            daemon.counterUndo.record(shown)
             daemon.show(shown.map { ShownValue(scene: $0.scene, counter: $0.counter, value: $0.new, up: $0.up) }, now: daemon.manager.time.now())
             daemon.scenesDidChange()
             daemon.changes.noteChange()
@@ -24,6 +25,7 @@ extension Daemon {
         if let commitLoop { pipeline.start(on: commitLoop) } else { pipeline.start() }
         updatePipelineDirectory()
         wireClocks()
+        wireUndo()
     }
 
     /// A committed value to show: a counter of the scene named `scene`, or (nil) of every counter
@@ -86,6 +88,7 @@ extension Daemon {
     func scenesReplaced() {
         updatePipelineDirectory()
         wireClocks()
+        wireUndo()
         fleet?.scenesReplaced()
     }
 }

@@ -23,6 +23,7 @@ extension Daemon {
         if let f = fleet, !f.otherPrimaries.isEmpty {
             list.append("two primaries in fleet group '\(f.settings.group)': \(f.otherPrimaries.joined(separator: ", ")) and \(f.kioskID); shared changes are refused")
         }
+        if let f = fleet { list += f.clockWarnings }
         if let m = mqtt, let d = m.clientView.snapshot.duplicateIDWarning { list.append(d) }
         return list
     }
@@ -40,7 +41,7 @@ extension Daemon {
     /// the pipeline's are, claimed from the intake.
     func sharedCounters() -> SharedCounters {
         let time = manager.time
-        return SharedCounters(
+        var counters = SharedCounters(
             state: state, now: { time.now() },
             names: { [weak self] in self?.counterNames ?? [] },
             counter: { [weak self] name in self?.sharedCounter(name) },
@@ -61,6 +62,8 @@ extension Daemon {
                 self?.scenesDidChange()
                 self?.changes.noteChange()
             })
+        counters.clocks = sharedClocks()
+        return counters
     }
 
     /// A counter as the scenes holding its name have it now: the first one's rules and value,

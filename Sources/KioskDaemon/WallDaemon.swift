@@ -10,8 +10,10 @@ import Logging
 /// Where the daemon looks for time sync, the time zone and sysfs. The defaults are the real
 /// system; tests point them at temporary folders and a fake `adjtimex`.
 public struct WallHooks {
-    /// Stands for `/run/systemd/timesync`.
-    public var timesyncDirectory = TimeSyncMonitor.defaultDirectory
+    /// Stands for `/run/systemd/timesync` (`KIOSK_TIMESYNC_DIR` when set: a test's folder, in
+    /// which a `synchronized` file says the clock is).
+    public var timesyncDirectory = getenv("KIOSK_TIMESYNC_DIR").map { String(cString: $0) }.flatMap { $0.isEmpty ? nil : $0 }
+        ?? TimeSyncMonitor.defaultDirectory
     /// The kernel's clock discipline (`adjtimex`).
     public var kernelClock: () -> KernelClockReading = KernelClockReading.read
     public var kernelRecheckSeconds = 60
@@ -134,8 +136,9 @@ extension Daemon {
         changes.noteChange()
     }
 
-    private func applyTimeSync(_ status: TimeSyncStatus) {
+    func applyTimeSync(_ status: TimeSyncStatus) {
         for h in heads { h.manager.timeSynchronized = status.synchronized }
+        fleet?.timeSynchronizationChanged()
     }
 
     /// Makes the zone of `path` the one glibc and Foundation use. Foundation understands only a

@@ -36,6 +36,7 @@ public final class FleetComponent: DaemonComponent {
                                      // A stage of the command pipeline: committed on its thread with
                                      // the other changes of the batch; the engine hears back on the loop.
                                      commit: counters.commit, now: counters.now, logger: context.logger)
+        engine.clocks = counters.clocks
         self.engine = engine
         corner = context.corner
         engine.onChange = counters.changed

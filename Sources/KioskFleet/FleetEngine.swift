@@ -118,6 +118,12 @@ public final class FleetEngine: SharedCounterStage {
         StateKey.join(["fleet", group, counter, "ids", String(index)])
     }
     var records: [String: Record] = [:]
+    /// The group's game clocks (FleetEngine+Clock.swift); `clocks` set before `start`.
+    let clockBook = FleetClockBook()
+    public var clocks: SharedClocks? {
+        get { clockBook.clocks }
+        set { clockBook.clocks = newValue }
+    }
     /// (Primary) counters changed here since start, and the connections made since: the group's
     /// retained state in this primary's name is taken over only before either (`takeOver`).
     var changedSinceStart: Set<String> = []
@@ -253,6 +259,7 @@ public final class FleetEngine: SharedCounterStage {
             applied[name] = []
             idChunks[name] = IDChunks(limit: settings.appliedIdLimit)
         }
+        startClocks()
         transport.onConnectionChange { [weak self] up in self?.connectionChanged(up) }
         if isPrimary {
             transport.subscribe(base + "+/cmd") { [weak self] topic, payload, _ in self?.receivedCommand(topic, payload) }
@@ -296,6 +303,7 @@ public final class FleetEngine: SharedCounterStage {
         for p in pending.values { if let t = p.timer { scheduler.cancel(t) } }
         if let t = retryTimer { scheduler.cancel(t); retryTimer = nil }
         if let t = conflictTimer { scheduler.cancel(t); conflictTimer = nil }
+        stopClocks()
     }
 
     func connectionChanged(_ up: Bool) {
@@ -304,8 +312,10 @@ public final class FleetEngine: SharedCounterStage {
         connects += 1
         if isPrimary {
             for name in sharedCounters { publishState(name) }
+            publishClocks()
         } else {
             for id in pendingOrder { send(id) }
+            resendClocks()
         }
     }
 }

@@ -155,6 +155,8 @@ extension FleetEngine {
             guard let r = records[name], currentValue(name) != r.value else { continue }
             shown(FleetShown(counter: name, value: r.value, up: true, at: at))
         }
+        // A follower's new scenes show the primary's clocks again (placed by the realtime clock).
+        if !isPrimary { for scene in clockBook.records.keys.sorted() { showFleetClock(scene) } }
         onChange?()
     }
 }

@@ -236,7 +236,10 @@ extension FleetEngine {
             let message = "two primaries in fleet group '\(settings.group)': kiosk \(who) publishes the group's states too; "
                 + "shared changes are refused until only one primary remains (fleet.role)"
             logger.error("\(message)", metadata: ["kiosk": "\(kioskID)"])
-            if was.isEmpty { for name in sharedCounters { publishState(name) } }
+            if was.isEmpty {
+                for name in sharedCounters { publishState(name) }
+                publishClocks()
+            }
             armConflictTimer()
         }
         onConflict?()
@@ -249,6 +252,7 @@ extension FleetEngine {
             self.conflictTimer = nil
             if !self.otherPrimaries.isEmpty {
                 for name in self.sharedCounters { self.publishState(name) }
+                self.publishClocks()
                 self.armConflictTimer()
             }
             self.updateConflict()

@@ -34,26 +34,31 @@ public enum FleetStateRule {
 
     /// The verdict on `s` given the configured primary (`expected`, nil: any) and what is shown.
     public static func judge(_ s: FleetCounterState, expected: String?, shown: Shown) -> Verdict {
+        judge(seq: s.seq, primary: s.primary, expected: expected, shown: shown)
+    }
+
+    /// The verdict on a state (a counter's or a game clock's) with `seq` published by `primary`.
+    public static func judge(seq: Int, primary: String?, expected: String?, shown: Shown) -> Verdict {
         if let expected {
-            guard let p = s.primary else {
+            guard let p = primary else {
                 return .refused("the state names no primary; fleet.primary is '\(expected)'")
             }
             guard p == expected else {
                 return .refused("the state was published by '\(p)', not by the group's primary '\(expected)' (fleet.primary)")
             }
         }
-        guard s.seq >= 0, s.seq <= maxSeq else {
-            return .refused("its seq \(s.seq) is outside 0…\(maxSeq) (2^40), more than a primary can reach")
+        guard seq >= 0, seq <= maxSeq else {
+            return .refused("its seq \(seq) is outside 0…\(maxSeq) (2^40), more than a primary can reach")
         }
         // The configured primary's state replaces one that came from elsewhere (an older kioskd,
         // a forged state kept before fleet.primary was set), whatever their seqs.
-        if expected != nil, shown.primary != s.primary { return .show }
-        guard s.seq > shown.seq else { return .older }
+        if expected != nil, shown.primary != primary { return .show }
+        guard seq > shown.seq else { return .older }
         if let ago = shown.secondsAgo {
             let seconds = max(0, ago)
             let allowed = Double(jumpBase) + Double(jumpPerSecond) * seconds
-            if Double(s.seq - shown.seq) > allowed {
-                return .refused("its seq jumps from \(shown.seq) to \(s.seq), more than the \(Int(allowed)) changes a primary can have applied in the "
+            if Double(seq - shown.seq) > allowed {
+                return .refused("its seq jumps from \(shown.seq) to \(seq), more than the \(Int(allowed)) changes a primary can have applied in the "
                     + "\(Int(seconds)) s since seq \(shown.seq) was shown (\(jumpBase) + \(jumpPerSecond) a second)")
             }
         }

@@ -6,9 +6,10 @@ public enum RollDirection: String, Sendable, Equatable {
     case up, down
 }
 
-/// What a tap, a gesture or a key does to a counter (config values).
+/// What a tap, a gesture or a key does to a counter (config values). `undo` (keys only) takes
+/// back the scene's last counter change.
 public enum CounterAction: String, Sendable, Equatable, CaseIterable {
-    case increment, decrement, reset, none
+    case increment, decrement, reset, none, undo
 }
 
 /// Ease-in-out (cubic) for the rolling animation: 0 → 0, 0.5 → 0.5, 1 → 1.
@@ -47,7 +48,7 @@ extension CounterAction {
         case .increment: return .increment
         case .decrement: return .decrement
         case .reset: return .reset
-        case .none: return nil
+        case .none, .undo: return nil
         }
     }
 }

@@ -59,6 +59,13 @@ final class ClockPanel {
     var shotWindows: [Rect] = []
     /// Digit sizes fitted per window height and font.
     var pxCache: [String: Double] = [:]
+    /// (A fleet's follower) the primary's record the clock is placed from by the realtime clock,
+    /// and the realtime − monotonic offset it was placed at (`CounterScene+FleetClock.swift`).
+    var wall: GameClockRecord?
+    var wallOffsetNs: Int64 = 0
+    /// Shown in place of the time (a follower whose clock, or its primary's, is not synchronised).
+    var warning: String?
+    var drawnWarning: String?
 
     init(rules: GameClockRules, keys: [UInt16: ClockIntent]) {
         self.rules = rules
@@ -92,6 +99,12 @@ final class ClockPanel {
     }
 
     func set(_ clock: GameClock) { current = clock }
+
+    /// Shows `clock` decided here: no longer placed from a fleet's record.
+    func setOwn(_ clock: GameClock) {
+        wall = nil
+        current = clock
+    }
 }
 
 extension CounterScene {
@@ -115,7 +128,7 @@ extension CounterScene {
     public func showCommittedClock(_ clock: GameClock, now: WallTime) {
         guard let p = clockPanel, clock.rules == p.rules else { return }
         _ = p.clock(at: now)
-        p.set(clock)
+        p.setOwn(clock)
         frameNs = now.monotonicNs
     }
 
@@ -123,6 +136,13 @@ extension CounterScene {
     /// is reported; true when what the clock shows changed since it was drawn.
     func advanceClock(now: WallTime) -> Bool {
         guard let p = clockPanel else { return false }
+        followWallClock(p, now: now)
+        if p.warning != nil {
+            // The time is not shown: it runs on, and reaching zero sounds no horn.
+            let (c, events) = p.clock(at: now).advanced(to: now)
+            if !events.isEmpty { p.set(c) }
+            return p.needsFull || p.drawnWarning != p.warning
+        }
         let (c, events) = p.clock(at: now).advanced(to: now)
         if !events.isEmpty {
             p.set(c)

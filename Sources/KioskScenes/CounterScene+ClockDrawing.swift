@@ -74,7 +74,12 @@ extension CounterScene {
         guard let p = clockPanel else { return }
         let now = p.lastNow.map { $0.advanced(byNs: frameNs - $0.monotonicNs) } ?? SystemTimeSource().now()
         let c = p.clock(at: now)
-        let all = full || p.needsFull
+        if let w = p.warning {
+            if full || p.needsFull || p.drawnWarning != w { drawClockWarning(canvas, w, damage: &damage) }
+            return
+        }
+        let all = full || p.needsFull || p.drawnWarning != nil
+        p.drawnWarning = nil
         if all {
             canvas.fill(p.band, theme.palette.background)
             damage.add(p.band)

@@ -105,6 +105,9 @@ public final class CounterScene: Scene, CounterControl {
     var shadeCache: (width: Int, band: Int, color: Color, top: Canvas, bottom: Canvas)?
     /// The game clock (`[scene.NAME.clock]`; nil: none), CounterScene+Clock.swift.
     let clockPanel: ClockPanel?
+    /// Where a key bound to `undo` goes, with the scene's name (the daemon's undo of the last
+    /// counter change; nil: nowhere).
+    public var undoRequests: ((String) -> Void)?
 
     /// Time between animation frames while a digit rolls (60 Hz).
     public static let frameIntervalNs: Int64 = 16_666_667
@@ -247,7 +250,10 @@ public final class CounterScene: Scene, CounterControl {
     /// Hands an action on its target to the one entrance, one intent per counter; nothing
     /// changes here until a value is shown (so nothing visible changed yet: false).
     private func perform(_ action: CounterAction, on target: CounterTarget) -> Bool {
-        guard let edit = action.edit else { return false }
+        guard let edit = action.edit else {
+            if action == .undo { undoRequests?(name) }
+            return false
+        }
         let names: [String]
         switch target {
         case .all: names = counterNames
@@ -356,7 +362,7 @@ public final class CounterScene: Scene, CounterControl {
             let frame = (now.monotonicNs / CounterScene.frameIntervalNs + 1) * CounterScene.frameIntervalNs
             due = min(due ?? frame, frame)
         }
-        if let c = clockPanel?.clock(at: now).nextChangeNs(after: now) { due = min(due ?? c, c) }
+        if clockPanel?.warning == nil, let c = clockPanel?.clock(at: now).nextChangeNs(after: now) { due = min(due ?? c, c) }
         return due.map { .monotonic($0) }
     }
 }

@@ -90,6 +90,10 @@ public struct CounterSettings: Sendable, Equatable {
             longPress: try table.choice("long_press", default: CounterAction.reset),
             swipeDown: try table.choice("swipe_down", default: CounterAction.decrement),
             swipeUp: try table.choice("swipe_up", default: CounterAction.increment))
+        for (key, action) in [("tap", gestures.tap), ("long_press", gestures.longPress), ("swipe_down", gestures.swipeDown), ("swipe_up", gestures.swipeUp)]
+        where action == .undo {
+            throw table.error(key, "\"undo\" is for keys only ([\(table.fullKey("keys"))]): a gesture acts on the counter it touches; expected \"increment\", \"decrement\", \"reset\" or \"none\"")
+        }
         let holdMs = try table.int("reset_hold_ms", default: 0)
 
         var specs: [CounterScene.CounterSpec] = []
@@ -145,7 +149,7 @@ public struct CounterSettings: Sendable, Equatable {
         }
     }
 
-    /// Parses `"increment home"`, `"reset all"`, `"none"` (the counter may be left out when there is only one).
+    /// Parses `"increment home"`, `"reset all"`, `"none"`, `"undo"` (the counter may be left out when there is only one).
     static func parseBinding(_ text: String, code: UInt16, counters: [String], table: ConfigTable, key: String) throws -> CounterKeyBinding {
         let words = text.split(whereSeparator: { $0.isWhitespace }).map(String.init)
         let actions = CounterAction.allCases.map { "\"\($0.rawValue)\"" }.joined(separator: ", ")
@@ -153,7 +157,12 @@ public struct CounterSettings: Sendable, Equatable {
             throw table.error(key, "expected \"ACTION COUNTER\" with ACTION one of \(actions) and COUNTER one of \(counters.joined(separator: ", ")) or all, got \"\(text)\"")
         }
         let target: CounterTarget
-        if words.count == 2 {
+        if action == .undo {
+            guard words.count == 1 else {
+                throw table.error(key, "\"undo\" takes no counter: it takes back the scene's last counter change, whichever counter it was; got \"\(text)\"")
+            }
+            target = .all
+        } else if words.count == 2 {
             if words[1] == "all" { target = .all }
             else if counters.contains(words[1]) { target = .counter(words[1]) }
             else { throw table.error(key, "no counter named \"\(words[1])\" (counters: \(counters.joined(separator: ", ")), or all)") }

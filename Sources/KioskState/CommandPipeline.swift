@@ -30,8 +30,12 @@ public final class CommandPipeline: Sendable {
         public var shown: Int
         /// The scene holding the counter (for showing a change made without the render loop).
         public var scene: String
-        public init(key: String, rules: CounterRules, edit: CounterEdit, shown: Int, scene: String = "") {
-            self.key = key; self.rules = rules; self.edit = edit; self.shown = shown; self.scene = scene
+        /// An undo (`edit` gives back the value before the change undone): the value that change
+        /// gave, which the counter must still have when decided, else the undo is refused and
+        /// nothing is written. Nil: an ordinary change.
+        public var undoes: Int?
+        public init(key: String, rules: CounterRules, edit: CounterEdit, shown: Int, scene: String = "", undoes: Int? = nil) {
+            self.key = key; self.rules = rules; self.edit = edit; self.shown = shown; self.scene = scene; self.undoes = undoes
         }
     }
 
@@ -50,8 +54,10 @@ public final class CommandPipeline: Sendable {
         public var new: Int
         /// The wheels turn upwards (an increment, or a set to a larger value).
         public var up: Bool
-        package init(scene: String, counter: String, old: Int, new: Int, up: Bool) {
-            self.scene = scene; self.counter = counter; self.old = old; self.new = new; self.up = up
+        /// The change was an undo (`Change.undoes`).
+        public var undo: Bool
+        package init(scene: String, counter: String, old: Int, new: Int, up: Bool, undo: Bool = false) {
+            self.scene = scene; self.counter = counter; self.old = old; self.new = new; self.up = up; self.undo = undo
         }
     }
 
@@ -334,7 +340,7 @@ public final class CommandPipeline: Sendable {
                 run = { completion(o) }
                 if case .changed(let old, let new) = o {
                     shown.append(Shown(scene: change.scene, counter: change.rules.counter, old: old, new: new,
-                                       up: change.edit.rollsUp(from: old, to: new)))
+                                       up: change.edit.rollsUp(from: old, to: new), undo: change.undoes != nil))
                 }
             case .writes(_, let completion):
                 run = { completion(writeOutcome) }

@@ -28,6 +28,10 @@ extension CommandPipeline {
             // A value known from an earlier batch, unless the counter's rules changed since
             // (a reload with other digits or minimum): then the value on screen.
             let old = values[c.key].flatMap { ($0 >= c.rules.minimum && $0 <= c.rules.maximum) ? $0 : nil } ?? c.shown
+            if let gave = c.undoes, old != gave {
+                outcomes.append(.refused(KioskError.outOfRange("counter '\(c.rules.counter)' changed since (it is \(old), the change to undo gave \(gave)); nothing was undone")))
+                continue
+            }
             do {
                 let new = try c.rules.apply(c.edit, to: old)
                 if new == old {

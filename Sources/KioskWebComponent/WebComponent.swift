@@ -120,7 +120,7 @@ public final class WebComponent: DaemonComponent {
         guard let context, let state = context.kioskState() else { closed(); return 0 }
         nextSink += 1
         sinks[nextSink] = (device, sink, closed)
-        sink(WebEvent(name: "state", json: (try? ControlJSON.encode(state)) ?? []))
+        sink(stateEvent(state))
         sink(WebEvent(name: "theme", json: palette().flatMap { try? ControlJSON.encode($0) } ?? []))
         if observer == nil {
             lastTheme = state.theme
@@ -138,13 +138,25 @@ public final class WebComponent: DaemonComponent {
     }
 
     private func changed(_ state: KioskState) {
-        let json = (try? ControlJSON.encode(state)) ?? []
-        var events = [WebEvent(name: "state", json: json)]
+        var events = [stateEvent(state)]
         if state.theme != lastTheme {
             lastTheme = state.theme
             events.append(WebEvent(name: "theme", json: palette().flatMap { try? ControlJSON.encode($0) } ?? []))
         }
         for id in sinks.keys.sorted() { for e in events { sinks[id]?.sink(e) } }
+    }
+
+    /// The `state` event: the state, and `now_monotonic_ns`, the instant it is sent on the clock
+    /// the game clocks' `since_monotonic_ns` are on, from which the page computes the time left
+    /// at its own instant (it shows the running clock's tenths without asking again).
+    func stateEvent(_ state: KioskState) -> WebEvent {
+        WebEvent(name: "state", json: Self.stamped((try? ControlJSON.encode(state)) ?? [], monotonicNs: time.now().monotonicNs))
+    }
+
+    /// A JSON object with `"now_monotonic_ns": ns` as its first member (an empty or other value: as it is).
+    static func stamped(_ json: [UInt8], monotonicNs ns: Int64) -> [UInt8] {
+        guard json.first == UInt8(ascii: "{"), json.count > 2 else { return json }
+        return [UInt8(ascii: "{")] + Array("\"now_monotonic_ns\":\(ns),".utf8) + json.dropFirst()
     }
 
     private func revoked(_ device: String) {

@@ -113,10 +113,15 @@ struct FleetFaultTests {
         let name: String
         let dir: String
         var child: Child?
+        /// `NAME=value` settings of kioskd's environment (through /usr/bin/env).
+        var environment: [String] = []
         init(_ name: String, _ dir: String) { self.name = name; self.dir = dir }
         var socket: String { "\(dir)/c.sock" }
         func start() throws {
-            let c = try Child(Binaries.kioskd, ["--config", "\(dir)/kioskd.toml"], log: "\(dir)/log-\(Int(Date().timeIntervalSince1970 * 1000))")
+            let command = ["--config", "\(dir)/kioskd.toml"]
+            let log = "\(dir)/log-\(Int(Date().timeIntervalSince1970 * 1000))"
+            let c = environment.isEmpty ? try Child(Binaries.kioskd, command, log: log)
+                                        : try Child("/usr/bin/env", environment + [Binaries.kioskd] + command, log: log)
             child = c
             for _ in 0..<1200 {
                 if ControlClient.socketAnswers(socket) { return }

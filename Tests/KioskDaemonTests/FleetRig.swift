@@ -23,7 +23,10 @@ final class FleetRig {
     var serial = 0
 
     /// A started daemon with its pipeline; `joins`: it has joined the group (`joinFleet`).
-    func daemon(role: FleetSettings.Role, id: String, minimum: Int = 0, connected: Bool = true, joins: Bool = true) throws -> Daemon {
+    /// `clock`: the scene has a game clock (10:00 periods, a 24 s shot clock); `time`: the
+    /// daemon's clocks (default: the loop's); its system clock is synchronised.
+    func daemon(role: FleetSettings.Role, id: String, minimum: Int = 0, connected: Bool = true, joins: Bool = true,
+                clock: Bool = false, time: TimeSource? = nil, store: MemoryStateStore = MemoryStateStore()) throws -> Daemon {
         let dir = tempDir("fleet\(id)")
         let path = write("""
         state_dir = "\(dir)/state"
@@ -39,6 +42,7 @@ final class FleetRig {
         name = "HOME"
         [[scene.score.counter]]
         name = "AWAY"
+        \(clock ? "[scene.score.clock]\nperiod_length = \"10:00\"\nshot_clock = 24" : "")
         [mqtt]
         broker = "mqtt://127.0.0.1:1883"
         id = "\(id)"
@@ -49,7 +53,9 @@ final class FleetRig {
         """, dir)
         let config = try DaemonConfig.load(path: path, environment: [:])
         let d = try Daemon(config: config, display: try HeadlessDisplay(size: Size(width: 64, height: 48)), input: nil,
-                           state: MemoryStateStore(), loop: loop, time: loop, logger: quietLogger, environment: [:])
+                           state: store, loop: loop, time: time ?? loop, logger: quietLogger, environment: [:])
+        d.wallHooks.kernelClock = { .synchronizedReading }
+        d.wallHooks.timesyncDirectory = "\(dir)/timesync"
         d.startAsKioskd()
         let t = FakeFleetTransport(broker)
         t.connected = connected

@@ -6,12 +6,16 @@ scene; [web] on a free loopback port), pairs a phone-sized page (390 x 844) with
 `kioskctl pair --print`, taps `HOME +1` three times and `AWAY +1` once, and checks what the page,
 `kioskctl` and the kiosk's screen say. A second browser context pairs as a viewer by scanning
 the QR code on the kiosk's screen (zbarimg reads it from `kioskctl screenshot`), sees the taps
-live and is refused changes.
+live and is refused changes. A second kioskd with two outputs checks the Screen page per output;
+a third with a game clock (run_clock) checks the clock on the Score page: shown, started and
+stopped as `kioskctl status` says, set and adjusted to exact values, and a viewer who sees it run
+but cannot change it.
 
     test_phone.py [--bin DIR] [--chromium PATH] [--screenshots DIR]
 
 --screenshots also writes the page's scoreboard, paint and clock views (web-score.png,
-web-paint.png, web-clock.png) and the page beside the kiosk's screen (web-phone-and-kiosk.png).
+web-paint.png, web-clock.png), the page beside the kiosk's screen (web-phone-and-kiosk.png) and
+the game clock (web-gameclock.png).
 Prints one line per check and ends with "N passed, N failed"; exit status 1 when a check failed.
 """
 import argparse
@@ -603,6 +607,196 @@ def run_outputs(args, res):
             shutil.rmtree(tmp, ignore_errors=True)
 
 
+# A scoreboard with a game clock (config/scoreboard-clock.toml's shape): 10:00 periods, four of
+# them, tenths under a minute, a 24-second shot clock, and a muted horn.
+CLOCK_BOARD = f"""[display]
+backend = "headless"
+headless_size = "{SCREEN[0]}x{SCREEN[1]}"
+[scene.board]
+kind = "counter"
+digits = 3
+roll_ms = 0
+[[scene.board.counter]]
+name = "home"
+label = "HOME"
+[[scene.board.counter]]
+name = "away"
+label = "AWAY"
+[scene.board.clock]
+period_length = "10:00"
+periods = 4
+tenths_below = "1:00"
+shot_clock = 24
+[audio]
+device = "null"
+mute = true
+"""
+
+
+def clock_face(ms):
+    """What the game clock shows counting down with ms left (tenths under 1:00, rounded up)."""
+    n = -(-ms // 100)
+    if n < 600:
+        return f"{n // 10}.{n % 10}"
+    s = -(-n // 10)
+    return f"{s // 60}:{s % 60:02d}"
+
+
+def run_clock(args, res):
+    """The game clock on the phone page: shown, started, stopped, set and adjusted to exact
+    values (as `kioskctl status` says), next period, the shot clock reset, the horn's mute state;
+    a viewer sees the clock run but cannot change it."""
+    tmp = tempfile.mkdtemp(prefix="k-pw3-", dir="/tmp")
+    kiosk = Kiosk(args.bin, tmp, CLOCK_BOARD)
+    kiosk.start()
+    pw = sync_playwright().start()
+    browser = pw.chromium.launch(executable_path=args.chromium, headless=True)
+    failed = res.failed
+    try:
+        phone = dict(viewport=PHONE, is_mobile=True, has_touch=True)
+        op = browser.new_context(**phone).new_page()
+        vw = browser.new_context(**phone).new_page()
+        errors = []
+        for p in (op, vw):
+            p.on("pageerror", lambda e: errors.append(str(e)))
+        pair_page(op, kiosk.ctl_json("pair", "--print")["url"], "Scorer's phone")
+
+        def clock():
+            return kiosk.ctl_json("status")["clocks"][0]["clock"]
+
+        card = op.locator('.gclock[data-scene="board"]')
+        time_ = card.get_by_label("Game clock", exact=True)
+        expect(time_).to_have_text("10:00", timeout=5000)
+        expect(card.get_by_label("Shot clock", exact=True)).to_have_text("24")
+        res.check("the page shows the game clock 10:00, period 1 of 4 and the shot clock 24",
+                  "Period 1 of 4" in card.locator(".gclock-period").text_content())
+        res.check("the page shows the horn muted", "horn muted" in card.locator(".gclock-state").text_content()
+                  and card.get_by_role("button", name="Sound the horn").text_content() in ("Horn (muted)", "Horn: no sound device"),
+                  card.locator(".gclock-state").text_content())
+        box = card.get_by_role("button", name="Start the clock").bounding_box()
+        res.check("start/stop is a big touch target (at least 64 px high, half the width)",
+                  box["height"] >= 64 and box["width"] >= PHONE["width"] / 2, f"{box}")
+        widest = op.evaluate("() => Math.max(...[...document.querySelectorAll('.gclock, .gclock button')].map(e => e.getBoundingClientRect().right))")
+        res.check("the clock's card and buttons fit the phone's width", widest <= PHONE["width"], f"right edge at {widest} px")
+
+        # Start: the daemon's status says running; the page counts down by itself.
+        card.get_by_role("button", name="Start the clock").click()
+        expect(card.get_by_role("button", name="Stop the clock")).to_be_visible(timeout=3000)
+        res.check("Start pressed: kioskctl status says the clock runs", clock()["running"] is True, json.dumps(clock()))
+        expect(time_).to_have_text(re.compile(r"^9:5\d$"), timeout=3000)
+        res.check("the running clock counts down on the page without a new event", True, time_.text_content())
+
+        # Stop: the page shows what the daemon kept.
+        card.get_by_role("button", name="Stop the clock").click()
+        expect(card.get_by_role("button", name="Start the clock")).to_be_visible(timeout=3000)
+        c = clock()
+        expect(time_).to_have_text(clock_face(c["remaining_ms"]))
+        res.check("Stop pressed: stopped in status, and the page shows the time kept",
+                  c["running"] is False and 590_000 <= c["remaining_ms"] < 600_000, json.dumps(c))
+
+        # Set and adjust: exact values.
+        def set_to(text):
+            card.get_by_role("button", name="Set the clock…").click()
+            d = op.locator("#clockset")
+            d.get_by_label("Time").fill(text)
+            d.get_by_role("button", name="Set", exact=True).click()
+
+        set_to("7:30")
+        expect(time_).to_have_text("7:30", timeout=3000)
+        res.check("Set 7:30: status says 450000 ms", clock()["remaining_ms"] == 450_000, json.dumps(clock()))
+        card.get_by_role("button", name="Clock +1 min").click()
+        expect(time_).to_have_text("8:30", timeout=3000)
+        card.get_by_role("button", name=f"Clock {MINUS}1 s").click()
+        expect(time_).to_have_text("8:29", timeout=3000)
+        res.check("+1 min then -1 s: status says 509000 ms", clock()["remaining_ms"] == 509_000, json.dumps(clock()))
+        card.get_by_role("button", name=f"Clock {MINUS}1 min").click()
+        card.get_by_role("button", name="Clock +1 s").click()
+        expect(time_).to_have_text("7:30", timeout=3000)
+        res.check("-1 min then +1 s: status says 450000 ms", clock()["remaining_ms"] == 450_000, json.dumps(clock()))
+        set_to("45.5")
+        expect(time_).to_have_text("45.5", timeout=3000)
+        res.check("Set 45.5 (seconds): status says 45500 ms; the page shows tenths in the low-time look",
+                  clock()["remaining_ms"] == 45_500 and "low" in time_.get_attribute("class"), json.dumps(clock()))
+        if args.screenshots:
+            kiosk.ctl("theme", "dark")
+            kiosk.ctl("counter", "home", "set", "52")
+            kiosk.ctl("counter", "away", "set", "48")
+            expect(value(op, "away")).to_have_text("48")
+            op.screenshot(path=os.path.join(args.screenshots, "web-gameclock.png"))
+            print(f"wrote {args.screenshots}/web-gameclock.png")
+        set_to("11:00")
+        alert = op.locator(".error span").last
+        expect(alert).to_contain_text("422")
+        res.check("Set 11:00 is refused with the kiosk's reason; the clock stays", "10:00" in alert.text_content()
+                  and clock()["remaining_ms"] == 45_500, alert.text_content())
+
+        # The viewer: sees the clock run, in tenths, but has no buttons and is refused.
+        shown = kiosk.ctl_json("pair", "--role", "viewer", "--print")
+        pair_page(vw, shown["url"], "Bench tablet")
+        vcard = vw.locator('.gclock[data-scene="board"]')
+        expect(vcard.get_by_label("Game clock", exact=True)).to_have_text("45.5", timeout=5000)
+        res.check("viewer: the clock is shown and no clock button is", vcard.get_by_role("button", name="Start the clock").is_hidden()
+                  and vcard.get_by_role("button", name="Next period").is_hidden())
+        card.get_by_role("button", name="Start the clock").click()
+        expect(vcard.get_by_label("Game clock", exact=True)).to_have_text(re.compile(r"^4[34]\.\d$"), timeout=3000)
+        seen = []
+        for _ in range(3):
+            vw.wait_for_timeout(250)
+            seen.append(vcard.get_by_label("Game clock", exact=True).text_content())
+        res.check("viewer: the running clock's tenths move on the page", len(set(seen)) == 3
+                  and all(re.fullmatch(r"4[2-5]\.\d", x) for x in seen), f"{seen}")
+        # Against the daemon: what the viewer's page shows and what status says, read together.
+        pairs = []
+        for _ in range(3):
+            a = vcard.get_by_label("Game clock", exact=True).text_content()
+            ms = clock()["remaining_ms"]
+            b = vcard.get_by_label("Game clock", exact=True).text_content()
+            pairs.append((a, ms, b))
+        res.check("viewer: the page's tenth agrees with the daemon's time left (within 0.3 s)",
+                  all(float(b) - 0.35 <= ms / 1000 <= float(a) + 0.05 for a, ms, b in pairs), f"{pairs}")
+        refused = vw.evaluate("""async () => {
+            const r = await fetch('api/clock', {method: 'POST', headers: {'Content-Type': 'application/json'},
+                                                body: JSON.stringify({words: ['stop'], scene: 'board'})});
+            return {status: r.status, body: await r.json()};
+        }""")
+        res.check("viewer: POST api/clock is refused 403 and the clock keeps running",
+                  refused["status"] == 403 and "viewer" in refused["body"].get("error", "") and clock()["running"] is True, json.dumps(refused))
+
+        # The shot clock and the period.
+        op.wait_for_timeout(1200)
+        card.get_by_role("button", name="Stop the clock").click()
+        expect(card.get_by_role("button", name="Start the clock")).to_be_visible(timeout=3000)
+        before = clock()["shot_remaining_ms"]
+        card.get_by_role("button", name="Reset the shot clock").click()
+        expect(card.get_by_label("Shot clock", exact=True)).to_have_text("24", timeout=3000)
+        res.check("Reset shot: the shot clock went back to 24 s (status)", before < 23_000 and clock()["shot_remaining_ms"] == 24_000,
+                  f"{before} then {clock()['shot_remaining_ms']}")
+        card.get_by_role("button", name="Next period").click()
+        expect(card.locator(".gclock-period")).to_have_text("Period 2 of 4", timeout=3000)
+        expect(time_).to_have_text("10:00")
+        res.check("Next period: period 2, 10:00 (status)", clock()["period"] == 2 and clock()["remaining_ms"] == 600_000, json.dumps(clock()))
+        expect(vcard.locator(".gclock-period")).to_have_text("Period 2 of 4", timeout=3000)
+        res.check("viewer: follows the period live", True)
+        card.get_by_role("button", name="Reset the clock").click()
+        op.locator("#confirm").get_by_role("button", name="Reset").click()
+        expect(card.locator(".gclock-period")).to_have_text("Period 1 of 4", timeout=3000)
+        res.check("Reset (confirmed): period 1 (status)", clock()["period"] == 1, json.dumps(clock()))
+        card.get_by_role("button", name="Sound the horn").click()
+        op.wait_for_timeout(300)
+        horn_errors = [e for e in op.locator(".error span").all_text_contents() if "Horn" in e]
+        res.check("the horn button is answered (muted, or no sound device: said so)", not horn_errors
+                  or any("sound" in e or "unavailable" in e for e in horn_errors), f"{horn_errors}")
+        res.check("no script error on the clock pages", not errors, "; ".join(errors))
+    finally:
+        browser.close()
+        pw.stop()
+        kiosk.stop()
+        if res.failed > failed:
+            print(f"kioskd log ({kiosk.log_path}):\n{kiosk.log_text()}")
+        else:
+            shutil.rmtree(tmp, ignore_errors=True)
+
+
 def take_screenshots(args, kiosk, op, browser, tmp):
     out = args.screenshots
     os.makedirs(out, exist_ok=True)
@@ -657,6 +851,7 @@ def main():
         run(args, res)
         run_outputs(args, res)
         run_owner(args, res)
+        run_clock(args, res)
     except Stop as e:
         res.check("setup", False, str(e))
     except Exception as e:  # a Playwright expectation or timeout: report it as a failed check

@@ -10,7 +10,10 @@ the config-flow API, then checks:
       Assistant made exactly the ids kioskd asks for (default_entity_id);
   (b) buttons, number, selects and switch pressed in Home Assistant reach the kiosk (kioskctl);
   (c) changes made with kioskctl reach Home Assistant's states;
-  (d) the second kiosk's per-output scene select changes that output only, and follows it.
+  (d) the second kiosk's per-output scene select changes that output only, and follows it;
+  (e) a third kiosk on config/scoreboard-clock.toml (a game clock and a shot clock): its clock's
+      buttons and sensors appear, Start pressed in Home Assistant starts the clock (kioskctl
+      status), the remaining sensor moves and the running sensor follows.
 One PASS/FAIL line per check, then 'N passed, N failed'; exit 1 on any failure.
 """
 import argparse
@@ -56,6 +59,17 @@ def entity_slug(s):
 
 
 DEV2 = "kioskd_" + entity_slug(KIOSK2_ID)
+# The third kiosk: config/scoreboard-clock.toml (scene "board" with a game clock and a shot clock).
+KIOSK3_ID = "ha-clock"
+DEV3 = "kioskd_ha_clock"
+CLOCK_SCENE = "board"
+
+
+def clock_entities(dev, scene):
+    """The clock's entity ids docs/mqtt.md names."""
+    c = f"{dev}_clock_{entity_slug(scene)}"
+    return sorted([f"button.{c}_{b}" for b in ("start", "stop", "reset", "next_period", "reset_shot")]
+                  + [f"sensor.{c}_remaining", f"sensor.{c}_period", f"binary_sensor.{c}_running"])
 SCENES = ["score", "clock"]
 
 T0 = time.monotonic()
@@ -212,9 +226,10 @@ def main():
     hadir = os.path.join(work, "ha")
     os.mkdir(hadir)
     logs = {"mosquitto": f"{work}/mosquitto.log", "kioskd": f"{work}/kioskd.log", "kioskd2": f"{work}/kioskd2.log",
-            "hass": f"{hadir}/home-assistant.log", "hass-stdout": f"{work}/hass.out"}
+            "kioskd3": f"{work}/kioskd3.log", "hass": f"{hadir}/home-assistant.log", "hass-stdout": f"{work}/hass.out"}
     sock = f"{work}/control.sock"
     sock2 = f"{work}/control2.sock"
+    sock3 = f"{work}/control3.sock"
     failed_hard = False
 
     def ctl(*a, json_out=True, sock=sock):
@@ -471,6 +486,61 @@ logger:
                      lambda: ha.service("select", "select_option", entity_id=dsi, option="clock"), scenes2, ["score", "clock"])
         expect_ha("(d) kioskctl scene score --output DSI-1 → DSI-1's select score", ("scene", "score", "--output", "DSI-1"), dsi,
                   lambda s: s == "score", sock=sock2)
+
+        # (e) The example scoreboard with a game clock, as shipped, with this run's broker.
+        repo = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+        example = open(os.path.join(repo, "config", "scoreboard-clock.toml")).read()
+        with open(f"{work}/kioskd3.toml", "w") as f:
+            f.write(f'theme_dir = "{args.themes}"\nstate_dir = "{work}/kioskd3-state"\n' + example
+                    + f'\n[display]\nbackend = "headless"\nheadless_size = "320x180"\n[control]\nsocket = "{sock3}"\n'
+                    + f'[mqtt]\nbroker = "mqtt://127.0.0.1:{bport}"\nid = "{KIOSK3_ID}"\nkeepalive = 5\n')
+        k3 = start("kioskd3", [args.kioskd, "--config", f"{work}/kioskd3.toml", "--backend", "headless"], logs["kioskd3"])
+
+        def k3_up():
+            if k3.poll() is not None:
+                raise Fatal(f"kioskd3 exited with {k3.returncode}")
+            try:
+                return ctl("status", sock=sock3)
+            except Exception:
+                return None
+        if not wait_until("kioskd3", 30, k3_up, 0.1):
+            raise Fatal("kioskd3's control socket did not answer within 30 s")
+        log(f"kioskd3 ({KIOSK3_ID}, config/scoreboard-clock.toml) answers on its control socket")
+        clock_ids = clock_entities(DEV3, CLOCK_SCENE)
+        wait_until("clock entities", 60, lambda: set(clock_ids) <= set(mqtt_entities()), 0.5)
+        got3 = [e for e in mqtt_entities() if e.startswith(("button.", "sensor.", "binary_sensor.")) and f"{DEV3}_clock_" in e]
+        check(f"(e) the clock's {len(clock_ids)} entities appear (Start/Stop/Reset/Next period/Reset shot clock, remaining, period, running)",
+              got3 == clock_ids, f"got {got3}, expected {clock_ids}")
+        c = f"{DEV3}_clock_{CLOCK_SCENE}"
+        remaining0 = wait_until("remaining", 30, lambda: st(f"sensor.{c}_remaining") == "10:00" and st(f"sensor.{c}_remaining"))
+        check("(e) the remaining sensor reads 10:00, the period sensor 1, running off",
+              remaining0 == "10:00" and st(f"sensor.{c}_period") == "1" and st(f"binary_sensor.{c}_running") == "off",
+              f"remaining {st(f'sensor.{c}_remaining')!r}, period {st(f'sensor.{c}_period')!r}, running {st(f'binary_sensor.{c}_running')!r}")
+
+        def clock3():
+            return ctl("status", sock=sock3)["clocks"][0]["clock"]
+        expect_kiosk("(e) button Clock start pressed in Home Assistant → kioskd's status: the clock runs",
+                     lambda: ha.service("button", "press", entity_id=f"button.{c}_start"), lambda: clock3()["running"], True)
+
+        def moved():
+            v = st(f"sensor.{c}_remaining") or ""
+            m, _, sec = v.partition(":")
+            return m.isdigit() and sec.isdigit() and len(sec) == 2 and (int(m) * 60 + int(sec)) < 600 and v
+        seen = wait_until("remaining moves", 15, moved, 0.2)
+        check("(e) the remaining sensor moves while the clock runs", bool(seen), f"still {st(f'sensor.{c}_remaining')!r}")
+        running = wait_until("running on", 10, lambda: st(f"binary_sensor.{c}_running") == "on")
+        check("(e) the running binary sensor is on", bool(running), f"{st(f'binary_sensor.{c}_running')!r}")
+        expect_kiosk("(e) button Clock stop → the clock stops", lambda: ha.service("button", "press", entity_id=f"button.{c}_stop"),
+                     lambda: clock3()["running"], False)
+        left = clock3()["remaining_ms"]
+        shown = wait_until("remaining settles", 10, lambda: st(f"sensor.{c}_remaining") == f"{-(-left // 1000) // 60}:{-(-left // 1000) % 60:02d}"
+                           and st(f"sensor.{c}_remaining"))
+        check("(e) stopped: the remaining sensor shows the time kioskd kept (whole seconds rounded up)", bool(shown),
+              f"sensor {st(f'sensor.{c}_remaining')!r}, kioskd {left} ms")
+        expect_kiosk("(e) button Clock next period → period 2", lambda: ha.service("button", "press", entity_id=f"button.{c}_next_period"),
+                     lambda: clock3()["period"], 2)
+        period2 = wait_until("period sensor", 10, lambda: st(f"sensor.{c}_period") == "2")
+        check("(e) the period sensor follows: 2", bool(period2), f"{st(f'sensor.{c}_period')!r}")
     except Fatal as e:
         failed_hard = True
         check("run", False, str(e))
@@ -484,7 +554,8 @@ logger:
     passed = len(results) - failed
     if failed or failed_hard:
         for name, path, n in (("Home Assistant log", logs["hass"], 120), ("hass stdout", logs["hass-stdout"], 40),
-                              ("kioskd log", logs["kioskd"], 200), ("second kioskd log", logs["kioskd2"], 60), ("mosquitto log", logs["mosquitto"], 40)):
+                              ("kioskd log", logs["kioskd"], 200), ("second kioskd log", logs["kioskd2"], 60),
+                              ("third kioskd log", logs["kioskd3"], 60), ("mosquitto log", logs["mosquitto"], 40)):
             try:
                 lines = open(path, errors="replace").read().splitlines()
             except OSError:

@@ -204,11 +204,12 @@ function renderCounters() {
       g = document.createElement('div');
       g.className = 'scene-group';
       g.dataset.scene = scene;
-      g.innerHTML = '<div class="scene-head"><h2></h2><span class="slot"></span></div><div class="counters"></div>';
+      g.innerHTML = '<div class="scene-head"><h2></h2><span class="slot"></span></div><div class="gclock-slot"></div><div class="counters"></div>';
       $('h2', g).textContent = scene;
     }
     if (root.children[i] !== g) root.insertBefore(g, root.children[i] || null);
     $('.slot', g).replaceChildren(showSceneButton(scene));
+    renderGameClock($('.gclock-slot', g), scene);  // the scene's game clock (gameclock.js)
     const list = $('.counters', g);
     const items = counters().filter(c => c.scene === scene);
     const cards = new Map($$('.counter', list).map(c => [c.dataset.counter, c]));
