@@ -96,6 +96,8 @@ public struct DaemonConfig {
     /// The file's tree, as read: each value with its file:line, and the defaults the checks took
     /// (`EffectiveConfig.values(of:)`).
     public var tree: ConfigTable
+    /// The settings layer laid over the file's values (SettingsLayer.swift; empty: the file alone).
+    public var settings = SettingsLayer()
     public var themeName: String
     public var theme: Theme
     public var themeDirectory: String
@@ -150,9 +152,12 @@ public struct DaemonConfig {
     /// Reads and checks the config file at `path`; `kinds` are the scene kinds a `[scene.NAME]`
     /// table may name (the daemon's scene registry; KioskDaemon adds overloads that pass its own).
     public static func load(path: String, environment: [String: String] = ProcessInfo.processInfo.environment,
-                            kinds: [String]) throws -> DaemonConfig {
+                            kinds: [String], settings: SettingsLayer = SettingsLayer()) throws -> DaemonConfig {
         let root = try ConfigFile.load(path: path)
-        return try DaemonConfig(root: root, file: path, environment: environment, kinds: kinds)
+        try settings.apply(to: root)
+        var c = try DaemonConfig(root: root, file: path, environment: environment, kinds: kinds)
+        c.settings = settings
+        return c
     }
 
     /// Checks a parsed config (`root`) from `file`; `kinds` as for `load`.

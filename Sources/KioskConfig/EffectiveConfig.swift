@@ -8,11 +8,14 @@ public struct EffectiveValue: Sendable, Equatable, CustomStringConvertible {
         case file(SourceLocation)
         /// Not written: the value the reader used in its place.
         case `default`
+        /// Set in the settings layer (`SettingsLayer`): who set it and when.
+        case layer(SettingSource)
 
         public var description: String {
             switch self {
             case .file(let location): return "\(location)"
             case .default: return "default"
+            case .layer(let source): return "\(source)"
             }
         }
     }
@@ -45,6 +48,15 @@ public enum EffectiveConfig {
         var out: [EffectiveValue] = []
         add(root, to: &out)
         return out
+    }
+
+    /// The values of `root` (a tree the settings layer `layer` was laid over), those the layer
+    /// set named as its (who set them, when).
+    public static func values(of root: ConfigTable, layer: SettingsLayer) -> [EffectiveValue] {
+        values(of: root).map { v in
+            guard let e = layer.entry(SettingsKeys.canonical(v.key)) else { return v }
+            return EffectiveValue(key: v.key, value: v.value, source: .layer(e.source))
+        }
     }
 
     private static func add(_ table: ConfigTable, to out: inout [EffectiveValue]) {

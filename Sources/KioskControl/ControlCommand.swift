@@ -41,6 +41,11 @@ public enum ControlCommand: Sendable, Equatable {
     case painting(name: String)
     /// Sounds the horn (`[audio]`) now.
     case horn
+    /// The effective config with each value's source (`GET /settings`).
+    case settings
+    /// A change of the settings layer (`PATCH /settings`): checked as the config file is,
+    /// kept, then applied with a reload.
+    case changeSettings(SettingsChange)
 
     public enum CounterOp: String, Sendable, Equatable, CaseIterable { case get, set, inc, dec, reset }
     public enum PaintOp: String, Sendable, Equatable, CaseIterable { case clear, undo, redo, save }

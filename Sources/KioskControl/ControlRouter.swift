@@ -179,6 +179,16 @@ public enum ControlRouter {
             _ = try decode(AnyObjectBody.self, r.body, allowEmpty: true)
             return .horn
         },
+        ControlRoute(segment: "settings", forms: ["GET /settings", "PATCH /settings"]) { r in
+            try r.exact(1)
+            if r.method == "PATCH" {
+                return .changeSettings(try SettingsChange.parse(r.body, source: .kioskctl(at: Int64(time(nil)))))
+            }
+            guard ["GET", "HEAD"].contains(r.method) else {
+                throw ControlRequestError(405, "method \(r.method) not allowed on /settings; use GET (read) or PATCH (change)")
+            }
+            return .settings
+        },
     ]
 
     /// Every route's form, for 404 answers and documentation.
@@ -258,6 +268,8 @@ extension ControlCommand {
         case .paintings: return ControlRequest(method: "GET", path: "/paintings")
         case .painting(let name): return ControlRequest(method: "GET", path: "/paintings/\(name)")
         case .horn: return ControlRequest(method: "POST", path: "/horn")
+        case .settings: return ControlRequest(method: "GET", path: "/settings")
+        case .changeSettings(let change): return ControlRequest(method: "PATCH", path: "/settings", body: change.body)
         }
     }
 }

@@ -8,8 +8,9 @@ import KioskPosix
 /// state store shares).
 extension DaemonConfig {
     /// Reads and checks the config file at `path`, with the scene kinds kioskd ships.
-    public static func load(path: String, environment: [String: String] = ProcessInfo.processInfo.environment) throws -> DaemonConfig {
-        try load(path: path, environment: environment, kinds: SceneRegistry.standard.kinds)
+    public static func load(path: String, environment: [String: String] = ProcessInfo.processInfo.environment,
+                            settings: SettingsLayer = SettingsLayer()) throws -> DaemonConfig {
+        try load(path: path, environment: environment, kinds: SceneRegistry.standard.kinds, settings: settings)
     }
 
     /// Checks a parsed config (`root`) from `file`, with the scene kinds kioskd ships.

@@ -72,6 +72,11 @@ struct ControlCommandHandler {
                 return daemon.handleWebCommand(command)
             case .horn:
                 return daemon.hornAnswer()
+            case .settings:
+                return .json(200, daemon.settingsAnswer())
+            case .changeSettings:
+                // Kept through the command pipeline, answered once on disk (DaemonSettings.swift).
+                return Self.notHere(command)
             }
         } catch {
             daemon.logger.error("control command failed", metadata: ["command": "\(command)", "error": "\(error)"])
@@ -192,6 +197,10 @@ struct ControlCommandHandler {
         if case .clock(let intent, let scene) = command {
             // Kept through the command pipeline and answered once on disk (DaemonClock.swift).
             daemon.submitClock(intent, scene: scene, at: daemon.manager.time.now(), reply: reply)
+            return true
+        }
+        if case .changeSettings(let change) = command {
+            daemon.changeSettings(change, reply: reply) // checked, kept, reloaded (DaemonSettings.swift)
             return true
         }
         guard let asked = choice(command, on: daemon, theme: theme) else { return false }

@@ -79,6 +79,7 @@ public final class Daemon {
     }
     /// Reloads waiting for their files to be read (`reload(then:)`).
     var reloadsInFlight: [ReloadInFlight] = []
+    var settings = DaemonSettings() // the settings layer and its waiting changes (DaemonSettings.swift)
 
     /// Once: after the first frame is on screen, or at start when no output has a display
     /// connected (kioskd then waits for one; systemd READY=1).
@@ -350,13 +351,12 @@ public final class Daemon {
     /// timer for the next change (it also fires when the clock is set).
     public func refreshTheme(force: Bool = false) { for h in heads { h.themes.refresh(force: force) } }
 
-    /// Reads the config file again; a bad config is reported (file:line:key) and the running one kept.
+    /// Reads the config file again (the settings layer over it); a bad config is reported (file:line:key) and the running one kept.
     @discardableResult
     public func reload() -> Result<String, KioskError> { reloader.reload(self) }
 
     /// Applies a reload whose files `reading` holds (read off the loop: `reload(then:)`).
     func reload(reading: ReloadCoordinator.Reading) -> Result<String, KioskError> { reloader.reload(self, reading: reading) }
-
     var reloadEnvironment: [String: String] { reloader.environment }
 
     /// Carries out one control command on the loop and returns the answer at once. A command

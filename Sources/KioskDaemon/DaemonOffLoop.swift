@@ -129,12 +129,12 @@ extension Daemon {
         let inFlight = ReloadInFlight()
         inFlight.waiters.append(done)
         reloadsInFlight.append(inFlight)
-        let file = config.file, environment = reloadEnvironment, kinds = registry.kinds, chosen = themes.chosenName
+        let file = config.file, environment = reloadEnvironment, kinds = registry.kinds, chosen = themes.chosenName, layer = settings.layer
         let started = inFlight.started, disk = state as? FileStateStore, logger = self.logger
         work.run({ () -> ReloadCoordinator.Reading in
             started.set()
             return ReloadCoordinator.read(file: file, environment: environment, kinds: kinds, chosenTheme: chosen,
-                                          state: disk, logger: logger)
+                                          settings: layer, state: disk, logger: logger)
         }, then: { reading in
             self.reloadsInFlight.removeAll { $0 === inFlight }
             let outcome = self.reload(reading: reading)

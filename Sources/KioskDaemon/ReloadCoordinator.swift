@@ -23,11 +23,11 @@ struct ReloadCoordinator {
     /// Reads what a reload of `file` needs, on any thread; with `state`, also moves the values
     /// its counters have under old keys (`StateMigration`) before the scenes are made.
     static func read(file: String, environment: [String: String], kinds: [String], chosenTheme: String,
-                     state: FileStateStore?, logger: Logger) -> Reading {
+                     settings: SettingsLayer = SettingsLayer(), state: FileStateStore?, logger: Logger) -> Reading {
         var chosen: (name: String, theme: Result<Theme, Error>)?
         let config: Result<DaemonConfig, Error>
         do {
-            let c = try DaemonConfig.load(path: file, environment: environment, kinds: kinds)
+            let c = try DaemonConfig.load(path: file, environment: environment, kinds: kinds, settings: settings)
             let directory = c.themeDirectory
             chosen = (chosenTheme, Result { try ThemeLoader.load(named: chosenTheme, directory: directory) })
             if let state, state.durability == .durable {
@@ -48,7 +48,8 @@ struct ReloadCoordinator {
         let logger = daemon.logger
         let state = daemon.state
         do {
-            let new = try reading?.config.take()?.get() ?? DaemonConfig.load(path: config.file, environment: environment, kinds: daemon.registry.kinds)
+            let new = try reading?.config.take()?.get() ?? DaemonConfig.load(path: config.file, environment: environment, kinds: daemon.registry.kinds,
+                                                                                            settings: daemon.settings.layer)
             let outputNames = new.outputs.map(\.name)
             guard outputNames == daemon.heads.map(\.name) else {
                 throw KioskError.config("\(new.file): the outputs changed (\(daemon.heads.map(\.name).joined(separator: ", ")) → \(outputNames.joined(separator: ", "))); they take effect at a restart (systemctl restart kioskd); the running config stays")

@@ -125,6 +125,8 @@ public enum DaemonRunner {
     /// test's virtual one; default the system's).
     public static func makeDaemon(config: DaemonConfig, state: StateStore, registry: SceneRegistry = .standard,
                                   loop: any KioskLoop, time: TimeSource = SystemTimeSource(), logger: Logger) throws -> Daemon {
+        // The settings kept beside the config file, laid over it (DaemonSettings.swift).
+        let (config, settings) = layered(config, state: state, registry: registry, logger: logger)
         let made = try Backends.makeDisplays(config, loop: loop, logger: logger)
         let displays = made.outputs
         let input: InputSource?
@@ -138,6 +140,7 @@ public enum DaemonRunner {
             let daemon = try Daemon(config: config, registry: registry, displays: displays, input: input, state: state, loop: loop,
                                     time: time, logger: logger)
             daemon.displayOwner = made.owner
+            daemon.settings = settings
             return daemon
         } catch {
             input?.shutdown()

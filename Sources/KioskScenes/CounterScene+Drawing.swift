@@ -12,6 +12,11 @@ extension CounterScene {
     var labelColor: Color { theme.palette.readableText(on: theme.palette.background) }
     /// The counters' windows.
     private var counterLook: WindowLook { WindowLook(window: windowColor, digit: digitColor, px: digitPx) }
+    /// A counter's windows: in its team colour, when it has one, with the digits in black or
+    /// white, whichever reads better on it.
+    private func look(of c: Counter) -> WindowLook? {
+        c.spec.color.map { WindowLook(window: $0, digit: theme.palette.readableText(on: $0), px: digitPx) }
+    }
 
     private func fitFonts(_ canvas: Canvas) {
         guard fontsFor != size, let c = counters.first, let w = c.windows.first else { return }
@@ -43,11 +48,12 @@ extension CounterScene {
             let shown = Odometer.digits(of: counters[i].value, count: digits)
             for (p, window) in counters[i].windows.enumerated() {
                 if let roll = counters[i].rolls[p] {
-                    drawWindow(canvas, window, roll: roll, progress: roll.progress(at: frameNs))
+                    drawWindow(canvas, window, roll: roll, progress: roll.progress(at: frameNs), look: look(of: counters[i]))
                     damage.add(window)
                     if roll.isFinished(at: frameNs) { counters[i].rolls[p] = nil }
                 } else if needsFull {
-                    drawWindow(canvas, window, roll: DigitRoll(from: shown[p], to: shown[p], direction: .up, startNs: 0, durationNs: 0), progress: 1)
+                    drawWindow(canvas, window, roll: DigitRoll(from: shown[p], to: shown[p], direction: .up, startNs: 0, durationNs: 0), progress: 1,
+                               look: look(of: counters[i]))
                 }
             }
         }

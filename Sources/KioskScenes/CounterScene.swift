@@ -40,7 +40,10 @@ public final class CounterScene: Scene, CounterControl {
     public struct CounterSpec: Sendable, Equatable {
         public var name: String
         public var label: String
-        public init(name: String, label: String) { self.name = name; self.label = label }
+        /// The team's colour (`color`): its digit windows, with digits in the colour that reads
+        /// best on it; nil: the theme's.
+        public var color: Color?
+        public init(name: String, label: String, color: Color? = nil) { self.name = name; self.label = label; self.color = color }
     }
 
     struct Counter {

@@ -104,8 +104,9 @@ public struct CounterSettings: Sendable, Equatable {
                 let n = try t.requiredString("name")
                 // Without a label the name is shown (the name rule below keeps it short).
                 let label = try t.has("label") ? t.text("label", default: n, maxCharacters: maxLabelCharacters) : t.string("label", default: n)
+                let color = try t.color("color")
                 try t.finish()
-                specs.append(CounterScene.CounterSpec(name: n, label: label))
+                specs.append(CounterScene.CounterSpec(name: n, label: label, color: color))
                 places.append(t.entries["name"].map { CounterNamePlace(location: $0.location, key: t.fullKey("name")) })
                 counterTables.append(t)
             }

@@ -52,7 +52,7 @@ struct WebResponder: HTTPResponder {
         }
         // `POST /api/devices/pair` opens a code from the page (an owner's): the control API's `POST /pair`.
         let uri = route == "/devices/pair" ? "/pair" : request.uri.query.map { "\(route)?\($0)" } ?? route
-        let command: ControlCommand
+        var command: ControlCommand
         do {
             command = try ControlRouter.parse(method: request.method.rawValue, uri: uri, body: Array(buffer: body))
         } catch let e as ControlRequestError {
@@ -60,7 +60,11 @@ struct WebResponder: HTTPResponder {
         } catch {
             return answer(.error(400, "\(error)"), request)
         }
-        if let refusal = WebResponder.permission(command, device) { return answer(refusal, request) }
+        switch WebResponder.settingsChange(command, device) {
+        case .refuse(let refusal)?: return answer(refusal, request)
+        case .run(let c)?: command = c
+        case nil: if let refusal = WebResponder.permission(command, device) { return answer(refusal, request) }
+        }
         let r = await backend.run(command)
         return answer(r, request)
     }

@@ -107,7 +107,8 @@ public struct Kioskctl: ParsableCommand {
             (unknown subcommand or option, bad --timeout, missing value).
             """,
         subcommands: [Status.self, SceneCmd.self, ThemeCmd.self, CounterCmd.self, PaintCmd.self, Screenshot.self,
-                      Blank.self, Reload.self, Outputs.self, BrightnessCmd.self, Pair.self, Devices.self, ClockCmd.self, Horn.self, Errors.self])
+                      Blank.self, Reload.self, Outputs.self, BrightnessCmd.self, Pair.self, Devices.self, ClockCmd.self, Horn.self, Errors.self,
+                      ConfigCmd.self])
 }
 
 struct Status: ParsableCommand {

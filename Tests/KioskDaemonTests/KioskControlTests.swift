@@ -70,7 +70,7 @@ import KioskTesting
     /// share one route table.
     @Test func everyCommandsRequestParsesBackToIt() throws {
         var commands: [ControlCommand] = [.status, .outputs, .scene(name: "clock"), .theme(name: "high-contrast"), .screenshot(),
-                                          .blank(on: true), .blank(on: false), .reload, .horn, .recentErrors,
+                                          .blank(on: true), .blank(on: false), .reload, .horn, .recentErrors, .settings,
                                           .pair(role: "owner", show: true), .pair(role: "viewer", show: false),
                                           .paint(op: .save, name: "drawing-1.png"), .paint(op: .save, name: nil),
                                           .brightness(percent: nil), .brightness(percent: 40), .brightness(percent: 12.5), .brightness(percent: 0)]
@@ -92,7 +92,7 @@ import KioskTesting
                                          "POST /counter/{name}/{set|inc|dec|reset}", "POST /paint/{clear|undo|redo|save}",
                                          "POST /screenshot", "GET /screenshot", "POST /blank", "POST /reload", "GET /brightness", "POST /brightness", "POST /clock",
                                          "POST /clock/mode", "POST /pair", "GET /devices", "POST /devices/{name}/revoke", "GET /errors", "GET /themes",
-                                         "GET /paintings", "GET /paintings/{name}", "POST /horn"])
+                                         "GET /paintings", "GET /paintings/{name}", "POST /horn", "GET /settings", "PATCH /settings"])
         #expect(String(decoding: ControlCommand.brightness(percent: 40).request.body, as: UTF8.self) == #"{"percent":40}"#)
     }
 }

@@ -1,0 +1,93 @@
+import Foundation
+import KioskCore
+
+/// `GET /settings` and `PATCH /settings`: the effective config, each value with where it comes
+/// from (docs/web.md, docs/control.md).
+public struct SettingsAnswer: Codable, Sendable, Equatable {
+    public struct Value: Codable, Sendable, Equatable {
+        /// The config's dotted key (`scene.score.counter[0].label`).
+        public var key: String
+        /// As TOML writes it (`"LIONS"`, `3`).
+        public var toml: String
+        /// The value, for keys the settings layer can hold (nil for others).
+        public var value: SettingValue?
+        /// `/etc/kioskd/kioskd.toml:12`, `default`, or `set from the phone by DEVICE at TIME`.
+        public var source: String
+        /// The value comes from the settings layer (`kioskctl config reset KEY` drops it).
+        public var layer: Bool
+        /// The key may be set (`PATCH /settings`).
+        public var settable: Bool
+        public init(key: String, toml: String, value: SettingValue?, source: String, layer: Bool, settable: Bool) {
+            self.key = key; self.toml = toml; self.value = value; self.source = source; self.layer = layer; self.settable = settable
+        }
+    }
+    public var ok: Bool?
+    /// The config file the layer lies over.
+    public var file: String
+    public var values: [Value]
+    /// Patterns of the keys that can be set (`*` any name, `[]` any index).
+    public var settable: [String]
+    /// What the change did (the reload's message).
+    public var message: String?
+    public init(ok: Bool? = nil, file: String, values: [Value], settable: [String], message: String? = nil) {
+        self.ok = ok; self.file = file; self.values = values; self.settable = settable; self.message = message
+    }
+}
+
+extension SettingsChange {
+    /// The body of `PATCH /settings`: a JSON object of dotted keys to values; `null` drops the
+    /// key from the layer (back to the file's value).
+    public var body: [UInt8] {
+        var o: [String: Any] = [:]
+        for (k, v) in set { o[k] = v.jsonObject }
+        for k in reset { o[k] = NSNull() }
+        return (try? Array(JSONSerialization.data(withJSONObject: o, options: [.sortedKeys]))) ?? []
+    }
+
+    /// Reads a `PATCH /settings` body (see `body`); the change is made by `source`.
+    static func parse(_ bytes: [UInt8], source: SettingSource) throws -> SettingsChange {
+        let any: Any
+        do { any = try JSONSerialization.jsonObject(with: Data(bytes), options: [.fragmentsAllowed]) } catch {
+            throw ControlRequestError(400, "request body is not valid JSON (\(ControlRouter.jsonErrorText(error))); expected an object of config keys to values, e.g. {\"scene.score.counter[0].label\": \"LIONS\"}")
+        }
+        guard let o = any as? [String: Any] else {
+            throw ControlRequestError(400, "request body must be a JSON object of config keys to values, e.g. {\"scene.score.counter[0].label\": \"LIONS\"}; got \(ControlRouter.describe(any))")
+        }
+        if o.isEmpty { throw ControlRequestError(400, "request body names no key; expected an object of config keys to values, e.g. {\"scene.score.counter[0].label\": \"LIONS\"}") }
+        var change = SettingsChange(source: source)
+        for k in o.keys.sorted() {
+            let v = o[k]!
+            if v is NSNull { change.reset.append(k); continue }
+            guard let s = SettingValue(json: v, isBool: CFGetTypeIsBool) else {
+                throw ControlRequestError(400, "key '\(k)': expected a string, a number, true or false, an array of strings, or null (back to the file's value); got \(ControlRouter.describe(v))", field: k)
+            }
+            change.set.append((k, s))
+        }
+        return change
+    }
+}
+
+extension SettingValue {
+    var jsonObject: Any {
+        switch self {
+        case .string(let s): return s
+        case .int(let i): return i
+        case .double(let d): return d
+        case .bool(let b): return b
+        case .strings(let a): return a
+        }
+    }
+}
+
+extension SettingValue {
+    /// A value typed on a command line (`kioskctl config set KEY VALUE`): read as JSON — which
+    /// for these values is also how TOML writes them: `3`, `1.5`, `true`, `"LIONS"`,
+    /// `["score", "clock"]` — and otherwise taken as the text itself (`LIONS`).
+    public static func argument(_ text: String) -> SettingValue {
+        if let v = try? JSONSerialization.jsonObject(with: Data(text.utf8), options: [.fragmentsAllowed]),
+           let s = SettingValue(json: v, isBool: CFGetTypeIsBool) {
+            return s
+        }
+        return .string(text)
+    }
+}

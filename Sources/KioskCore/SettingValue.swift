@@ -1,0 +1,145 @@
+import Foundation
+
+/// A value of the settings layer (docs/config.md, "Settings kept beside the config file"): what a
+/// config key may be set to from the phone page or `kioskctl config set`. JSON and TOML scalars
+/// and arrays of strings (`scenes.order`, schedules).
+public enum SettingValue: Sendable, Equatable, Codable, CustomStringConvertible {
+    case string(String)
+    case int(Int)
+    case double(Double)
+    case bool(Bool)
+    case strings([String])
+
+    public init(from decoder: Decoder) throws {
+        let c = try decoder.singleValueContainer()
+        if let b = try? c.decode(Bool.self) { self = .bool(b) }
+        else if let i = try? c.decode(Int.self) { self = .int(i) }
+        else if let d = try? c.decode(Double.self) { self = .double(d) }
+        else if let s = try? c.decode(String.self) { self = .string(s) }
+        else if let a = try? c.decode([String].self) { self = .strings(a) }
+        else {
+            throw DecodingError.dataCorruptedError(in: c, debugDescription: "expected a string, a number, true or false, or an array of strings")
+        }
+    }
+
+    public func encode(to encoder: Encoder) throws {
+        var c = encoder.singleValueContainer()
+        switch self {
+        case .string(let s): try c.encode(s)
+        case .int(let i): try c.encode(i)
+        case .double(let d): try c.encode(d)
+        case .bool(let b): try c.encode(b)
+        case .strings(let a): try c.encode(a)
+        }
+    }
+
+    /// The value as a config node (placed at `location`).
+    public func node(at location: SourceLocation) -> ConfigNode {
+        switch self {
+        case .string(let s): return ConfigNode(.string(s), at: location)
+        case .int(let i): return ConfigNode(.int(i), at: location)
+        case .double(let d): return ConfigNode(.double(d), at: location)
+        case .bool(let b): return ConfigNode(.bool(b), at: location)
+        case .strings(let a): return ConfigNode(.array(a.map { ConfigNode(.string($0), at: location) }), at: location)
+        }
+    }
+
+    /// The value of a config node, when the layer can hold it (nil: a table, or an array of
+    /// something other than strings).
+    public init?(_ v: ConfigValue) {
+        switch v {
+        case .string(let s): self = .string(s)
+        case .int(let i): self = .int(i)
+        case .double(let d): self = .double(d)
+        case .bool(let b): self = .bool(b)
+        case .array(let a):
+            var out: [String] = []
+            for n in a { guard case .string(let s) = n.value else { return nil }; out.append(s) }
+            self = .strings(out)
+        case .table: return nil
+        }
+    }
+
+    /// The value of a JSON value as `JSONSerialization` gives it (nil: null, an object, an array
+    /// of other than strings); `isBool` tells a JSON `true`/`false` from the numbers 1 and 0.
+    public init?(json v: Any, isBool: (Any) -> Bool) {
+        if isBool(v), let n = v as? NSNumber { self = .bool(n.boolValue); return }
+        if let s = v as? String { self = .string(s); return }
+        if let n = v as? NSNumber {
+            let d = n.doubleValue
+            if let i = v as? Int, Double(i) == d, !String(describing: n).contains(".") { self = .int(i) } else { self = .double(d) }
+            return
+        }
+        if let a = v as? [Any] {
+            var out: [String] = []
+            for e in a { guard let s = e as? String else { return nil }; out.append(s) }
+            self = .strings(out)
+            return
+        }
+        return nil
+    }
+
+    /// As TOML writes it: `"LIONS"`, `3`, `true`, `["a", "b"]`.
+    public var description: String {
+        switch self {
+        case .string(let s): return Self.quote(s)
+        case .int(let i): return "\(i)"
+        case .double(let d): return "\(d)"
+        case .bool(let b): return b ? "true" : "false"
+        case .strings(let a): return "[" + a.map(Self.quote).joined(separator: ", ") + "]"
+        }
+    }
+
+    private static func quote(_ s: String) -> String {
+        var out = "\""
+        for u in s.unicodeScalars {
+            if u == "\\" || u == "\"" { out += "\\" }
+            out.unicodeScalars.append(u)
+        }
+        return ConfigTable.printable(out) + "\""
+    }
+}
+
+/// Who set a value of the settings layer, and when.
+public struct SettingSource: Sendable, Equatable, Codable, CustomStringConvertible {
+    /// "phone" (the phone page, `device` names the paired device) or "kioskctl".
+    public var by: String
+    public var device: String?
+    /// Seconds since the epoch (UTC).
+    public var at: Int64
+
+    public init(by: String, device: String? = nil, at: Int64) { self.by = by; self.device = device; self.at = at }
+
+    public static func phone(_ device: String, at: Int64) -> SettingSource { SettingSource(by: "phone", device: device, at: at) }
+    public static func kioskctl(at: Int64) -> SettingSource { SettingSource(by: "kioskctl", at: at) }
+
+    /// "set from the phone by Anna's phone at 2026-11-28T20:01:02Z", "set by kioskctl at …".
+    public var description: String {
+        let when = Self.iso(at)
+        if by == "phone" { return "set from the phone by \(device ?? "a paired device") at \(when)" }
+        return "set by \(by) at \(when)"
+    }
+
+    static func iso(_ t: Int64) -> String {
+        var tt = time_t(t)
+        var tmv = tm()
+        gmtime_r(&tt, &tmv)
+        return String(format: "%04d-%02d-%02dT%02d:%02d:%02dZ", tmv.tm_year + 1900, tmv.tm_mon + 1, tmv.tm_mday, tmv.tm_hour, tmv.tm_min, tmv.tm_sec)
+    }
+}
+
+/// A change of the settings layer: keys set (in order) and keys dropped (back to the file's
+/// value), by one source.
+public struct SettingsChange: Sendable, Equatable {
+    public var set: [(key: String, value: SettingValue)]
+    public var reset: [String]
+    public var source: SettingSource
+
+    public init(set: [(key: String, value: SettingValue)] = [], reset: [String] = [], source: SettingSource) {
+        self.set = set; self.reset = reset; self.source = source
+    }
+
+    public static func == (a: SettingsChange, b: SettingsChange) -> Bool {
+        a.reset == b.reset && a.source == b.source && a.set.map(\.key) == b.set.map(\.key) && a.set.map(\.value) == b.set.map(\.value)
+    }
+}
