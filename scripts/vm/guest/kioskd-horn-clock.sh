@@ -17,21 +17,10 @@ aloop_load
 
 # clock_config MUTE: a counter scene with a 3 s game clock (no shot clock), the horn on the loopback.
 clock_config() {
-  printf '%s\n' '[display]
-backend = "headless"
-headless_size = "640x360"
-[scenes]
-order = ["board"]
-[scene.board]
-kind = "counter"
-[[scene.board.counter]]
-name = "home"
-[scene.board.clock]
-period_length = "0:03"
+  printf '%s\n' "$BOARD_SCENE" 'period_length = "0:03"
 periods = 4
 direction = "down"
-tenths_below = "0:03"'
-  printf '[audio]\ndevice = "hw:Loopback,0,0"\nhorn = "builtin"\nhorn_seconds = 1.0\nvolume = 80\nmute = %s\n' "$1"
+tenths_below = "0:03"' "$LOOPBACK_HORN" "mute = $1"
 }
 
 # clock_run NAME: the clock back to a full first period, then a 9 s recording in which it is

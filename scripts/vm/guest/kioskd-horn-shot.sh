@@ -18,25 +18,12 @@
 
 aloop_load
 
-kioskd_start '[display]
-backend = "headless"
-headless_size = "640x360"
-[scenes]
-order = ["board"]
-[scene.board]
-kind = "counter"
-[[scene.board.counter]]
-name = "home"
-[scene.board.clock]
-period_length = "1:00"
+kioskd_start "$BOARD_SCENE
+period_length = \"1:00\"
 periods = 4
-tenths_below = "0:10"
+tenths_below = \"0:10\"
 shot_clock = 2
-[audio]
-device = "hw:Loopback,0,0"
-horn = "builtin"
-horn_seconds = 1.0
-volume = 80'
+$LOOPBACK_HORN"
 mark ready-status "$(clock_status)"
 
 ctl() { "$KIOSKCTL" clock --socket /tmp/k.sock --json "$@" 2>&1 | tr '\n' ' '; }

@@ -2,6 +2,26 @@
 # The game clock as the guest reads it: status, the kept record, kioskd's "reached zero" lines
 # and its frame log ("game clock shown", at --log-level debug). Needs lib/kioskd.sh.
 
+# A headless counter scene "board" with one counter, up to its clock table's header (the
+# scenario adds the clock's keys), and the built-in horn on the loopback card at volume 80.
+# shellcheck disable=SC2034 # used by the scripts that source this
+BOARD_SCENE='[display]
+backend = "headless"
+headless_size = "640x360"
+[scenes]
+order = ["board"]
+[scene.board]
+kind = "counter"
+[[scene.board.counter]]
+name = "home"
+[scene.board.clock]'
+# shellcheck disable=SC2034
+LOOPBACK_HORN='[audio]
+device = "hw:Loopback,0,0"
+horn = "builtin"
+horn_seconds = 1.0
+volume = 80'
+
 # clock_status: status's audio and clocks objects as one JSON line.
 clock_status() {
   "$KIOSKCTL" status --socket /tmp/k.sock --json 2>/dev/null | python3 -c '
