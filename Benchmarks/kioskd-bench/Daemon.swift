@@ -64,9 +64,9 @@ enum Daemon {
 
     /// Starts `kioskd --config CONFIG` with `env` added to this process's environment and a notify
     /// socket of its own, and waits up to `timeoutMs` for READY=1: (pid, ms from posix_spawn to READY=1).
-    /// stderr goes to DIR/kioskd.log.
+    /// stderr goes to DIR/kioskd.log (at `logLevel`).
     static func startNotified(kioskd: String, config: String, dir: String, env extra: [String: String] = [:],
-                              timeoutMs: Double = 15_000) throws -> (pid: pid_t, readyMs: Double) {
+                              timeoutMs: Double = 15_000, logLevel: String = "warning") throws -> (pid: pid_t, readyMs: Double) {
         let sockPath = "\(dir)/notify.sock"
         unlink(sockPath)
         let fd = socket(AF_UNIX, Int32(SOCK_DGRAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
@@ -89,7 +89,7 @@ enum Daemon {
         env["NOTIFY_SOCKET"] = sockPath
         env.removeValue(forKey: "WATCHDOG_USEC")
         for (k, v) in extra { env[k] = v }
-        let argv: [String] = [kioskd, "--config", config, "--log-level", "warning"]
+        let argv: [String] = [kioskd, "--config", config, "--log-level", logLevel]
         var cArgs: [UnsafeMutablePointer<CChar>?] = argv.map { strdup($0) } + [nil]
         var cEnv: [UnsafeMutablePointer<CChar>?] = env.map { strdup("\($0.key)=\($0.value)") } + [nil]
         defer { for p in cArgs { free(p) }; for p in cEnv { free(p) } }

@@ -105,6 +105,17 @@ final class ClockPanel {
         wall = nil
         current = clock
     }
+
+    /// The frame log (debug level): one line each time a frame draws another face, with the
+    /// frame's instant on CLOCK_MONOTONIC and the exact time left then, so that what was shown
+    /// can be checked against the truth from outside (the kill and drift tests).
+    func logShown(_ c: GameClock, scene: String, at now: WallTime) {
+        guard let logger, logger.logLevel <= .debug else { return }
+        var meta: Logger.Metadata = ["scene": "\(scene)", "frame_ns": "\(now.monotonicNs)", "running": "\(c.isRunning)",
+                                     "game": "\(c.face(at: now).text)", "game_ns": "\(c.game.remainingNs(at: now.monotonicNs))"]
+        if let s = c.shot, let f = c.shotFace(at: now) { meta["shot"] = "\(f.text)"; meta["shot_ns"] = "\(s.remainingNs(at: now.monotonicNs))" }
+        logger.debug("game clock shown", metadata: meta)
+    }
 }
 
 extension CounterScene {

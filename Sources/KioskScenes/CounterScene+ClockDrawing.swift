@@ -84,8 +84,10 @@ extension CounterScene {
             canvas.fill(p.band, theme.palette.background)
             damage.add(p.band)
         }
-        drawRow(canvas, box: p.gameBox, face: gameRow(c, at: now), drawn: &p.drawnGame, windows: &p.gameWindows, all: all, damage: &damage)
-        drawRow(canvas, box: p.shotBox, face: shotRow(c, at: now), drawn: &p.drawnShot, windows: &p.shotWindows, all: all, damage: &damage)
+        let game = gameRow(c, at: now), shot = shotRow(c, at: now)
+        if all || game != p.drawnGame || shot != p.drawnShot { p.logShown(c, scene: name, at: now) }
+        drawRow(canvas, box: p.gameBox, face: game, drawn: &p.drawnGame, windows: &p.gameWindows, all: all, damage: &damage)
+        drawRow(canvas, box: p.shotBox, face: shot, drawn: &p.drawnShot, windows: &p.shotWindows, all: all, damage: &damage)
         if c.rules.periods > 1, all || p.drawnPeriod != c.period, !p.periodBox.isEmpty {
             let b = p.periodBox
             canvas.fill(b, theme.palette.background)

@@ -15,4 +15,11 @@ struct AudioVMTests {
     @Test func hornWhenTheClockRunsOut() throws {
         try VMScenario.check("kioskd-horn-clock", needsKioskd: true)
     }
+
+    /// A 3 s shot clock running out under a running game clock: the horn's tones begin ≤ 50 ms
+    /// after the frame that shows the shot clock at 0.0; the game clock runs on, each face on
+    /// time; stopping the game clock stops the shot clock.
+    @Test func hornWhenTheShotClockRunsOut() throws {
+        try VMScenario.check("kioskd-horn-shot", needsKioskd: true)
+    }
 }

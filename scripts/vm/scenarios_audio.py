@@ -19,6 +19,7 @@ same CLOCK_MONOTONIC), silent when muted and after a restart once the period has
 import json
 import re
 
+from clockfaces import NS_PER_MS, change_lags_ns, check_lags, face_error_ns, parse_shown, truth_ns
 from vmharness import Session, scenario
 
 TONES = (440.0, 554.37)
@@ -191,4 +192,84 @@ def kioskd_horn_clock(s: Session) -> None:
     s.expect(rzero == "", f"after the restart the ended period is not reported again ({rzero!r})")
     s.expect(silent(rcap), f"after the restart the recording is silent (peak {rcap.get('peak')})")
     s.expect((clocks[0].get("clock") or {}).get("remaining_ms") == 0, f"the restarted clock shows 0.0 ({clocks})")
+    s.expect(s.wait_marker("kioskd-exit", 30) == "0", "kioskd exits 0 on SIGTERM")
+
+
+ZERO_EVENT_RE = re.compile(r"event=(.*?) frame_ns=(\d+).*?zero_ns=(\d+)")
+
+
+def clock_of(answer: dict) -> dict:
+    """The clock of a `kioskctl clock --json` answer, or of status's first clock."""
+    if "clocks" in answer:
+        return ((answer.get("clocks") or [{}])[0]).get("clock") or {}
+    return answer.get("clock") or {}
+
+
+@scenario("kioskd-horn-shot", display="none", timeout=420, guest="kioskd-horn-shot.sh")
+def kioskd_horn_shot(s: Session) -> None:
+    """A 2 s shot clock running out under a 1:00 game clock on snd-aloop: the horn's tones begin ≤ 50 ms after the frame that shows the shot clock at 0.0; the game clock runs on, every face the truth's; the shot clock stops when the period ends."""
+    if not started(s):
+        return
+    s.wait_marker("ready-status", 60)
+    start = load(s.wait_marker("shot-start", 90)) or {}
+    capture = load(s.wait_marker("shot-capture", 60)) or {}
+    kept = load(s.wait_marker("shot-kept", 60)) or {}
+    zeros = ZERO_EVENT_RE.findall(s.wait_marker("shot-zero", 60))
+    status = load(s.wait_marker("shot-status", 60)) or {}
+    shown = parse_shown(s.wait_marker("shot-shown", 60))
+    s.result("capture", capture)
+    s.result("kept", kept)
+    s.expect(start.get("ok") is True, f"kioskctl clock start ({start})")
+    s.expect(len(zeros) == 1 and zeros[0][0] == "shot clock expired", f"the shot clock ran out once, nothing else did ({zeros})")
+    since = kept.get("sinceMonotonicNs")
+    s.expect(since is not None and kept.get("remainingMs") == 60_000, f"the kept game clock runs since T with 1:00 left ({kept})")
+    if len(zeros) != 1 or since is None:
+        return
+    frame_ns, zero_ns = int(zeros[0][1]), int(zeros[0][2])
+    s.result("start_in_recording_s", round((since - capture.get("start_ns", since)) / 1e9, 2))
+    s.result("frame_minus_zero_ms", round((frame_ns - zero_ns) / 1e6, 2))
+    s.expect(zero_ns == since + 2_000 * NS_PER_MS, "the shot clock reached zero exactly 2 s after the start the game clock keeps")
+    s.expect(frame_ns >= zero_ns, "the frame showing the shot clock at 0.0 is not before it reached zero")
+    at_zero = [x for x in shown if x.frame_ns == frame_ns]
+    s.expect(bool(at_zero) and at_zero[0].shot == "0.0" and at_zero[0].running,
+             f"the frame log's frame at that instant shows the shot clock at 0.0, the game clock running ({at_zero})")
+    last = (status.get("audio") or {}).get("last_horn") or {}
+    s.result("last_horn", last)
+    s.expect(last.get("requested_ns") == frame_ns, f"status's last horn was requested for the 0.0 frame's instant ({last})")
+    onset = capture.get("onset_ns")
+    s.expect(onset is not None and capture.get("overruns") == 0,
+             f"the recording has the horn, no samples lost (the start came {(since - capture.get('start_ns', since)) / 1e9:.1f} s into the 12 s recording; {capture})")
+    if onset is not None:
+        delay_ms = (onset - frame_ns) / 1e6
+        s.result("onset_minus_frame_ms", round(delay_ms, 2))
+        s.expect(-5 <= delay_ms <= 50, f"the first loud sample came {delay_ms:.1f} ms after the frame showing the shot clock at 0.0 (≤ 50 ms)")
+        check_horn_heard(s, capture)
+
+    # The game clock runs on: running in status with time left; every frame after the shot
+    # clock's zero shows the truth's face, and its faces come on time (never early; a late frame
+    # is the host's load, so the promptest is what must be within one frame).
+    c = clock_of(status)
+    s.result("status_clock", c)
+    s.expect(c.get("running") is True and c.get("shot_remaining_ms") == 0 and 0 < (c.get("remaining_ms") or 0) < 60_000,
+             f"after the shot clock's zero the game clock still runs, the shot clock stays at 0 ({c})")
+    after = [x for x in shown if x.frame_ns >= frame_ns]
+    wrong = [(x.game, x.frame_ns) for x in after if face_error_ns(x.game, truth_ns(since, 60_000, x.frame_ns)) != 0]
+    s.expect(len(after) >= 3 and not wrong, f"every frame after the shot clock's zero shows the game clock's true face ({len(after)} frames; off: {wrong[:3]})")
+    check_lags(s, "the game clock after the shot clock's zero", [lag for _, lag in change_lags_ns(after, since, 60_000)])
+
+    # The shot clock stops with the game clock (docs/scoreboard.md): the game clock set to 0:01,
+    # the shot clock to 2 s, started: the period ends at the start + 1 s, the shot clock there.
+    for name in ("stop1", "set1", "shot-reset", "start2"):
+        s.result(name, clock_of(load(s.wait_marker(name, 60)) or {}))
+    kept2 = load(s.wait_marker("kept2", 60)) or {}
+    ended = clock_of(load(s.wait_marker("ended-status", 60)) or {})
+    more = ZERO_EVENT_RE.findall(s.wait_marker("ended-zero", 60))
+    s.result("ended", ended)
+    s.expect(s.results.get("shot-reset", {}).get("shot_remaining_ms") == 2_000 and s.results.get("set1", {}).get("remaining_ms") == 1_000,
+             "set 0:01 and reset --shot (2 s) while stopped")
+    s.expect(ended == {"period": 1, "remaining_ms": 0, "running": False, "shot_remaining_ms": 1_000},
+             f"the period ended and the shot clock stopped with it, exactly 1 s left ({ended})")
+    s.expect(len(more) == 2 and more[1][0] == "period 1 ended" and kept2.get("sinceMonotonicNs") is not None
+             and int(more[1][2]) == kept2["sinceMonotonicNs"] + 1_000 * NS_PER_MS,
+             f"the period ended exactly 1 s after the start, and the shot clock did not run out ({more}, {kept2})")
     s.expect(s.wait_marker("kioskd-exit", 30) == "0", "kioskd exits 0 on SIGTERM")

@@ -196,3 +196,49 @@ import Testing
         #expect { try Rig(kind: "aquarium", size: Size(width: 64, height: 64), manualClock: true) } throws: { "\($0)".contains("aquarium") }
     }
 }
+
+@Suite struct ClockTruthTests {
+    // Started at 10.000 s with 21:00 left.
+    let truth = ClockTruth(sinceNs: 10_000_000_000, remainingMs: 1_260_000)
+
+    @Test func facesAndTheirInstants() {
+        #expect(ClockTruth.faceUpperNs("20:59") == 1_259_000_000_000)
+        #expect(ClockTruth.faceUpperNs("9.5") == 9_500_000_000)
+        #expect(ClockTruth.faceUpperNs("1:5") == nil && ClockTruth.faceUpperNs("x") == nil)
+        // 1:00 is shown from the instant exactly 1:00 is left: 1200 s after T.
+        #expect(truth.lag(face: "1:00", frameNs: 1_210_004_000_000) == 4_000_000)
+    }
+
+    @Test func aStatusReadIsComparedOverItsBracket() {
+        // Asked 600 s after T, answered 2 ms later, 660 000 ms shown: the truth then was 659.998…660 s.
+        let e = truth.statusError(remainingMs: 660_000, askedNs: 610_000_000_000, answeredNs: 610_002_000_000)
+        #expect(e == .init(low: 0, high: 2_000_000))
+    }
+
+    static func line(_ f: Int64, _ face: String, _ left: Int64, running: Bool = true) -> String {
+        "<7>game clock shown [frame_ns=\(f) game=\(face) game_ns=\(left) running=\(running) scene=board]"
+    }
+
+    @Test func aFaceBeforeTheTruthAMinuteWithoutAPromptFaceAndADriftingFrameAreProblems() {
+        let r = 1_260_000_000_000 as Int64
+        let log = [
+            Self.line(10_000_500_000, "21:00", r - 500_000),
+            Self.line(11_001_000_000, "20:59", r - 1_001_000_000),  // 1 ms after the truth
+            Self.line(12_030_000_000, "20:58", r - 2_030_000_000),  // 30 ms
+            Self.line(12_500_000_000, "20:58", 1, running: false),  // not running: left out
+            Self.line(12_990_000_000, "20:57", r - 2_990_000_000),  // 10 ms early
+        ].joined(separator: "\n")
+        #expect(ClockTruth.shown(log).map(\.face) == ["21:00", "20:59", "20:58", "20:57"])
+        let ok = truth.report(frameLog: log, statusErrors: [], ranSeconds: 3)
+        #expect(ok.problems == ["the face 20:57 came 10.000 ms before the truth reached it"], "\(ok.problems)")
+        // A minute later the promptest face is 30 ms late, and a frame computed 2 ms too little.
+        let late = log + "\n" + [
+            Self.line(72_030_000_000, "19:58", r - 62_030_000_000),
+            Self.line(73_030_000_000, "19:57", r - 63_032_000_000),
+        ].joined(separator: "\n")
+        let bad = truth.report(frameLog: late, statusErrors: [.init(low: 20_000_000, high: 21_000_000)], ranSeconds: 64)
+        #expect(bad.problems.contains("a frame's time left differs from the truth's by 2000000 ns"), "\(bad.problems)")
+        #expect(bad.problems.contains("minute 2: no face came within one frame of the truth (the promptest 30.000 ms after it)"), "\(bad.problems)")
+        #expect(bad.problems.contains { $0.hasPrefix("status was off by 20.000…21.000 ms") }, "\(bad.problems)")
+    }
+}

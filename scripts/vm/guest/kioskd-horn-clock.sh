@@ -10,49 +10,18 @@
 . "$REPO/scripts/vm/guest/lib/kioskd.sh"
 # shellcheck source=lib/aloop.sh
 . "$REPO/scripts/vm/guest/lib/aloop.sh"
+# shellcheck source=lib/clock.sh
+. "$REPO/scripts/vm/guest/lib/clock.sh"
 
 aloop_load
 
 # clock_config MUTE: a counter scene with a 3 s game clock (no shot clock), the horn on the loopback.
 clock_config() {
-  printf '%s\n' '[display]
-backend = "headless"
-headless_size = "640x360"
-[scenes]
-order = ["board"]
-[scene.board]
-kind = "counter"
-[[scene.board.counter]]
-name = "home"
-[scene.board.clock]
-period_length = "0:03"
+  printf '%s\n' "$BOARD_SCENE" 'period_length = "0:03"
 periods = 4
 direction = "down"
-tenths_below = "0:03"'
-  printf '[audio]\ndevice = "hw:Loopback,0,0"\nhorn = "builtin"\nhorn_seconds = 1.0\nvolume = 80\nmute = %s\n' "$1"
+tenths_below = "0:03"' "$LOOPBACK_HORN" "mute = $1"
 }
-# clock_status: status's audio and clocks objects as one JSON line.
-clock_status() {
-  "$KIOSKCTL" status --socket /tmp/k.sock --json 2>/dev/null | python3 -c '
-import json, sys
-s = json.load(sys.stdin)
-print(json.dumps({"audio": s.get("audio"), "clocks": s.get("clocks")}, sort_keys=True))'
-}
-# kept_start: the latest start instant the kept game clock records (its "game" run), as JSON.
-kept_start() {
-  python3 - /tmp/kstate <<'PY'
-import json, os, re, sys
-best = None
-for name in os.listdir(sys.argv[1]):
-    text = open(os.path.join(sys.argv[1], name), "rb").read().decode("utf-8", "replace")
-    for m in re.finditer(r'"game":(\{[^{}]*\})', text):
-        run = json.loads(m.group(1))
-        if run.get("sinceMonotonicNs") is not None and (best is None or run["sinceMonotonicNs"] > best["sinceMonotonicNs"]):
-            best = run
-print(json.dumps(best))
-PY
-}
-zero_lines() { grep 'game clock reached zero' /tmp/kioskd.log | sed 's/@@//g' | awk '{ printf "%s%s", (n++ ? " | " : ""), $0 }' | cut -c1-900; }
 
 # clock_run NAME: the clock back to a full first period, then a 9 s recording in which it is
 # started 0.5 s in and runs out 3 s later (kioskctl takes a second or two under TCG); marks
