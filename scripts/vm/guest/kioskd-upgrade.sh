@@ -62,6 +62,10 @@ listen = "127.0.0.1:8080"
 url = "http://127.0.0.1:8080/"
 TOML
 cp /etc/kioskd/kioskd.toml /tmp/kioskd.toml.edited
+# The packaged unit allows no IP sockets (RestrictAddressFamilies, IPAddressDeny): [web] needs a drop-in.
+mkdir -p /etc/systemd/system/kioskd.service.d
+printf '[Service]\nRestrictAddressFamilies=AF_UNIX AF_NETLINK AF_INET AF_INET6\nIPAddressAllow=localhost\n' > /etc/systemd/system/kioskd.service.d/web.conf
+systemctl daemon-reload
 systemctl restart "$U"
 ctl_wait 60 || { dump_journal; mark harness-error "kioskd did not answer after the config edit"; exit 1; }
 kioskctl counter HOME set 42 > /dev/null
