@@ -67,7 +67,7 @@ mkdir -p /etc/systemd/system/kioskd.service.d
 printf '[Service]\nRestrictAddressFamilies=AF_UNIX AF_NETLINK AF_INET AF_INET6\nIPAddressAllow=localhost\n' > /etc/systemd/system/kioskd.service.d/web.conf
 systemctl daemon-reload
 systemctl restart "$U"
-ctl_wait 60 || { dump_journal; mark harness-error "kioskd did not answer after the config edit"; exit 1; }
+ctl_wait 60 || { dump_journal; mark harness-error "kioskd did not answer after the config edit: kioskctl status: $(kioskctl status 2>&1 | tr '\n' ' ' | sed 's/@@//g' | cut -c1-300) (exit $?)"; exit 1; }
 kioskctl counter HOME set 42 > /dev/null
 code=$(kioskctl pair --print 2>&1 | sed -n 's/^code: *//p')
 pair=$(http POST /api/pair "{\"code\": \"$code\", \"name\": \"phone\"}" | tr -d '\r')
