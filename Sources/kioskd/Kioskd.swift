@@ -68,6 +68,8 @@ struct Kioskd: AsyncParsableCommand {
         // Called kioskctl (the package's /usr/bin/kioskctl is a link to kioskd): that tool.
         if CommandLine.arguments.first?.split(separator: "/").last == "kioskctl" {
             Kioskctl.main(Array(CommandLine.arguments.dropFirst()))
+            // A command that succeeded returns here: done, not on into the daemon's arguments.
+            Foundation.exit(0)
         }
         DaemonRunner.runConcurrencyOnLoopThread()
         let finished = DispatchSemaphore(value: 0)
