@@ -56,6 +56,8 @@ let package = Package(
         .target(name: "CKioskExecutorHook"),
         // 32-bit pixel fills with wmemset (drawing).
         .target(name: "CKioskPixels"),
+        // kioskd's version (VERSION) in one C file: another version rebuilds only that file.
+        .target(name: "CKioskVersion"),
         // Stubs for the libraries opened when first needed (dlopen).
         .target(name: "CKioskLazy", linkerSettings: [.linkedLibrary("dl")]),
         // fsync, fdatasync and syncfs slowed down for the benchmark (`kioskd-bench slow-work`).
@@ -70,7 +72,7 @@ let package = Package(
         .systemLibrary(name: "CSdBus", pkgConfig: "libsystemd", providers: [.apt(["libsystemd-dev"])]),
 
         // Pure Swift core: values and protocols (the Scheduler a loop offers). No C library imports.
-        .target(name: "KioskCore"),
+        .target(name: "KioskCore", dependencies: ["CKioskVersion"]),
         // The operating system: the epoll event loop, the syscall wrapper.
         .target(name: "KioskPosix", dependencies: ["KioskCore", "CKioskLinux", "CTimex"]),
         // The backlight through the logind session (sd-bus), behind KioskPosix's BacklightWriter.

@@ -140,6 +140,8 @@ public struct DaemonConfig {
 
     /// Longest path kioskd accepts (PATH_MAX without the terminating NUL).
     public static let maxPath = 4095
+    /// The config format this kioskd reads (the optional top-level key `config_format`).
+    public static let configFormat = 1
     /// `state = "volatile"`: keep values in memory only (nothing is written).
     public var stateMode = StateMode.durable
 
@@ -164,6 +166,12 @@ public struct DaemonConfig {
     public init(root: ConfigTable, file: String, environment: [String: String] = [:], kinds: [String]) throws {
         self.file = file
         self.tree = root
+        // The config's format: a config written for a newer format is refused by name before any
+        // of its keys could be taken for unknown ones.
+        let format = try root.int("config_format", default: DaemonConfig.configFormat)
+        guard format >= 1, format <= DaemonConfig.configFormat else {
+            throw root.error("config_format", "this config is written for config format \(format); this kioskd \(KioskVersion.current) reads config format \(DaemonConfig.configFormat)\(format > DaemonConfig.configFormat ? ": install the kioskd it was written for, or edit it for this one" : "")")
+        }
         let configDir = (file as NSString).deletingLastPathComponent
         func resolve(_ p: String) -> String {
             p.hasPrefix("/") || configDir.isEmpty ? p : (configDir as NSString).appendingPathComponent(p)

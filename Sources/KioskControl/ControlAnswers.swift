@@ -59,6 +59,8 @@ public struct StatusAnswer: Codable, Sendable, Equatable {
         }
     }
     public var commits: Commits?
+    /// kioskd's version (`kioskd --version`); absent from versions before it was reported.
+    public var version: String?
     public var uptimeSeconds: Double
     public var inputDevices: [InputDevice]
     public var config: String

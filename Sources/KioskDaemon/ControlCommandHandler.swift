@@ -283,6 +283,7 @@ struct ControlCommandHandler {
             inputDevices: (daemon.input?.devices ?? []).map { .init(name: $0.name, sysname: $0.sysname, capabilities: $0.capabilities.names) },
             config: daemon.config.file,
             state: stateStatus(daemon))
+        answer.version = KioskVersion.current
         answer.frameGapMs = .init(lastMinute: (s.maxGapLastMinuteMs * 10).rounded() / 10, sinceStart: (s.maxGapMs * 10).rounded() / 10)
         do {
             let p = daemon.pipeline.stats

@@ -47,7 +47,9 @@ extension FileStateStore {
         if let problem = DirectoryAccess.writeProblem(directory, fd: fd) {
             throw Unusable(message: "the state directory \(problem.message)")
         }
+        try checkVersion(fd)
         try takeLock(fd)
+        try recordVersion(fd)
         dir = consume opened
         dirID = (UInt64(fst.st_dev), UInt64(fst.st_ino))
         writable = true

@@ -131,6 +131,7 @@ struct Status: ParsableCommand {
                 lines.append("commits: \(c.changes) changes on disk in \(c.batches) batches (largest \(c.largestBatch)), \(c.refused) refused")
             }
             lines.append("uptime:  \(n(o.uptimeSeconds)) s")
+            if let v = o.version { lines.append("version: kioskd \(v)") }
             let devs = o.inputDevices
             if let t = o.timeSync {
                 lines.append("time:    " + (t.synchronized ? "synchronised (\(t.source))" : "NOT synchronised (enable systemd-timesyncd or chrony)")

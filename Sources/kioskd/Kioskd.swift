@@ -16,8 +16,10 @@ struct Kioskd: AsyncParsableCommand {
         discussion: """
             Run without a display: kioskd --config config/kioskd.toml --snapshot out.png
             (renders the configured scene on the headless backend and writes it as PNG).
-            Exit status: 0 ok, 1 runtime failure, 78 bad config (systemd does not restart on 78).
-            """)
+            Exit status: 0 ok, 1 runtime failure, 78 bad config or a state directory written by a newer
+            kioskd (systemd does not restart on 78).
+            """,
+        version: KioskVersion.current)
 
     @Option(name: .long, help: "Config file.")
     var config: String = DaemonConfig.defaultPath
@@ -66,6 +68,8 @@ struct Kioskd: AsyncParsableCommand {
         // Called kioskctl (the package's /usr/bin/kioskctl is a link to kioskd): that tool.
         if CommandLine.arguments.first?.split(separator: "/").last == "kioskctl" {
             Kioskctl.main(Array(CommandLine.arguments.dropFirst()))
+            // A command that succeeded returns here: done, not on into the daemon's arguments.
+            Foundation.exit(0)
         }
         DaemonRunner.runConcurrencyOnLoopThread()
         let finished = DispatchSemaphore(value: 0)

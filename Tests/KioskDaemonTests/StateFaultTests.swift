@@ -356,7 +356,7 @@ final class StateFaults: @unchecked Sendable {
         let scenes = try SceneRegistry.standard.make(c.scenes, state: state, intents: { _ in }, logger: quietLogger, dataDirectory: d)
         #expect(try (scenes[0] as? CounterScene)?.value(of: "HOME") == 42)
         state.close()
-        #expect(directorySnapshot("\(d)/state").keys.sorted() == ["counter.score.HOME.state", FileStateStore.lockName])
+        #expect(directorySnapshot("\(d)/state").keys.sorted() == ["counter.score.HOME.state", FileStateStore.lockName, StateVersion.fileName].sorted())
     }
 
     // MARK: the on-screen mark

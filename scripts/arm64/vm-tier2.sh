@@ -2,11 +2,12 @@
 # The aarch64 kernel tests: Debian 13's arm64 kernel under qemu-system-aarch64 (TCG, `virt`) with
 # the cached Debian 13 arm64 root (scripts/vm/arm64-root.sh) and the cross-built aarch64 binaries
 # (.build-arm64/READY, scripts/build-arm64.sh); the package scenario installs the arm64 .deb
-# (out/deb/READY.arm64, scripts/package.sh). Prints each scenario's time; exits 1 when one fails
+# (out/deb/READY.arm64, scripts/package.sh); the upgrade scenario upgrades it to N+1 from the signed
+# repository (out/upgrade, scripts/upgrade-debs.sh). Prints each scenario's time; exits 1 when one fails
 # or something it needs is missing.
 #   scripts/arm64/vm-tier2.sh [SCENARIO…]
 # Environment: KIOSK_ARM64_READY (default .build-arm64/READY), KIOSK_DEB (the arm64 .deb),
-# KIOSK_VM_CPU (default cortex-a72). Runs as root (the root build and its mount point).
+# KIOSK_UPGRADE_REPOS (default out/upgrade), KIOSK_VM_CPU (default cortex-a72). Runs as root (the root build and its mount point).
 set -uo pipefail
 cd "$(dirname "$0")/../.." || exit 1
 T0=$SECONDS
@@ -15,6 +16,8 @@ scenarios=("$@")
 if [ ${#scenarios[@]} = 0 ]; then
   # The clock on bochs-drm (pixels, SIGTERM gives the console back), two uinput fingers painting,
   # a connector hotplug on virtio-gpu, two outputs on one virtio-gpu ([[output]]), the .deb under systemd.
+  # kioskd-upgrade-apt (N -> N+1 from the signed repository, the refused downgrade) is named
+  # explicitly once scripts/upgrade-debs.sh made its repositories.
   scenarios=(kioskd-clock-bochs input-kioskd-paint-rot90 kioskd-connector-hotplug-virtio kioskd-two-outputs kioskd-package-apt)
 fi
 
@@ -42,6 +45,13 @@ for sc in "${scenarios[@]}"; do
       fail=1; continue
     fi
     args+=(--deb "$deb")
+  fi
+  if [ "$sc" = kioskd-upgrade-apt ]; then
+    export KIOSK_UPGRADE_REPOS=${KIOSK_UPGRADE_REPOS:-$PWD/out/upgrade}
+    if [ ! -d "$KIOSK_UPGRADE_REPOS/apt-n1" ]; then
+      echo "vm-tier2: $sc: no repositories N and N+1 in $KIOSK_UPGRADE_REPOS (scripts/upgrade-debs.sh)" >&2
+      fail=1; continue
+    fi
   fi
   t=$SECONDS
   out=$(python3 scripts/vm/vmtest.py "${args[@]}")

@@ -10,32 +10,7 @@ kioskd's runtime libraries); on x86 the host root must have them too."""
 import os
 import shutil
 
-from vmharness import MIN_CONSOLE_TEXT, Session, VMError, clock_rgb, clock_second, scenario
-
-
-def kv(payload: str) -> dict:
-    """'a=1|b=two|…' → dict; parts without '=' are skipped."""
-    out = {}
-    for part in payload.split("|"):
-        if "=" in part:
-            k, v = part.split("=", 1)
-            out[k.strip()] = v.strip()
-    return out
-
-
-def text_console_problem(img) -> "str | None":
-    """None when `img` looks like a Linux text console: enough lit pixels, and every pixel one of
-    the console's 16 colours (each channel 0, 85, 170 or 255). Otherwise what is wrong."""
-    lit = img.lit()
-    if lit < MIN_CONSOLE_TEXT:
-        return f"only {lit} lit pixels: no text on screen"
-    palette = {0, 85, 170, 255}
-    d = img.data
-    for o in range(0, len(d), 3):
-        if d[o] not in palette or d[o + 1] not in palette or d[o + 2] not in palette:
-            i = o // 3
-            return f"pixel ({i % img.width},{i // img.width}) is {tuple(d[o:o + 3])}, not a console colour"
-    return None
+from vmharness import Session, VMError, clock_rgb, clock_second, kv, scenario, text_console_problem
 
 
 def _copy_deb(s: Session) -> None:

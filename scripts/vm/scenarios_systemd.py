@@ -8,19 +8,7 @@ the console comes back on stop; a bad config at start exits 78 and is not restar
 "Failed to set thread priority" noise in the journal."""
 
 
-from vmharness import BOCHS_CONSOLE_LOST, Session, clock_rgb, clock_second, scenario
-
-
-
-
-def kv(payload: str) -> dict:
-    """'a=1|b=two|…' (systemctl show lines joined by |) → dict; fields without '=' are skipped."""
-    out = {}
-    for part in payload.split("|"):
-        if "=" in part:
-            k, v = part.split("=", 1)
-            out[k.strip()] = v.strip()
-    return out
+from vmharness import BOCHS_CONSOLE_LOST, Session, clock_rgb, clock_second, kv, scenario
 
 
 def pairs(payload: str) -> dict:

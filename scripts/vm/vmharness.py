@@ -702,6 +702,31 @@ def scenario(name: str, guest: str, display: str = "VGA", qemu_args: Optional[li
     return wrap
 
 
+def kv(payload: str) -> dict:
+    """'a=1|b=two|…' → dict; parts without '=' are skipped."""
+    out = {}
+    for part in payload.split("|"):
+        if "=" in part:
+            k, v = part.split("=", 1)
+            out[k.strip()] = v.strip()
+    return out
+
+
+def text_console_problem(img) -> "str | None":
+    """None when `img` looks like a Linux text console: enough lit pixels, and every pixel one of
+    the console's 16 colours (each channel 0, 85, 170 or 255). Otherwise what is wrong."""
+    lit = img.lit()
+    if lit < MIN_CONSOLE_TEXT:
+        return f"only {lit} lit pixels: no text on screen"
+    palette = {0, 85, 170, 255}
+    d = img.data
+    for o in range(0, len(d), 3):
+        if d[o] not in palette or d[o + 1] not in palette or d[o + 2] not in palette:
+            i = o // 3
+            return f"pixel ({i % img.width},{i // img.width}) is {tuple(d[o:o + 3])}, not a console colour"
+    return None
+
+
 def load_scenarios(directory: str = os.path.dirname(os.path.abspath(__file__))) -> dict[str, Scenario]:
     """Imports every scenarios*.py next to this file (each registers with `scenario`)."""
     for path in sorted(glob.glob(os.path.join(directory, "scenarios*.py"))):
