@@ -62,7 +62,7 @@ listen = "127.0.0.1:8080"
 url = "http://127.0.0.1:8080/"
 TOML
 cp /etc/kioskd/kioskd.toml /tmp/kioskd.toml.edited
-# The packaged unit allows no IP sockets (RestrictAddressFamilies, IPAddressDeny): [web] needs a drop-in.
+# The packaged unit allows IP to the local network only; the drop-in is what an owner would write for another network (docs/install.md).
 mkdir -p /etc/systemd/system/kioskd.service.d
 printf '[Service]\nRestrictAddressFamilies=AF_UNIX AF_NETLINK AF_INET AF_INET6\nIPAddressAllow=localhost\n' > /etc/systemd/system/kioskd.service.d/web.conf
 systemctl daemon-reload
