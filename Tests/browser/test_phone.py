@@ -684,6 +684,20 @@ def run_settings(args, res, kiosk, owner, operator, tmp):
               lab["value"] == "HOME" and not lab["layer"] and "kioskd.toml:" in lab["source"]
               and summary(kiosk) == "HOME 00 AWAY 00", f"{json.dumps(lab)}; {summary(kiosk)}")
     res.check("reset to file dropped only that key (digits stay 2)", setting(kiosk, digits_key)["value"] == 2)
+
+    # The other kinds of field: a colour picker, a time zone, the scene order, a select.
+    owner.get_by_label("home: colour", exact=True).fill("#ff0000")
+    owner.get_by_label("Time zone", exact=True).fill("Europe/Berlin")
+    owner.get_by_role("button", name="Move clock up").click()
+    owner.get_by_label("Hour format", exact=True).select_option("12")
+    owner.get_by_role("button", name="Save", exact=True).click()
+    expect(owner.locator("#settings-status")).to_contain_text("Saved 4 values", timeout=5000)
+    got = {k: (setting(kiosk, k) or {}).get("value") for k in ("scene.score.counter[0].color", "scene.clock.time_zone", "scenes.order", "scene.clock.hour_format")}
+    res.check("colour, time zone, scene order and hour format saved as the config takes them",
+              got == {"scene.score.counter[0].color": "#FF0000", "scene.clock.time_zone": "Europe/Berlin",
+                      "scenes.order": ["score", "clock", "paint"], "scene.clock.hour_format": 12}, f"{got}")
+    res.check("kioskctl status: the scenes in the new order", kiosk.ctl_json("status").get("scenes") == ["score", "clock", "paint"],
+              f"{kiosk.ctl_json('status').get('scenes')}")
     with open(kiosk.config, "rb") as f:
         res.check("the config file is still byte-identical", f.read() == file_bytes)
     res.check("no script error on the Settings page", not errors, "; ".join(errors))
