@@ -109,7 +109,7 @@ extension Daemon {
         } catch {
             let message = (error as? KioskError)?.message ?? "\(error)"
             let keys = change.set.map { SettingsKeys.canonical($0.key) } + change.reset
-            return done(.error(422, message, field: keys.first { message.contains("key '\($0)'") } ?? keys.first))
+            return done(.error(422, message, field: Self.settingsField(of: message, keys: keys)))
         }
         commitThroughPipeline([(SettingsLayer.stateKey, new.encoded())]) { [unowned self] error in
             if let error {
@@ -126,6 +126,14 @@ extension Daemon {
                 done(.error(422, "the settings were kept but the reload failed: \(e.message); the running config stays (kioskctl config reset KEY drops a value)"))
             }
         }
+    }
+
+    /// The key of `keys` a config error is about: the one it names (`key 'scene.score.digits'`,
+    /// or an element of it: `key 'display.brightness.schedule[1]'`), else the first.
+    static func settingsField(of message: String, keys: [String]) -> String? {
+        keys.first { message.contains("key '\($0)'") }
+            ?? keys.first { message.contains("key '\($0)[") }
+            ?? keys.first
     }
 
     /// `GET /settings`: the effective config, each value with its source.

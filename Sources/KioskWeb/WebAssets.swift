@@ -10,6 +10,7 @@ public enum WebAssets {
         case "", "index.html": return ("text/html; charset=utf-8", PackageResources.index_html)
         case "app.js": return ("text/javascript; charset=utf-8", PackageResources.app_js)
         case "owner.js": return ("text/javascript; charset=utf-8", PackageResources.owner_js)
+        case "settings.js": return ("text/javascript; charset=utf-8", PackageResources.settings_js)
         case "gameclock.js": return ("text/javascript; charset=utf-8", PackageResources.gameclock_js)
         case "style.css": return ("text/css; charset=utf-8", PackageResources.style_css)
         case "icon.svg": return ("image/svg+xml", PackageResources.icon_svg)
@@ -18,5 +19,5 @@ public enum WebAssets {
     }
 
     /// Every file served, by path.
-    public static let paths = ["/", "/index.html", "/app.js", "/owner.js", "/gameclock.js", "/style.css", "/icon.svg"]
+    public static let paths = ["/", "/index.html", "/app.js", "/owner.js", "/settings.js", "/gameclock.js", "/style.css", "/icon.svg"]
 }

@@ -242,6 +242,22 @@ import Testing
         #expect(SettingValue.argument("3") == .int(3))
         #expect(SettingValue.argument("[\"a\", \"b\"]") == .strings(["a", "b"]))
     }
+
+    /// A config error names the key it is about, also as an element of an array (a schedule's
+    /// line: `display.brightness.schedule[1]`); the answer's `field` is that key whatever the
+    /// order of the body's keys.
+    @Test func theErrorsFieldIsTheKeyItNamesAlsoForAnElement() {
+        let element = "settings 'display.brightness.schedule' (set from the phone by p at 2026-11-28T20:00:00Z): key 'display.brightness.schedule[1]': brightness period \"25:00 20%\": …"
+        let keys = ["scene.score.counter[0].label", "display.brightness.schedule"]
+        #expect(Daemon.settingsField(of: element, keys: keys) == "display.brightness.schedule")
+        #expect(Daemon.settingsField(of: element, keys: keys.reversed()) == "display.brightness.schedule")
+        let digits = "key 'scene.score.digits': 0 is out of range, expected 1…9"
+        #expect(Daemon.settingsField(of: digits, keys: ["scene.score.digits[0]", "scene.score.digits"]) == "scene.score.digits")
+        #expect(Daemon.settingsField(of: digits, keys: ["theme", "scene.score.digits"]) == "scene.score.digits")
+        // A key that is a prefix of another's name is not taken for it.
+        #expect(Daemon.settingsField(of: "key 'scene.score.digits_x': …", keys: ["theme", "scene.score.digits"]) == "theme")
+        #expect(Daemon.settingsField(of: "no key named", keys: ["theme", "scene.score.digits"]) == "theme")
+    }
 }
 
 private extension SettingsChange {

@@ -11,7 +11,7 @@ import Testing
 
     @Test func everyFileIsServedWithItsBytesAndType() throws {
         let names = try FileManager.default.contentsOfDirectory(atPath: Self.assets.path).sorted()
-        #expect(names == ["app.js", "gameclock.js", "icon.svg", "index.html", "owner.js", "style.css"])
+        #expect(names == ["app.js", "gameclock.js", "icon.svg", "index.html", "owner.js", "settings.js", "style.css"])
         let types = ["html": "text/html; charset=utf-8", "js": "text/javascript; charset=utf-8",
                      "css": "text/css; charset=utf-8", "svg": "image/svg+xml"]
         for name in names {
@@ -32,7 +32,7 @@ import Testing
         let refs = try NSRegularExpression(pattern: ##"(?:src|href)="([^"#]+)""##)
             .matches(in: html, range: NSRange(html.startIndex..., in: html))
             .map { String(html[Range($0.range(at: 1), in: html)!]) }
-        #expect(Set(refs) == ["app.js", "owner.js", "gameclock.js", "style.css", "icon.svg"])
+        #expect(Set(refs) == ["app.js", "owner.js", "settings.js", "gameclock.js", "style.css", "icon.svg"])
         for r in refs { #expect(WebAssets.file("/" + r) != nil, "\(r) is referenced but not served") }
         for path in WebAssets.paths {
             let text = String(decoding: try #require(WebAssets.file(path)).body, as: UTF8.self)

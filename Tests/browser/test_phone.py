@@ -15,7 +15,7 @@ but cannot change it.
 
 --screenshots also writes the page's scoreboard, paint and clock views (web-score.png,
 web-paint.png, web-clock.png), the page beside the kiosk's screen (web-phone-and-kiosk.png) and
-the game clock (web-gameclock.png).
+the game clock (web-gameclock.png) and the owner's Settings page (web-settings.png).
 Prints one line per check and ends with "N passed, N failed"; exit status 1 when a check failed.
 """
 import argparse
@@ -505,7 +505,7 @@ def run_owner(args, res):
     pw = sync_playwright().start()
     browser = pw.chromium.launch(executable_path=args.chromium, headless=True)
     try:
-        phone = dict(viewport=PHONE, is_mobile=True, has_touch=True)
+        phone = dict(viewport=PHONE, device_scale_factor=2 if args.screenshots else 1, is_mobile=True, has_touch=True)
         owner = browser.new_context(**phone).new_page()
         tablet = browser.new_context(**phone).new_page()
         setup = kiosk.ctl_json("status").get("setup") or {}
@@ -530,6 +530,7 @@ def run_owner(args, res):
         pair_page(tablet, link.get_attribute("href"), "Tablet")
         res.check("the tablet paired from the owner's code is an operator",
                   tablet.request.get(kiosk.base + "api/session").json().get("role") == "operator")
+        run_settings(args, res, kiosk, owner, tablet, tmp)
         owner.get_by_role("link", name="Screen").click()
         owner.get_by_role("link", name="Devices").click()
         expect(owner.locator('#device-list li[data-device="Tablet"]')).to_be_visible()
@@ -545,6 +546,161 @@ def run_owner(args, res):
         browser.close()
         pw.stop()
         kiosk.stop()
+
+
+def setting(kiosk, key):
+    """The value `kioskctl config show` gives for key: {"key", "toml", "value", "source", "layer", …} or None."""
+    a = kiosk.ctl_json("config", "show")
+    return next((v for v in a["values"] if v["key"] == key), None)
+
+
+def summary(kiosk):
+    """The scene on screen as `kioskctl status` sums it up: a scoreboard's labels and digits as drawn ("HOME 000 AWAY 000")."""
+    return kiosk.ctl_json("status").get("scene_summary")
+
+
+def run_settings(args, res, kiosk, owner, operator, tmp):
+    """The owner's Settings tab: a label, the digits and the brightness schedule changed with one
+    Save, shown by kioskctl and on the kiosk's screen, the config file untouched; digits = 0
+    refused at its field with nothing changed; "reset to file"; an operator has no Settings tab
+    and is refused 403."""
+    errors = []
+    owner.on("pageerror", lambda e: errors.append(str(e)))
+    with open(kiosk.config, "rb") as f:
+        file_bytes = f.read()
+    label_key, digits_key, sched_key = "scene.score.counter[0].label", "scene.score.digits", "display.brightness.schedule"
+
+    # The operator: no tab, and the API refuses.
+    res.check("an operator's page has no Settings tab", operator.get_by_role("link", name="Settings").count() == 0
+              or not operator.get_by_role("link", name="Settings").is_visible())
+    refused = operator.evaluate("""async () => {
+        const r = await fetch('api/settings', {method: 'PATCH', headers: {'Content-Type': 'application/json'},
+                                               body: JSON.stringify({'scene.score.counter[0].label': 'HACKED'})});
+        return {status: r.status, body: await r.json()};
+    }""")
+    res.check("an operator's PATCH api/settings is refused 403 and changes nothing",
+              refused["status"] == 403 and "only an owner may change settings" in refused["body"].get("error", "")
+              and setting(kiosk, label_key)["value"] == "HOME", json.dumps(refused))
+
+    # The owner: the tab, its fields with their sources.
+    owner.get_by_role("link", name="Settings").click()
+    label = owner.get_by_label("home: label (team name)", exact=True)
+    expect(label).to_have_value("HOME", timeout=5000)
+    field = lambda key: owner.locator(f'.setting[data-key="{key}"]')
+    res.check("each field says where its value comes from (the file's line)",
+              re.search(r"from the file \(.*kioskd\.toml:\d+\)", field(label_key).locator(".source").text_content()) is not None,
+              field(label_key).locator(".source").text_content())
+    res.check("the note says network, MQTT credentials and listen addresses are set only in the file",
+              "set only in the config" in owner.locator("#view-settings .note").text_content())
+    widest = owner.evaluate("() => Math.max(...[...document.querySelectorAll('#view-settings *')].map(e => e.getBoundingClientRect().right))")
+    res.check("the Settings page fits the phone's width", widest <= PHONE["width"], f"right edge at {widest} px")
+    small = owner.evaluate("""() => [...document.querySelectorAll('#view-settings input, #view-settings select, #view-settings textarea, #view-settings button')]
+        .filter(e => e.offsetParent && e.getBoundingClientRect().height < 44).map(e => e.id || e.getAttribute('aria-label') || e.textContent)""")
+    res.check("every control is a big touch target (at least 44 px high)", not small, f"{small}")
+
+    res.check("before: kioskctl status shows HOME 000 AWAY 000", summary(kiosk) == "HOME 000 AWAY 000", summary(kiosk))
+    before_png = os.path.join(tmp, "settings-before.png")
+    before = kiosk.screenshot(before_png)
+    label.fill("LIONS")
+    owner.get_by_label("Digits", exact=True).fill("2")
+    sched = owner.get_by_label(re.compile("^Brightness schedule"))
+    sched.fill("06:00 100%\n22:00 20%\n01:00 off")
+    day = field(sched_key).locator(".timeline svg")
+    res.check("the brightness timeline draws the schedule as typed (01:00-06:00 off, 22:00-24:00 20 %)",
+              "01:00\u201306:00 off" in (day.get_attribute("aria-label") or "") and "22:00\u201324:00 20%" in day.get_attribute("aria-label"),
+              day.get_attribute("aria-label"))
+    patches = []
+    owner.on("request", lambda r: patches.append(r.post_data) if r.method == "PATCH" else None)
+    started = time.monotonic()
+    owner.get_by_role("button", name="Save", exact=True).click()
+    expect(owner.locator("#settings-status")).to_contain_text("Saved 3 values", timeout=5000)
+    saved_ms = (time.monotonic() - started) * 1000
+    res.check("Save sends one PATCH with the three keys", len(patches) == 1
+              and set(json.loads(patches[0])) == {label_key, digits_key, sched_key}, f"{patches}")
+    lab, dig, sch = setting(kiosk, label_key), setting(kiosk, digits_key), setting(kiosk, sched_key)
+    res.check("kioskctl config show: label LIONS, digits 2, the schedule, each set from the phone by the owner",
+              lab["value"] == "LIONS" and dig["value"] == 2 and sch["value"] == ["06:00 100%", "22:00 20%", "01:00 off"]
+              and all(v["source"].startswith("set from the phone by Owner's phone at ") for v in (lab, dig, sch)),
+              f"{lab} {dig} {sch}")
+    res.check("kioskctl status: the scoreboard shows LIONS with 2 digits (was HOME 000 AWAY 000)",
+              summary(kiosk) == "LIONS 00 AWAY 00", summary(kiosk))
+    res.check("the page's scoreboard follows: LIONS, 0…99",
+              owner.locator('[data-counter="home"] .label').text_content() == "LIONS"
+              and owner.locator('[data-counter="home"] .range').text_content() == "0\u202699")
+    res.check("the page shows the new sources", field(label_key).locator(".source").text_content().startswith("set from the phone by Owner's phone"),
+              field(label_key).locator(".source").text_content())
+    after_png = os.path.join(tmp, "settings-after.png")
+    deadline = time.monotonic() + 5
+    while True:
+        after = kiosk.screenshot(after_png)
+        w, h = after[0], after[1]
+        changed = differing(before, after, (0, 0, w // 2, h * 30 // 100))
+        if changed or time.monotonic() > deadline:
+            break
+        time.sleep(0.05)  # bounded polling of "the frame shows the new label"
+    tap_to_screen_ms = (time.monotonic() - started) * 1000
+    res.check("kioskctl screenshot: HOME's label on the kiosk's screen changed", changed > 100,
+              f"{changed} pixels differ; saved in {saved_ms:.0f} ms, on screen within {tap_to_screen_ms:.0f} ms of the tap")
+    with open(kiosk.config, "rb") as f:
+        res.check("the config file is byte-identical", f.read() == file_bytes)
+
+    # An invalid value: the config's error at its field, nothing changed (not the label either).
+    label.fill("TIGERS")
+    owner.get_by_label("Digits", exact=True).fill("0")
+    owner.get_by_role("button", name="Save", exact=True).click()
+    err = field(digits_key).locator(".field-error")
+    expect(err).to_be_visible(timeout=5000)
+    res.check("digits = 0: the config's error is shown at the Digits field",
+              "key 'scene.score.digits'" in err.text_content() and "422" in err.text_content(), err.text_content())
+    res.check("no error at any other field", owner.locator(".field-error:visible").count() == 1)
+    res.check("digits = 0: nothing changed (digits 2, label LIONS; the form keeps the typed values)",
+              setting(kiosk, digits_key)["value"] == 2 and setting(kiosk, label_key)["value"] == "LIONS"
+              and summary(kiosk) == "LIONS 00 AWAY 00" and label.input_value() == "TIGERS", summary(kiosk))
+    owner.get_by_role("button", name="Undo changes").click()
+    expect(label).to_have_value("LIONS", timeout=5000)
+    # A bad line of a schedule: its error names the element (schedule[1]); shown at the schedule.
+    sched.fill("06:00 100%\n25:00 20%")
+    owner.get_by_role("button", name="Save", exact=True).click()
+    err = field(sched_key).locator(".field-error")
+    expect(err).to_be_visible(timeout=5000)
+    res.check("a bad schedule line: the error naming display.brightness.schedule[1] is shown at the schedule; nothing changed",
+              "display.brightness.schedule[1]" in err.text_content() and owner.locator(".field-error:visible").count() == 1
+              and setting(kiosk, sched_key)["value"] == ["06:00 100%", "22:00 20%", "01:00 off"], err.text_content())
+    owner.get_by_role("button", name="Undo changes").click()
+    expect(sched).to_have_value("06:00 100%\n22:00 20%\n01:00 off", timeout=5000)
+    if args.screenshots:
+        # The day's card (the schedule set from the phone, its picture and its source) at the top.
+        owner.evaluate("""() => { const c = document.querySelector('.setting[data-key="display.brightness.schedule"]').closest('.card');
+                                  window.scrollTo(0, c.getBoundingClientRect().top + window.scrollY - 60); }""")
+        owner.wait_for_timeout(200)
+        owner.screenshot(path=os.path.join(args.screenshots, "web-settings.png"))
+        print(f"wrote {args.screenshots}/web-settings.png")
+
+    # Reset to file.
+    owner.get_by_role("button", name="Reset home: label (team name) to file").click()
+    expect(label).to_have_value("HOME", timeout=5000)
+    lab = setting(kiosk, label_key)
+    res.check("reset to file: the file's label HOME is back, from the file's line",
+              lab["value"] == "HOME" and not lab["layer"] and "kioskd.toml:" in lab["source"]
+              and summary(kiosk) == "HOME 00 AWAY 00", f"{json.dumps(lab)}; {summary(kiosk)}")
+    res.check("reset to file dropped only that key (digits stay 2)", setting(kiosk, digits_key)["value"] == 2)
+
+    # The other kinds of field: a colour picker, a time zone, the scene order, a select.
+    owner.get_by_label("home: colour", exact=True).fill("#ff0000")
+    owner.get_by_label("Time zone", exact=True).fill("Europe/Berlin")
+    owner.get_by_role("button", name="Move clock up").click()
+    owner.get_by_label("Hour format", exact=True).select_option("12")
+    owner.get_by_role("button", name="Save", exact=True).click()
+    expect(owner.locator("#settings-status")).to_contain_text("Saved 4 values", timeout=5000)
+    got = {k: (setting(kiosk, k) or {}).get("value") for k in ("scene.score.counter[0].color", "scene.clock.time_zone", "scenes.order", "scene.clock.hour_format")}
+    res.check("colour, time zone, scene order and hour format saved as the config takes them",
+              got == {"scene.score.counter[0].color": "#FF0000", "scene.clock.time_zone": "Europe/Berlin",
+                      "scenes.order": ["score", "clock", "paint"], "scene.clock.hour_format": 12}, f"{got}")
+    res.check("kioskctl status: the scenes in the new order", kiosk.ctl_json("status").get("scenes") == ["score", "clock", "paint"],
+              f"{kiosk.ctl_json('status').get('scenes')}")
+    with open(kiosk.config, "rb") as f:
+        res.check("the config file is still byte-identical", f.read() == file_bytes)
+    res.check("no script error on the Settings page", not errors, "; ".join(errors))
 
 
 def run_outputs(args, res):

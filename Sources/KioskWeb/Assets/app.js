@@ -503,7 +503,7 @@ function availableTabs() {
   if (paintScenes().length) tabs.push('paint');
   if (otherScenes().length) tabs.push('clock');
   tabs.push('screen');
-  if (page.role === 'owner') tabs.push('devices');  // owner.js
+  if (page.role === 'owner') tabs.push('devices', 'settings');  // owner.js, settings.js
   return tabs;
 }
 
@@ -536,6 +536,7 @@ function showTab(tab) {
   if (slot) { slot.append(preview); preview.hidden = false; refreshPreview(); } else preview.hidden = true;
   if (changed && tab === 'paint') loadGallery();
   if (changed && tab === 'devices' && window.ownerPanel) window.ownerPanel.load();
+  if (changed && tab === 'settings' && window.settingsPanel) window.settingsPanel.load();
 }
 
 window.addEventListener('hashchange', () => { if (page.kiosk && page.paired) renderTabs(); });
