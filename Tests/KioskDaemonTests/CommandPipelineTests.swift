@@ -153,8 +153,9 @@ import Testing
         let store = try FileStateStore(directory: tempDir(), logger: Logger(label: "test"), syscalls: .init(
             openat: sys.openat, write: sys.write,
             fsync: { fd in
-                // During the first fsync of all: the rest arrive.
-                if !submitted.withLock({ s in defer { s = true }; return s }), let p = pipeline.withLock({ $0 }) {
+                // During the first commit's first fsync: the rest arrive. (Opening the store
+                // fsyncs too: the state directory's version stamp, before there is a pipeline.)
+                if let p = pipeline.withLock({ $0 }), !submitted.withLock({ s in defer { s = true }; return s }) {
                     for (i, c) in zip(1..., later) { p.submit(c) { o in results.withLock { $0[i] = o } } }
                     #expect(p.queued == n - 1)
                 }
