@@ -75,7 +75,7 @@ echo "Depends: $depends"
 for p in libc6 libdrm2 libinput10 libudev1 libsystemd0 libcairo2 libpango-1.0-0 libpangocairo-1.0-0 libstdc++6 fonts-dejavu-core; do
     if printf '%s\n' "$depends" | tr ',' '\n' | awk -v p="$p" '$1 == p { found = 1 } END { exit !found }'; then ok "Depends: $p"; else bad "Depends lacks $p"; fi
 done
-printf '%s\n' "$depends" | grep -q 'systemd | systemd-sysusers' && ok "Depends: systemd | systemd-sysusers" || bad "Depends lacks systemd | systemd-sysusers"
+printf '%s\n' "$depends" | grep -c 'systemd | systemd-sysusers' >/dev/null && ok "Depends: systemd | systemd-sysusers" || bad "Depends lacks systemd | systemd-sysusers"
 if printf '%s\n' "$depends" | grep -qi swift; then bad "Depends names Swift: $depends"; else ok "no Swift package in Depends"; fi
 # deb-shlibs.py (the arm64 path) must agree with dpkg-shlibdeps here.
 mine=$(python3 scripts/deb-shlibs.py --root / --arch amd64 --triplet x86_64-linux-gnu "$tmp/x/usr/bin/kioskd" "$tmp/x/usr/bin/kioskctl")
@@ -88,8 +88,8 @@ echo "== binaries"
 [ "$(readlink "$tmp/x/usr/bin/kioskctl")" = kioskd ] && ok "kioskctl is a link to kioskd" || bad "kioskctl is not a link to kioskd"
 for b in kioskd kioskctl; do
     d=$(readelf -d "$tmp/x/usr/bin/$b")
-    if printf '%s\n' "$d" | grep -q 'libswift\|libFoundation\|libdispatch\|libBlocksRuntime'; then bad "$b loads the Swift runtime: $(printf '%s\n' "$d" | grep -o 'lib[A-Za-z_]*\.so[.0-9]*' | tr '\n' ' ')"; else ok "$b: no Swift runtime library in NEEDED"; fi
-    if printf '%s\n' "$d" | grep -q 'RPATH\|RUNPATH'; then bad "$b has an RPATH/RUNPATH"; fi
+    if printf '%s\n' "$d" | grep -c 'libswift\|libFoundation\|libdispatch\|libBlocksRuntime' >/dev/null; then bad "$b loads the Swift runtime: $(printf '%s\n' "$d" | grep -o 'lib[A-Za-z_]*\.so[.0-9]*' | tr '\n' ' ')"; else ok "$b: no Swift runtime library in NEEDED"; fi
+    if printf '%s\n' "$d" | grep -c 'RPATH\|RUNPATH' >/dev/null; then bad "$b has an RPATH/RUNPATH"; fi
     # Load it: every NEEDED library resolves from the system alone.
     if env -i "$tmp/x/usr/bin/$b" --help > "$tmp/$b.help" 2>&1 && grep -q "USAGE" "$tmp/$b.help"; then ok "$b --help runs"; else bad "$b --help: $(head -3 "$tmp/$b.help")"; fi
 done
@@ -108,8 +108,8 @@ fi
 # The size the package was cut to (BENCHMARKS.md, "Package size"): 70.7 MB with all of ICU's data.
 size=$(stat -c %s "$tmp/x/usr/bin/kioskd")
 [ "$size" -lt 50000000 ] && ok "kioskd is $((size / 1000000)) MB (under 50 MB)" || bad "kioskd is $((size / 1000000)) MB: over 50 MB (all of ICU's data linked again?)"
-zcat "$tmp/x/usr/share/man/man8/kioskd.8.gz" | grep -q -- 'check\\-config' && ok "kioskd.8 describes --check-config" || bad "kioskd.8 lacks --check-config"
-zcat "$tmp/x/usr/share/man/man1/kioskctl.1.gz" | grep -q 'status' && ok "kioskctl.1 lists the subcommands" || bad "kioskctl.1 lacks status"
+zcat "$tmp/x/usr/share/man/man8/kioskd.8.gz" | grep -c -- 'check\\-config' >/dev/null && ok "kioskd.8 describes --check-config" || bad "kioskd.8 lacks --check-config"
+zcat "$tmp/x/usr/share/man/man1/kioskctl.1.gz" | grep -c 'status' >/dev/null && ok "kioskctl.1 lists the subcommands" || bad "kioskctl.1 lacks status"
 
 echo "== kioskd-dbgsym"
 ddeb=out/deb/kioskd-dbgsym_${version}_$arch.ddeb
@@ -120,7 +120,7 @@ if [ -f "$ddeb" ]; then
     [ -n "$id" ] && [ "$(dpkg-deb -f "$ddeb" Build-Ids)" = "$id" ] && ok "kioskd-dbgsym: Build-Ids is kioskd's build id $id" || bad "kioskd-dbgsym: Build-Ids $(dpkg-deb -f "$ddeb" Build-Ids), kioskd's build id '$id'"
     [ "$(dpkg-deb -f "$ddeb" Depends)" = "kioskd (= $version)" ] && ok "kioskd-dbgsym: Depends kioskd (= $version)" || bad "kioskd-dbgsym: Depends $(dpkg-deb -f "$ddeb" Depends)"
     f=$tmp/dbg/usr/lib/debug/.build-id/${id:0:2}/${id:2}.debug
-    if [ -f "$f" ] && readelf -S "$f" | grep -q '\.debug_info' && [ "$(readelf -n "$f" | sed -n 's/^ *Build ID: *//p')" = "$id" ]; then
+    if [ -f "$f" ] && readelf -S "$f" | grep -c '\.debug_info' >/dev/null && [ "$(readelf -n "$f" | sed -n 's/^ *Build ID: *//p')" = "$id" ]; then
         ok "kioskd-dbgsym: /usr/lib/debug/.build-id/${id:0:2}/${id:2}.debug holds this kioskd's debug information"
     else
         bad "kioskd-dbgsym: no debug information for build id $id"
@@ -128,7 +128,7 @@ if [ -f "$ddeb" ]; then
 else
     bad "no $ddeb"
 fi
-if readelf -S "$tmp/x/usr/bin/kioskd" | grep -q '\.debug_\|\.symtab'; then bad "the packaged kioskd keeps debug information or a symbol table"; else ok "the packaged kioskd is stripped"; fi
+if readelf -S "$tmp/x/usr/bin/kioskd" | grep -c '\.debug_\|\.symtab' >/dev/null; then bad "the packaged kioskd keeps debug information or a symbol table"; else ok "the packaged kioskd is stripped"; fi
 
 echo "== lintian"
 if lintian --fail-on error --no-tag-display-limit "$deb" > "$tmp/lintian.txt" 2>&1; then
@@ -153,7 +153,7 @@ diff <(sed -n "/^cat > .*90-kioskd-backlight\.rules.*<<'RULE'/,/^RULE\$/p" scrip
 
 echo "== maintainer scripts"
 for s in postinst prerm postrm; do
-    head -1 "$tmp/ctl/$s" | grep -qx '#!/bin/sh' || bad "$s is not #!/bin/sh"
+    head -1 "$tmp/ctl/$s" | grep -cx '#!/bin/sh' >/dev/null || bad "$s is not #!/bin/sh"
     grep -qx 'set -e' "$tmp/ctl/$s" || bad "$s has no set -e"
 done
 if command -v shellcheck >/dev/null; then
@@ -198,8 +198,8 @@ if [ -f "$arm" ]; then
     mkdir -p "$tmp/a"
     dpkg-deb -x "$arm" "$tmp/a"
     for b in kioskd kioskctl; do
-        readelf -h "$tmp/a/usr/bin/$b" | grep -q 'Machine:.*AArch64' || bad "arm64: $b is not an AArch64 binary"
-        if readelf -d "$tmp/a/usr/bin/$b" | grep -q 'libswift\|RPATH\|RUNPATH'; then bad "arm64: $b loads the Swift runtime or has a RUNPATH"; else ok "arm64: $b without libswift or RUNPATH"; fi
+        readelf -h "$tmp/a/usr/bin/$b" | grep -c 'Machine:.*AArch64' >/dev/null || bad "arm64: $b is not an AArch64 binary"
+        if readelf -d "$tmp/a/usr/bin/$b" | grep -c 'libswift\|RPATH\|RUNPATH' >/dev/null; then bad "arm64: $b loads the Swift runtime or has a RUNPATH"; else ok "arm64: $b without libswift or RUNPATH"; fi
     done
     adeps=$(dpkg-deb -f "$arm" Depends)
     echo "Depends: $adeps"
