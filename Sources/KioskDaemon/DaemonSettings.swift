@@ -49,7 +49,7 @@ extension DaemonRunner {
                     best = try Daemon.checkSettings(file: config.file, environment: environment, registry: registry, layer: trial, logger: logger)
                     applied = trial
                 } catch {
-                    logger.error("the setting '\(e.key)' (\(e.source)) is not applied: \((error as? KioskError)?.message ?? "\(error)"); `kioskctl config reset \(e.key)` drops it",
+                    logger.error("the setting '\(e.key)' (\(e.source)) is not applied: \(error); `kioskctl config reset \(e.key)` drops it",
                                  metadata: ["settings.key": "\(e.key)"])
                 }
             }
@@ -93,7 +93,7 @@ extension Daemon {
             if let why = SettingsKeys.refusal(key) { return done(.error(400, why, field: key)) }
         }
         for key in change.reset {
-            do { _ = try SettingsKeys.parse(key) } catch { return done(.error(400, (error as? KioskError)?.message ?? "\(error)", field: key)) }
+            do { _ = try SettingsKeys.parse(key) } catch { return done(.error(400, "\(error)", field: key)) }
         }
         if case .unavailable(let why) = state.durability {
             return done(.error(503, "settings cannot be kept: state is not being saved (\(why)); nothing changed"))
@@ -107,14 +107,14 @@ extension Daemon {
         do {
             _ = try Self.checkSettings(file: config.file, environment: reloadEnvironment, registry: registry, layer: new, logger: logger)
         } catch {
-            let message = (error as? KioskError)?.message ?? "\(error)"
+            let message = "\(error)"
             let keys = change.set.map { SettingsKeys.canonical($0.key) } + change.reset
             return done(.error(422, message, field: Self.settingsField(of: message, keys: keys)))
         }
         commitThroughPipeline([(SettingsLayer.stateKey, new.encoded())]) { [unowned self] error in
             if let error {
                 return done(ControlCommandHandler.refused(error, "the settings", logger: logger) { e in
-                    "the settings were not kept (\((e as? KioskError)?.message ?? "\(e)")); nothing changed"
+                    "the settings were not kept (\(e)); nothing changed"
                 })
             }
             settings.layer = new
