@@ -48,18 +48,17 @@ mark installed "rc=$rc|version=$(dpkg-query -W -f='${Version}' kioskd 2>&1)|acti
 [ $rc = 0 ] || { apt_tail /tmp/apt-install.log 30 | tr '|' '\n' > /dev/console; exit 1; }
 
 # The admin's edits: the score scene first, the museum theme (a light background, unlike the
-# console), and the phone page on the loopback address.
+# console), and the packaged phone page moved to the loopback address, without the first-boot
+# setup code (this kiosk is set up over SSH; the code's card would cover the score).
 sed -i 's/^theme = "default"/theme = "museum"/; s/^order = \["clock"\]/order = ["score", "clock"]/' /etc/kioskd/kioskd.toml
+sed -i 's|^listen = "0.0.0.0:8080".*|listen = "127.0.0.1:8080"\nurl = "http://127.0.0.1:8080/"|; s/^setup = true .*/setup = false/' /etc/kioskd/kioskd.toml
+grep -q '^listen = "127.0.0.1:8080"' /etc/kioskd/kioskd.toml || { mark harness-error "the packaged config has no [web] listen = \"0.0.0.0:8080\" to edit"; exit 1; }
 cat >> /etc/kioskd/kioskd.toml <<'TOML'
 
 [scene.score]
 kind = "counter"
 [[scene.score.counter]]
 name = "HOME"
-
-[web]
-listen = "127.0.0.1:8080"
-url = "http://127.0.0.1:8080/"
 TOML
 cp /etc/kioskd/kioskd.toml /tmp/kioskd.toml.edited
 # The packaged unit allows IP to the local network only; the drop-in is what an owner would write for another network (docs/install.md).
