@@ -14,16 +14,8 @@ dump_journal() { journalctl -q -u "$U" -o short-monotonic --no-hostname | tail -
 # apt_tail LOG N: the last N non-empty lines of LOG on one line (dpkg writes carriage returns).
 apt_tail() { tr -d '\r' < "$1" | sed 's/@@//g; /^ *$/d' | tail -n "${2:-15}" | tr '\n' '|' | cut -c1-900; }
 exists() { if [ -e "$1" ]; then echo yes; else echo no; fi; }
-# http METHOD PATH [BODY] [COOKIE]: one request to the phone page over bash's /dev/tcp; prints the answer.
-http() {
-  local cookie=""
-  [ -z "${4:-}" ] || printf -v cookie 'Cookie: %s\r\n' "$4"
-  exec 7<>/dev/tcp/127.0.0.1/8080 || return 1
-  printf '%s %s HTTP/1.1\r\nHost: 127.0.0.1:8080\r\nConnection: close\r\nContent-Type: application/json\r\nContent-Length: %s\r\n%s\r\n%s' \
-    "$1" "$2" "${#3}" "$cookie" "${3:-}" >&7
-  timeout 20 cat <&7
-  exec 7<&-
-}
+# shellcheck source=lib/web.sh
+. "$REPO/scripts/vm/guest/lib/web.sh"
 setup_line() { kioskctl status 2>&1 | sed -n 's/^setup: //p' | sed 's/@@//g'; }
 
 mark fresh "kioskd=$(dpkg-query -W -f='${Status}' kioskd 2>/dev/null || echo not-installed)|bin=$(exists /usr/bin/kioskd)|state=$(exists /var/lib/kioskd)|deb=${DEB##*/}"
@@ -47,7 +39,7 @@ wait_until 30 sh -c 'kioskctl status 2>/dev/null | grep -q "^setup: waiting for 
 setup=$(setup_line)
 code=$(printf '%s' "$setup" | sed -n 's/.*#pair=\([A-Za-z0-9]*\).*/\1/p')
 url=$(printf '%s' "$setup" | sed -n 's/.* on the screen (\(.*\))$/\1/p')
-mark setup "setup=$setup|code=$code|url=$url|web=$(sed -n '/^\[web\]/,/^\[/p' /etc/kioskd/kioskd.toml | grep -E '^(listen|setup) ' | tr -s ' ' | tr '\n' ';')"
+mark setup "setup=$setup|code=$code|url=$url|web=$(sed -n '/^\[web\]/,/^\[/p' /etc/kioskd/kioskd.toml | grep -E '^(listen|setup) ' | sed 's/ *#.*//' | tr '\n' ';')"
 wait_host 60
 # The owner's phone pairs with it and changes a setting; the file under /etc is not written.
 conf=$(sha256sum /etc/kioskd/kioskd.toml | cut -c1-16)

@@ -22,16 +22,8 @@ Signed-By: /usr/share/keyrings/kioskd-archive-keyring.gpg
 SRC
   apt-get update > "/tmp/apt-update-$1.log" 2>&1
 }
-# http METHOD PATH [BODY] [COOKIE]: one request to the phone page over bash's /dev/tcp; prints the answer.
-http() {
-  local cookie=""
-  [ -z "${4:-}" ] || printf -v cookie 'Cookie: %s\r\n' "$4"
-  exec 7<>/dev/tcp/127.0.0.1/8080 || return 1
-  printf '%s %s HTTP/1.1\r\nHost: 127.0.0.1:8080\r\nConnection: close\r\nContent-Type: application/json\r\nContent-Length: %s\r\n%s\r\n%s' \
-    "$1" "$2" "${#3}" "$cookie" "${3:-}" >&7
-  timeout 20 cat <&7
-  exec 7<&-
-}
+# shellcheck source=lib/web.sh
+. "$REPO/scripts/vm/guest/lib/web.sh"
 state_sums() { find /var/lib/kioskd -type f ! -name kioskd.lock -printf '%P ' -exec sha256sum {} \; 2>&1 | awk '{ print $1, $2 }' | sort | sha256sum | cut -c1-16; }
 ctl_wait() { wait_until "$1" kioskctl status > /dev/null 2>&1; }
 
