@@ -24,6 +24,12 @@ mark fresh "kioskd=$(dpkg-query -W -f='${Status}' kioskd 2>/dev/null || echo not
 # colours, the phone page with the first-boot setup code). Without a time source the clock marks
 # the time as not synchronised in its top-left corner; the host reads the colour elsewhere.
 
+# man-db's trigger would index every manual page of the root (on x86 the host's, hundreds of
+# packages) under TCG for many minutes: not what is tested here.
+rm -f /var/lib/man-db/auto-update
+# A build container's root (x86: the host's) may forbid starting services (policy-rc.d exit 101);
+# a board's does not, and the package's postinst must start the unit.
+rm -f /usr/sbin/policy-rc.d
 console_banner
 ask_host console-ready 60
 t0=$EPOCHREALTIME
