@@ -98,6 +98,15 @@ if env -i "$tmp/x/usr/bin/kioskd" --check-config --config "$tmp/x/etc/kioskd/kio
 else
     bad "kioskd --check-config on the packaged config: $(cat "$tmp/check.txt")"
 fi
+# No shell from `apt install` to a configured kiosk: the packaged config serves the phone page on
+# the LAN port docs/web.md and docs/install.md name, with the first-boot setup code (the unit's IP
+# allowances are checked below).
+web=$(sed -n '/^\[web\]/,/^\[/p' "$tmp/x/etc/kioskd/kioskd.toml")
+if printf '%s\n' "$web" | grep -c '^listen = "0\.0\.0\.0:8080"' >/dev/null && printf '%s\n' "$web" | grep -c '^setup = true' >/dev/null; then
+    ok "the packaged kioskd.toml serves the phone page on port 8080 with the first-boot setup code"
+else
+    bad "the packaged kioskd.toml has no [web] listen = \"0.0.0.0:8080\" with setup = true: $web"
+fi
 # The wall clock example's Europe/Berlin is looked up in the cut-down ICU data (scripts/icu-data.py;
 # an unknown zone is a config error).
 if env -i "$tmp/x/usr/bin/kioskd" --check-config --config "$tmp/x/usr/share/doc/kioskd/examples/wall-clock.toml" > "$tmp/check.txt" 2>&1; then
@@ -142,6 +151,13 @@ echo "== the unit"
 unit=$tmp/x/usr/lib/systemd/system/kioskd.service
 grep -q '^ExecStart=/usr/bin/kioskd ' "$unit" && ok "ExecStart=/usr/bin/kioskd" || bad "ExecStart is not /usr/bin/kioskd"
 grep -q '^StateDirectory=kioskd' "$unit" && ok "StateDirectory= (no tmpfiles.d needed)" || bad "the unit has no StateDirectory=; a tmpfiles.d entry would be needed"
+# The phone page of the packaged config is reached from the local network, nothing else.
+if grep -c '^RestrictAddressFamilies=.*AF_INET ' "$unit" >/dev/null && grep -c '^IPAddressDeny=any$' "$unit" >/dev/null \
+    && grep -c '^IPAddressAllow=localhost link-local multicast 10\.0\.0\.0/8 172\.16\.0\.0/12 192\.168\.0\.0/16 100\.64\.0\.0/10 fc00::/7$' "$unit" >/dev/null; then
+    ok "the unit allows IP to and from the local network only (docs/install.md)"
+else
+    bad "the unit's IP allowances differ from docs/install.md: $(grep -E '^(RestrictAddressFamilies|IPAddress)' "$unit" | tr '\n' ' ')"
+fi
 sed "s|/usr/bin/kioskd|$tmp/x/usr/bin/kioskd|g" "$unit" > "$tmp/kioskd.service"
 if UNIT="$tmp/kioskd.service" KIOSKD_BIN="$tmp/x/usr/bin/kioskd" bash scripts/check-systemd.sh > "$tmp/check-systemd.txt" 2>&1; then
     ok "scripts/check-systemd.sh on the packaged unit"

@@ -388,6 +388,7 @@ public struct DaemonConfig {
             mqtt = try MQTTConfig.parse(entries)
             try t.finish()
         }
+        try DaemonConfig.readHomeAssistant(root, mqtt: &mqtt)
         if let t = try root.table("fleet") { fleet = try FleetSettings.read(t, hasMQTT: root.has("mqtt")) }
         if let t = try root.table("audio") { audio = try AudioSettings.parse(t, resolve: resolve) }
         try root.finish()

@@ -197,11 +197,20 @@ extension DaemonConfig {
     /// A `blank` table (`[display.blank]` or an output's): schedule, wake and idle seconds.
     static func parseBlank(_ b: ConfigTable) throws -> (schedule: [String], wake: Double, idle: Double) {
         let sched = try b.stringArray("schedule") ?? []
+        var periods: [BlankSchedule] = []
         for (i, p) in sched.enumerated() {
-            do { _ = try BlankSchedule(parsing: p) } catch let e as KioskError {
-                let n = try b.array("schedule")?[i]
+            let n = try b.array("schedule")?[i]
+            let period: BlankSchedule
+            do { period = try BlankSchedule(parsing: p) } catch let e as KioskError {
                 throw KioskError.config("\(n?.location ?? b.location): key '\(b.fullKey("schedule"))[\(i)]': expected a period \"HH:MM-HH:MM\" (24 h, e.g. \"23:00-07:00\"): \(e.message)")
             }
+            // Overlapping periods are a mistake (which end was meant?), also across midnight.
+            if let j = periods.firstIndex(where: { $0.overlaps(period) }) {
+                let joined = periods[j].joined(with: period).map { "; join them into one, like \"\($0)\"" } ?? "; together they blank the whole day"
+                throw KioskError.config("\(n?.location ?? b.location): key '\(b.fullKey("schedule"))[\(i)]': blank period \"\(p)\" overlaps \"\(sched[j])\" "
+                    + "(\(b.fullKey("schedule"))[\(j)]); blank periods must not overlap\(joined)")
+            }
+            periods.append(period)
         }
         let wake = try b.double("wake_seconds", default: 60, range: 0...86400)
         let idle = try b.double("idle_seconds", default: 0, range: 0...604800)

@@ -21,6 +21,7 @@ public enum SettingsKeys {
         "display.blank.schedule", "display.blank.wake_seconds", "display.blank.idle_seconds",
         "output[].scenes", "output[].theme",
         "output[].blank.schedule", "output[].blank.wake_seconds", "output[].blank.idle_seconds",
+        "homeassistant.name",
     ]
 
     /// Tables and keys only the config file sets: network, MQTT and its credentials, listen

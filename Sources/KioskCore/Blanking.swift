@@ -92,6 +92,30 @@ public struct BlankSchedule: Sendable, Equatable, CustomStringConvertible {
 
     public var description: String { "\(off)-\(on)" }
 
+    /// The minutes of the day the period covers, as one or two ranges of `0..<1440` (two when it
+    /// crosses midnight).
+    var minuteRanges: [Range<Int>] {
+        let a = off.secondsSinceMidnight / 60, b = on.secondsSinceMidnight / 60
+        return a < b ? [a..<b] : [a..<1440, 0..<b].filter { !$0.isEmpty }
+    }
+
+    /// Whether the two periods share a minute (one ending when the other starts do not).
+    public func overlaps(_ other: BlankSchedule) -> Bool {
+        minuteRanges.contains { r in other.minuteRanges.contains { $0.overlaps(r) } }
+    }
+
+    /// The one period covering both of two overlapping periods; nil when together they cover the
+    /// whole day (or do not overlap).
+    public func joined(with other: BlankSchedule) -> BlankSchedule? {
+        guard overlaps(other) else { return nil }
+        var covered = [Bool](repeating: false, count: 1440)
+        for r in minuteRanges + other.minuteRanges { for m in r { covered[m] = true } }
+        guard let start = (0..<1440).first(where: { covered[$0] && !covered[($0 + 1439) % 1440] }) else { return nil }
+        var end = (start + 1) % 1440
+        while covered[end] { end = (end + 1) % 1440 }
+        return try? BlankSchedule(off: TimeOfDay(hour: start / 60, minute: start % 60), on: TimeOfDay(hour: end / 60, minute: end % 60))
+    }
+
     /// Whether a local time of day (seconds since midnight) falls in the blank period.
     public func isBlank(secondsSinceMidnight s: Int) -> Bool {
         let a = off.secondsSinceMidnight, b = on.secondsSinceMidnight

@@ -91,6 +91,8 @@ struct ReloadCoordinator {
             }
             daemon.config = new
             if new.audio != config.audio { daemon.reloadHorn() }
+            // Home Assistant's name for the kiosk: the discovery again, on the same connection.
+            if new.mqtt?.deviceName != config.mqtt?.deviceName { daemon.mqtt?.rename(new.mqtt?.deviceName) }
             for (i, head) in daemon.heads.enumerated() {
                 let output = new.outputs[i]
                 head.settings = output

@@ -208,7 +208,8 @@ public enum DaemonRunner {
         daemon.onStatus = { notifier.status($0) }
 
         let server = makeControlServer(settings: config.control, daemon: daemon, logger: logger)
-        if let mqtt = config.mqtt { daemon.add(try MQTTBridge(config: mqtt, logger: logger)) }
+        // The daemon's config: the settings layer over the file (`[homeassistant] name`).
+        if let mqtt = daemon.config.mqtt { daemon.add(try MQTTBridge(config: mqtt, logger: logger)) }
         try daemon.checkFleet()
 
         // SIGHUP, SIGUSR1, SIGUSR2 (SIGTERM and SIGINT stop the group below).

@@ -80,11 +80,15 @@ public struct HADiscovery: Sendable, Equatable {
     public var screens: [String]
     /// The counter scenes with a game clock (`clockComponents`).
     public var clocks: [String]
+    /// The device's name as Home Assistant shows it (`[homeassistant] name`); nil: "kioskd ID".
+    /// Changing it changes no unique id, object id or topic: Home Assistant renames the device
+    /// and keeps its entities and their history.
+    public var name: String?
 
     public init(id: String, prefix: String, scenes: [String], themes: [String], counters: [Counter], outputs: [Output] = [],
-                screens: [String] = [], clocks: [String] = []) {
+                screens: [String] = [], clocks: [String] = [], name: String? = nil) {
         self.id = id; self.prefix = prefix; self.scenes = scenes; self.themes = themes; self.counters = counters; self.outputs = outputs
-        self.screens = screens; self.clocks = clocks
+        self.screens = screens; self.clocks = clocks; self.name = name
     }
 
     /// `kioskd_ID` with every character outside `[A-Za-z0-9_-]` replaced (Home Assistant's rule
@@ -233,7 +237,7 @@ public struct HADiscovery: Sendable, Equatable {
         }
         return [
             "device": [
-                "identifiers": [uid], "name": "kioskd \(id)", "manufacturer": "kioskd", "model": "kiosk display",
+                "identifiers": [uid], "name": name ?? "kioskd \(id)", "manufacturer": "kioskd", "model": "kiosk display",
             ] as [String: Any],
             "origin": ["name": "kioskd"],
             "availability": [["topic": t.availability, "payload_available": "online", "payload_not_available": "offline"]],

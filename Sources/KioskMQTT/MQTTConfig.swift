@@ -51,6 +51,9 @@ public struct MQTTConfig: Sendable, Equatable {
     public var connectTimeout: Int64 = 10_000_000_000
     /// Home Assistant's discovery prefix (`PREFIX/device/kioskd_ID/config`, `PREFIX/status`).
     public var discoveryPrefix = "homeassistant"
+    /// The device's name in Home Assistant (`[homeassistant] name`, settable from the phone);
+    /// nil: "kioskd ID". Only the name: ids and topics stay those of `id`.
+    public var deviceName: String?
 
     public init(host: String, port: Int, tls: TLS? = nil, id: String, username: String? = nil, password: String? = nil) {
         self.host = host

@@ -92,12 +92,15 @@ public final class MQTTBridge: DaemonComponent {
     private var lastStatusKey: String?
     /// Whether the clock was synchronised at the last change (the status's key).
     private var lastTimeSynced = true
+    /// The device's name in Home Assistant's discovery (`config.deviceName` until `rename`).
+    public private(set) var deviceName: String?
 
     /// Makes the client and its loop (nothing runs or is sent before `start`).
     public init(config: MQTTConfig, logger: Logger) throws {
         self.config = config
         self.logger = logger
         self.topics = KioskTopics(id: config.id)
+        deviceName = config.deviceName
         mqttLoop = try EventLoop()
         let client = try MQTTClient(config: config, loop: mqttLoop, logger: logger)
         clientView = client.view
@@ -228,7 +231,7 @@ public final class MQTTBridge: DaemonComponent {
         var published = state
         published.counters = counters
         lastTimeSynced = state.timeSynced
-        var p = Publication(fresh: fresh, state: published, themeDirectory: fresh ? context.themeDirectory() : nil)
+        var p = Publication(fresh: fresh, state: published, themeDirectory: fresh ? context.themeDirectory() : nil, deviceName: deviceName)
         // The status names the scene, theme and panel's output: published again when they change.
         let key = statusKey(scene: state.scene, theme: state.theme, blanked: state.blanked, output: context.displayDescription(),
                             synced: state.timeSynced, warnings: context.warnings())
@@ -248,7 +251,21 @@ public final class MQTTBridge: DaemonComponent {
         var state: KioskState?
         /// Read the theme files' names again from this folder (on the MQTT thread).
         var themeDirectory: String?
+        /// The device's name in the discovery (with `state`).
+        var deviceName: String?
         var status: StatusAnswer?
+    }
+
+    /// On the render loop, after a reload changed `[homeassistant] name`: the discovery is
+    /// published again (retained) with the new device name, on the same connection (not
+    /// dropped); unique ids, entity ids and topics do not change. Not connected: it goes out
+    /// with everything else at the next connect.
+    public func rename(_ name: String?) {
+        guard name != deviceName else { return }
+        deviceName = name
+        logger.notice("MQTT: Home Assistant's name for this kiosk is now \"\(name ?? "kioskd \(config.id)")\"; publishing the discovery again")
+        guard let state = context?.kioskState() else { return }
+        changed(state)
     }
 
     private func hand(_ p: Publication) {

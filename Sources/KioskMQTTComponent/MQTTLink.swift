@@ -95,7 +95,7 @@ extension MQTTBridge {
             if p.fresh { published.removeAll() }
             if let d = p.themeDirectory { themes = ThemeLoader.available(in: d) }
             if let t = p.state?.theme, !themes.contains(t) { themes = (themes + [t]).sorted() }
-            let states = p.state.map { retained($0, themes: themes) } ?? []
+            let states = p.state.map { retained($0, themes: themes, name: p.deviceName) } ?? []
             for (topic, payload) in states where published[topic] != payload {
                 published[topic] = payload
                 send(topic, payload, retain: true)
@@ -131,12 +131,12 @@ extension MQTTBridge {
 
         /// The retained topics of `state`: Home Assistant's discovery, the scene, theme, panel,
         /// each output's and each counter's.
-        private func retained(_ state: KioskState, themes: [String]) -> [(topic: String, payload: [UInt8])] {
+        private func retained(_ state: KioskState, themes: [String], name: String?) -> [(topic: String, payload: [UInt8])] {
             let config = client.config
             let discovery = HADiscovery(id: config.id, prefix: config.discoveryPrefix, scenes: state.scenes, themes: themes,
                                         counters: state.counters.map { .init(name: $0.name, label: $0.label, minimum: $0.minimum, maximum: $0.maximum) },
                                         outputs: (state.outputs ?? []).map { .init(name: $0.name, scenes: $0.scenes) },
-                                        screens: (state.screens ?? []).map(\.name), clocks: state.gameClocks.map(\.scene))
+                                        screens: (state.screens ?? []).map(\.name), clocks: state.gameClocks.map(\.scene), name: name)
             var r: [(topic: String, payload: [UInt8])] = [(discovery.topic, discovery.json())]
             r.append((topics.scene, Array(state.scene.utf8)))
             r.append((topics.theme, Array(state.theme.utf8)))

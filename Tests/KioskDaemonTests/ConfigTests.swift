@@ -129,6 +129,23 @@ import Testing
         #expect(sched?.hasPrefix("\(d)/kioskd.toml:11: key 'display.blank.schedule[1]': expected a period") == true, "\(sched ?? "")")
     }
 
+    /// Overlapping blank periods are an error naming the element and both periods, also across
+    /// midnight and in an output's own schedule; periods that only touch are fine.
+    @Test func overlappingBlankPeriodsAreAnError() throws {
+        let d = tempDir()
+        func blank(_ periods: [String], table: String = "[display.blank]") -> String? {
+            let list = periods.map { "\"\($0)\"" }.joined(separator: ",\n  ")
+            return configError { _ = try loadConfig(Self.good + "\n\(table)\nschedule = [\(list)]\n", dir: d) }
+        }
+        #expect(blank(["22:00-02:00", "01:00-03:00"]) == "\(d)/kioskd.toml:11: key 'display.blank.schedule[1]': blank period \"01:00-03:00\" overlaps \"22:00-02:00\" (display.blank.schedule[0]); blank periods must not overlap; join them into one, like \"22:00-03:00\"")
+        #expect(blank(["12:00-13:00", "08:00-09:00", "12:30-12:45"])?.contains("key 'display.blank.schedule[2]': blank period \"12:30-12:45\" overlaps \"12:00-13:00\" (display.blank.schedule[0]); blank periods must not overlap; join them into one, like \"12:00-13:00\"") == true)
+        #expect(blank(["23:00-07:00", "23:00-07:00"])?.contains("key 'display.blank.schedule[1]': blank period \"23:00-07:00\" overlaps \"23:00-07:00\"") == true)
+        #expect(blank(["20:00-08:00", "06:00-22:00"])?.hasSuffix("blank periods must not overlap; together they blank the whole day") == true)
+        #expect(blank(["23:00-07:00", "07:00-08:00", "12:00-23:00"]) == nil, "periods that only touch do not overlap")
+        let output = configError { _ = try loadConfig(Self.good + "\n[[output]]\nscenes = [\"clock\"]\n[output.blank]\nschedule = [\"01:00-05:00\", \"04:59-06:00\"]\n", dir: d) }
+        #expect(output?.contains("key 'output[0].blank.schedule[1]': blank period \"04:59-06:00\" overlaps \"01:00-05:00\" (output[0].blank.schedule[0])") == true, "\(output ?? "")")
+    }
+
     @Test func sceneFactoryErrorsCarryFileLineAndKey() throws {
         let d = tempDir()
         let c = try loadConfig(Self.good + "\ncolor_mode = \"purple\"\n", dir: d)

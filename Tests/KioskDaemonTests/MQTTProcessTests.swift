@@ -89,4 +89,28 @@ struct MQTTProcessTests {
         #expect(second.wait(seconds: 10))
         #expect(try waitRetained(broker, "kioskd/proc/availability", "offline", seconds: 10), "the broker publishes the last will")
     }
+
+    /// Home Assistant's name for the kiosk set with `kioskctl config set` is published at once and
+    /// again after a restart: the bridge starts with the settings layer over the file.
+    @Test func theNameSetFromTheLayerIsPublishedAfterARestartToo() throws {
+        let broker = try MQTTTestBroker()
+        try broker.start()
+        let d = tempDir()
+        let topic = "homeassistant/device/kioskd_proc/config"
+        let named = { (name: String) in { (v: String) in v.contains("\"device\":{\"identifiers\":[\"kioskd_proc\"],\"manufacturer\":\"kioskd\",\"model\":\"kiosk display\",\"name\":\"\(name)\"}") } }
+        guard let first = try start(d, broker, round: 0) else { return }
+        #expect(try waitRetained(broker, topic, named("kioskd proc")))
+        let set = try kioskctl(["config", "set", "homeassistant.name", "Hall scoreboard", "--socket", "\(d)/c.sock"])
+        #expect(set.0 == 0, "\(set.2)")
+        #expect(try waitRetained(broker, topic, named("Hall scoreboard")), "\((try? broker.retained(topic)) ?? "none")")
+        first.signal(SIGKILL)
+        #expect(first.wait(seconds: 10))
+        try broker.publish(topic, nil, retain: true) // forgotten: the next start must publish it again
+        #expect(try waitRetained(broker, "kioskd/proc/availability", "offline"))
+
+        guard let second = try start(d, broker, round: 1) else { return }
+        #expect(try waitRetained(broker, topic, named("Hall scoreboard")), "after the restart: \((try? broker.retained(topic)) ?? "none")")
+        second.signal(SIGTERM)
+        #expect(second.wait(seconds: 10))
+    }
 }

@@ -133,6 +133,24 @@ import Testing
         d.shutdown()
     }
 
+    /// A blanking schedule with overlapping periods from the phone gets the file's error, naming
+    /// the key and both periods; nothing is kept and the running schedule stays.
+    @Test func overlappingBlankPeriodsAreRefusedAsInTheFile() throws {
+        let dir = tempDir()
+        let d = try Self.start(Self.config(dir, extra: "[display.blank]\nschedule = [\"23:00-06:00\"]"), dir)
+        let r = try Self.set(d, [("display.blank.schedule", .strings(["22:00-02:00", "01:00-07:00"]))], by: .phone("Anna's phone", at: 1_790_000_000))
+        #expect(r.status == 422)
+        #expect(r.jsonObject?["field"] as? String == "display.blank.schedule")
+        #expect(r.errorMessage?.contains("settings 'display.blank.schedule' (set from the phone by Anna's phone at ") == true, "\(r.errorMessage ?? "")")
+        #expect(r.errorMessage?.contains("key 'display.blank.schedule[1]': blank period \"01:00-07:00\" overlaps \"22:00-02:00\" (display.blank.schedule[0]); blank periods must not overlap; join them into one, like \"22:00-07:00\"") == true, "\(r.errorMessage ?? "")")
+        #expect(d.state.load(SettingsLayer.stateKey) == nil, "nothing was kept")
+        #expect(d.config.display.blankSchedule == ["23:00-06:00"], "the running schedule stays")
+        let ok = try Self.set(d, [("display.blank.schedule", .strings(["22:00-02:00", "02:00-07:00"]))])
+        #expect(ok.status == 200, "periods that only touch are taken: \(ok.errorMessage ?? "")")
+        #expect(d.config.display.blankSchedule == ["22:00-02:00", "02:00-07:00"])
+        d.shutdown()
+    }
+
     @Test func resetGoesBackToTheFileAndAFileEditWinsOnlyWhereTheLayerIsSilent() throws {
         let dir = tempDir()
         let home = try { () throws -> [UInt8] in

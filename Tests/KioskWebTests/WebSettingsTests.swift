@@ -32,6 +32,10 @@ import Testing
         let bad = try await http(k.port, "PATCH", "/api/settings", body: #"{"scene.score.digits": 0}"#, cookie: op)
         #expect(bad.status == 422)
         #expect(bad.error?.contains("key 'scene.score.digits'") == true, "\(bad.text)")
+        let overlap = try await http(k.port, "PATCH", "/api/settings", body: #"{"display.blank.schedule": ["22:00-02:00", "01:00-03:00"]}"#, cookie: op)
+        #expect(overlap.status == 422)
+        #expect((try? JSONSerialization.jsonObject(with: Data(overlap.body)) as? [String: Any])?["field"] as? String == "display.blank.schedule", "\(overlap.text)")
+        #expect(overlap.error?.contains("key 'display.blank.schedule[1]': blank period \"01:00-03:00\" overlaps \"22:00-02:00\"") == true, "\(overlap.text)")
         let fileOnly = try await http(k.port, "PATCH", "/api/settings", body: #"{"web.listen": "0.0.0.0:80"}"#, cookie: op)
         #expect(fileOnly.status == 400)
         #expect(fileOnly.error?.contains("set only in the config file") == true, "\(fileOnly.text)")
@@ -42,6 +46,7 @@ import Testing
         let values = try JSONDecoder().decode(SettingsAnswer.self, from: Data(read.body)).values
         #expect(values.first { $0.key == "scene.score.counter[0].label" }?.value == .string("LIONS"))
         #expect(values.first { $0.key == "scene.score.digits" }?.value == .int(2), "the refused change left the file's digits")
+        #expect(!values.contains { $0.key == "display.blank.schedule" && $0.layer }, "the refused schedule was not kept")
         #expect(try Data(contentsOf: URL(fileURLWithPath: "\(k.dir)/kioskd.toml")) == file)
         await k.stop()
     }

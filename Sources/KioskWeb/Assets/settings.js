@@ -260,6 +260,12 @@ window.settingsPanel = (() => {
       groups.push(card(`Paint ${shownName(scene)}`, fieldFor(`scene.${scene}.idle_reset_seconds`,
         'Clear after idle (seconds, 0 = never)', numberInput(`scene.${scene}.idle_reset_seconds`, { min: 0, step: 'any' }))));
     }
+    // Home Assistant's name for the kiosk (with [mqtt] only: the broker is how it sees the kiosk).
+    if (keys.some(k => k.startsWith('mqtt.'))) {
+      const id = tomlString((st.byKey.get('mqtt.id') || {}).toml);
+      groups.push(card('Home Assistant', fieldFor('homeassistant.name', 'Name in Home Assistant',
+        textInput('homeassistant.name', { maxLength: 64 }), `not set ("kioskd ${id || 'ID'}")`)));
+    }
     $('#settings-fields').replaceChildren(...groups);
     $('#settings-file').textContent = st.answer ? st.answer.file : 'the config file';
     $('#settings-save').disabled = st.edits.size === 0;

@@ -22,16 +22,8 @@ Signed-By: /usr/share/keyrings/kioskd-archive-keyring.gpg
 SRC
   apt-get update > "/tmp/apt-update-$1.log" 2>&1
 }
-# http METHOD PATH [BODY] [COOKIE]: one request to the phone page over bash's /dev/tcp; prints the answer.
-http() {
-  local cookie=""
-  [ -z "${4:-}" ] || printf -v cookie 'Cookie: %s\r\n' "$4"
-  exec 7<>/dev/tcp/127.0.0.1/8080 || return 1
-  printf '%s %s HTTP/1.1\r\nHost: 127.0.0.1:8080\r\nConnection: close\r\nContent-Type: application/json\r\nContent-Length: %s\r\n%s\r\n%s' \
-    "$1" "$2" "${#3}" "$cookie" "${3:-}" >&7
-  timeout 20 cat <&7
-  exec 7<&-
-}
+# shellcheck source=lib/web.sh
+. "$REPO/scripts/vm/guest/lib/web.sh"
 state_sums() { find /var/lib/kioskd -type f ! -name kioskd.lock -printf '%P ' -exec sha256sum {} \; 2>&1 | awk '{ print $1, $2 }' | sort | sha256sum | cut -c1-16; }
 ctl_wait() { wait_until "$1" kioskctl status > /dev/null 2>&1; }
 
@@ -48,18 +40,17 @@ mark installed "rc=$rc|version=$(dpkg-query -W -f='${Version}' kioskd 2>&1)|acti
 [ $rc = 0 ] || { apt_tail /tmp/apt-install.log 30 | tr '|' '\n' > /dev/console; exit 1; }
 
 # The admin's edits: the score scene first, the museum theme (a light background, unlike the
-# console), and the phone page on the loopback address.
+# console), and the packaged phone page moved to the loopback address, without the first-boot
+# setup code (this kiosk is set up over SSH; the code's card would cover the score).
 sed -i 's/^theme = "default"/theme = "museum"/; s/^order = \["clock"\]/order = ["score", "clock"]/' /etc/kioskd/kioskd.toml
+sed -i 's|^listen = "0.0.0.0:8080".*|listen = "127.0.0.1:8080"\nurl = "http://127.0.0.1:8080/"|; s/^setup = true .*/setup = false/' /etc/kioskd/kioskd.toml
+grep -q '^listen = "127.0.0.1:8080"' /etc/kioskd/kioskd.toml || { mark harness-error "the packaged config has no [web] listen = \"0.0.0.0:8080\" to edit"; exit 1; }
 cat >> /etc/kioskd/kioskd.toml <<'TOML'
 
 [scene.score]
 kind = "counter"
 [[scene.score.counter]]
 name = "HOME"
-
-[web]
-listen = "127.0.0.1:8080"
-url = "http://127.0.0.1:8080/"
 TOML
 cp /etc/kioskd/kioskd.toml /tmp/kioskd.toml.edited
 # The packaged unit allows IP to the local network only; the drop-in is what an owner would write for another network (docs/install.md).
