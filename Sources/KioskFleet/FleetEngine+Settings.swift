@@ -219,16 +219,9 @@ extension FleetEngine {
     }
 
     func refusedSettings(_ s: FleetSettingsState?, _ why: String) {
-        refusedStates += 1
-        let nowNs = scheduler.now(.monotonic)
-        if let last = settingsBook.refusalLog, nowNs - last.atNs < Self.refusalLogSeconds * 1_000_000_000 {
-            settingsBook.refusalLog = (last.atNs, last.suppressed + 1)
-            return
-        }
-        logger.error("fleet settings state ignored: \(why)", metadata: [
+        noteRefused(&settingsBook.refusalLog, "fleet settings state ignored: \(why)", [
             "topic": "\(settingsTopic)", "seq": "\(s.map { "\($0.seq)" } ?? "?")", "primary": "\(s?.primary ?? "none")",
-            "taken.seq": "\(settingsBook.kept.seq)", "refused.since.last.log": "\(settingsBook.refusalLog?.suppressed ?? 0)",
+            "taken.seq": "\(settingsBook.kept.seq)",
         ])
-        settingsBook.refusalLog = (nowNs, 0)
     }
 }
