@@ -7,8 +7,8 @@ import Testing
 
 /// Settings for the whole fleet on two real kioskd processes and a real mosquitto: one owner
 /// change on the primary (`kioskctl config set --fleet`'s request) is on the follower's screen
-/// and in its `config show`; a follower killed and restarted keeps it; a follower refuses a
-/// fleet-wide change. Prints the time from the primary's answer to the follower showing it.
+/// and in its `kioskctl config show`; a follower killed and restarted keeps it; `kioskctl config
+/// reset --fleet` drops it everywhere; a follower refuses a fleet-wide change. Prints the time from the primary's answer to the follower showing it.
 /// KIOSK_SLOW_TESTS=1.
 @Suite(.ownThreads, .serialized, .enabled(if: slowTests, "set KIOSK_SLOW_TESTS=1 to run the kioskd process tests"))
 struct FleetSettingsProcessTests {
@@ -72,5 +72,15 @@ struct FleetSettingsProcessTests {
         f.kill9()
         try f.start()
         #expect(shown(f)?.value == .string("LIONS"))
+        let show = try kioskctl(["config", "show", label, "--socket", f.socket])
+        #expect(show.0 == 0 && show.1.contains("\(label) = \"LIONS\"  # set from the fleet by kioskctl on p at "), "\(show.1)\(show.2)")
+
+        // kioskctl config reset --fleet on the primary: back to the file's value everywhere.
+        let reset = try kioskctl(["config", "reset", "--fleet", label, "--socket", p.socket])
+        #expect(reset.0 == 0, "\(reset.2)")
+        #expect(waitFor(f, "HOME") != nil, "the fleet-wide reset did not reach the follower")
+        #expect(shown(f)?.layer == false && shown(p)?.layer == false)
+        let onFollower = try kioskctl(["config", "set", "--fleet", label, "X", "--socket", f.socket])
+        #expect(onFollower.0 == 1 && onFollower.2.contains("is a follower of fleet group 'hall'") && onFollower.2.contains("(HTTP 409)"), "\(onFollower.2)")
     }
 }
