@@ -46,6 +46,7 @@ extension DaemonRunner {
             let fit = Daemon.fit(layer, file: config.file, environment: ProcessInfo.processInfo.environment, registry: registry, logger: logger)
             settings.leftOut = fit.leftOut
             var c = fit.config ?? config
+            c.settings = layer
             c.display.backend = config.display.backend // as kioskd --backend or a snapshot chose it
             return (c, settings)
         }
@@ -56,7 +57,7 @@ extension Daemon {
     /// The file with as much of `layer` over it as it accepts: the whole layer when it checks,
     /// else one value at a time, each kept when the config accepts it with the ones before; the
     /// others are left out (key → why), each logged with the key and how to drop it. `config`:
-    /// nil when no value was left out and the file itself does not check.
+    /// nil when every value was left out (the file alone applies).
     static func fit(_ layer: SettingsLayer, file: String, environment: [String: String], registry: SceneRegistry,
                     logger: Logger) -> (config: DaemonConfig?, leftOut: [String: String]) {
         if let c = try? checkSettings(file: file, environment: environment, registry: registry, layer: layer, logger: logger) { return (c, [:]) }
@@ -73,7 +74,6 @@ extension Daemon {
                 logger.error("the setting '\(e.key)' (\(e.source)) is not applied: \(error); \(drop)", metadata: ["settings.key": "\(e.key)"])
             }
         }
-        if best == nil { best = try? checkSettings(file: file, environment: environment, registry: registry, layer: SettingsLayer(), logger: logger) }
         best?.settings = layer
         return (best, leftOut)
     }
