@@ -44,11 +44,8 @@ struct FleetSettingsProcessTests {
     }
 
     @Test func aFleetOfTwoGetsALabelFromOneOwnerChange() throws {
-        #expect(FileManager.default.isExecutableFile(atPath: Binaries.kioskd), "build kioskd first (\(Binaries.kioskd))")
-        #expect(FileManager.default.isExecutableFile(atPath: "/usr/sbin/mosquitto"), "install the Debian packages mosquitto and mosquitto-clients")
         let root = tempDir()
-        let broker = try FleetBroker(dir: root)
-        try broker.start()
+        let broker = try FleetBroker.started(dir: root)
         let p = try make(root, "p", role: "primary", port: broker.port)
         let f = try make(root, "f", role: "follower", port: broker.port)
         defer { for k in [p, f] { k.stop() }; broker.stop() }
