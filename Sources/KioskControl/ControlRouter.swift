@@ -179,7 +179,14 @@ public enum ControlRouter {
             _ = try decode(AnyObjectBody.self, r.body, allowEmpty: true)
             return .horn
         },
-        ControlRoute(segment: "settings", forms: ["GET /settings", "PATCH /settings"]) { r in
+        ControlRoute(segment: "settings", forms: ["GET /settings", "PATCH /settings", "PATCH /settings/fleet"]) { r in
+            if r.parts.count == 2, r.parts[1] == "fleet" {
+                // The whole fleet group's settings (docs/mqtt.md, "Settings for the whole fleet"): made on its primary.
+                try r.requireMethod("PATCH")
+                var change = try SettingsChange.parse(r.body, source: .kioskctl(at: Int64(time(nil))))
+                change.fleet = true
+                return .changeSettings(change)
+            }
             try r.exact(1)
             if r.method == "PATCH" {
                 return .changeSettings(try SettingsChange.parse(r.body, source: .kioskctl(at: Int64(time(nil)))))
@@ -269,7 +276,7 @@ extension ControlCommand {
         case .painting(let name): return ControlRequest(method: "GET", path: "/paintings/\(name)")
         case .horn: return ControlRequest(method: "POST", path: "/horn")
         case .settings: return ControlRequest(method: "GET", path: "/settings")
-        case .changeSettings(let change): return ControlRequest(method: "PATCH", path: "/settings", body: change.body)
+        case .changeSettings(let change): return ControlRequest(method: "PATCH", path: change.fleet ? "/settings/fleet" : "/settings", body: change.body)
         }
     }
 }

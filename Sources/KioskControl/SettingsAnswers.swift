@@ -29,8 +29,16 @@ public struct SettingsAnswer: Codable, Sendable, Equatable {
     public var settable: [String]
     /// What the change did (the reload's message).
     public var message: String?
-    public init(ok: Bool? = nil, file: String, values: [Value], settable: [String], message: String? = nil) {
-        self.ok = ok; self.file = file; self.values = values; self.settable = settable; self.message = message
+    /// The `[fleet]` group this kiosk is in: its name and this kiosk's role (`primary`: a change
+    /// can be made for the whole fleet, `PATCH /settings/fleet`). Nil: no fleet.
+    public var fleet: Fleet?
+    public struct Fleet: Codable, Sendable, Equatable {
+        public var group: String
+        public var role: String
+        public init(group: String, role: String) { self.group = group; self.role = role }
+    }
+    public init(ok: Bool? = nil, file: String, values: [Value], settable: [String], message: String? = nil, fleet: Fleet? = nil) {
+        self.ok = ok; self.file = file; self.values = values; self.settable = settable; self.message = message; self.fleet = fleet
     }
 }
 

@@ -107,8 +107,14 @@ public struct SettingSource: Sendable, Equatable, Codable, CustomStringConvertib
     public var device: String?
     /// Seconds since the epoch (UTC).
     public var at: Int64
+    /// Set for every kiosk of the `[fleet]` group: the kiosk id of the group's primary, where it
+    /// was set and which publishes it (docs/mqtt.md, "Settings for the whole fleet"). Nil: this
+    /// kiosk's own value.
+    public var fleet: String?
 
-    public init(by: String, device: String? = nil, at: Int64) { self.by = by; self.device = device; self.at = at }
+    public init(by: String, device: String? = nil, at: Int64, fleet: String? = nil) {
+        self.by = by; self.device = device; self.at = at; self.fleet = fleet
+    }
 
     public static func phone(_ device: String, at: Int64) -> SettingSource { SettingSource(by: "phone", device: device, at: at) }
     public static func kioskctl(at: Int64) -> SettingSource { SettingSource(by: "kioskctl", at: at) }
@@ -116,6 +122,7 @@ public struct SettingSource: Sendable, Equatable, Codable, CustomStringConvertib
     /// "set from the phone by Anna's phone at 2026-11-28T20:01:02Z", "set by kioskctl at …".
     public var description: String {
         let when = Self.iso(at)
+        if let fleet { return "set from the fleet by \(by == "phone" ? device ?? "a paired device" : by) on \(fleet) at \(when)" }
         if by == "phone" { return "set from the phone by \(device ?? "a paired device") at \(when)" }
         return "set by \(by) at \(when)"
     }
@@ -134,12 +141,15 @@ public struct SettingsChange: Sendable, Equatable {
     public var set: [(key: String, value: SettingValue)]
     public var reset: [String]
     public var source: SettingSource
+    /// For every kiosk of the `[fleet]` group (`PATCH /settings/fleet`, `kioskctl config set
+    /// --fleet`): made on the group's primary, which publishes it to the followers.
+    public var fleet: Bool
 
-    public init(set: [(key: String, value: SettingValue)] = [], reset: [String] = [], source: SettingSource) {
-        self.set = set; self.reset = reset; self.source = source
+    public init(set: [(key: String, value: SettingValue)] = [], reset: [String] = [], source: SettingSource, fleet: Bool = false) {
+        self.set = set; self.reset = reset; self.source = source; self.fleet = fleet
     }
 
     public static func == (a: SettingsChange, b: SettingsChange) -> Bool {
-        a.reset == b.reset && a.source == b.source && a.set.map(\.key) == b.set.map(\.key) && a.set.map(\.value) == b.set.map(\.value)
+        a.fleet == b.fleet && a.reset == b.reset && a.source == b.source && a.set.map(\.key) == b.set.map(\.key) && a.set.map(\.value) == b.set.map(\.value)
     }
 }

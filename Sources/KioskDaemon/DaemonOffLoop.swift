@@ -129,7 +129,7 @@ extension Daemon {
         let inFlight = ReloadInFlight()
         inFlight.waiters.append(done)
         reloadsInFlight.append(inFlight)
-        let file = config.file, environment = reloadEnvironment, kinds = registry.kinds, chosen = themes.chosenName, layer = settings.layer
+        let file = config.file, environment = reloadEnvironment, kinds = registry.kinds, chosen = themes.chosenName, layer = settings.applied
         let started = inFlight.started, disk = state as? FileStateStore, logger = self.logger
         work.run({ () -> ReloadCoordinator.Reading in
             started.set()

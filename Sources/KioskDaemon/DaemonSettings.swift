@@ -15,6 +15,13 @@ struct DaemonSettings {
     /// A change is being checked and kept; the next ones wait here, each made over the one before.
     var busy = false
     var waiting: [() -> Void] = []
+    /// Values of the layer kept but not applied, by key: why the config does not accept them
+    /// here (a fleet-wide value this kiosk's file does not take; a value the file no longer
+    /// takes at start). Reported in the status; checked again at the next start or fleet change.
+    var leftOut: [String: String] = [:]
+
+    /// The layer as laid over the file: without the values left out.
+    var applied: SettingsLayer { SettingsLayer(entries: layer.entries.filter { leftOut[$0.key] == nil }) }
 }
 
 extension DaemonRunner {
@@ -36,27 +43,39 @@ extension DaemonRunner {
         case .layer(let layer):
             guard !layer.isEmpty else { return (config, settings) }
             settings.layer = layer
-            let environment = ProcessInfo.processInfo.environment
-            if var c = try? Daemon.checkSettings(file: config.file, environment: environment, registry: registry, layer: layer, logger: logger) {
-                c.display.backend = config.display.backend // as kioskd --backend or a snapshot chose it
-                return (c, settings)
-            }
-            // One value at a time: each kept when the config still accepts it.
-            var applied = SettingsLayer(), best = config
-            for e in layer.entries {
-                let trial = SettingsLayer(entries: applied.entries + [e])
-                do {
-                    best = try Daemon.checkSettings(file: config.file, environment: environment, registry: registry, layer: trial, logger: logger)
-                    applied = trial
-                } catch {
-                    logger.error("the setting '\(e.key)' (\(e.source)) is not applied: \(error); `kioskctl config reset \(e.key)` drops it",
-                                 metadata: ["settings.key": "\(e.key)"])
-                }
-            }
-            best.settings = layer
-            best.display.backend = config.display.backend
-            return (best, settings)
+            let fit = Daemon.fit(layer, file: config.file, environment: ProcessInfo.processInfo.environment, registry: registry, logger: logger)
+            settings.leftOut = fit.leftOut
+            var c = fit.config ?? config
+            c.settings = layer
+            c.display.backend = config.display.backend // as kioskd --backend or a snapshot chose it
+            return (c, settings)
         }
+    }
+}
+
+extension Daemon {
+    /// The file with as much of `layer` over it as it accepts: the whole layer when it checks,
+    /// else one value at a time, each kept when the config accepts it with the ones before; the
+    /// others are left out (key → why), each logged with the key and how to drop it. `config`:
+    /// nil when every value was left out (the file alone applies).
+    static func fit(_ layer: SettingsLayer, file: String, environment: [String: String], registry: SceneRegistry,
+                    logger: Logger) -> (config: DaemonConfig?, leftOut: [String: String]) {
+        if let c = try? checkSettings(file: file, environment: environment, registry: registry, layer: layer, logger: logger) { return (c, [:]) }
+        var applied = SettingsLayer(), best: DaemonConfig?
+        var leftOut: [String: String] = [:]
+        for e in layer.entries {
+            let trial = SettingsLayer(entries: applied.entries + [e])
+            do {
+                best = try checkSettings(file: file, environment: environment, registry: registry, layer: trial, logger: logger)
+                applied = trial
+            } catch {
+                leftOut[e.key] = "\(error)"
+                let drop = e.source.fleet == nil ? "`kioskctl config reset \(e.key)` drops it" : "`kioskctl config reset --fleet \(e.key)` on the primary drops it"
+                logger.error("the setting '\(e.key)' (\(e.source)) is not applied: \(error); \(drop)", metadata: ["settings.key": "\(e.key)"])
+            }
+        }
+        best?.settings = layer
+        return (best, leftOut)
     }
 }
 
@@ -76,19 +95,34 @@ extension Daemon {
     /// new layer through the command pipeline, reloads, and answers with the effective values —
     /// or the error naming the key, and nothing changed.
     func changeSettings(_ change: SettingsChange, reply: @escaping (ControlResponse) -> Void) {
+        settingsTurn { [unowned self] finished in
+            changeSettingsNow(change) { r in
+                reply(r)
+                finished()
+            }
+        }
+    }
+
+    /// Runs `work` when no other change of the settings is being checked and kept (one at a
+    /// time, in order); `work` calls its argument when it is done.
+    func settingsTurn(_ work: @escaping (_ finished: @escaping () -> Void) -> Void) {
         loop.assertInLoop()
         if settings.busy {
-            settings.waiting.append { [unowned self] in changeSettings(change, reply: reply) }
+            settings.waiting.append { [unowned self] in settingsTurn(work) }
             return
         }
         settings.busy = true
-        let done: (ControlResponse) -> Void = { [unowned self] r in
-            reply(r)
+        work { [unowned self] in
             changes.noteChange()
             settings.busy = false
             if !settings.waiting.isEmpty { settings.waiting.removeFirst()() }
         }
+    }
+
+    private func changeSettingsNow(_ change: SettingsChange, done: @escaping (ControlResponse) -> Void) {
+        var change = change
         if let r = settings.refusal { return done(.error(409, r)) }
+        if let refusal = fleetScope(&change) { return done(refusal) }
         for (key, _) in change.set {
             if let why = SettingsKeys.refusal(key) { return done(.error(400, why, field: key)) }
         }
@@ -102,26 +136,42 @@ extension Daemon {
         if new.entries.count > SettingsLayer.maxEntries {
             return done(.error(413, "the settings layer holds at most \(SettingsLayer.maxEntries) values; reset some first (kioskctl config reset KEY)"))
         }
+        let keys = change.set.map { SettingsKeys.canonical($0.key) } + change.reset.map { SettingsKeys.canonical($0) }
+        // Values left out stay out (they are not this change's); the changed keys are checked.
+        var leftOut = settings.leftOut
+        for k in keys { leftOut[k] = nil }
         // Checked on the loop, as a reload checks (the scene factories are the loop's); applied
         // with a reload once the layer is kept.
         do {
-            _ = try Self.checkSettings(file: config.file, environment: reloadEnvironment, registry: registry, layer: new, logger: logger)
+            let checked = SettingsLayer(entries: new.entries.filter { leftOut[$0.key] == nil })
+            _ = try Self.checkSettings(file: config.file, environment: reloadEnvironment, registry: registry, layer: checked, logger: logger)
         } catch {
             let message = "\(error)"
-            let keys = change.set.map { SettingsKeys.canonical($0.key) } + change.reset
             return done(.error(422, message, field: Self.settingsField(of: message, keys: keys)))
         }
-        commitThroughPipeline([(SettingsLayer.stateKey, new.encoded())]) { [unowned self] error in
+        var writes = [(key: SettingsLayer.stateKey, value: new.encoded())]
+        var published: Int?
+        if change.fleet, let fleet {
+            if let why = fleet.settingsProblem(Self.fleetEntries(new)) { return done(.error(413, why)) }
+            let record = fleet.nextSettingsRecord()
+            writes.append((record.key, record.value))
+            published = record.seq
+        }
+        commitThroughPipeline(writes) { [unowned self] error in
             if let error {
                 return done(ControlCommandHandler.refused(error, "the settings", logger: logger) { e in
                     "the settings were not kept (\(e)); nothing changed"
                 })
             }
             settings.layer = new
+            settings.leftOut = leftOut
+            if let published { fleet?.settingsKept(seq: published) }
             let what = (change.set.map { "\($0.key) = \($0.value)" } + change.reset.map { "\($0) reset to the file" }).joined(separator: ", ")
             logger.notice("settings changed (\(change.source)): \(what)")
             switch reload() {
-            case .success(let m): done(.json(200, settingsAnswer(ok: true, message: m)))
+            case .success(let m):
+                let sent = published.map { " Kept for fleet group '\(fleet?.settings.group ?? "")' (seq \($0)) and published to its followers; each applies it when the message reaches it (kioskctl config show there)." } ?? ""
+                done(.json(200, settingsAnswer(ok: true, message: m + sent)))
             case .failure(let e):
                 done(.error(422, "the settings were kept but the reload failed: \(e.message); the running config stays (kioskctl config reset KEY drops a value)"))
             }
@@ -138,14 +188,15 @@ extension Daemon {
 
     /// `GET /settings`: the effective config, each value with its source.
     func settingsAnswer(ok: Bool? = nil, message: String? = nil) -> SettingsAnswer {
-        let values = EffectiveConfig.values(of: config.tree, layer: settings.layer).map { v -> SettingsAnswer.Value in
+        let values = EffectiveConfig.values(of: config.tree, layer: settings.applied).map { v -> SettingsAnswer.Value in
             let settable = SettingsKeys.refusal(v.key) == nil
             let layered: Bool
             if case .layer = v.source { layered = true } else { layered = false }
             let value = settable ? settingValue(of: v.key) : nil
             return SettingsAnswer.Value(key: v.key, toml: v.value, value: value, source: "\(v.source)", layer: layered, settable: settable)
         }
-        return SettingsAnswer(ok: ok, file: config.file, values: values, settable: SettingsKeys.settable, message: message)
+        return SettingsAnswer(ok: ok, file: config.file, values: values, settable: SettingsKeys.settable, message: message,
+                              fleet: fleet.map { .init(group: $0.settings.group, role: $0.settings.role.rawValue) })
     }
 
     /// The value of the dotted `key` in the effective tree.

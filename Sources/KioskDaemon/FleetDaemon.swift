@@ -15,6 +15,7 @@ extension Daemon {
         let component = FleetComponent(settings: settings, kioskID: kioskID, transport: transport)
         try component.start(context: componentContext())
         components.append(component)
+        if let engine = component.engine { joinFleetSettings(engine) }
     }
 
     /// The fleet's and the MQTT client's problems, for the status (`warnings`).
@@ -24,6 +25,7 @@ extension Daemon {
             list.append("two primaries in fleet group '\(f.settings.group)': \(f.otherPrimaries.joined(separator: ", ")) and \(f.kioskID); shared changes are refused")
         }
         if let f = fleet { list += f.clockWarnings }
+        list += settingsWarnings
         if let m = mqtt, let d = m.clientView.snapshot.duplicateIDWarning { list.append(d) }
         return list
     }

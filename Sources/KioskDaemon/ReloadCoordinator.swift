@@ -49,7 +49,7 @@ struct ReloadCoordinator {
         let state = daemon.state
         do {
             let new = try reading?.config.take()?.get() ?? DaemonConfig.load(path: config.file, environment: environment, kinds: daemon.registry.kinds,
-                                                                                            settings: daemon.settings.layer)
+                                                                                            settings: daemon.settings.applied)
             let outputNames = new.outputs.map(\.name)
             guard outputNames == daemon.heads.map(\.name) else {
                 throw KioskError.config("\(new.file): the outputs changed (\(daemon.heads.map(\.name).joined(separator: ", ")) → \(outputNames.joined(separator: ", "))); they take effect at a restart (systemctl restart kioskd); the running config stays")

@@ -97,17 +97,25 @@ extension FleetEngine {
     }
 
     func refusedClockState(_ scene: String, _ s: FleetClockState, _ why: String) {
+        noteRefused(&clockBook.refusalLog, "fleet clock state ignored: \(why)", [
+            "topic": "\(clockStateTopic(scene))", "seq": "\(s.seq)", "primary": "\(s.primary ?? "none")",
+            "shown.seq": "\(clockBook.kept[scene]?.seq ?? 0)",
+        ])
+    }
+
+    /// Counts a refused state and logs `message`, at most once per `refusalLogSeconds` per
+    /// `log` (the refusals in between are counted, and named in the next line).
+    func noteRefused(_ log: inout (atNs: Int64, suppressed: Int)?, _ message: String, _ metadata: Logger.Metadata) {
         refusedStates += 1
         let nowNs = scheduler.now(.monotonic)
-        if let last = clockBook.refusalLog, nowNs - last.atNs < Self.refusalLogSeconds * 1_000_000_000 {
-            clockBook.refusalLog = (last.atNs, last.suppressed + 1)
+        if let last = log, nowNs - last.atNs < Self.refusalLogSeconds * 1_000_000_000 {
+            log = (last.atNs, last.suppressed + 1)
             return
         }
-        logger.error("fleet clock state ignored: \(why)", metadata: [
-            "topic": "\(clockStateTopic(scene))", "seq": "\(s.seq)", "primary": "\(s.primary ?? "none")",
-            "shown.seq": "\(clockBook.kept[scene]?.seq ?? 0)", "refused.since.last.log": "\(clockBook.refusalLog?.suppressed ?? 0)",
-        ])
-        clockBook.refusalLog = (nowNs, 0)
+        var m = metadata
+        m["refused.since.last.log"] = "\(log?.suppressed ?? 0)"
+        logger.error("\(message)", metadata: m)
+        log = (nowNs, 0)
     }
 
     // MARK: follower: changes made here

@@ -120,6 +120,8 @@ public final class FleetEngine: SharedCounterStage {
     var records: [String: Record] = [:]
     /// The group's game clocks (FleetEngine+Clock.swift); `clocks` set before `start`.
     let clockBook = FleetClockBook()
+    /// The group's settings (FleetEngine+Settings.swift).
+    let settingsBook = FleetSettingsBook()
     public var clocks: SharedClocks? {
         get { clockBook.clocks }
         set { clockBook.clocks = newValue }
@@ -260,6 +262,7 @@ public final class FleetEngine: SharedCounterStage {
             idChunks[name] = IDChunks(limit: settings.appliedIdLimit)
         }
         startClocks()
+        startSettings()
         transport.onConnectionChange { [weak self] up in self?.connectionChanged(up) }
         if isPrimary {
             transport.subscribe(base + "+/cmd") { [weak self] topic, payload, _ in self?.receivedCommand(topic, payload) }
@@ -313,6 +316,7 @@ public final class FleetEngine: SharedCounterStage {
         if isPrimary {
             for name in sharedCounters { publishState(name) }
             publishClocks()
+            publishSettings()
         } else {
             for id in pendingOrder { send(id) }
             resendClocks()

@@ -8,7 +8,7 @@ import KioskCore
 struct ConfigCmd: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "config", abstract: "Show the effective config, or set and reset values of the settings layer kept beside the config file.",
-        discussion: "kioskctl config show; kioskctl config set scene.score.counter[0].label LIONS; kioskctl config reset scene.score.counter[0].label. The file under /etc is never written.",
+        discussion: "kioskctl config show; kioskctl config set scene.score.counter[0].label LIONS; kioskctl config reset scene.score.counter[0].label; on a fleet's primary, kioskctl config set --fleet KEY VALUE sets it on every kiosk of the group. The file under /etc is never written.",
         subcommands: [Show.self, Set.self, Reset.self])
 
     struct Show: ParsableCommand {
@@ -27,8 +27,9 @@ struct ConfigCmd: ParsableCommand {
         @OptionGroup var c: Connection
         @Argument(help: "The config's dotted key, as its errors name it (scene.score.counter[0].label).") var key: String
         @Argument(help: "The value.") var value: String
+        @Flag(help: "For every kiosk of the [fleet] group: run on its primary, which publishes it to the followers.") var fleet = false
         func run() throws {
-            let change = SettingsChange(set: [(key, SettingValue.argument(value))], source: .kioskctl(at: Int64(time(nil))))
+            let change = SettingsChange(set: [(key, SettingValue.argument(value))], source: .kioskctl(at: Int64(time(nil))), fleet: fleet)
             try c.call(.changeSettings(change), as: SettingsAnswer.self) { a in ConfigCmd.text(a, prefix: key, exact: true) }
         }
     }
@@ -37,9 +38,10 @@ struct ConfigCmd: ParsableCommand {
         static let configuration = CommandConfiguration(abstract: "Drop KEY from the settings layer: the config file's value (or the default) applies again.")
         @OptionGroup var c: Connection
         @Argument(help: "The config's dotted key.") var keys: [String]
+        @Flag(help: "Drop a value set for the whole [fleet] group, on every kiosk of it (run on its primary).") var fleet = false
         func validate() throws { if keys.isEmpty { throw ValidationError("name at least one key") } }
         func run() throws {
-            let change = SettingsChange(reset: keys, source: .kioskctl(at: Int64(time(nil))))
+            let change = SettingsChange(reset: keys, source: .kioskctl(at: Int64(time(nil))), fleet: fleet)
             try c.call(.changeSettings(change), as: SettingsAnswer.self) { a in
                 keys.map { ConfigCmd.text(a, prefix: $0, exact: true) }.joined(separator: "\n")
             }

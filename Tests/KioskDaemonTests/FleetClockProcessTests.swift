@@ -96,11 +96,8 @@ struct FleetClockProcessTests {
     }
 
     @Test func threeKiosksShowOneClockThroughABrokerRestartAndAFollowerKill() throws {
-        #expect(FileManager.default.isExecutableFile(atPath: Binaries.kioskd), "build kioskd first (\(Binaries.kioskd))")
-        #expect(FileManager.default.isExecutableFile(atPath: "/usr/sbin/mosquitto"), "install the Debian packages mosquitto and mosquitto-clients")
         let root = tempDir()
-        let broker = try FleetBroker(dir: root)
-        try broker.start()
+        let broker = try FleetBroker.started(dir: root)
         let p = try make(root, "p", role: "primary", port: broker.port)
         let f1 = try make(root, "f1", role: "follower", port: broker.port)
         let f2 = try make(root, "f2", role: "follower", port: broker.port, synced: false)

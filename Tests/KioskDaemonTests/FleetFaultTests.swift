@@ -19,6 +19,16 @@ final class FleetBroker {
 
     deinit { stop() }
 
+    /// A started broker in `dir` for a test of kioskd processes, after checking (as the test's
+    /// expectations) that kioskd is built and mosquitto installed.
+    static func started(dir: String) throws -> FleetBroker {
+        #expect(FileManager.default.isExecutableFile(atPath: Binaries.kioskd), "build kioskd first (\(Binaries.kioskd))")
+        #expect(FileManager.default.isExecutableFile(atPath: "/usr/sbin/mosquitto"), "install the Debian packages mosquitto and mosquitto-clients")
+        let broker = try FleetBroker(dir: dir)
+        try broker.start()
+        return broker
+    }
+
     /// Starts mosquitto (no persistence: a restart forgets retained messages) and waits
     /// (bounded) until it accepts connections.
     func start() throws {

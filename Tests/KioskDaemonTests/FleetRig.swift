@@ -26,7 +26,7 @@ final class FleetRig {
     /// `clock`: the scene has a game clock (10:00 periods, a 24 s shot clock); `time`: the
     /// daemon's clocks (default: the loop's); its system clock is synchronised.
     func daemon(role: FleetSettings.Role, id: String, minimum: Int = 0, connected: Bool = true, joins: Bool = true,
-                clock: Bool = false, time: TimeSource? = nil, store: MemoryStateStore = MemoryStateStore()) throws -> Daemon {
+                clock: Bool = false, time: TimeSource? = nil, store: MemoryStateStore = MemoryStateStore(), extra: String = "") throws -> Daemon {
         let dir = tempDir("fleet\(id)")
         let path = write("""
         state_dir = "\(dir)/state"
@@ -50,10 +50,13 @@ final class FleetRig {
         group = "hall"
         role = "\(role.rawValue)"
         counters = ["HOME"]
+        \(extra)
         """, dir)
-        let config = try DaemonConfig.load(path: path, environment: [:])
+        // The settings layer kept in `store` laid over the file, as kioskd starts (DaemonRunner.makeDaemon).
+        let (config, settings) = DaemonRunner.layered(try DaemonConfig.load(path: path, environment: [:]), state: store, registry: .standard, logger: quietLogger)
         let d = try Daemon(config: config, display: try HeadlessDisplay(size: Size(width: 64, height: 48)), input: nil,
                            state: store, loop: loop, time: time ?? loop, logger: quietLogger, environment: [:])
+        d.settings = settings
         d.wallHooks.kernelClock = { .synchronizedReading }
         d.wallHooks.timesyncDirectory = "\(dir)/timesync"
         d.startAsKioskd()

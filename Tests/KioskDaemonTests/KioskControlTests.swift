@@ -92,7 +92,7 @@ import KioskTesting
                                          "POST /counter/{name}/{set|inc|dec|reset}", "POST /paint/{clear|undo|redo|save}",
                                          "POST /screenshot", "GET /screenshot", "POST /blank", "POST /reload", "GET /brightness", "POST /brightness", "POST /clock",
                                          "POST /clock/mode", "POST /pair", "GET /devices", "POST /devices/{name}/revoke", "GET /errors", "GET /themes",
-                                         "GET /paintings", "GET /paintings/{name}", "POST /horn", "GET /settings", "PATCH /settings"])
+                                         "GET /paintings", "GET /paintings/{name}", "POST /horn", "GET /settings", "PATCH /settings", "PATCH /settings/fleet"])
         #expect(String(decoding: ControlCommand.brightness(percent: 40).request.body, as: UTF8.self) == #"{"percent":40}"#)
     }
 }

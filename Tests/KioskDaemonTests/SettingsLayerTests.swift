@@ -221,6 +221,13 @@ import Testing
         let again = try Self.start(one, dir)
         #expect(again.config.settings.entries.count == 2, "kept, to be reset by hand")
         #expect((again.manager.scenes.first as? CounterScene)?.settings.digits == 2)
+        // Reported in the status; reloads and other changes go on without it.
+        #expect(again.warnings().contains { $0.hasPrefix("the setting 'scene.score.counter[1].label' (set by kioskctl") && $0.contains("is not applied on this kiosk") },
+                "\(again.warnings())")
+        #expect(throws: Never.self) { try again.reload().get() }
+        let r = try Self.set(again, [("scene.score.digits", .int(3))])
+        #expect(r.status == 200, "\(r.errorMessage ?? "")")
+        #expect((again.manager.scenes.first as? CounterScene)?.settings.digits == 3)
         again.shutdown()
     }
 

@@ -40,6 +40,12 @@ import Testing
         #expect(fileOnly.status == 400)
         #expect(fileOnly.error?.contains("set only in the config file") == true, "\(fileOnly.text)")
 
+        // For the whole fleet: owners only, and this kiosk is in no fleet group.
+        let fleetByOperator = try await http(k.port, "PATCH", "/api/settings/fleet", body: #"{"scene.score.digits": 3}"#, cookie: viewer)
+        #expect(fleetByOperator.status == 403)
+        let fleet = try await http(k.port, "PATCH", "/api/settings/fleet", body: #"{"scene.score.digits": 3}"#, cookie: op)
+        #expect(fleet.status == 409 && fleet.error?.contains("this kiosk is in no [fleet] group") == true, "\(fleet.text)")
+
         // Operators (and viewers) read the settings.
         let read = try await http(k.port, "GET", "/api/settings", cookie: viewer)
         #expect(read.status == 200)

@@ -268,6 +268,10 @@ window.settingsPanel = (() => {
     }
     $('#settings-fields').replaceChildren(...groups);
     $('#settings-file').textContent = st.answer ? st.answer.file : 'the config file';
+    // The checkbox only on a fleet's primary (a follower's fleet-wide changes are made there).
+    const fleet = st.answer && st.answer.fleet;
+    $('#settings-fleet-box').hidden = !(fleet && fleet.role === 'primary');
+    $('#settings-fleet-group').textContent = fleet ? `(group ‘${fleet.group}’)` : '';
     $('#settings-save').disabled = st.edits.size === 0;
   }
 
@@ -295,13 +299,17 @@ window.settingsPanel = (() => {
     st.byKey = new Map(answer.values.map(v => [v.key, v]));
   }
 
+  /// A value the whole fleet was given is changed (and reset) for the fleet: on its primary.
+  const fromFleet = key => { const v = st.byKey.get(key); return !!(v && v.layer && /^set from the fleet /.test(v.source)); };
+  const forFleet = () => $('#settings-fleet').checked && !$('#settings-fleet-box').hidden;
+
   async function save() {
     if (!st.edits.size) return;
     const body = Object.fromEntries(st.edits);
     for (const f of st.fields.values()) { f.err.hidden = true; f.box.classList.remove('invalid'); }
     $('#settings-save').disabled = true;
     try {
-      take(await api('PATCH', 'settings', body));
+      take(await api('PATCH', forFleet() ? 'settings/fleet' : 'settings', body));
       st.edits.clear();
       render();
       $('#settings-status').textContent = `Saved ${Object.keys(body).length === 1 ? '1 value' : Object.keys(body).length + ' values'} at ${new Date().toLocaleTimeString()}.`;
@@ -314,7 +322,7 @@ window.settingsPanel = (() => {
 
   async function reset(key, title) {
     try {
-      take(await api('PATCH', 'settings', { [key]: null }));
+      take(await api('PATCH', fromFleet(key) ? 'settings/fleet' : 'settings', { [key]: null }));
       st.edits.delete(key);
       render();
       $('#settings-status').textContent = `${title}: back to the file's value.`;
