@@ -27,6 +27,12 @@ src=$out/src
 rsync -a --delete --exclude '/.git/' --exclude '/.build*/' --exclude '/out/' --exclude '/vm/work/' ./ "$src/"
 echo "$next" > "$src/VERSION"
 sed -i "s/return \"$upstream\";/return \"$next\";/" "$src/Sources/CKioskVersion/version.c"
+# The arm64 library packages package.sh reads the Depends from (fetched once for N): shared, not
+# downloaded again for N+1.
+if [ -d out/deb/cache-arm64 ]; then
+    mkdir -p "$src/out/deb"
+    ln -sfn "$PWD/out/deb/cache-arm64" "$src/out/deb/cache-arm64"
+fi
 ( cd "$src" && bash scripts/build-arm64.sh && bash scripts/package.sh --arch arm64 ) > "$out/build-n1.log" 2>&1 \
     || { tail -n 30 "$out/build-n1.log" >&2; fail "building N+1 ($next) failed; log: $out/build-n1.log"; }
 n1_deb=$(head -n 1 "$src/out/deb/READY.arm64")
