@@ -5,8 +5,10 @@
 # N is the package scripts/package.sh --arch arm64 built (out/deb/READY.arm64). N+1 is the same
 # source with VERSION and Sources/CKioskVersion/version.c set to VERSION+upgradetest1, cross-built
 # (scripts/build-arm64.sh in a copy of the checkout: with its build cache only version.c is
-# compiled again and the binaries linked) and packaged: the same code, another version, which
-# kioskd reports (kioskd --version, kioskctl status) and writes into its state directory.
+# compiled again and the binaries linked, as KioskCore reads the version through
+# CKioskVersionShim; the next build of N does the same back) and packaged: the same code,
+# another version, which kioskd reports (kioskd --version, kioskctl status) and writes into its
+# state directory.
 # Writes DIR/apt-n (the repository holding N), DIR/apt-n1 (the same repository once N+1 was added,
 # as a real archive moves on), DIR/version-n, DIR/version-n1 (the packages' versions).
 set -euo pipefail
