@@ -10,8 +10,14 @@ import sys
 import unittest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from scenarios_upgrade import MUSEUM, PRIMARY, TEXT, score_problem  # noqa: E402
+import vmharness  # noqa: E402
 from test_vmharness import frame, paint  # noqa: E402
+
+# Through the harness's loader, as vmtest.py imports it: a second import would register the
+# scenario twice.
+vmharness.load_scenarios()
+_upgrade = sys.modules["kiosk_vm_scenarios_upgrade"]
+MUSEUM, PRIMARY, TEXT, score_problem = _upgrade.MUSEUM, _upgrade.PRIMARY, _upgrade.TEXT, _upgrade.score_problem
 
 W, H = 160, 100
 
