@@ -58,6 +58,9 @@ let package = Package(
         .target(name: "CKioskPixels"),
         // kioskd's version (VERSION) in one C file: another version rebuilds only that file.
         .target(name: "CKioskVersion"),
+        // What KioskCore imports to read it: a Swift module is compiled again whenever an object
+        // of a C module it depends on changes, a C module's dependencies are only linked.
+        .target(name: "CKioskVersionShim", dependencies: ["CKioskVersion"]),
         // Stubs for the libraries opened when first needed (dlopen).
         .target(name: "CKioskLazy", linkerSettings: [.linkedLibrary("dl")]),
         // fsync, fdatasync and syncfs slowed down for the benchmark (`kioskd-bench slow-work`).
@@ -72,7 +75,7 @@ let package = Package(
         .systemLibrary(name: "CSdBus", pkgConfig: "libsystemd", providers: [.apt(["libsystemd-dev"])]),
 
         // Pure Swift core: values and protocols (the Scheduler a loop offers). No C library imports.
-        .target(name: "KioskCore", dependencies: ["CKioskVersion"]),
+        .target(name: "KioskCore", dependencies: ["CKioskVersionShim"]),
         // The operating system: the epoll event loop, the syscall wrapper.
         .target(name: "KioskPosix", dependencies: ["KioskCore", "CKioskLinux", "CTimex"]),
         // The backlight through the logind session (sd-bus), behind KioskPosix's BacklightWriter.

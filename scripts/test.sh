@@ -53,6 +53,13 @@ if [ "${KIOSK_ARM64:-1}" = 1 ]; then
     bash scripts/arm64/ci.sh
     bash scripts/package.sh --arch arm64
     mark "aarch64 toolchain, cross build, tier 1, arm64 package"
+    # Version N+1 of that package (the same source, another version: version.c recompiled and
+    # the binaries linked again) and the signed repositories before and after it, for the VM's
+    # upgrade scenario below.
+    if [ "${KIOSK_ARM64_VM:-1}" = 1 ]; then
+        bash scripts/upgrade-debs.sh
+        mark "arm64 package N+1 and its repositories"
+    fi
 fi
 # The Debian packages: files, Depends, lintian, the unit, dpkg install/remove/purge into an
 # empty root (and the arm64 .deb's files, binaries and lintian when it was built above).
@@ -123,9 +130,12 @@ if [ "$KIOSK_VM_TESTS" = 1 ]; then
     mark "x86_64 kernel tests, two outputs"
 fi
 # The aarch64 kernel tests: Debian 13's arm64 kernel in qemu-system-aarch64 (the clock on DRM by
-# pixels, two fingers painting, a connector hotplug, the .deb installed under systemd).
+# pixels, two fingers painting, a connector hotplug, the .deb installed under systemd), then the
+# upgrade N -> N+1 from the signed repository during a counter burst, and the refused downgrade.
 if [ "${KIOSK_ARM64:-1}" = 1 ] && [ "${KIOSK_ARM64_VM:-1}" = 1 ]; then
     bash scripts/arm64/vm-tier2.sh
     mark "aarch64 kernel tests"
+    bash scripts/arm64/vm-tier2.sh kioskd-upgrade-apt
+    mark "aarch64 upgrade test"
 fi
 echo "test.sh: done in $(( $(date +%s) - start )) s"

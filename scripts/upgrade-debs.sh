@@ -5,8 +5,10 @@
 # N is the package scripts/package.sh --arch arm64 built (out/deb/READY.arm64). N+1 is the same
 # source with VERSION and Sources/CKioskVersion/version.c set to VERSION+upgradetest1, cross-built
 # (scripts/build-arm64.sh in a copy of the checkout: with its build cache only version.c is
-# compiled again and the binaries linked) and packaged: the same code, another version, which
-# kioskd reports (kioskd --version, kioskctl status) and writes into its state directory.
+# compiled again and the binaries linked, as KioskCore reads the version through
+# CKioskVersionShim; the next build of N does the same back) and packaged: the same code,
+# another version, which kioskd reports (kioskd --version, kioskctl status) and writes into its
+# state directory.
 # Writes DIR/apt-n (the repository holding N), DIR/apt-n1 (the same repository once N+1 was added,
 # as a real archive moves on), DIR/version-n, DIR/version-n1 (the packages' versions).
 set -euo pipefail
@@ -27,6 +29,12 @@ src=$out/src
 rsync -a --delete --exclude '/.git/' --exclude '/.build*/' --exclude '/out/' --exclude '/vm/work/' ./ "$src/"
 echo "$next" > "$src/VERSION"
 sed -i "s/return \"$upstream\";/return \"$next\";/" "$src/Sources/CKioskVersion/version.c"
+# The arm64 library packages package.sh reads the Depends from (fetched once for N): shared, not
+# downloaded again for N+1.
+if [ -d out/deb/cache-arm64 ]; then
+    mkdir -p "$src/out/deb"
+    ln -sfn "$PWD/out/deb/cache-arm64" "$src/out/deb/cache-arm64"
+fi
 ( cd "$src" && bash scripts/build-arm64.sh && bash scripts/package.sh --arch arm64 ) > "$out/build-n1.log" 2>&1 \
     || { tail -n 30 "$out/build-n1.log" >&2; fail "building N+1 ($next) failed; log: $out/build-n1.log"; }
 n1_deb=$(head -n 1 "$src/out/deb/READY.arm64")

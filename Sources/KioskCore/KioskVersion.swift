@@ -1,10 +1,10 @@
-import CKioskVersion
+import CKioskVersionShim
 
-/// kioskd's version (the file VERSION, compiled in: `CKioskVersion`), reported by
-/// `kioskd --version` and `kioskctl status`, and written into the state directory
-/// (`StateVersion`) so that an older kioskd does not read state a newer one wrote.
+/// kioskd's version (the file VERSION, compiled in: `CKioskVersion`, read through
+/// `CKioskVersionShim`), reported by `kioskd --version` and `kioskctl status`, and written into
+/// the state directory (`StateVersion`) so that an older kioskd does not read state a newer one wrote.
 public enum KioskVersion {
-    public static let current = String(cString: kiosk_version())
+    public static let current = String(cString: kiosk_version_shim())
 
     /// Orders versions as dpkg does for the usual forms ("0.1.0", "0.2.0~rc1", "1.0.0-2"): digit
     /// runs compare as numbers, other runs as text, `~` sorts before everything (even the end).

@@ -60,7 +60,7 @@ systemctl daemon-reload
 systemctl restart "$U"
 ctl_wait 60 || { dump_journal; mark harness-error "kioskd did not answer after the config edit: kioskctl status: $(kioskctl status 2>&1 | tr '\n' ' ' | sed 's/@@//g' | cut -c1-300) (exit $?)"; exit 1; }
 kioskctl counter HOME set 42 > /dev/null
-code=$(kioskctl pair --print 2>&1 | sed -n 's/^code: *//p')
+code=$(kioskctl pair --role owner --print 2>&1 | sed -n 's/^code: *//p')
 pair=$(http POST /api/pair "{\"code\": \"$code\", \"name\": \"phone\"}" | tr -d '\r')
 cookie=$(echo "$pair" | sed -n 's/^[Ss]et-[Cc]ookie: *\([^;]*\).*/\1/p' | head -n 1)
 session() { http GET /api/session "" "$cookie" | tr -d '\r' | head -n 1 | cut -d' ' -f2; }
@@ -95,7 +95,11 @@ final=$(kioskctl counter HOME get 2>&1)
 # The restart: systemd's "Stopping" of the old kioskd to the new one's first frame (journal, monotonic).
 gap=$(journalctl -q -u "$U" --since "@${t0%.*}" -o short-monotonic --no-hostname | tr -d '[]' | awk '
   /Stopping kioskd.service/ { s = $1 } s && /first frame on screen/ && !f { f = $1 } END { if (s && f) printf "%.2f", f - s; else print "?" }')
-mark upgraded "rc=$rc|t=$t0 $t1|version=$(kioskctl status 2>&1 | sed -n 's/^version: //p')|dpkg=$(dpkg-query -W -f='${Version}' kioskd)|active=$(systemctl is-active "$U")|conf_kept=$(cmp -s /etc/kioskd/kioskd.toml /tmp/kioskd.toml.edited && echo yes || echo no)|dist=$(find /etc/kioskd -name 'kioskd.toml.dpkg-*' | tr '\n' ' ')|prompt=$(grep -c -i "configuration file\|modified (by you" /tmp/apt-upgrade.log)|acked=$acked|failed=$failed|first=$(grep -m1 '^ok' /tmp/burst.log | awk '{ print $NF }')|last=$(grep '^ok' /tmp/burst.log | tail -n 1 | awk '{ print $NF }')|final=$final|session=$(session)|devices=$(kioskctl devices 2>&1 | cut -f1,2 | tr '\t\n' ' ;')|gap=$gap|fails=$(grep -m2 '^fail' /tmp/burst.log | tr '\n' ';' | cut -c1-200)|log=$(apt_tail /tmp/apt-upgrade.log 4)"
+# The restart's steps as systemd and kioskd logged them (monotonic seconds), for the report.
+restart=$(journalctl -q -u "$U" --since "@${t0%.*}" -o short-monotonic --no-hostname | tr -d '[]' \
+  | grep -E 'Stopping|Stopped|Starting|Started|timed out|Failed|Main process exited|restart|first frame on screen|READY' \
+  | head -n 12 | sed 's/@@//g' | cut -c1-110 | tr '\n' ';')
+mark upgraded "rc=$rc|t=$t0 $t1|version=$(kioskctl status 2>&1 | sed -n 's/^version: //p')|dpkg=$(dpkg-query -W -f='${Version}' kioskd)|active=$(systemctl is-active "$U")|conf_kept=$(cmp -s /etc/kioskd/kioskd.toml /tmp/kioskd.toml.edited && echo yes || echo no)|dist=$(find /etc/kioskd -name 'kioskd.toml.dpkg-*' | tr '\n' ' ')|prompt=$(grep -c -i "configuration file\|modified (by you" /tmp/apt-upgrade.log)|acked=$acked|failed=$failed|first=$(grep -m1 '^ok' /tmp/burst.log | awk '{ print $NF }')|last=$(grep '^ok' /tmp/burst.log | tail -n 1 | awk '{ print $NF }')|final=$final|session=$(session)|devices=$(kioskctl devices 2>&1 | cut -f1,2 | tr '\t\n' ' ;')|gap=$gap|restart=$restart|fails=$(grep -m2 '^fail' /tmp/burst.log | tr '\n' ';' | cut -c1-200)|log=$(apt_tail /tmp/apt-upgrade.log 4)"
 [ $rc = 0 ] || { apt_tail /tmp/apt-upgrade.log 30 | tr '|' '\n' > /dev/console; dump_journal; }
 wait_host 60
 

@@ -1,9 +1,10 @@
 # shellcheck shell=bash
 # Helpers shared by every guest script (both preludes source this).
 
-# mark NAME [PAYLOAD]: tells the host something happened (a console marker; PAYLOAD is one line
-# without "@@").
-mark() { echo "@@KIOSK:$1:${2:-}@@" > /dev/console; }
+# mark NAME [PAYLOAD]: tells the host something happened (a console marker; PAYLOAD without "@@").
+# A carriage return or newline in PAYLOAD (apt's output ends progress lines with \r) becomes a
+# space: a marker split over two lines is never seen by the host.
+mark() { local p=${2:-}; p=${p//$'\r'/ }; echo "@@KIOSK:$1:${p//$'\n'/ }@@" > /dev/console; }
 # ask_host NAME [TIMEOUT]: marks NAME, then waits for the host's answer (the script ends without one).
 ask_host() { mark "$1"; wait_host "${2:-120}" || exit 1; }
 # wait_for_file PATH [SECONDS]: bounded wait for a file (e.g. a device node) to appear.
