@@ -9,8 +9,8 @@ import KioskPosix
 /// `kioskd-bench startup`: exec → READY=1 of one or more kioskd binaries (the headless clock,
 /// READY=1 on a notify socket, as the daemon rows of `run`) and exec → first frame of the pygame
 /// peer's clock, taken in turn in one run so that load on the machine falls on all of them alike.
-/// Wall time, and the CPU time of the process's live threads when it got there (schedstat; threads
-/// that ended before are not counted, which can only under-count).
+/// Wall time, and the CPU time it took to get there: each process is killed with SIGKILL at that
+/// moment and its rusage read (all threads, those that ended before too).
 struct StartupBench: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "startup",
@@ -42,11 +42,7 @@ struct StartupBench: ParsableCommand {
         for _ in 0..<runs {
             for (i, k) in binaries.enumerated() {
                 let (pid, readyMs) = try Daemon.startNotified(kioskd: k, config: config, dir: dir)
-                let c = Daemon.taskCounters(pid).values.reduce(0) { $0 + $1.cpu }
-                kill(pid, SIGTERM)
-                var st: Int32 = 0
-                while waitpid(pid, &st, 0) < 0 && errno == EINTR {}
-                wall[i].append(readyMs); cpu[i].append(c * 1000)
+                wall[i].append(readyMs); cpu[i].append(Self.killAndCPU(pid))
             }
             if let peer {
                 let r = try Self.peerFirstFrame(peer, size: main)
@@ -70,8 +66,7 @@ struct StartupBench: ParsableCommand {
         print("  load average at the end: \(fmt(load[0], 1))")
     }
 
-    /// The peer's `clock.py --first-frame`: wall time to its "first-frame" line and the CPU of its
-    /// live threads then; the process is killed right after.
+    /// The peer's `clock.py --first-frame`: wall time to its "first-frame" line and its CPU then.
     static func peerFirstFrame(_ peer: Peer, size: Size) throws -> (wallMs: Double, cpuMs: Double) {
         var fds: [Int32] = [0, 0]
         try Posix.call("pipe") { pipe(&fds) }
@@ -94,21 +89,29 @@ struct StartupBench: ParsableCommand {
         let rc = posix_spawn(&pid, peer.python, &actions, nil, &cArgs, &cEnv)
         close(fds[1])
         guard rc == 0 else { throw KioskError(.system, "cannot start \(peer.python): \(String(cString: strerror(rc)))", errno: rc) }
-        defer {
-            kill(pid, SIGKILL)
-            var st: Int32 = 0
-            while waitpid(pid, &st, 0) < 0 && errno == EINTR {}
-        }
         var out: [UInt8] = [], buf = [UInt8](repeating: 0, count: 4096)
         while true {
             let n = read(fds[0], &buf, buf.count)
             if n < 0 && errno == EINTR { continue }
-            guard n > 0 else { throw KioskError(.system, "the peer's clock.py ended without a first frame") }
+            guard n > 0 else {
+                _ = killAndCPU(pid)
+                throw KioskError(.system, "the peer's clock.py ended without a first frame")
+            }
             out.append(contentsOf: buf[0..<n])
             if String(decoding: out, as: UTF8.self).split(separator: "\n").contains("first-frame") { break }
         }
         let wallMs = Double(nowNanos(.monotonic) - t0) / 1e6
-        let cpu = Daemon.taskCounters(pid).values.reduce(0) { $0 + $1.cpu }
-        return (wallMs, cpu * 1000)
+        return (wallMs, killAndCPU(pid))
+    }
+
+    /// Kills `pid` at once (SIGKILL: no shutdown work counted) and returns the CPU time of all its
+    /// threads, those that ended before too (wait4's rusage), in ms: the CPU it took to get here,
+    /// plus the moment between the signal leaving and arriving.
+    static func killAndCPU(_ pid: pid_t) -> Double {
+        kill(pid, SIGKILL)
+        var st: Int32 = 0
+        var ru = rusage()
+        while wait4(pid, &st, 0, &ru) < 0 && errno == EINTR {}
+        return (Double(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) * 1e3 + Double(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1e3)
     }
 }
