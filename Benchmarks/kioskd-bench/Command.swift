@@ -6,7 +6,7 @@ struct KioskdBench: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "kioskd-bench",
         abstract: "Measures kioskd's frame, idle, touch, startup and memory costs against the floor and a pygame peer.",
-        subcommands: [RunBench.self, FirstFrameChild.self, ProfileChild.self, FsyncProbe.self, ControlBurstBench.self, TouchBurstBench.self, SlowWorkBench.self, SlowStartBench.self, FleetDecideBench.self, ClockDriftBench.self],
+        subcommands: [RunBench.self, FirstFrameChild.self, ProfileChild.self, FsyncProbe.self, ControlBurstBench.self, TouchBurstBench.self, SlowWorkBench.self, SlowStartBench.self, StartupBench.self, FleetDecideBench.self, ClockDriftBench.self],
         defaultSubcommand: RunBench.self)
 }
 

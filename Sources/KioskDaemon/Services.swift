@@ -184,6 +184,10 @@ public enum DaemonRunner {
         return kiosk_install_swift_enqueue_global_hook(unsafeBitCast(enqueueOnLoopThread, to: UnsafeMutableRawPointer.self))
     }
 
+    /// Loads fontconfig's configuration on the calling thread (`FontSetup`): kioskd's main
+    /// thread calls it while the daemon starts on the others, so the first frame does not wait for it.
+    public static func prepareFonts() { FontSetup.prepare() }
+
     /// True when Swift concurrency's jobs run on the SwiftNIO loop thread (the hook is set).
     public static var concurrencyRunsOnLoopThread: Bool { kiosk_swift_enqueue_global_hook() != nil }
 
@@ -220,14 +224,18 @@ public enum DaemonRunner {
             handoff.restore()
         }
 
+        // Each service is named here: without a name ServiceLifecycle describes the service
+        // with "\(service)", a reflection of its stored properties at every start (~0.5 ms).
         var groupConfig = ServiceGroupConfiguration(
             services: [
-                .init(service: RenderLoopService(daemon: daemon, notifier: notifier, logger: logger)),
+                .init(service: RenderLoopService(daemon: daemon, notifier: notifier, logger: logger), serviceName: "render loop"),
                 // A control server that cannot start stops the render loop gracefully (console restored).
-                .init(service: ControlServerService(server: server), failureTerminationBehavior: .gracefullyShutdownGroup),
+                .init(service: ControlServerService(server: server), failureTerminationBehavior: .gracefullyShutdownGroup,
+                      serviceName: "control server"),
             ] + (try config.web.map { web in
                 // Stopped first (listed last): live streams end before the control server and the render loop stop.
-                [.init(service: try WebService.make(settings: web, daemon: daemon, logger: logger), failureTerminationBehavior: .gracefullyShutdownGroup)]
+                [.init(service: try WebService.make(settings: web, daemon: daemon, logger: logger), failureTerminationBehavior: .gracefullyShutdownGroup,
+                       serviceName: "web page")]
             } ?? []),
             gracefulShutdownSignals: DaemonSignals.gracefulStop,
             logger: logger)

@@ -154,7 +154,9 @@ extension Daemon {
         let offset = zone.secondsFromGMT()
         let sign = offset < 0 ? "-" : "+"
         let a = abs(offset)
-        wallRuntime.zoneText = "\(zone.identifier) (\(sign)\(String(format: "%02d:%02d", a / 3600, (a / 60) % 60)))"
+        // Two digits each without String(format:), whose C varargs cost a conformance scan at start.
+        func two(_ v: Int) -> String { v < 10 ? "0\(v)" : "\(v)" }
+        wallRuntime.zoneText = "\(zone.identifier) (\(sign)\(two(a / 3600)):\(two((a / 60) % 60)))"
     }
 
     private func timeZoneChanged() {

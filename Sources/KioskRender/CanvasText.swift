@@ -97,6 +97,8 @@ extension Canvas {
         textLayouts &+= 1
         let l: OpaquePointer
         if let existing = layout { l = existing } else {
+            // fontconfig loaded here, or waited for if another thread is loading it.
+            FontSetup.prepare()
             l = pango_cairo_create_layout(cr)!
             layout = l
         }

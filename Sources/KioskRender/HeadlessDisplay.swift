@@ -25,8 +25,10 @@ public final class HeadlessDisplay: DisplayOutput {
         self.rotation = rotation
         // Its own memory, in huge pages where the kernel gives them (`FrameMemory`).
         let memory = try FrameMemory(size: size)
+        // Not cleared: fresh anonymous pages are zero, which is black in XRGB8888 (the X byte
+        // is not read). A clear would write all 8 MB of a 1080p frame (and take its page faults)
+        // while the daemon is built, only for the first frame to write it again.
         self.framebuffer = try Canvas(wrapping: memory.buffer, owner: memory)
-        framebuffer.clear(.black)
     }
 
     public var displayDescription: String { "headless \(modeSize) rotation \(rotation)" }

@@ -79,6 +79,10 @@ struct Kioskd: AsyncParsableCommand {
             await main(nil)
             finished.signal()
         }
+        // The main thread has nothing else to do: fontconfig's configuration is loaded here,
+        // beside the arguments, the config, the state and the daemon being built, instead of on
+        // the render thread before the first frame (BENCHMARKS.md, "Start-up").
+        DaemonRunner.prepareFonts()
         finished.wait()
     }
 

@@ -123,6 +123,16 @@ import KioskTesting
         #expect(d.presentCount == 2)
     }
 
+    /// A new display shows black before its first present, without being cleared: its frame is
+    /// fresh memory. 1920x1080 spans whole 2 MiB stretches (huge pages where the kernel gives
+    /// them) and a tail in small pages.
+    @Test(arguments: [Size(width: 64, height: 48), Size(width: 1920, height: 1080)])
+    func startsBlack(_ size: Size) throws {
+        let d = try HeadlessDisplay(size: size)
+        #expect(Pixels.count(.black, in: d.framebuffer) == size.width * size.height)
+        #expect(d.color(x: size.width - 1, y: size.height - 1) == .black)
+    }
+
     @Test func wrongFrameSizeIsAnError() throws {
         let d = try HeadlessDisplay(size: Size(width: 64, height: 48), rotation: .r90)
         let frame = try Canvas(size: Size(width: 64, height: 48))
