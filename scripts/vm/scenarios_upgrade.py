@@ -76,6 +76,8 @@ def upgrade_apt(s: Session) -> None:
     s.result("prepared", prep)
     s.expect(prep.get("score") == "42", f"the score was set: {prep.get('score')}")
     s.expect(prep.get("session") == "200" and "phone" in prep.get("devices", ""), f"the phone is paired: {prep}")
+    s.expect(prep.get("settings") == "200" and "set from the phone by phone" in prep.get("setting", ""),
+             f"the phone's setting is kept in the settings layer: {prep}")
     s.expect(prep.get("version") == f"kioskd {up_n}", f"kioskctl status reports {up_n}: {prep.get('version')}")
     s.wait_marker("score-shown", 60)
     before = s.wait_screen(shows_score, 20, "score-before", what="the score in the museum theme before the upgrade")
@@ -102,12 +104,13 @@ def upgrade_apt(s: Session) -> None:
     t = up.get("t", "0 0").split()
     s.result("apt_upgrade_s", round(float(t[1]) - float(t[0]), 2) if len(t) == 2 else t)
     s.result("upgraded", {k: up.get(k) for k in ("rc", "version", "dpkg", "active", "conf_kept", "dist", "prompt", "acked", "failed",
-                                                 "first", "last", "final", "session", "devices", "gap", "restart", "fails")})
+                                                 "first", "last", "final", "session", "devices", "setting", "gap", "restart", "fails")})
     s.expect(up.get("rc") == "0", f"apt-get upgrade exits 0: {up.get('log')}")
     s.expect(up.get("dpkg") == vn1 and up.get("version") == f"kioskd {up_n1}", f"the unit runs {up_n1}: kioskctl status {up.get('version')}, dpkg {up.get('dpkg')}")
     s.expect(up.get("conf_kept") == "yes" and not up.get("dist"), f"the edited conffile is kept as it was: {up}")
     s.expect(up.get("prompt") == "0", f"dpkg asked nothing about the conffile: {up.get('log')}")
     s.expect(up.get("session") == "200" and "phone" in up.get("devices", ""), f"the phone is still paired: {up}")
+    s.expect(up.get("setting") == prep.get("setting"), f"the phone's setting is kept across the upgrade: {prep.get('setting')!r} then {up.get('setting')!r}")
     acked, final = int(up.get("acked", "0") or 0), int(up.get("final", "-1") or -1)
     lost = max(0, 42 + acked - final)
     s.result("changes", {"acknowledged": acked, "refused_or_unanswered": up.get("failed"), "final": final, "lost": lost})

@@ -64,7 +64,11 @@ code=$(kioskctl pair --role owner --print 2>&1 | sed -n 's/^code: *//p')
 pair=$(http POST /api/pair "{\"code\": \"$code\", \"name\": \"phone\"}" | tr -d '\r')
 cookie=$(echo "$pair" | sed -n 's/^[Ss]et-[Cc]ookie: *\([^;]*\).*/\1/p' | head -n 1)
 session() { http GET /api/session "" "$cookie" | tr -d '\r' | head -n 1 | cut -d' ' -f2; }
-mark prepared "score=$(kioskctl counter HOME get 2>&1)|code=${code:+yes}|cookie=${cookie:+yes}|session=$(session)|devices=$(kioskctl devices 2>&1 | cut -f1,2 | tr '\t\n' ' ;')|version=$(kioskctl status 2>&1 | sed -n 's/^version: //p')"
+# A setting from the owner's phone (the settings layer in the state directory, not the conffile):
+# the clock scene's hour format, which the score's screen does not show.
+set=$(http PATCH /api/settings '{"scene.clock.hour_format": 12}' "$cookie" | tr -d '\r' | head -n 1 | cut -d' ' -f2)
+setting() { kioskctl config show scene.clock.hour_format 2>&1 | head -n 1 | sed 's/@@//g' | tr '|' ' ' | cut -c1-200; }
+mark prepared "score=$(kioskctl counter HOME get 2>&1)|code=${code:+yes}|cookie=${cookie:+yes}|session=$(session)|devices=$(kioskctl devices 2>&1 | cut -f1,2 | tr '\t\n' ' ;')|version=$(kioskctl status 2>&1 | sed -n 's/^version: //p')|settings=$set|setting=$(setting)"
 wait_until 20 sh -c 'journalctl -q -u kioskd.service | grep -q "first frame on screen"' || true
 mark score-shown "$EPOCHREALTIME"
 wait_host 60
@@ -99,7 +103,7 @@ gap=$(journalctl -q -u "$U" --since "@${t0%.*}" -o short-monotonic --no-hostname
 restart=$(journalctl -q -u "$U" --since "@${t0%.*}" -o short-monotonic --no-hostname | tr -d '[]' \
   | grep -E 'Stopping|Stopped|Starting|Started|timed out|Failed|Main process exited|restart|first frame on screen|READY' \
   | head -n 12 | sed 's/@@//g' | cut -c1-110 | tr '\n' ';')
-mark upgraded "rc=$rc|t=$t0 $t1|version=$(kioskctl status 2>&1 | sed -n 's/^version: //p')|dpkg=$(dpkg-query -W -f='${Version}' kioskd)|active=$(systemctl is-active "$U")|conf_kept=$(cmp -s /etc/kioskd/kioskd.toml /tmp/kioskd.toml.edited && echo yes || echo no)|dist=$(find /etc/kioskd -name 'kioskd.toml.dpkg-*' | tr '\n' ' ')|prompt=$(grep -c -i "configuration file\|modified (by you" /tmp/apt-upgrade.log)|acked=$acked|failed=$failed|first=$(grep -m1 '^ok' /tmp/burst.log | awk '{ print $NF }')|last=$(grep '^ok' /tmp/burst.log | tail -n 1 | awk '{ print $NF }')|final=$final|session=$(session)|devices=$(kioskctl devices 2>&1 | cut -f1,2 | tr '\t\n' ' ;')|gap=$gap|restart=$restart|fails=$(grep -m2 '^fail' /tmp/burst.log | tr '\n' ';' | cut -c1-200)|log=$(apt_tail /tmp/apt-upgrade.log 4)"
+mark upgraded "rc=$rc|t=$t0 $t1|version=$(kioskctl status 2>&1 | sed -n 's/^version: //p')|dpkg=$(dpkg-query -W -f='${Version}' kioskd)|active=$(systemctl is-active "$U")|conf_kept=$(cmp -s /etc/kioskd/kioskd.toml /tmp/kioskd.toml.edited && echo yes || echo no)|dist=$(find /etc/kioskd -name 'kioskd.toml.dpkg-*' | tr '\n' ' ')|prompt=$(grep -c -i "configuration file\|modified (by you" /tmp/apt-upgrade.log)|acked=$acked|failed=$failed|first=$(grep -m1 '^ok' /tmp/burst.log | awk '{ print $NF }')|last=$(grep '^ok' /tmp/burst.log | tail -n 1 | awk '{ print $NF }')|final=$final|session=$(session)|devices=$(kioskctl devices 2>&1 | cut -f1,2 | tr '\t\n' ' ;')|setting=$(setting)|gap=$gap|restart=$restart|fails=$(grep -m2 '^fail' /tmp/burst.log | tr '\n' ';' | cut -c1-200)|log=$(apt_tail /tmp/apt-upgrade.log 4)"
 [ $rc = 0 ] || { apt_tail /tmp/apt-upgrade.log 30 | tr '|' '\n' > /dev/console; dump_journal; }
 wait_host 60
 
