@@ -14,9 +14,11 @@ extension Daemon {
     ///   (kioskd); a test on virtual time gives a `ManualEventLoop` and steps it to commit.
     public func startPipeline(commitLoop: (any KioskLoop)? = nil) {
         loop.assertInLoop()
-        let bound = LoopBound(self, loop: loop)
+        // Weakly: the daemon holds the pipeline, which holds this (a strong one kept a daemon
+        // and everything it holds open after its shutdown).
+        let bound = WeakLoopBound(self, loop: loop)
         pipeline.setOnShow { shown in
-            let daemon = bound.value
+            guard let daemon = bound.value else { return }
             daemon.counterUndo.record(shown)
             daemon.show(shown.map { ShownValue(scene: $0.scene, counter: $0.counter, value: $0.new, up: $0.up) }, now: daemon.manager.time.now())
             daemon.scenesDidChange()
