@@ -604,10 +604,16 @@ def run_settings(args, res, kiosk, owner, operator, tmp):
     label.fill("LIONS")
     owner.get_by_label("Digits", exact=True).fill("2")
     sched = owner.get_by_label(re.compile("^Brightness schedule"))
-    sched.fill("06:00 100%\n22:00 20%\n01:00 off")
+    # The schedule's "off" period must not hold the time of the test: a screen that is off draws no
+    # frame, so the label's change would not be on the screenshot (the kiosk runs on UTC).
+    shift = 12 if time.gmtime().tm_hour <= 6 else 0
+    hh = lambda h: f"{(h + shift) % 24:02d}:00"
+    schedule = [f"{hh(6)} 100%", f"{hh(22)} 20%", f"{hh(1)} off"]
+    off_period, dim_period = f"{hh(1)}\u2013{hh(6)} off", "22:00\u201324:00 20%" if shift == 0 else "10:00\u201313:00 20%"
+    sched.fill("\n".join(schedule))
     day = field(sched_key).locator(".timeline svg")
-    res.check("the brightness timeline draws the schedule as typed (01:00-06:00 off, 22:00-24:00 20 %)",
-              "01:00\u201306:00 off" in (day.get_attribute("aria-label") or "") and "22:00\u201324:00 20%" in day.get_attribute("aria-label"),
+    res.check(f"the brightness timeline draws the schedule as typed ({off_period}, {dim_period})",
+              off_period in (day.get_attribute("aria-label") or "") and dim_period in day.get_attribute("aria-label"),
               day.get_attribute("aria-label"))
     patches = []
     owner.on("request", lambda r: patches.append(r.post_data) if r.method == "PATCH" else None)
@@ -619,7 +625,7 @@ def run_settings(args, res, kiosk, owner, operator, tmp):
               and set(json.loads(patches[0])) == {label_key, digits_key, sched_key}, f"{patches}")
     lab, dig, sch = setting(kiosk, label_key), setting(kiosk, digits_key), setting(kiosk, sched_key)
     res.check("kioskctl config show: label LIONS, digits 2, the schedule, each set from the phone by the owner",
-              lab["value"] == "LIONS" and dig["value"] == 2 and sch["value"] == ["06:00 100%", "22:00 20%", "01:00 off"]
+              lab["value"] == "LIONS" and dig["value"] == 2 and sch["value"] == schedule
               and all(v["source"].startswith("set from the phone by Owner's phone at ") for v in (lab, dig, sch)),
               f"{lab} {dig} {sch}")
     res.check("kioskctl status: the scoreboard shows LIONS with 2 digits (was HOME 000 AWAY 000)",
@@ -665,9 +671,9 @@ def run_settings(args, res, kiosk, owner, operator, tmp):
     expect(err).to_be_visible(timeout=5000)
     res.check("a bad schedule line: the error naming display.brightness.schedule[1] is shown at the schedule; nothing changed",
               "display.brightness.schedule[1]" in err.text_content() and owner.locator(".field-error:visible").count() == 1
-              and setting(kiosk, sched_key)["value"] == ["06:00 100%", "22:00 20%", "01:00 off"], err.text_content())
+              and setting(kiosk, sched_key)["value"] == schedule, err.text_content())
     owner.get_by_role("button", name="Undo changes").click()
-    expect(sched).to_have_value("06:00 100%\n22:00 20%\n01:00 off", timeout=5000)
+    expect(sched).to_have_value("\n".join(schedule), timeout=5000)
     if args.screenshots:
         # The day's card (the schedule set from the phone, its picture and its source) at the top.
         owner.evaluate("""() => { const c = document.querySelector('.setting[data-key="display.brightness.schedule"]').closest('.card');
