@@ -1,5 +1,27 @@
 // swift-tools-version:6.0
 import PackageDescription
+import Foundation
+
+// Release links of the static binaries name FoundationEssentials' archive before the libraries
+// the compiler asks for (swift-autolink-extract lists Foundation's first): the Swift standard
+// library's generic specialisations that both archives define are then taken from
+// FoundationEssentials, not from swift-corelibs-foundation, whose members would drag in the rest
+// of Foundation, CoreFoundation, FoundationInternationalization and ICU (~14 MB) though nothing
+// of ours calls them (BENCHMARKS.md, "Package size"). The archive of the swift on PATH, or of
+// KIOSKD_SWIFT_STATIC_DIR (a cross build's SDK: scripts/arm64/flags.sh).
+let essentialsFirst: [String] = {
+    var dirs: [String] = []
+    if let d = Context.environment["KIOSKD_SWIFT_STATIC_DIR"] {
+        dirs = [d]
+    } else {
+        for bin in (Context.environment["PATH"] ?? "").split(separator: ":")
+        where FileManager.default.isExecutableFile(atPath: "\(bin)/swift") {
+            dirs = ["\(bin)/../lib/swift_static/linux"]
+            break
+        }
+    }
+    return dirs.map { "\($0)/libFoundationEssentials.a" }.filter { FileManager.default.fileExists(atPath: $0) }
+}()
 
 let package = Package(
     name: "kioskd",
@@ -223,7 +245,7 @@ let package = Package(
             // order scripts/symbol-order.sh recorded (the kernel maps 64 KB around each page
             // fault, so they no longer share pages with code that never runs). Together about
             // 11 MB less peak RSS (BENCHMARKS.md, "Start-up and memory").
-            .unsafeFlags(["-use-ld=lld", "-Xlinker", "-z", "-Xlinker", "pack-relative-relocs",
+            .unsafeFlags(essentialsFirst + ["-use-ld=lld", "-Xlinker", "-z", "-Xlinker", "pack-relative-relocs",
                           "-Xlinker", "--no-export-dynamic",
                           "-Xlinker", "--symbol-ordering-file=\(Context.packageDirectory)/scripts/kioskd-symbol-order.txt",
                           "-Xlinker", "--no-warn-symbol-ordering"], .when(configuration: .release)),
@@ -237,7 +259,7 @@ let package = Package(
             // Release: the Swift runtime linked in, as kioskd's, so the installed tool needs no toolchain.
             .unsafeFlags(["-static-stdlib"], .when(configuration: .release)),
         ], linkerSettings: [
-            .unsafeFlags(["-static-stdlib"], .when(configuration: .release)),
+            .unsafeFlags(["-static-stdlib"] + essentialsFirst, .when(configuration: .release)),
         ]),
         .executableTarget(name: "kioskd-bench", dependencies: [
             "KioskCore", "KioskPosix", "KioskRender", "KioskScenes", "KioskTesting", "KioskDaemon", "KioskConfig", "CCairo", "KioskWeb", "KioskControl", "KioskState", "KioskFleet",

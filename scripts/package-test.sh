@@ -72,7 +72,7 @@ done
 [ "$(dpkg-deb -f "$deb" Architecture)" = "$arch" ] || bad "Architecture is not $arch"
 depends=$(dpkg-deb -f "$deb" Depends)
 echo "Depends: $depends"
-for p in libc6 libdrm2 libinput10 libudev1 libsystemd0 libcairo2 libpango-1.0-0 libpangocairo-1.0-0 libstdc++6 fonts-dejavu-core; do
+for p in libc6 libdrm2 libinput10 libudev1 libsystemd0 libcairo2 libpango-1.0-0 libpangocairo-1.0-0 libstdc++6 fonts-dejavu-core tzdata; do
     if printf '%s\n' "$depends" | tr ',' '\n' | awk -v p="$p" '$1 == p { found = 1 } END { exit !found }'; then ok "Depends: $p"; else bad "Depends lacks $p"; fi
 done
 printf '%s\n' "$depends" | grep -c 'systemd | systemd-sysusers' >/dev/null && ok "Depends: systemd | systemd-sysusers" || bad "Depends lacks systemd | systemd-sysusers"

@@ -199,8 +199,9 @@ else
         "$root/usr/bin/kioskd") || fail "no dependency for a library (scripts/deb-shlibs.py)"
 fi
 [ -n "$shlibs" ] || fail "no shared-library dependencies found"
-# DejaVu Sans is the built-in themes' font; systemd-sysusers creates the user.
-depends="$shlibs, fonts-dejavu-core, systemd | systemd-sysusers"
+# DejaVu Sans is the built-in themes' font; systemd-sysusers creates the user; a clock's
+# `time_zone` is read from the system's zone files (tzdata; kioskd links no ICU and its zones).
+depends="$shlibs, fonts-dejavu-core, tzdata, systemd | systemd-sysusers"
 # Opened only when the config needs them: [mqtt], [web] session tokens, the pairing QR code,
 # [audio]'s horn.
 if [ "$arch" = arm64 ]; then ssl=libssl3t64; asound=libasound2t64; else ssl=libssl3; asound=libasound2; fi

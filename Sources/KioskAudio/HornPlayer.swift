@@ -149,8 +149,8 @@ public final class HornPlayer: Sendable {
             } else {
                 logger.info("horn sounded", metadata: [
                     "requested_ns": "\(report.requestedNs)", "first_written_ns": "\(report.firstWrittenNs)",
-                    "write_latency_ms": "\(String(format: "%.2f", report.writeLatencyMs))",
-                    "pcm_delay_ms": "\(String(format: "%.2f", report.delayMs))", "underruns": "\(report.underruns)",
+                    "write_latency_ms": "\(TextFormat.fixed(report.writeLatencyMs, digits: 2))",
+                    "pcm_delay_ms": "\(TextFormat.fixed(report.delayMs, digits: 2))", "underruns": "\(report.underruns)",
                 ])
             }
             if state.withLock({ $0.stopping }) { return }

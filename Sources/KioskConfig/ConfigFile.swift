@@ -67,7 +67,7 @@ public enum ConfigFile {
         }
         if let bad = firstInvalidUTF8(bytes) {
             let (l, c) = position(of: bad, in: bytes)
-            throw KioskError.config("\(file):\(l):\(c): not valid UTF-8 (byte 0x\(String(format: "%02X", bytes[bad]))); a config file is UTF-8 text")
+            throw KioskError.config("\(file):\(l):\(c): not valid UTF-8 (byte 0x\(TextFormat.hex(bytes[bad], width: 2))); a config file is UTF-8 text")
         }
         // Depth and NUL escapes first: the parser and the conversion below recurse per level.
         let locator = ConfigLocator(bytes: bytes, depthLimit: maxDepth)

@@ -39,12 +39,20 @@ public enum LocalZone: Sendable {
     case fixed(Int)
     /// An offset that depends on the instant (tests of daylight-saving changes).
     case custom(@Sendable (_ unixSeconds: Int64) -> Int)
+    /// A named zone of the tz database ("Europe/Berlin"), whatever the process's zone.
+    case rules(ZoneRules)
+
+    /// The zone `identifier` names in the tz database; nil when there is none of that name.
+    public static func named(_ identifier: String, database: String = "/usr/share/zoneinfo") -> LocalZone? {
+        ZoneRules.named(identifier, database: database).map { .rules($0) }
+    }
 
     /// Seconds east of UTC at `unixSeconds`.
     public func offset(at unixSeconds: Int64) -> Int {
         switch self {
         case .fixed(let o): return o
         case .custom(let f): return f(unixSeconds)
+        case .rules(let r): return r.offset(at: unixSeconds)
         case .system:
             var t = time_t(unixSeconds)
             var tm = tm()

@@ -128,10 +128,7 @@ public struct SettingSource: Sendable, Equatable, Codable, CustomStringConvertib
     }
 
     static func iso(_ t: Int64) -> String {
-        var tt = time_t(t)
-        var tmv = tm()
-        gmtime_r(&tt, &tmv)
-        return String(format: "%04d-%02d-%02dT%02d:%02d:%02dZ", tmv.tm_year + 1900, tmv.tm_mon + 1, tmv.tm_mday, tmv.tm_hour, tmv.tm_min, tmv.tm_sec)
+        TextFormat.utc(t)
     }
 }
 

@@ -63,7 +63,7 @@ extension Daemon {
         let p = manager.theme.palette
         func hex(_ c: Color) -> String {
             let v = c.rgb8
-            return String(format: "#%02X%02X%02X", v.r, v.g, v.b)
+            return "#" + TextFormat.hex(v.r, width: 2) + TextFormat.hex(v.g, width: 2) + TextFormat.hex(v.b, width: 2)
         }
         return PaletteAnswer(theme: activeThemeName, primary: hex(p.primary), secondary: hex(p.secondary), highlight: hex(p.highlight),
                              neutral: hex(p.neutral), background: hex(p.background), text: hex(p.text))

@@ -1,5 +1,6 @@
 import Foundation
 import KioskControl
+import KioskCore
 import Logging
 import Synchronization
 
@@ -55,8 +56,8 @@ public final class RecentLog: Sendable {
     }
 
     static func iso(_ date: Date) -> String {
-        let f = ISO8601DateFormatter()
-        f.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
-        return f.string(from: date)
+        let ms = Int64((date.timeIntervalSince1970 * 1000).rounded(.down))
+        let s = ms >= 0 ? ms / 1000 : (ms - 999) / 1000
+        return TextFormat.utc(s, milliseconds: Int(ms - s * 1000))
     }
 }

@@ -141,22 +141,20 @@ extension Daemon {
         fleet?.timeSynchronizationChanged()
     }
 
-    /// Makes the zone of `path` the one glibc and Foundation use. Foundation understands only a
-    /// zone identifier in TZ, not glibc's ":/path" form: when TZ names a file, TZ is set to the
-    /// identifier that file (a symlink into zoneinfo) stands for.
+    /// Makes the zone of `path` the one glibc uses. When TZ names a file, TZ is set to the
+    /// identifier that file (a symlink into zoneinfo) stands for, the name `GET /status` shows.
     private func useZoneFile(_ path: String) {
         if wallRuntime.tzNamesFile, let id = SystemTimeZone.identifier(localtimePath: path, tz: nil) {
             // On the loop's thread, like SystemTimeZone.reload's own setenv.
             setenv("TZ", id, 1)
         }
         SystemTimeZone.reload()
-        let zone = TimeZone.current
-        let offset = zone.secondsFromGMT()
+        let now = Int64(time(nil))
+        let offset = LocalZone.system.offset(at: now)
+        let name = SystemTimeZone.identifier(localtimePath: path) ?? SystemTimeZone.abbreviation(at: now)
         let sign = offset < 0 ? "-" : "+"
         let a = abs(offset)
-        // Two digits each without String(format:), whose C varargs cost a conformance scan at start.
-        func two(_ v: Int) -> String { v < 10 ? "0\(v)" : "\(v)" }
-        wallRuntime.zoneText = "\(zone.identifier) (\(sign)\(two(a / 3600)):\(two((a / 60) % 60)))"
+        wallRuntime.zoneText = "\(name) (\(sign)\(TextFormat.zeroPadded(a / 3600, width: 2)):\(TextFormat.zeroPadded((a / 60) % 60, width: 2)))"
     }
 
     private func timeZoneChanged() {

@@ -1,25 +1,20 @@
 #if canImport(Glibc)
 import Glibc
 #endif
-import Foundation
+import KioskCore
 
 /// Making a changed system time zone effective in this process.
 ///
-/// Two caches stand in the way:
-/// - glibc reads the zone once; `localtime_r` never looks again. `tzset()` re-reads
-///   `/etc/localtime` when TZ is unset (it compares the file's identity), but when TZ is set it
-///   returns early as long as the TZ string is unchanged, even if the file TZ names was replaced.
-/// - Foundation caches `TimeZone.current` for the life of the process (checked: after TZ changes,
-///   `TimeZone.current` keeps the old zone until `NSTimeZone.resetSystemTimeZone()`), and it does
-///   not understand glibc's `TZ=":/path/to/file"` form (it falls back to `/etc/localtime`).
-///
-/// `reload()` clears both. Code that needs a Foundation `TimeZone` for a test root (or for the TZ
-/// file form) uses `SystemTimeZone.current(localtimePath:)`, which resolves the zone afresh
-/// each call instead of `TimeZone.current`.
+/// glibc reads the zone once; `localtime_r` never looks again. `tzset()` re-reads
+/// `/etc/localtime` when TZ is unset (it compares the file's identity), but when TZ is set it
+/// returns early as long as the TZ string is unchanged, even if the file TZ names was replaced.
+/// `reload()` gets past that. kioskd reads local time only through glibc (`LocalZone.system`)
+/// and the tz database's files (`LocalZone.named`), not Foundation's `TimeZone` (kioskd links
+/// no ICU: there it knows only fixed offsets).
 public enum SystemTimeZone {
-    /// Re-reads the zone for glibc (`localtime_r`, `LocalZone.system`) and Foundation
-    /// (`TimeZone.current`). Call on the loop's thread: when TZ is set it is briefly changed and
-    /// restored (setenv), which other threads must not race with getenv.
+    /// Re-reads the zone for glibc (`localtime_r`, `LocalZone.system`). Call on the loop's
+    /// thread: when TZ is set it is briefly changed and restored (setenv), which other threads
+    /// must not race with getenv.
     public static func reload() {
         if let tz = getenv("TZ").map({ String(cString: $0) }) {
             // Force glibc past its "TZ unchanged" shortcut, then read the real value again.
@@ -28,12 +23,11 @@ public enum SystemTimeZone {
             setenv("TZ", tz, 1)
         }
         tzset()
-        NSTimeZone.resetSystemTimeZone()
     }
 
     /// The zone's identifier ("Europe/Berlin"): from TZ when set (an identifier, ":identifier" or
     /// ":/…/zoneinfo/ID"), else from the `localtimePath` symlink's target after "zoneinfo/".
-    /// nil when neither names a zone (a copied file: use `TimeZone.current` after `reload()`).
+    /// nil when neither names a zone (a copied file: use `LocalZone.system` after `reload()`).
     public static func identifier(localtimePath: String = "/etc/localtime",
                                   tz: String? = getenv("TZ").map { String(cString: $0) }) -> String? {
         if var tz, !tz.isEmpty {
@@ -44,15 +38,19 @@ public enum SystemTimeZone {
         return resolvedTarget(localtimePath).flatMap(zoneName(inPath:))
     }
 
-    /// A Foundation zone resolved now (not cached): the zone `identifier(...)` names, else
-    /// `TimeZone.current` after `NSTimeZone.resetSystemTimeZone()`.
+    /// The zone resolved now (not cached): the tz database's zone `identifier(...)` names, else
+    /// glibc's (`LocalZone.system`; call `reload()` first).
     public static func current(localtimePath: String = "/etc/localtime",
-                               tz: String? = getenv("TZ").map { String(cString: $0) }) -> TimeZone {
-        if let id = identifier(localtimePath: localtimePath, tz: tz), let zone = TimeZone(identifier: id) {
-            return zone
-        }
-        NSTimeZone.resetSystemTimeZone()
-        return TimeZone.current
+                               tz: String? = getenv("TZ").map { String(cString: $0) }) -> LocalZone {
+        identifier(localtimePath: localtimePath, tz: tz).flatMap { LocalZone.named($0) } ?? .system
+    }
+
+    /// glibc's abbreviation of the zone in effect at `unixSeconds` ("CET"), "" when it has none.
+    public static func abbreviation(at unixSeconds: Int64) -> String {
+        var t = time_t(unixSeconds)
+        var v = tm()
+        guard localtime_r(&t, &v) != nil, let z = v.tm_zone else { return "" }
+        return String(cString: z)
     }
 
     /// The symlink chain's final target (absolute), or nil when `path` is not a symlink.
@@ -76,7 +74,7 @@ public enum SystemTimeZone {
 
     /// "…/zoneinfo/Europe/Berlin" → "Europe/Berlin" (also "zoneinfo/posix/…", "zoneinfo/right/…").
     static func zoneName(inPath path: String) -> String? {
-        guard let r = path.range(of: "zoneinfo/", options: .backwards) else { return nil }
+        guard let r = path.ranges(of: "zoneinfo/").last else { return nil }
         var name = String(path[r.upperBound...])
         for prefix in ["posix/", "right/"] where name.hasPrefix(prefix) { name.removeFirst(prefix.count) }
         return name.isEmpty ? nil : name

@@ -1,4 +1,3 @@
-import Foundation
 import KioskCore
 
 /// The time of day a clock shows, in one time zone.
@@ -67,14 +66,15 @@ public protocol ClockModelObserver: AnyObject {
 /// observers when the shown second changes. Pure apart from the time zone database: it never
 /// reads the system clock itself; whoever drives it passes `now`.
 public final class ClockModel {
-    public let timeZone: TimeZone
+    public let timeZone: LocalZone
     public private(set) var reading: ClockReading?
     private var observers: [WeakObserver] = []
 
     private struct WeakObserver { weak var value: ClockModelObserver? }
 
-    /// A clock in `timeZone` (`TimeZone.autoupdatingCurrent` follows system time zone changes).
-    public init(timeZone: TimeZone) {
+    /// A clock in `timeZone` (`.system` follows system time zone changes once
+    /// `SystemTimeZone.reload()` ran).
+    public init(timeZone: LocalZone) {
         self.timeZone = timeZone
     }
 
@@ -99,9 +99,9 @@ public final class ClockModel {
     }
 
     /// The reading at a wall time (nanoseconds since the epoch) in a time zone.
-    public static func reading(realtimeNs: Int64, in timeZone: TimeZone) -> ClockReading {
+    public static func reading(realtimeNs: Int64, in timeZone: LocalZone) -> ClockReading {
         let sec = floorDiv(realtimeNs, 1_000_000_000)
-        let offset = Int64(timeZone.secondsFromGMT(for: Date(timeIntervalSince1970: Double(sec))))
+        let offset = Int64(timeZone.offset(at: sec))
         let secOfDay = Int(floorMod(sec + offset, 86_400))
         return ClockReading(hours: secOfDay / 3600, minutes: (secOfDay / 60) % 60, seconds: secOfDay % 60, epochSecond: sec)
     }

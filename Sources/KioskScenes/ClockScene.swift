@@ -55,7 +55,7 @@ public final class ClockScene: Scene, ClockModelObserver {
     public private(set) var secondsRect = Rect(x: 0, y: 0, width: 0, height: 0)
 
     public init(name: String, colorMode: ClockColorMode = .scaled, background: ClockBackground = .time,
-                hourFormat: ClockHourFormat = .h24, timeZone: TimeZone = .autoupdatingCurrent,
+                hourFormat: ClockHourFormat = .h24, timeZone: LocalZone = .system,
                 showLabel: Bool = true, unsynced: ClockUnsyncedDisplay = .mark, logger: Logger = Logger(label: "kioskd.clock")) {
         self.name = name
         self.unsynced = unsynced
@@ -77,9 +77,9 @@ public final class ClockScene: Scene, ClockModelObserver {
         guard let hourFormat = ClockHourFormat(rawValue: hf) else {
             throw table.error("hour_format", "expected 12 or 24, got \(hf)")
         }
-        var tz = TimeZone.autoupdatingCurrent
+        var tz = LocalZone.system
         if let id = try table.string("time_zone") {
-            guard !id.isEmpty, let z = TimeZone(identifier: id) else {
+            guard !id.isEmpty, let z = LocalZone.named(id) else {
                 throw table.error("time_zone", "unknown time zone \"\(id)\" (expected an IANA name such as \"Europe/Berlin\" or \"UTC\")")
             }
             tz = z

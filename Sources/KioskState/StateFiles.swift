@@ -100,10 +100,7 @@ extension FileStateStore {
     }
 
     static func timestamp() -> String {
-        var t = time(nil)
-        var tmv = tm()
-        gmtime_r(&t, &tmv)
-        return String(format: "%04d%02d%02dT%02d%02d%02dZ", tmv.tm_year + 1900, tmv.tm_mon + 1, tmv.tm_mday, tmv.tm_hour, tmv.tm_min, tmv.tm_sec)
+        TextFormat.utc(Int64(time(nil)), compact: true)
     }
     /// Writes several keys' state files together (a checkpoint of the journal): every key's temp
     /// file is written and `fsync`ed, then each is renamed into place (the current file kept as

@@ -85,9 +85,7 @@ extension PairingBook {
     // MARK: helpers
 
     public static func iso(_ seconds: Double) -> String {
-        let f = ISO8601DateFormatter()
-        f.formatOptions = [.withInternetDateTime]
-        return f.string(from: Date(timeIntervalSince1970: seconds.rounded(.down)))
+        TextFormat.utc(Int64(seconds.rounded(.down)))
     }
 
     static func base64url(_ bytes: [UInt8]) -> String {

@@ -366,7 +366,7 @@ public final class PairingBook {
         if let bad = name.unicodeScalars.first(where: {
             $0.value != 0x200D && [.control, .format].contains($0.properties.generalCategory)
         }) {
-            return "must not contain control or format characters (such as bidirectional overrides); found U+\(String(format: "%04X", bad.value))"
+            return "must not contain control or format characters (such as bidirectional overrides); found U+\(TextFormat.hex(bad.value, width: 4))"
         }
         return nil
     }

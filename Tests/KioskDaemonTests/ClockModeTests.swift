@@ -77,7 +77,7 @@ import KioskPosix
     }
 
     @Test func theSceneRepaintsInTheNewModeWithinTheSameSecond() throws {
-        let scene = ClockScene(name: "c", colorMode: .scaled, timeZone: TimeZone(identifier: "UTC")!)
+        let scene = ClockScene(name: "c", colorMode: .scaled, timeZone: LocalZone.fixed(0))
         let canvas = try Canvas(size: Size(width: 64, height: 48))
         scene.layout(size: canvas.size)
         scene.apply(theme: .default)

@@ -8,7 +8,7 @@ import Testing
 
 /// 2024-01-01 13:35:16 UTC.
 private let t133516: Int64 = 1_704_067_200 + 13 * 3600 + 35 * 60 + 16
-private let utc = TimeZone(identifier: "UTC")!
+private let utc = LocalZone.fixed(0)
 
 private func at(_ epochSecond: Int64, ns: Int64 = 0, mono: Int64 = 5_000_000_000) -> WallTime {
     WallTime(realtimeNs: epochSecond * 1_000_000_000 + ns, monotonicNs: mono)
@@ -57,16 +57,16 @@ private func context() -> SceneContext {
     }
 
     @Test func timeZonesShiftTheReading() throws {
-        let berlin = try #require(TimeZone(identifier: "Europe/Berlin"))
+        let berlin = try #require(LocalZone.named("Europe/Berlin"))
         #expect(ClockModel.reading(realtimeNs: t133516 * 1_000_000_000, in: berlin).description == "14:35:16")
-        let kolkata = try #require(TimeZone(identifier: "Asia/Kolkata"))
+        let kolkata = try #require(LocalZone.named("Asia/Kolkata"))
         #expect(ClockModel.reading(realtimeNs: t133516 * 1_000_000_000, in: kolkata).description == "19:05:16")
         // Before the epoch the second is floored, not truncated.
         #expect(ClockModel.reading(realtimeNs: -1, in: utc).description == "23:59:59")
     }
 
     @Test func daylightSavingChangeIsFollowedOnTheNextSecond() throws {
-        let berlin = try #require(TimeZone(identifier: "Europe/Berlin"))
+        let berlin = try #require(LocalZone.named("Europe/Berlin"))
         // 2024-03-31 00:59:59 UTC is 01:59:59 CET; one second later it is 03:00:00 CEST.
         let before: Int64 = 1_711_846_799
         #expect(ClockModel.reading(realtimeNs: before * 1_000_000_000, in: berlin).description == "01:59:59")
@@ -235,7 +235,7 @@ private func context() -> SceneContext {
                                                  ("show_label", .bool(false))]), context())
         let c = try #require(ok as? ClockScene)
         #expect(c.colorMode == .literal && c.hourFormat == .h12 && c.backgroundMode == .theme && !c.showLabel)
-        #expect(c.model.timeZone.secondsFromGMT(for: Date(timeIntervalSince1970: 1_720_000_000)) == 0)
+        #expect(c.model.timeZone.offset(at: 1_720_000_000) == 0)
 
         func failure(_ entries: [(String, ConfigValue)]) -> String {
             do { _ = try ClockScene.make(clockTable(entries), context()); return "no error" } catch { return "\(error)" }

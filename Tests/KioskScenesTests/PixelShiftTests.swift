@@ -111,7 +111,7 @@ private final class StaticProbe: PixelShiftable {
     /// composed (its damage covered every change), and nothing beyond the reach of the time and
     /// label ever leaves the background.
     @Test func tickingClockStaysInsideTheOrbitsReach() throws {
-        let clock = ClockScene(name: "wall", background: .theme, timeZone: TimeZone(identifier: "UTC")!)
+        let clock = ClockScene(name: "wall", background: .theme, timeZone: LocalZone.fixed(0))
         let orbit = PixelOrbit(pixels: 3, periodNanos: Int64(96) * 1_300_000_000)
         let (m, d, loop) = try make(clock, orbit: orbit)
         let background = Theme.default.palette.background

@@ -71,7 +71,7 @@ struct Frame: Equatable, CustomTestStringConvertible {
     func make(_ unsynced: ClockUnsyncedDisplay, synchronized: Bool, background: ClockBackground = .time) throws -> (SceneManager, ClockScene, HeadlessDisplay, ManualEventLoop) {
         let loop = ManualEventLoop()
         let d = try HeadlessDisplay(size: Self.size)
-        let clock = ClockScene(name: "wall", background: background, timeZone: TimeZone(identifier: "UTC")!, unsynced: unsynced)
+        let clock = ClockScene(name: "wall", background: background, timeZone: LocalZone.fixed(0), unsynced: unsynced)
         let m = SceneManager(scenes: [clock], theme: .default, display: d, loop: loop, logger: Logger(label: "test"))
         m.timeSynchronized = synchronized
         m.start()
@@ -155,7 +155,7 @@ struct Frame: Equatable, CustomTestStringConvertible {
         let shares = Frame(d, size: Self.size).inkShares(in: clock.markRect, ink: markColor, background: clock.backgroundColor)
         #expect((shares ?? []).filter { $0 > 0.6 }.count > 20)
         // A clock of a config reload learns it too.
-        let again = ClockScene(name: "wall", timeZone: TimeZone(identifier: "UTC")!)
+        let again = ClockScene(name: "wall", timeZone: LocalZone.fixed(0))
         m.replaceScenes([again], switching: SceneSwitching(), theme: .default)
         loop.runDeferred()
         #expect(again.timeSynchronized == false && !again.markRect.isEmpty)
@@ -167,7 +167,7 @@ struct Frame: Equatable, CustomTestStringConvertible {
         let loop = ManualEventLoop()
         let d = try HeadlessDisplay(size: Self.size)
         let other = ProbeScene("other", .red)
-        let clock = ClockScene(name: "wall", timeZone: TimeZone(identifier: "UTC")!)
+        let clock = ClockScene(name: "wall", timeZone: LocalZone.fixed(0))
         let m = SceneManager(scenes: [other, clock], theme: .default, display: d, loop: loop, logger: Logger(label: "test"))
         m.start()
         loop.runDeferred()

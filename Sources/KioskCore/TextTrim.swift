@@ -1,0 +1,41 @@
+/// Trimming as `trimmingCharacters(in:)` did with `CharacterSet`, which only full Foundation has
+/// (kioskd links FoundationEssentials alone; BENCHMARKS.md, "Package size").
+extension StringProtocol {
+    /// Without white space and line breaks at either end (`.whitespacesAndNewlines`: every
+    /// Unicode white space, e.g. " ", "\t", "\n", "\r", U+00A0, U+2028).
+    public func trimmingWhitespace() -> String {
+        trimming { TextTrim.isSpace($0) || TextTrim.isLineBreak($0) }
+    }
+
+    /// Without spaces and tabs at either end (`.whitespaces`: Unicode's horizontal white space,
+    /// line breaks kept).
+    public func trimmingSpaces() -> String {
+        trimming { TextTrim.isSpace($0) }
+    }
+
+    /// Without the scalars `drop` names at either end.
+    public func trimming(_ drop: (Unicode.Scalar) -> Bool) -> String {
+        let scalars = unicodeScalars
+        guard let first = scalars.firstIndex(where: { !drop($0) }) else { return "" }
+        let last = scalars.lastIndex(where: { !drop($0) })!
+        var kept = String.UnicodeScalarView()
+        kept.append(contentsOf: scalars[first...last])
+        return String(kept)
+    }
+}
+
+enum TextTrim {
+    /// Horizontal white space as `CharacterSet.whitespaces`: tab, the space separators (Zs) and
+    /// U+200B ZERO WIDTH SPACE, which Foundation's set still counts.
+    static func isSpace(_ s: Unicode.Scalar) -> Bool {
+        s == "\t" || s.value == 0x200B || s.properties.generalCategory == .spaceSeparator
+    }
+
+    /// Line breaks as `CharacterSet.newlines`: U+000A–U+000D, U+0085, U+2028, U+2029.
+    static func isLineBreak(_ s: Unicode.Scalar) -> Bool {
+        switch s.value {
+        case 0x0A...0x0D, 0x85, 0x2028, 0x2029: return true
+        default: return false
+        }
+    }
+}
