@@ -68,6 +68,9 @@ struct JSONValueTests {
         #expect(JSONValue(any: v.anyValue) == v)
         #expect((v.anyValue as? [String: Any])?["i"] as? Int == 3)
         #expect(JSONValue(any: [Date()]) == nil)
+        // Every integer type the answers hold (a status's frame count is a UInt64).
+        let integers: [Any] = [Int8(-8), Int16(16), Int32(-32), Int64.min, UInt8(8), UInt16(16), UInt32(32), UInt(7), UInt64(64), UInt64.max]
+        #expect(JSONValue(any: integers) == [-8, 16, -32, .integer(Int64.min), 8, 16, 32, 7, 64, .double(1.8446744073709552e19)])
     }
 
     /// The bytes JSONSerialization wrote for representative answers (keys sorted; the keys here
