@@ -1,58 +1,23 @@
-import Foundation
+import FoundationEssentials
 import KioskCore
 
 // The request bodies decoded (`ControlRouter.decode`): each body type's `init(from:)` checks its
 // fields through `BodyFields`, whose refusals are the control interface's error texts.
 
-/// One JSON value of a request body, as far as the checks need it.
-enum BodyValue: Decodable {
-    case null, bool(Bool), number(Double), string(String), array, object([String: BodyValue])
-
-    init(from decoder: any Decoder) throws {
-        let c = try decoder.singleValueContainer()
-        if c.decodeNil() {
-            self = .null
-        } else if let b = try? c.decode(Bool.self) {
-            self = .bool(b)
-        } else if let d = try? c.decode(Double.self) {
-            self = .number(d)
-        } else if let s = try? c.decode(String.self) {
-            self = .string(s)
-        } else if let o = try? c.decode([String: BodyValue].self) {
-            self = .object(o)
-        } else {
-            _ = try c.decode([BodyValue].self)
-            self = .array
-        }
-    }
-}
-
 /// The fields of a body that must be a JSON object, and the checks of each kind of field.
 struct BodyFields {
-    /// The decoder's `userInfo` key under which `ControlRouter.decode` lends the body's bytes:
-    /// an error text describes a value as Foundation's JSON reader gives it ("a number (1.0)").
-    static let rawBodyKey = CodingUserInfoKey(rawValue: "kioskd.control.rawBody")!
-
-    let values: [String: BodyValue]
-    private let raw: [UInt8]
+    let values: [String: JSONValue]
 
     init(from decoder: any Decoder) throws {
-        raw = decoder.userInfo[Self.rawBodyKey] as? [UInt8] ?? []
-        guard case .object(let o) = try BodyValue(from: decoder) else {
-            throw ControlRequestError(400, "request body must be a JSON object, got \(ControlRouter.describe(Self.foundationValue(raw, nil) ?? NSNull()))")
+        let body = try JSONValue(from: decoder)
+        guard case .object(let o) = body else {
+            throw ControlRequestError(400, "request body must be a JSON object, got \(body.described)")
         }
         values = o
     }
 
-    /// The body (nil) or one of its fields as Foundation's JSON reader gives it (error texts only).
-    private static func foundationValue(_ raw: [UInt8], _ field: String?) -> Any? {
-        let body = try? JSONSerialization.jsonObject(with: Data(raw), options: [.fragmentsAllowed])
-        guard let field else { return body }
-        return (body as? [String: Any])?[field]
-    }
-
     /// How an error text describes the field's value ("a string (\"x\")", "a number (3)").
-    func described(_ field: String) -> String { ControlRouter.describe(Self.foundationValue(raw, field) ?? NSNull()) }
+    func described(_ field: String) -> String { (values[field] ?? .null).described }
 
     func isPresent(_ field: String) -> Bool { values[field] != nil }
 
@@ -87,13 +52,18 @@ struct BodyFields {
     /// An integer (a JSON number without a fraction, below 10^15 in size); `missing` names it when absent.
     func integer(_ field: String, missing: String) throws -> Int {
         guard let v = values[field] else { throw ControlRequestError(400, "missing field '\(field)' (\(missing))", field: field) }
-        guard case .number(let d) = v else {
-            throw ControlRequestError(400, "field '\(field)' must be an integer, got \(described(field))", field: field)
+        let d: Double
+        switch v {
+        case .integer(let i):
+            guard i.magnitude < 1_000_000_000_000_000 else { throw ControlRequestError(400, "field '\(field)' must be an integer, got \(i)", field: field) }
+            return Int(i)
+        case .double(let x): d = x
+        default: throw ControlRequestError(400, "field '\(field)' must be an integer, got \(described(field))", field: field)
         }
         guard d.isFinite, d == d.rounded(), abs(d) < 1e15 else {
-            throw ControlRequestError(400, "field '\(field)' must be an integer, got \(Self.foundationValue(raw, field).map { "\($0)" } ?? "\(d)")", field: field)
+            throw ControlRequestError(400, "field '\(field)' must be an integer, got \(d)", field: field)
         }
-        return Int(d)
+        return Int(d)  // -0
     }
 
     /// true or false; nil when absent.
@@ -185,7 +155,7 @@ extension BrightnessRequest {
     public init(from decoder: any Decoder) throws {
         let f = try BodyFields(from: decoder)
         guard f.isPresent("percent") else { throw ControlRequestError(400, "missing field 'percent' (a number 0…100)", field: "percent") }
-        guard case .number(let p) = f.values["percent"], p.isFinite, (0...100).contains(p) else {
+        guard let p = f.values["percent"]?.numberValue, p.isFinite, (0...100).contains(p) else {
             throw ControlRequestError(400, "field 'percent' must be a number 0…100, got \(f.described("percent"))", field: "percent")
         }
         percent = p == 0 ? 0 : p // -0 is 0 %
@@ -215,17 +185,26 @@ extension ControlRouter {
             guard allowEmpty else { throw ControlRequestError(400, "missing request body: expected a JSON object") }
             bytes = Array("{}".utf8)
         }
-        let decoder = JSONDecoder()
-        decoder.userInfo[BodyFields.rawBodyKey] = bytes
         do {
-            return try decoder.decode(T.self, from: Data(bytes))
+            return try JSONDecoder().decode(T.self, from: Data(bytes))
         } catch let e as ControlRequestError {
             throw e
         } catch {
-            // Not JSON: Foundation's JSON reader says where (JSONDecoder does not).
-            var why = "\(error)"
-            do { _ = try JSONSerialization.jsonObject(with: Data(bytes), options: [.fragmentsAllowed]) } catch { why = jsonErrorText(error) }
-            throw ControlRequestError(400, "request body is not valid JSON: \(why)")
+            if (try? JSONValue.parse(bytes)) != nil {
+                throw ControlRequestError(400, "request body is JSON but not of the fields expected: \(error)")
+            }
+            throw ControlRequestError(400, "request body is not valid JSON (RFC 8259): \(excerpt(bytes))")
         }
+    }
+
+    /// The start of a body for an error text: at most 40 characters, control characters and
+    /// invalid UTF-8 shown as `?`, `…` when cut.
+    static func excerpt(_ bytes: [UInt8]) -> String {
+        let text = String(decoding: bytes, as: UTF8.self)
+        var out = String(String.UnicodeScalarView(text.unicodeScalars.prefix(40).map {
+            $0.value < 0x20 || $0.value == 0x7F || $0 == "\u{FFFD}" ? "?" : $0
+        }))
+        if text.unicodeScalars.count > 40 { out += "…" }
+        return out
     }
 }

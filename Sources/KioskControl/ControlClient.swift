@@ -1,4 +1,6 @@
-import Foundation
+import FoundationEssentials
+import Glibc
+import KioskCore
 import NIOCore
 import NIOHTTP1
 import NIOPosix
@@ -61,8 +63,8 @@ public struct ControlClient: Sendable {
     }
 
     /// Sends one request and returns the answer (any status); throws when there is no answer.
-    public func send(method: HTTPMethod, path: String, json: [String: Any]? = nil) throws -> ControlResponse {
-        let body: [UInt8] = try json.map { [UInt8](try JSONSerialization.data(withJSONObject: $0)) } ?? []
+    public func send(method: HTTPMethod, path: String, json: JSONValue? = nil) throws -> ControlResponse {
+        let body: [UInt8] = try json.map { try $0.bytes() } ?? []
         return try send(method: method, path: path, body: body)
     }
 

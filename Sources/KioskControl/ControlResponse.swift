@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 import KioskCore
 
 /// An answer: HTTP status, content type and body. Independent of the transport: the Unix-socket
@@ -46,9 +46,13 @@ public struct ControlResponse: Sendable, Equatable {
     /// The error message of an error answer, when the body is one.
     public var errorMessage: String? { (try? decode(ErrorAnswer.self))?.error }
 
-    /// The body as a generic JSON object, when it is one (for showing or checking any answer
-    /// without its type).
+    /// The body as a JSON value, when it is JSON (for showing or checking any answer without
+    /// its type).
+    public var jsonValue: JSONValue? { try? JSONValue.parse(body) }
+
+    /// The body as a generic JSON object of Swift values (`JSONValue.anyValue`), when it is one.
     public var jsonObject: [String: Any]? {
-        (try? JSONSerialization.jsonObject(with: Data(body))) as? [String: Any]
+        guard let v = jsonValue, case .object = v else { return nil }
+        return v.anyValue as? [String: Any]
     }
 }

@@ -1,4 +1,5 @@
-import Foundation
+import FoundationEssentials
+import Glibc
 import KioskCore
 
 /// A request that cannot become a command: the status to answer and why.
@@ -203,7 +204,7 @@ public enum ControlRouter {
 
     public static func parse(method: String, uri: String, body: [UInt8]) throws -> ControlCommand {
         let pathPart = uri.split(separator: "?", maxSplits: 1, omittingEmptySubsequences: false).first.map(String.init) ?? uri
-        let parts = pathPart.split(separator: "/").map { $0.removingPercentEncoding ?? String($0) }
+        let parts = pathPart.split(separator: "/").map { PathSegment.percentDecoded($0) ?? String($0) }
         guard let first = parts.first, let route = table.first(where: { $0.segment == first }) else { throw notFound(uri) }
         return try route.parse(RouteRequest(method: method, uri: uri, path: pathPart, parts: parts, body: body))
     }
@@ -211,32 +212,6 @@ public enum ControlRouter {
     static func notFound(_ uri: String) -> ControlRequestError {
         ControlRequestError(404, "no route \(uri); routes: \(routes.joined(separator: ", "))")
     }
-
-    static func jsonErrorText(_ error: Error) -> String {
-        let ns = error as NSError
-        return (ns.userInfo[NSDebugDescriptionErrorKey] as? String) ?? ns.localizedDescription
-    }
-
-    /// JSON type name and value for error messages.
-    static func describe(_ v: Any) -> String {
-        if v is NSNull { return "null" }
-        if CFGetTypeIsBool(v) { return "a boolean (\(v))" }
-        if let s = v as? String { return "a string (\"\(s)\")" }
-        if let n = v as? NSNumber { return "a number (\(n))" }
-        if v is [Any] { return "an array" }
-        if v is [String: Any] { return "an object" }
-        return "\(type(of: v))"
-    }
-}
-
-/// True when `v` came from a JSON `true`/`false` (Foundation bridges both to NSNumber).
-func CFGetTypeIsBool(_ v: Any) -> Bool {
-    guard let n = v as? NSNumber else { return false }
-    #if canImport(Darwin)
-    return CFGetTypeID(n) == CFBooleanGetTypeID()
-    #else
-    return String(cString: n.objCType) == "c" && (n == NSNumber(value: true) || n == NSNumber(value: false)) && type(of: v) != Int.self
-    #endif
 }
 
 extension ControlCommand {
@@ -249,7 +224,7 @@ extension ControlCommand {
         case .scene(let name, let output): return ControlRequest(method: "POST", path: "/scene", body: body(SceneRequest(name: name, output: output)))
         case .theme(let name): return ControlRequest(method: "POST", path: "/theme", body: body(NameRequest(name: name)))
         case .counter(let name, let op, let value):
-            let enc = name.addingPercentEncoding(withAllowedCharacters: .urlPathAllowed.subtracting(CharacterSet(charactersIn: "/"))) ?? name
+            let enc = PathSegment.percentEncoded(name)
             if op == .get { return ControlRequest(method: "GET", path: "/counter/\(enc)") }
             return ControlRequest(method: "POST", path: "/counter/\(enc)/\(op.rawValue)", body: value.map { body(CounterSetRequest(value: $0)) } ?? [])
         case .paint(let op, let name):
@@ -267,7 +242,7 @@ extension ControlCommand {
         case .pair(let role, let show): return ControlRequest(method: "POST", path: "/pair", body: body(PairRequest(role: role, show: show)))
         case .devices: return ControlRequest(method: "GET", path: "/devices")
         case .revokeDevice(let name):
-            let enc = name.addingPercentEncoding(withAllowedCharacters: .urlPathAllowed.subtracting(CharacterSet(charactersIn: "/"))) ?? name
+            let enc = PathSegment.percentEncoded(name)
             return ControlRequest(method: "POST", path: "/devices/\(enc)/revoke")
         case .recentErrors: return ControlRequest(method: "GET", path: "/errors")
         case .themes: return ControlRequest(method: "GET", path: "/themes")

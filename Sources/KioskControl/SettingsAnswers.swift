@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 import KioskCore
 
 /// `GET /settings` and `PATCH /settings`: the effective config, each value with where it comes
@@ -46,28 +46,28 @@ extension SettingsChange {
     /// The body of `PATCH /settings`: a JSON object of dotted keys to values; `null` drops the
     /// key from the layer (back to the file's value).
     public var body: [UInt8] {
-        var o: [String: Any] = [:]
-        for (k, v) in set { o[k] = v.jsonObject }
-        for k in reset { o[k] = NSNull() }
-        return (try? Array(JSONSerialization.data(withJSONObject: o, options: [.sortedKeys]))) ?? []
+        var o: [String: JSONValue] = [:]
+        for (k, v) in set { o[k] = v.json }
+        for k in reset { o[k] = .null }
+        return (try? JSONValue.object(o).bytes()) ?? []
     }
 
     /// Reads a `PATCH /settings` body (see `body`); the change is made by `source`.
     static func parse(_ bytes: [UInt8], source: SettingSource) throws -> SettingsChange {
-        let any: Any
-        do { any = try JSONSerialization.jsonObject(with: Data(bytes), options: [.fragmentsAllowed]) } catch {
-            throw ControlRequestError(400, "request body is not valid JSON (\(ControlRouter.jsonErrorText(error))); expected an object of config keys to values, e.g. {\"scene.score.counter[0].label\": \"LIONS\"}")
+        let any: JSONValue
+        do { any = try JSONValue.parse(bytes) } catch {
+            throw ControlRequestError(400, "request body is not valid JSON (RFC 8259): \(ControlRouter.excerpt(bytes)); expected an object of config keys to values, e.g. {\"scene.score.counter[0].label\": \"LIONS\"}")
         }
-        guard let o = any as? [String: Any] else {
-            throw ControlRequestError(400, "request body must be a JSON object of config keys to values, e.g. {\"scene.score.counter[0].label\": \"LIONS\"}; got \(ControlRouter.describe(any))")
+        guard case .object(let o) = any else {
+            throw ControlRequestError(400, "request body must be a JSON object of config keys to values, e.g. {\"scene.score.counter[0].label\": \"LIONS\"}; got \(any.described)")
         }
         if o.isEmpty { throw ControlRequestError(400, "request body names no key; expected an object of config keys to values, e.g. {\"scene.score.counter[0].label\": \"LIONS\"}") }
         var change = SettingsChange(source: source)
         for k in o.keys.sorted() {
             let v = o[k]!
-            if v is NSNull { change.reset.append(k); continue }
-            guard let s = SettingValue(json: v, isBool: CFGetTypeIsBool) else {
-                throw ControlRequestError(400, "key '\(k)': expected a string, a number, true or false, an array of strings, or null (back to the file's value); got \(ControlRouter.describe(v))", field: k)
+            if v == .null { change.reset.append(k); continue }
+            guard let s = SettingValue(json: v) else {
+                throw ControlRequestError(400, "key '\(k)': expected a string, a number, true or false, an array of strings, or null (back to the file's value); got \(v.described)", field: k)
             }
             change.set.append((k, s))
         }
@@ -76,24 +76,13 @@ extension SettingsChange {
 }
 
 extension SettingValue {
-    var jsonObject: Any {
-        switch self {
-        case .string(let s): return s
-        case .int(let i): return i
-        case .double(let d): return d
-        case .bool(let b): return b
-        case .strings(let a): return a
-        }
-    }
-}
-
-extension SettingValue {
     /// A value typed on a command line (`kioskctl config set KEY VALUE`): read as JSON — which
     /// for these values is also how TOML writes them: `3`, `1.5`, `true`, `"LIONS"`,
     /// `["score", "clock"]` — and otherwise taken as the text itself (`LIONS`).
     public static func argument(_ text: String) -> SettingValue {
-        if let v = try? JSONSerialization.jsonObject(with: Data(text.utf8), options: [.fragmentsAllowed]),
-           let s = SettingValue(json: v, isBool: CFGetTypeIsBool) {
+        if let v = try? JSONValue.parse(text.utf8), let s = SettingValue(json: v) {
+            // Spelt with a fraction or an exponent: a float, as TOML reads it (`1.0`).
+            if case .int(let i) = s, text.contains(where: { $0 == "." || $0 == "e" || $0 == "E" }) { return .double(Double(i)) }
             return s
         }
         return .string(text)

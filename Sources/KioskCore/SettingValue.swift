@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// A value of the settings layer (docs/config.md, "Settings kept beside the config file"): what a
 /// config key may be set to from the phone page or `kioskctl config set`. JSON and TOML scalars
@@ -60,23 +60,30 @@ public enum SettingValue: Sendable, Equatable, Codable, CustomStringConvertible 
         }
     }
 
-    /// The value of a JSON value as `JSONSerialization` gives it (nil: null, an object, an array
-    /// of other than strings); `isBool` tells a JSON `true`/`false` from the numbers 1 and 0.
-    public init?(json v: Any, isBool: (Any) -> Bool) {
-        if isBool(v), let n = v as? NSNumber { self = .bool(n.boolValue); return }
-        if let s = v as? String { self = .string(s); return }
-        if let n = v as? NSNumber {
-            let d = n.doubleValue
-            if let i = v as? Int, Double(i) == d, !String(describing: n).contains(".") { self = .int(i) } else { self = .double(d) }
-            return
-        }
-        if let a = v as? [Any] {
+    /// The value of a JSON value (nil: null, an object, an array of other than strings).
+    public init?(json v: JSONValue) {
+        switch v {
+        case .bool(let b): self = .bool(b)
+        case .string(let s): self = .string(s)
+        case .integer(let i): self = .int(Int(i))
+        case .double(let d): self = .double(d)
+        case .array(let a):
             var out: [String] = []
-            for e in a { guard let s = e as? String else { return nil }; out.append(s) }
+            for e in a { guard case .string(let s) = e else { return nil }; out.append(s) }
             self = .strings(out)
-            return
+        case .null, .object: return nil
         }
-        return nil
+    }
+
+    /// The value as JSON.
+    public var json: JSONValue {
+        switch self {
+        case .string(let s): return .string(s)
+        case .int(let i): return .integer(Int64(i))
+        case .double(let d): return .double(d)
+        case .bool(let b): return .bool(b)
+        case .strings(let a): return .array(a.map(JSONValue.string))
+        }
     }
 
     /// As TOML writes it: `"LIONS"`, `3`, `true`, `["a", "b"]`.

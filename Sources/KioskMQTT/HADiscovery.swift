@@ -1,4 +1,5 @@
-import Foundation
+import FoundationEssentials
+import KioskCore
 
 /// The kiosk's topics under `kioskd/ID/`.
 public struct KioskTopics: Sendable, Equatable {
@@ -248,10 +249,7 @@ public struct HADiscovery: Sendable, Equatable {
 
     /// The payload: compact JSON, keys sorted (`pretty`: indented, for people and golden files).
     public func json(pretty: Bool = false) -> [UInt8] {
-        var opts: JSONSerialization.WritingOptions = [.sortedKeys, .withoutEscapingSlashes]
-        if pretty { opts.insert(.prettyPrinted) }
         // The object holds strings, integers, arrays and dictionaries only: it always serialises.
-        let data = (try? JSONSerialization.data(withJSONObject: object, options: opts)) ?? Data()
-        return Array(data)
+        (try? JSONValue(any: object)?.bytes(pretty: pretty)) ?? []
     }
 }

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 import KioskControl
 import KioskCore
 import KioskMQTT
@@ -78,12 +78,12 @@ extension MQTTBridge {
     public static func changeID(_ payload: [UInt8], topic: String) -> Result<String?, CommandError> {
         guard !topic.hasSuffix("/set"), payload.first == UInt8(ascii: "{") else { return .success(nil) }
         let expected = "expected {\"id\": \"…\"} (1 to \(maxChangeIDBytes) bytes) or any payload without an id"
-        guard payload.count <= 1024, let object = (try? JSONSerialization.jsonObject(with: Data(payload))) as? [String: Any] else {
+        guard payload.count <= 1024, let object = (try? JSONValue.parse(payload))?.objectValue else {
             return .failure(CommandError(message: "\(topic): the payload is not a JSON object; \(expected)"))
         }
         guard let raw = object["id"] else { return .success(nil) }
-        guard let id = raw as? String, !id.isEmpty, id.utf8.count <= maxChangeIDBytes else {
-            return .failure(CommandError(message: "\(topic): field 'id' must be a string of 1 to \(maxChangeIDBytes) bytes, got \(String(describing: raw).prefix(64)); \(expected)"))
+        guard let id = raw.stringValue, !id.isEmpty, id.utf8.count <= maxChangeIDBytes else {
+            return .failure(CommandError(message: "\(topic): field 'id' must be a string of 1 to \(maxChangeIDBytes) bytes, got \(raw.described.prefix(64)); \(expected)"))
         }
         return .success(id)
     }

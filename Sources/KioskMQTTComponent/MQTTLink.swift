@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 import KioskComponent
 import KioskControl
 import KioskConfig
@@ -170,8 +170,7 @@ extension MQTTBridge {
                                 framesShownLastMinute: o.framesShownLastMinute, notShowing: o.notShowing).jsonObject
                 }
             }
-            guard let data = try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys, .withoutEscapingSlashes]) else { return nil }
-            return Array(data)
+            return try? JSONValue(any: object)?.bytes()
         }
 
         private func send(_ topic: String, _ payload: [UInt8], retain: Bool) {

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 import HTTPTypes
 import Hummingbird
 import KioskControl
@@ -82,19 +82,19 @@ struct WebResponder: HTTPResponder {
         do { body = try await req.collectBody(upTo: limits.control.maxBodyBytes) } catch is NIOTooManyBytesError {
             return answer(limits.control.bodyTooLargeAnswer, request)
         }
-        let o: [String: Any]
+        let o: [String: JSONValue]
         do {
-            guard let v = try JSONSerialization.jsonObject(with: Data(Array(buffer: body))) as? [String: Any] else {
+            guard let v = try JSONValue.parse(Array(buffer: body)).objectValue else {
                 return answer(.error(400, "request body must be a JSON object {\"code\": \"…\", \"name\": \"…\"}"), request)
             }
             o = v
         } catch {
             return answer(.error(400, "request body is not valid JSON; expected {\"code\": \"…\", \"name\": \"…\"}"), request)
         }
-        guard let code = o["code"] as? String, !code.isEmpty else {
+        guard let code = o["code"]?.stringValue, !code.isEmpty else {
             return answer(.error(400, "missing field 'code' (the code shown on the kiosk's screen)", field: "code"), request)
         }
-        guard let name = o["name"] as? String else {
+        guard let name = o["name"]?.stringValue else {
             return answer(.error(400, "missing field 'name' (a name for this device, such as \"Anna's phone\")", field: "name"), request)
         }
         switch await backend.redeem(code: code, name: name, client: context.client) {

@@ -141,6 +141,6 @@ import Testing
         guard case .failure(let bad) = id("{not json") else { Issue.record("a broken object was taken"); return }
         #expect(bad.message.hasPrefix("counter/HOME/inc: the payload is not a JSON object"))
         guard case .failure(let number) = id(#"{"id": 7}"#) else { Issue.record("a number was taken as an id"); return }
-        #expect(number.message.contains("got 7"))
+        #expect(number.message.contains("got a number (7);"), "the value named with its JSON type")
     }
 }
