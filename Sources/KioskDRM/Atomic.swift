@@ -142,6 +142,7 @@ final class AtomicKMS: KernelKMS {
         req.add(p.plane, p.crtcX, 0); req.add(p.plane, p.crtcY, 0)
         req.add(p.plane, p.crtcW, w); req.add(p.plane, p.crtcH, h)
         try req.commit(flags: UInt32(DRM_MODE_ATOMIC_ALLOW_MODESET), name: "drmModeAtomicCommit(mode set)", what: what)
+        device.removeForeignFramebuffers()
     }
 
     /// A non-blocking commit of the plane's FB_ID with a page-flip event.

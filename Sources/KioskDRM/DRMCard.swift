@@ -31,9 +31,9 @@ public final class DRMCard {
     public var heads: [DRMDisplay] { members.compactMap(\.head) }
 
     let devicePath: String?
-    private let api: DRMOptions.API
+    let api: DRMOptions.API
     let scheduler: any Scheduler
-    private let backend: KMSBackend
+    let backend: KMSBackend
     let logger: Logger
     private var members: [Member] = []
 
@@ -182,14 +182,21 @@ public final class DRMCard {
         guard all.allSatisfy(\.isShutDown) else { return }
         isShutDown = true
         hotplugMonitor = nil
-        restoreSavedCrtcs()
-        teardown(all)
+        // Ending under systemd with the file in its store: the picture stays for the next kioskd.
+        let keep = device?.descriptor.map { backend.handover?.keepsPicture(fd: $0) ?? false } ?? false
+        if keep {
+            logger.info("the picture stays on the screen: systemd keeps the DRM device for the next start",
+                        metadata: device.map { ["drm.device": "\($0.path)"] } ?? [:])
+        } else {
+            restoreSavedCrtcs()
+        }
+        teardown(all, keepingPicture: keep)
     }
 
     // MARK: Internals
 
     func open(path: String) throws {
-        let dev = try backend.open(path, api)
+        let dev = try openOrTakeKept(path)
         if !dev.isMaster {
             do { try dev.setMaster() } catch {
                 logger.warning("\(error)", metadata: ["drm.device": "\(path)"])
@@ -359,13 +366,19 @@ public final class DRMCard {
         }
     }
 
-    /// Frees everything tied to the open device and lets it go (drops master first).
-    func teardown(_ heads: [DRMDisplay]? = nil) {
+    /// Frees everything tied to the open device and lets it go (drops master first, takes it
+    /// out of systemd's store). `keepingPicture`: the framebuffers and master stay on the file
+    /// systemd keeps (`DRMHandover`).
+    func teardown(_ heads: [DRMDisplay]? = nil, keepingPicture: Bool = false) {
         stopFollowingConnectors()
+        if keepingPicture { device?.keepFramebuffersOnClose() }
         for h in heads ?? self.heads { h.detach() }
         if let device {
             device.unwatchEvents()
-            if device.isMaster { device.dropMaster() }
+            if !keepingPicture {
+                if let fd = device.descriptor { backend.handover?.forget(fd: fd) }
+                if device.isMaster { device.dropMaster() }
+            }
         }
         device = nil
     }

@@ -18,8 +18,7 @@ final class DRMDeviceHandle {
 
     /// Opens `path` read-write and checks dumb-buffer support; enables universal planes and, unless
     /// `api` is `.legacy`, atomic modesetting (`drmSetClientCap`). Errors name the device and what to do.
-    init(path: String, api: DRMOptions.API) throws {
-        self.path = path
+    convenience init(path: String, api: DRMOptions.API) throws {
         let raw = open(path, O_RDWR | O_CLOEXEC | O_NONBLOCK)
         if raw < 0 {
             let e = errno
@@ -32,6 +31,13 @@ final class DRMDeviceHandle {
                 throw Posix.error("open", path: path, errno: e)
             }
         }
+        try self.init(adopting: raw, path: path, api: api)
+    }
+
+    /// Takes `raw`, a descriptor open on the device node `path` (one systemd kept over a restart),
+    /// with the same checks and capabilities as `init(path:api:)`; closes it when a check throws.
+    init(adopting raw: Int32, path: String, api: DRMOptions.API) throws {
+        self.path = path
         // Closed by its owner when a check below throws.
         let owner = Descriptor(adopting: raw)
         let fd = owner.raw
@@ -54,6 +60,15 @@ final class DRMDeviceHandle {
         self.descriptor = owner
         self.atomic = atomic
     }
+
+    /// The framebuffers this process made on the file and still holds (`DumbBuffer`).
+    var framebuffers = Set<UInt32>()
+    /// Framebuffers stay when their buffers are freed: the file outlives the process (systemd
+    /// keeps it) and the picture stays on the screen (`DRMHandover`).
+    var keepsFramebuffers = false
+    /// The file was kept by systemd over a restart: framebuffers the process before left on it
+    /// are removed after each mode set until none is left (`removeForeignFramebuffers()`).
+    var adopted = false
 
     /// Whether this file descriptor is DRM master (`drmIsMaster`).
     var isMaster: Bool { drmIsMaster(fd) != 0 }
@@ -129,11 +144,15 @@ final class DumbBuffer: ScanoutBuffer {
         self.byteCount = Int(bytes)
         self.fbID = fb
         self.map = p!
+        device.framebuffers.insert(fb)
     }
 
     deinit {
         munmap(map, byteCount)
-        _ = drmModeRmFB(device.fd, fbID)
+        device.framebuffers.remove(fbID)
+        // A framebuffer left on a file systemd keeps holds its memory until the next process
+        // removes it; the handle goes now.
+        if !device.keepsFramebuffers { _ = drmModeRmFB(device.fd, fbID) }
         _ = drmModeDestroyDumbBuffer(device.fd, handle)
     }
 

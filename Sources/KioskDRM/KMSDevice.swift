@@ -99,10 +99,19 @@ public protocol KMSDevice: AnyObject {
     /// Waits up to `timeoutMs` for events (a `poll(2)` of the device); throws on failures other
     /// than EINTR, which is reported as `.interrupted`.
     func waitForEvents(timeoutMs: Int32) throws -> KMSWait
+
+    /// The open file's descriptor, for systemd's store (`DRMHandover`); nil for devices that are
+    /// not a kernel file.
+    var descriptor: Int32? { get }
+    /// From now on buffers freed leave their framebuffers on the file, so the picture stays
+    /// once the process is gone and systemd holds the file.
+    func keepFramebuffersOnClose()
 }
 
 extension KMSDevice {
     public func currentConnectors() throws -> [DRMConnector] { try snapshot().connectors }
+    public var descriptor: Int32? { nil }
+    public func keepFramebuffersOnClose() {}
 }
 
 /// How a `DRMDisplay` finds and opens devices: the kernel's (udev, /dev/dri) or a test's.
@@ -116,6 +125,11 @@ public struct KMSBackend {
     public var followHotplug: (_ logger: Logger, _ handler: @escaping (_ action: String, _ node: String) -> Void) -> AnyObject?
     /// Every device there is now, with its driver and connectors (`DRMDeviceChoice`).
     public var devices: () -> [DRMDeviceSummary]
+    /// Takes a descriptor open on the device node (one systemd kept over a restart) with the API
+    /// asked for; nil: this backend opens nodes only.
+    public var adopt: ((_ fd: Int32, _ path: String, _ api: DRMOptions.API) throws -> any KMSDevice)?
+    /// Where opened devices are stored over a restart and kept ones are taken from (nil: none).
+    public var handover: DRMHandover?
 
     public init(open: @escaping (String, DRMOptions.API) throws -> any KMSDevice,
                 pickDevice: @escaping () -> String? = { nil },

@@ -92,6 +92,8 @@ extension KernelKMS {
         if let w = watch { loop.unwatch(w); watch = nil }
     }
     func dispatchEvents() throws -> [UInt32] { try events.dispatch() }
+    var descriptor: Int32? { device.fd }
+    func keepFramebuffersOnClose() { device.keepsFramebuffers = true }
     func waitForEvents(timeoutMs: Int32) throws -> KMSWait { try events.wait(timeoutMs: timeoutMs) }
 
     /// "/dev/dri/card0 HDMI-A-1 1920x1080@60", for errors.
@@ -118,13 +120,21 @@ extension KernelKMS {
 /// The kernel's devices: opened as atomic or legacy, picked and followed through udev.
 extension KMSBackend {
     public static func kernel(loop: any KioskLoop) -> KMSBackend {
-        KMSBackend(
-            open: { path, api in
-                let handle = try DRMDeviceHandle(path: path, api: api)
-                return handle.atomic ? AtomicKMS(device: handle, loop: loop) : LegacyKMS(device: handle, loop: loop)
-            },
+        func kms(_ handle: DRMDeviceHandle) -> any KMSDevice {
+            handle.atomic ? AtomicKMS(device: handle, loop: loop) : LegacyKMS(device: handle, loop: loop)
+        }
+        var backend = KMSBackend(
+            open: { path, api in kms(try DRMDeviceHandle(path: path, api: api)) },
             pickDevice: { DRMOutputs.pickDevice() },
             followHotplug: { logger, handler in DRMHotplugMonitor.start(loop: loop, logger: logger, handler) },
             devices: { DRMDeviceChoice.kernelDevices() })
+        backend.adopt = { fd, path, api in
+            let handle = try DRMDeviceHandle(adopting: fd, path: path, api: api)
+            handle.adopted = true
+            handle.discardPendingEvents()
+            return kms(handle)
+        }
+        backend.handover = .process
+        return backend
     }
 }

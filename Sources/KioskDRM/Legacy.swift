@@ -31,6 +31,7 @@ final class LegacyKMS: KernelKMS {
         var conn = output.connector.id
         let fd = device.fd, fb = buffer.fbID
         try device.call("drmModeSetCrtc(mode set)", what) { drmModeSetCrtc(fd, output.crtc.id, fb, 0, 0, &conn, 1, &raw) }
+        device.removeForeignFramebuffers()
         if !active, let dpms = DRMProperties.read(fd: fd, object: output.connector.id, type: .connector)["DPMS"] {
             _ = drmModeConnectorSetProperty(fd, output.connector.id, dpms.id, UInt64(DRM_MODE_DPMS_OFF))
         }

@@ -226,6 +226,12 @@ public final class FakeKMS: KMSDevice {
     /// The framebuffers alive now (made and not freed).
     public var live: [UInt32] { created.filter { !freed.contains($0) } }
 
+    /// A descriptor standing for the device's file (systemd's store); nil: none, nothing stored.
+    public var descriptor: Int32?
+    /// `keepFramebuffersOnClose()` was called: the card left its picture for the next process.
+    public private(set) var keptFramebuffers = false
+    public func keepFramebuffersOnClose() { keptFramebuffers = true }
+
     // MARK: KMSDevice
 
     public func setMaster() throws {
@@ -337,6 +343,8 @@ public final class FakeKMS: KMSDevice {
     }
 
     fileprivate func bufferFreed(_ fb: UInt32) {
+        // Left on the file systemd keeps (`keepFramebuffersOnClose()`): still there, still shown.
+        if keptFramebuffers { return }
         freed.append(fb)
         buffers[fb] = nil
         for (crtc, s) in scanouts where fb == s.onScreenFB || fb == s.pendingFlipFB {

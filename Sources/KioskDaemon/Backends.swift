@@ -36,7 +36,10 @@ public enum Backends {
     /// where it was written.
     public static func makeDisplays(_ config: DaemonConfig, loop: any KioskLoop, logger: Logger, kms: KMSBackend? = nil) throws -> Displays {
         do {
-            return try makeEachDisplay(config, loop: loop, logger: logger, kms: kms)
+            let made = try makeEachDisplay(config, loop: loop, logger: logger, kms: kms)
+            // A card systemd kept over a restart that no display took now (another card configured).
+            if kms == nil { DRMHandover.process.releaseUntaken(logger: logger) }
+            return made
         } catch let e as MissingOutputPart {
             // The output whose connector or mode the card lacks, and the key that asked for it.
             let single = config.outputTables == nil

@@ -13,6 +13,7 @@ import ServiceLifecycle
 import Synchronization
 import KioskPosix
 import CKioskExecutorHook
+import class KioskDRM.DRMHandover
 
 /// Runs the render/event loop on its own thread: the daemon starts on it, and a graceful
 /// shutdown stops the scenes, input and display there (the display restores the console).
@@ -68,6 +69,8 @@ public final class RenderLoopService: Service {
             }
         } onGracefulShutdown: {
             loop.post {
+                // Cards in systemd's store keep their pictures for the next kioskd (a restart).
+                DRMHandover.process.exiting()
                 notifier.stopping()
                 notifier.stopWatchdog(on: loop)
                 // Components first (MQTT: `offline` published and the broker left, at most 2 s), then the rest.

@@ -9,4 +9,11 @@ struct SystemdVMTests {
     @Test func installedUnitUnderRealSystemd() throws {
         try VMScenario.check("systemd-unit", needsKioskd: true)
     }
+
+    /// The score stays on the screen through `systemctl restart` and a crash restart (systemd's
+    /// file descriptor store keeps the DRM file), and 20 restarts leak no framebuffer
+    /// (scripts/vm/scenarios_restart_picture.py, docs/restart.md).
+    @Test func pictureStaysThroughRestarts() throws {
+        try VMScenario.check("systemd-restart-picture", needsKioskd: true)
+    }
 }
