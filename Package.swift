@@ -23,6 +23,11 @@ let essentialsFirst: [String] = {
     return dirs.map { "\($0)/libFoundationEssentials.a" }.filter { FileManager.default.fileExists(atPath: $0) }
 }()
 
+// kioskd's cut-down ICU data (KIOSKD_ICU_DATA: the archive scripts/icu-data.py prints), named
+// before the same list: lld takes icudtNN_dat from it, not the toolchain's 34 MB, while ICU is
+// linked; once nothing references ICU nothing is taken from it. A wrong path fails the link.
+let icuData: [String] = [Context.environment["KIOSKD_ICU_DATA"]].compactMap { $0 }
+
 let package = Package(
     name: "kioskd",
     platforms: [.macOS(.v14)],
@@ -245,7 +250,7 @@ let package = Package(
             // order scripts/symbol-order.sh recorded (the kernel maps 64 KB around each page
             // fault, so they no longer share pages with code that never runs). Together about
             // 11 MB less peak RSS (BENCHMARKS.md, "Start-up and memory").
-            .unsafeFlags(essentialsFirst + ["-use-ld=lld", "-Xlinker", "-z", "-Xlinker", "pack-relative-relocs",
+            .unsafeFlags(essentialsFirst + icuData + ["-use-ld=lld", "-Xlinker", "-z", "-Xlinker", "pack-relative-relocs",
                           "-Xlinker", "--no-export-dynamic",
                           "-Xlinker", "--symbol-ordering-file=\(Context.packageDirectory)/scripts/kioskd-symbol-order.txt",
                           "-Xlinker", "--no-warn-symbol-ordering"], .when(configuration: .release)),

@@ -50,15 +50,22 @@ built="$src/.build-arm64/$ARM64_TRIPLE/release"
 run() { bash scripts/arm64/chroot.sh "$SID_ROOT" "$SYSROOT" "$src" "$@"; }
 
 # kioskd's ICU data cut down to what it reaches (scripts/icu-data.py; the package ships kioskd,
-# kioskctl is a link to it): assembled here for aarch64, linked in the chroot (the same paths).
-icu_flags=$(python3 scripts/icu-data.py --archive "$SYSROOT/usr/lib/swift_static/linux/lib_FoundationICU.a" \
+# kioskctl is a link to it): assembled here for aarch64, linked in the chroot (the same paths);
+# nothing is taken from it when the link has no ICU. kioskd's link map is checked as amd64's
+# (scripts/release-kioskd.sh): the loaded bytes per library, FoundationEssentials alone.
+icu_data=$(python3 scripts/icu-data.py --archive "$SYSROOT/usr/lib/swift_static/linux/lib_FoundationICU.a" \
     --out "$src/.build-arm64/icu-data" --target aarch64-linux-gnu --clang /opt/swift/usr/bin/clang)
 t=$(now)
 for p in kioskd kioskctl kiosk-vmtool; do
     tp=$(now)
-    extra=; [ "$p" = kioskd ] && extra=$icu_flags
-    run "$ARM64_ENV nice -n 5 swift build -c release --scratch-path .build-arm64 $ARM64_SWIFT_FLAGS --product $p $extra" \
+    extra=; [ "$p" = kioskd ] && extra="KIOSKD_ICU_DATA=$icu_data"
+    opts=; [ "$p" = kioskd ] && opts=$(python3 scripts/size-map.py --link-options "$src/.build-arm64")
+    run "$ARM64_ENV $extra nice -n 5 swift build -c release --scratch-path .build-arm64 $ARM64_SWIFT_FLAGS --product $p $opts" \
         || { echo "build-arm64: FAILED building $p for $ARM64_TRIPLE" >&2; exit 1; }
+    if [ "$p" = kioskd ]; then
+        if [ "$src" != "$checkout" ]; then mkdir -p "$checkout/.build-arm64"; cp -f "$src/.build-arm64/kioskd.map" "$src/.build-arm64/kioskd.why" "$checkout/.build-arm64/"; fi
+        python3 scripts/size-map.py "$checkout/.build-arm64/kioskd.map" --essentials-only
+    fi
     [ -x "$built/$p" ] || { echo "build-arm64: $built/$p missing after the build" >&2; exit 1; }
     if [ "$built" != "$out" ]; then mkdir -p "$out"; cp -f "$built/$p" "$out/$p"; fi
     file -b "$out/$p" 2>/dev/null | grep -q 'ARM aarch64' || { echo "build-arm64: $out/$p is not an aarch64 executable" >&2; exit 1; }

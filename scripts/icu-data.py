@@ -6,16 +6,19 @@ normalization files, the root and English locales (each data tree's root, en*, p
 the time zone rules and names (zoneinfo64, metaZones, timezoneTypes), the supplemental tables,
 and the break rules without their dictionaries. Dropped: the other locales, the legacy-charset
 converters (*.cnv; UTF-8, Latin-1 and ASCII are CoreFoundation's own), transliteration, the
-CJK/Thai/Khmer/Burmese/Lao word dictionaries. The object defines kioskd_icudtNN_dat; linked with
-`--defsym=icudtNN_dat=kioskd_icudtNN_dat`, ICU reads it, and the archive's own data (still pulled
-in by lld, but referenced by nothing) is dropped by the release link's --gc-sections
-(BENCHMARKS.md, "Package size").
+CJK/Thai/Khmer/Burmese/Lao word dictionaries. The object defines icudtNN_dat itself and is the
+one member of an archive, libkioskd_icudtNN.a, which Package.swift names (KIOSKD_ICU_DATA) before
+the toolchain's libraries in kioskd's release link: lld takes icudtNN_dat from the first archive
+that offers it, so ICU reads this data and the toolchain's member is never taken; a link that
+references no ICU (kioskd with FoundationEssentials alone) takes nothing from the archive, so
+the step costs nothing there (BENCHMARKS.md, "Package size").
 
   icu-data.py [--archive LIB_FoundationICU.a] [--out DIR] [--target TRIPLE] [--clang CLANG]
 
-Writes DIR/icudtNN_kioskd.dat, DIR/icudtNN_kioskd.o (assembled by clang for TRIPLE) and
-DIR/items.txt (size and name of every item, kept or dropped); prints the swift build options
-that link it: -Xlinker --defsym=icudtNN_dat=kioskd_icudtNN_dat -Xlinker DIR/icudtNN_kioskd.o
+Writes DIR/icudtNN_kioskd.dat, DIR/icudtNN_kioskd.o (assembled by clang for TRIPLE),
+DIR/libkioskd_icudtNN.a (that object) and DIR/items.txt (size and name of every item, kept or
+dropped); prints the archive's absolute path, for KIOSKD_ICU_DATA:
+  icu=$(python3 scripts/icu-data.py) && KIOSKD_ICU_DATA=$icu swift build -c release --product kioskd
 """
 import argparse
 import os
@@ -141,14 +144,13 @@ def main():
         f.write(small)
     asm = os.path.join(args.out, stem + ".S")
     with open(asm, "w") as f:
-        own = "kioskd_" + symbol
         f.write(f"""    .section .rodata.kioskd_icu_data,"a"
     .balign 16
-    .globl {own}
-    .type {own}, %object
-{own}:
+    .globl {symbol}
+    .type {symbol}, %object
+{symbol}:
     .incbin "{os.path.abspath(dat)}"
-    .size {own}, {len(small)}
+    .size {symbol}, {len(small)}
     .section .note.GNU-stack,"",%progbits
 """)
     out_obj = os.path.join(args.out, stem + ".o")
@@ -156,8 +158,14 @@ def main():
     if args.target:
         cmd[1:1] = ["--target=" + args.target]
     subprocess.run(cmd, check=True)
+    lib = os.path.join(args.out, f"libkioskd_{symbol.removesuffix('_dat')}.a")
+    if os.path.exists(lib):
+        os.remove(lib)
+    # llvm-ar beside the clang used (it writes the symbol index lld needs for any target).
+    ar = os.path.join(os.path.dirname(shutil.which(args.clang) or args.clang), "llvm-ar")
+    subprocess.run([ar if os.path.exists(ar) else "llvm-ar", "rcsD", lib, out_obj], check=True)
     print(f"icu-data.py: {symbol} {len(blob)} → {len(small)} bytes ({len(kept)} of {len(items)} items)", file=sys.stderr)
-    print(f"-Xlinker --defsym={symbol}={own} -Xlinker {os.path.abspath(out_obj)}")
+    print(os.path.abspath(lib))
 
 
 if __name__ == "__main__":

@@ -2,8 +2,8 @@
 # Builds the Debian package kioskd_VERSION_ARCH.deb from release binaries.
 #   scripts/package.sh                          amd64 (this machine): builds (incrementally) the
 #                                               release kioskd (static Swift runtime, Package.swift)
-#                                               in .build-bench, with the ICU data cut down to what
-#                                               it reaches (scripts/icu-data.py)
+#                                               in .build-bench (scripts/release-kioskd.sh: the ICU
+#                                               data cut down, the link map checked)
 #   scripts/package.sh --arch arm64 [--bindir DIR --sysroot DIR]
 #                                               aarch64 binaries (default: those .build-arm64/READY
 #                                               names); the sysroot (an arm64 Debian root, with
@@ -73,10 +73,9 @@ fi
 if [ -z "$bindir" ]; then
     [ "$foreign" = 1 ] && fail "--arch $arch needs --bindir (the aarch64 kioskd) or .build-arm64/READY"
     # kioskd links the Swift runtime statically in release builds (Package.swift); the release
-    # build the benchmark and the process tests use, with the same ICU data (scripts/test.sh).
+    # build the benchmark and the process tests use (scripts/release-kioskd.sh, scripts/test.sh).
     if [ "$build" = 1 ]; then
-        # shellcheck disable=SC2046 # the options icu-data.py prints, one word each
-        nice -n 5 swift build -c release --scratch-path .build-bench --product kioskd $(python3 scripts/icu-data.py)
+        bash scripts/release-kioskd.sh
     fi
     kioskd_bin=.build-bench/release/kioskd
 else

@@ -30,10 +30,9 @@ swift build --product kiosk-vmtool
 swift build --product kioskctl
 mark "debug build"
 # The release build (static Swift runtime, as installed) for the quick benchmark below, the
-# process tests that check it (KIOSKD_RELEASE_BIN) and the amd64 package, with the package's
-# cut-down ICU data (scripts/icu-data.py, as scripts/package.sh links it: no relink there).
-# shellcheck disable=SC2046 # the options icu-data.py prints, one word each
-swift build -c release --scratch-path .build-bench --product kioskd $(python3 scripts/icu-data.py)
+# process tests that check it (KIOSKD_RELEASE_BIN) and the amd64 package (no relink there), and
+# the check of its link map: FoundationEssentials alone, no full Foundation or ICU (issue 33).
+bash scripts/release-kioskd.sh
 swift build -c release --scratch-path .build-bench --product kioskctl
 swift build -c release --scratch-path .build-bench --product kioskd-bench
 export KIOSKD_RELEASE_BIN="$PWD/.build-bench/release/kioskd"
@@ -87,9 +86,12 @@ if [ "${KIOSK_BROWSER_TESTS:-1}" = 1 ]; then bash scripts/browser-test.sh; mark 
 # and every guest shell script it runs in the VM, through shellcheck. The checks of
 # scripts/preflight.sh (scripts/test_preflight.py: what is missing is named with its package).
 # The cut-down ICU data (scripts/test_icu_data.py: the zones and English kept, the rest dropped).
+# The FoundationEssentials-only check (scripts/test_size_map.py: fails on a static program that
+# imports Foundation, naming the member and symbol; passes on one that imports FoundationEssentials).
 python3 -m unittest discover -s scripts/vm -p 'test_*.py'
 python3 -m unittest discover -s scripts -p 'test_preflight.py'
 python3 -m unittest discover -s scripts -p 'test_icu_data.py'
+python3 -m unittest discover -s scripts -p 'test_size_map.py'
 shellcheck -x -P SCRIPTDIR scripts/vm/guest/*.sh scripts/vm/guest/lib/*.sh scripts/vm/systemd-boot.sh
 # A short fuzz run of each parser (config, theme, control request; docs/fuzzing.md): a debug
 # libFuzzer build, 20 000 executions a target with a fixed seed. KIOSK_FUZZ=0 skips it;

@@ -1,7 +1,8 @@
 """Checks of scripts/icu-data.py on the toolchain's own ICU data: the cut package reads back as
 an ICU common data package with the items kioskd reaches (time zones, root and English, the core
 property files) and without the others (German, converters, dictionaries), a tenth or less of
-the size; and the object it assembles defines kioskd_icudtNN_dat with that data.
+the size; and the archive it makes (its one output line) holds an object that defines icudtNN_dat
+with that data. (How a link takes it, or nothing of it: scripts/test_size_map.py.)
 
     python3 -m unittest discover -s scripts -p 'test_icu_data.py'
 """
@@ -44,11 +45,13 @@ class IcuDataTests(unittest.TestCase):
         with tempfile.TemporaryDirectory() as out:
             r = subprocess.run(["python3", os.path.join(HERE, "icu-data.py"), "--out", out],
                                check=True, capture_output=True, text=True)
-            flags = r.stdout.split()
-            self.assertEqual(flags[0], "-Xlinker")
-            self.assertRegex(flags[1], r"^--defsym=icudt\d+_dat=kioskd_icudt\d+_dat$")
-            obj = flags[3]
-            dat = obj[:-2] + ".dat"
+            lines = r.stdout.splitlines()
+            self.assertEqual(len(lines), 1, r.stdout)
+            archive = lines[0]
+            self.assertRegex(os.path.basename(archive), r"^libkioskd_icudt\d+\.a$")
+            self.assertEqual(os.path.dirname(archive), os.path.abspath(out))
+            symbol = os.path.basename(archive)[len("libkioskd_"):-len(".a")] + "_dat"
+            dat = os.path.join(out, symbol.removesuffix("_dat") + "_kioskd.dat")
             with open(dat, "rb") as f:
                 _, items = icu_data.read_common_data(f.read())
             names = {n.split("/", 1)[1] for n, _ in items}
@@ -61,10 +64,13 @@ class IcuDataTests(unittest.TestCase):
                 rows = [line.split() for line in f]
             full = sum(int(size) for _, size, _ in rows)
             self.assertLess(os.path.getsize(dat), full / 5)
-            symbols = subprocess.run(["nm", "-S", obj], check=True, capture_output=True, text=True).stdout
-            own = flags[1].split("=")[2]
-            line = next(l for l in symbols.splitlines() if l.endswith(" " + own))
+            # The archive's one member defines icudtNN_dat, the data's size, in a symbol index.
+            self.assertEqual(subprocess.run(["ar", "t", archive], check=True, capture_output=True, text=True).stdout.split(),
+                             [symbol.removesuffix("_dat") + "_kioskd.o"])
+            symbols = subprocess.run(["nm", "-S", archive], check=True, capture_output=True, text=True).stdout
+            line = next(l for l in symbols.splitlines() if l.endswith(" " + symbol))
             self.assertEqual(int(line.split()[1], 16), os.path.getsize(dat))
+            self.assertIn(symbol, subprocess.run(["nm", "-s", archive], check=True, capture_output=True, text=True).stdout.split("\n\n")[0])
 
 
 if __name__ == "__main__":
