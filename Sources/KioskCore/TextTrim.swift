@@ -4,13 +4,13 @@ extension StringProtocol {
     /// Without white space and line breaks at either end (`.whitespacesAndNewlines`: every
     /// Unicode white space, e.g. " ", "\t", "\n", "\r", U+00A0, U+2028).
     public func trimmingWhitespace() -> String {
-        trimming { $0.properties.isWhitespace }
+        trimming { TextTrim.isSpace($0) || TextTrim.isLineBreak($0) }
     }
 
     /// Without spaces and tabs at either end (`.whitespaces`: Unicode's horizontal white space,
     /// line breaks kept).
     public func trimmingSpaces() -> String {
-        trimming { $0.properties.isWhitespace && !TextTrim.isLineBreak($0) }
+        trimming { TextTrim.isSpace($0) }
     }
 
     /// Without the scalars `drop` names at either end.
@@ -25,6 +25,12 @@ extension StringProtocol {
 }
 
 enum TextTrim {
+    /// Horizontal white space as `CharacterSet.whitespaces`: tab, the space separators (Zs) and
+    /// U+200B ZERO WIDTH SPACE, which Foundation's set still counts.
+    static func isSpace(_ s: Unicode.Scalar) -> Bool {
+        s == "\t" || s.value == 0x200B || s.properties.generalCategory == .spaceSeparator
+    }
+
     /// Line breaks as `CharacterSet.newlines`: U+000A–U+000D, U+0085, U+2028, U+2029.
     static func isLineBreak(_ s: Unicode.Scalar) -> Bool {
         switch s.value {

@@ -8,6 +8,7 @@ struct TextTrimTests {
     static let samples = [
         "", " ", "\t\n", " a b ", "\u{00A0}x\u{2028}", "\r\nline\r\n", "\u{3000}全角\u{3000}",
         "\u{85}y\u{2029}", "no-trim", " \u{200B}zero-width\u{200B} ", "\u{1F600} ", "\u{0B}\u{0C}v",
+        "\u{FEFF}bom\u{FEFF}", "\u{180E}mvs", "\u{2009}thin\u{202F}", "\u{1680}ogham",
     ]
 
     @Test(arguments: samples)
