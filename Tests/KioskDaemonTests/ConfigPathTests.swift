@@ -8,14 +8,8 @@ import Testing
 /// up a path, where a folder's name is one character (full Foundation's NSString path methods
 /// trapped on those: `kioskd --config k`).
 struct ConfigPathTests {
-    static let text = """
-    state_dir = "state"
-    [display]
-    backend = "headless"
-    [scene.clock]
-    kind = "clock"
-
-    """
+    /// A good config whose `state_dir` is relative.
+    static let text = ConfigHardeningTests.good.replacingOccurrences(of: "/tmp/x", with: "state")
 
     @Test func relativePathsResolveBesideAConfigNamedWithOneCharacter() throws {
         let here = try DaemonConfig(root: ConfigFile.parse(Self.text, file: "k"), file: "k")
