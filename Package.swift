@@ -1,4 +1,4 @@
-// swift-tools-version:6.0
+// swift-tools-version:6.1
 import PackageDescription
 import Foundation
 
@@ -50,7 +50,9 @@ let package = Package(
         .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.13.0"),
         .package(url: "https://github.com/apple/swift-nio", from: "2.101.2"),
         .package(url: "https://github.com/LebJe/TOMLKit", from: "0.6.0"),
-        .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.28.1"),
+        // No traits: kioskd uses neither URL-encoded forms (FullFoundation: full Foundation's
+        // DateFormatter in the release link) nor swift-configuration (ConfigurationSupport).
+        .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.28.1", traits: []),
         .package(url: "https://github.com/apple/swift-http-types", from: "1.8.0"),
     ],
     targets: [
@@ -232,7 +234,7 @@ let package = Package(
         .target(name: "KioskDRMTesting", dependencies: ["KioskCore", "KioskPosix", "KioskDRM", .product(name: "Logging", package: "swift-log")]),
 
         .executableTarget(name: "kioskd", dependencies: [
-            "KioskDaemon", "KioskConfig", "KioskState", .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            "KioskDaemon", "KioskConfig", "KioskPosix", "KioskState", .product(name: "ArgumentParser", package: "swift-argument-parser"),
             // kioskd called kioskctl is kioskctl: the package's /usr/bin/kioskctl is a link to it.
             "KioskctlCommand",
             .product(name: "Logging", package: "swift-log"),

@@ -1,6 +1,8 @@
 import CALSA
 import CKioskLazy
-import Foundation
+import Dispatch
+import FoundationEssentials
+import Glibc
 import KioskCore
 import Logging
 import Synchronization
@@ -76,15 +78,17 @@ public final class HornPlayer: Sendable {
         periodFrames = period
         // The handle goes to the audio thread, which alone uses it from now on.
         let address = UInt(bitPattern: pcm)
-        let thread = Thread { [self] in
-            let fd = open("/proc/thread-self/comm", O_WRONLY | O_CLOEXEC)
-            if fd >= 0 { _ = write(fd, "kioskd-horn", 11); close(fd) }
-            let pcm = OpaquePointer(bitPattern: address)!
-            run(pcm)
+        do {
+            try NamedThread.detach(name: "kioskd-horn") { [self] in
+                let pcm = OpaquePointer(bitPattern: address)!
+                run(pcm)
+                snd_pcm_close(pcm)
+                ended.signal()
+            }
+        } catch {
             snd_pcm_close(pcm)
-            ended.signal()
+            throw error
         }
-        thread.start()
     }
 
     /// Sounds the horn now (`requestedNs`: when it was asked for, for the report; default now).

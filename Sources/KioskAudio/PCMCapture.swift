@@ -1,6 +1,6 @@
 import CALSA
 import CKioskLazy
-import Foundation
+import FoundationEssentials
 import KioskCore
 
 /// Records from an ALSA capture device for a while (the kernel test's ear on snd-aloop), and says

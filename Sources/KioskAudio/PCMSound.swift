@@ -1,4 +1,5 @@
-import Foundation
+import FoundationEssentials
+import Glibc
 
 /// Sound as ALSA plays it: 16-bit signed samples, interleaved (left, right, left, … for stereo),
 /// at `rate` frames per second.

@@ -1,4 +1,5 @@
-import Foundation
+import FoundationEssentials
+import Glibc
 
 /// Measures a recorded sound: where it starts and ends, its level and the strength of given
 /// frequencies (the horn's checks, in the unit tests and in the kernel test's recording).

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 import KioskCore
 
 /// A RIFF WAVE file of 16-bit PCM, mono or stereo (what `[audio] horn` takes besides "builtin").

@@ -2,7 +2,7 @@
 import Glibc
 #endif
 import CKioskLinux
-import Foundation
+import FoundationEssentials
 import KioskCore
 import KioskPosix
 import Logging
@@ -93,14 +93,15 @@ public final class CECLink: Sendable {
             $0.connector = connector
             $0.threadDone = false
         }
-        let thread = Thread { [self] in
-            let fd = open("/proc/thread-self/comm", O_WRONLY | O_CLOEXEC)
-            if fd >= 0 { _ = write(fd, "kioskd-cec", 10); close(fd) }
-            run()
+        do {
+            try NamedThread.detach(name: "kioskd-cec") { [self] in
+                run()
+                shared.withLock { $0.threadDone = true }
+            }
+        } catch {
             shared.withLock { $0.threadDone = true }
+            publish { $0.error = "\(error)" }
         }
-        thread.name = "kioskd-cec"
-        thread.start()
     }
 
     /// The panel was blanked or lit: the TV follows. Never blocks (any thread).

@@ -1,4 +1,5 @@
-import Foundation
+import FoundationEssentials
+import Glibc
 import KioskAudio
 import KioskCEC
 import KioskCore
@@ -172,9 +173,9 @@ public struct DaemonConfig {
         guard format >= 1, format <= DaemonConfig.configFormat else {
             throw root.error("config_format", "this config is written for config format \(format); this kioskd \(KioskVersion.current) reads config format \(DaemonConfig.configFormat)\(format > DaemonConfig.configFormat ? ": install the kioskd it was written for, or edit it for this one" : "")")
         }
-        let configDir = (file as NSString).deletingLastPathComponent
+        let configDir = PathText.parent(of: file)
         func resolve(_ p: String) -> String {
-            p.hasPrefix("/") || configDir.isEmpty ? p : (configDir as NSString).appendingPathComponent(p)
+            p.hasPrefix("/") || configDir.isEmpty ? p : PathText.appending(p, to: configDir)
         }
         /// A path key: not empty (an empty path would silently mean the config's folder), at
         /// most `maxPath` bytes once resolved.

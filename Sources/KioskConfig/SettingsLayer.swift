@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 import KioskCore
 
 /// Settings kept beside the config file, not in it (docs/config.md): values set from the phone

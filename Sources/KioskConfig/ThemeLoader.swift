@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 import KioskCore
 
 /// Finds themes by name: the built-ins (`Theme.builtIn`) or a file `<directory>/<name>.toml`.

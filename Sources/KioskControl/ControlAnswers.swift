@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 // The JSON answers of the control interface (docs/control.md, "HTTP API"). Property names are
 // the wire keys in camel case (`sceneKind` is "scene_kind"); `nil` optionals are left out,

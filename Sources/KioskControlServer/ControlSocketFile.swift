@@ -1,4 +1,5 @@
-import Foundation
+import FoundationEssentials
+import Glibc
 import KioskConfig
 import KioskControl
 import KioskCore
@@ -18,7 +19,7 @@ struct ControlSocketFile {
     init(_ settings: ControlSettings) throws {
         self.settings = settings
         let path = settings.socketPath
-        var dir = (path as NSString).deletingLastPathComponent
+        var dir = PathText.parent(of: path)
         if dir.isEmpty { dir = "." }
         do { try Self.makeDirectories(dir) } catch let e as KioskError {
             throw KioskError(.control, "cannot create the control socket directory \(dir): \(e.message)", errno: e.errno)

@@ -1,4 +1,5 @@
-import Foundation
+import FoundationEssentials
+import Glibc
 import KioskConfig
 import KioskCore
 import KioskPosix
@@ -76,12 +77,12 @@ extension DaemonConfig {
     /// that is for want of a permission; nil when it can (or already exists with its parent).
     static func creatable(_ path: String) -> (message: String, permission: Bool)? {
         var st = stat()
-        var dir = (path as NSString).deletingLastPathComponent
+        var dir = PathText.parent(of: path)
         if dir.isEmpty { dir = "." }
         while stat(dir, &st) != 0 {
             let e = errno
             guard e == ENOENT else { return ("cannot create \(path): \(Posix.error("stat", path: dir, errno: e).message)", false) }
-            let up = (dir as NSString).deletingLastPathComponent
+            let up = PathText.parent(of: dir)
             if up == dir || up.isEmpty { return nil }
             dir = up
         }

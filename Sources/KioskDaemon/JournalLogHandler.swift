@@ -1,4 +1,6 @@
-import Foundation
+import FoundationEssentials
+import Glibc
+import KioskPosix
 import Logging
 import Synchronization
 
@@ -57,7 +59,7 @@ public struct JournalLogHandler: LogHandler {
         if let p = metadataProvider { all.merge(p.get(), uniquingKeysWith: { _, b in b }) }
         if let extra { all.merge(extra, uniquingKeysWith: { _, b in b }) }
         let meta = all.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }.joined(separator: " ")
-        let text = "\(message)".replacingOccurrences(of: "\n", with: " ")
+        let text = "\(message)".replacing("\n", with: " ")
         return text + (meta.isEmpty ? "" : " [\(meta)]")
     }
 
@@ -65,6 +67,6 @@ public struct JournalLogHandler: LogHandler {
         let line = text(message: event.message, metadata: event.metadata)
         let s = head(event.level) + line + "\n"
         if let recent { recent.record(level: event.level, message: line) }
-        JournalLogHandler.lock.withLock { _ in FileHandle.standardError.write(Data(s.utf8)) }
+        JournalLogHandler.lock.withLock { _ in Posix.writeStandardError(s) }
     }
 }

@@ -1,4 +1,5 @@
-import Foundation
+import FoundationEssentials
+import Glibc
 import KioskConfig
 import KioskCore
 import KioskScenes

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 import KioskConfig
 import KioskControl
 import KioskCore
@@ -41,11 +41,7 @@ public final class RenderLoopService: Service {
         let notifier = self.notifier
         let loop = self.loop
         let finished = OneShot<Error?>()
-        let thread = Thread {
-            // Named from inside (what `top -H` shows): a thread otherwise keeps the name of the
-            // one that started it, and Foundation does not always pass `name` on.
-            let fd = open("/proc/thread-self/comm", O_WRONLY | O_CLOEXEC)
-            if fd >= 0 { _ = write(fd, "kioskd-render", 13); close(fd) }
+        try NamedThread.detach(name: "kioskd-render") {
             loop.post {
                 daemon.value.start()
                 daemon.value.startPipeline()
@@ -59,8 +55,6 @@ public final class RenderLoopService: Service {
                 finished.fulfil(error)
             }
         }
-        thread.name = "kioskd-render"
-        thread.start()
         let outcome: Error? = await withGracefulShutdownHandler {
             await withTaskCancellationHandler {
                 await finished.value()

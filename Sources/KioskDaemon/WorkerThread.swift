@@ -1,4 +1,6 @@
-import Foundation
+import Dispatch
+import FoundationEssentials
+import Glibc
 import KioskCore
 import KioskPosix
 import Synchronization
@@ -64,31 +66,40 @@ public final class WorkerThread: OffLoopWork, Sendable {
     }
 
     private func startThread() {
-        let name = self.name
-        let thread = Thread { [self] in
-            // Named from inside: a thread otherwise keeps the name of the one that started it.
-            let fd = open("/proc/thread-self/comm", O_WRONLY | O_CLOEXEC)
-            if fd >= 0 { _ = write(fd, name, name.utf8.count); close(fd) }
-            while true {
-                wake.wait()
-                let job = state.withLock { s -> (@Sendable () -> Void)? in
-                    s.queue.isEmpty ? nil : s.queue.removeFirst()
-                }
-                if let job {
-                    job()
-                    continue
-                }
-                // Woken with nothing queued: only `finish` does that.
-                let done = state.withLock { s -> Bool in
-                    guard s.finishing && s.queue.isEmpty else { return false }
-                    s.finished = true
-                    return true
-                }
-                if done { break }
+        do {
+            try NamedThread.detach(name: name) { [self] in serve() }
+        } catch {
+            // No thread: the work given so far and all later work is carried out by its giver,
+            // as when finishing.
+            let queued = state.withLock { s -> [@Sendable () -> Void] in
+                s.finishing = true
+                s.finished = true
+                defer { s.queue = [] }
+                return s.queue
             }
-            ended.signal()
+            for job in queued { job() }
         }
-        thread.name = name
-        thread.start()
+    }
+
+    /// The thread: each job in turn, until `finish` finds the queue empty.
+    private func serve() {
+        while true {
+            wake.wait()
+            let job = state.withLock { s -> (@Sendable () -> Void)? in
+                s.queue.isEmpty ? nil : s.queue.removeFirst()
+            }
+            if let job {
+                job()
+                continue
+            }
+            // Woken with nothing queued: only `finish` does that.
+            let done = state.withLock { s -> Bool in
+                guard s.finishing && s.queue.isEmpty else { return false }
+                s.finished = true
+                return true
+            }
+            if done { break }
+        }
+        ended.signal()
     }
 }

@@ -3,7 +3,7 @@ import Glibc
 #endif
 import CKioskLinux
 import CMosquitto
-import Foundation
+import FoundationEssentials
 import KioskCore
 import KioskPosix
 import Logging
@@ -22,7 +22,7 @@ extension MQTTClient {
             let handle = self.handle, cfg = config, loop = self.loop
             let maxPacket = maximumPacketSize
             let me = WeakLoopBound(self, loop: loop)
-            Thread.detachNewThread {
+            connectOnThread {
                 var props: OpaquePointer?
                 if v5 { _ = mosquitto_property_add_int32(&props, Int32(MQTT_PROP_MAXIMUM_PACKET_SIZE.rawValue), maxPacket) }
                 let rc = mosquitto_connect_bind_v5(handle.mosq, cfg.host, Int32(cfg.port), Int32(cfg.keepalive), nil, props)
@@ -44,7 +44,7 @@ extension MQTTClient {
             connectInFlight = true
             let handle = self.handle, cfg = config, loop = self.loop
             let me = WeakLoopBound(self, loop: loop)
-            Thread.detachNewThread {
+            connectOnThread {
                 let rc = mosquitto_connect_async(handle.mosq, cfg.host, Int32(cfg.port), Int32(cfg.keepalive))
                 let e = errno
                 loop.post {
@@ -53,6 +53,17 @@ extension MQTTClient {
                     client.connectReturned(rc, errno: e)
                 }
             }
+        }
+    }
+
+    /// Runs `body`, a connect that blocks, on a thread of its own (`kioskd-connect`); when none
+    /// can be started the connect fails at once, with the error `pthread_create` gave.
+    private func connectOnThread(_ body: @escaping @Sendable () -> Void) {
+        do {
+            try NamedThread.detach(name: "kioskd-connect", body)
+        } catch {
+            connectInFlight = false
+            connectReturned(MOSQ_ERR_ERRNO.rawValue, errno: error.errno)
         }
     }
 

@@ -3,7 +3,7 @@ import Glibc
 #endif
 import CKioskLinux
 import CMosquitto
-import Foundation
+import FoundationEssentials
 import KioskCore
 import KioskPosix
 import Logging

@@ -4,7 +4,7 @@ import Glibc
 import CKioskLazy
 import CKioskLinux
 import CMosquitto
-import Foundation
+import FoundationEssentials
 import KioskCore
 import KioskPosix
 import Logging

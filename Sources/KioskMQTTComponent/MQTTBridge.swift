@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 import KioskComponent
 import KioskConfig
 import KioskControl
@@ -138,20 +138,20 @@ public final class MQTTBridge: DaemonComponent {
         threadRunning = true
         let mqttLoop = self.mqttLoop, renderLoop = loop
         let me = WeakLoopBound(self, loop: loop)
-        let thread = Thread {
-            // Named from inside (what `top -H` shows), as the render and commit threads are.
-            let fd = open("/proc/thread-self/comm", O_WRONLY | O_CLOEXEC)
-            if fd >= 0 { _ = write(fd, "kioskd-mqtt", 11); close(fd) }
-            mqttLoop.post { owned.value.start() }
-            do {
-                try mqttLoop.run()
-            } catch {
-                owned.value.logger.critical("the MQTT loop failed", metadata: ["error": "\(error)"])
+        do {
+            try NamedThread.detach(name: "kioskd-mqtt") {
+                mqttLoop.post { owned.value.start() }
+                do {
+                    try mqttLoop.run()
+                } catch {
+                    owned.value.logger.critical("the MQTT loop failed", metadata: ["error": "\(error)"])
+                }
+                renderLoop.post { me.value?.threadEnded() }
             }
-            renderLoop.post { me.value?.threadEnded() }
+        } catch {
+            threadRunning = false
+            logger.critical("MQTT: cannot start its thread; no broker is reached", metadata: ["error": "\(error)"])
         }
-        thread.name = "kioskd-mqtt"
-        thread.start()
     }
 
     /// Publishes `offline`, disconnects, ends the MQTT thread, then calls `completion` (on the

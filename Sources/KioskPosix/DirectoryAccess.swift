@@ -1,4 +1,5 @@
-import Foundation
+import FoundationEssentials
+import Glibc
 import KioskCore
 
 /// Whether kioskd may create files in a directory: the one judgement the config check (before

@@ -19,6 +19,22 @@ public enum Posix {
         }
     }
 
+    /// Writes all of `text` to standard error (descriptor 2: short writes continued, EINTR
+    /// retried), in place of Foundation's `FileHandle.standardError`. A failure is not reported:
+    /// there is nowhere left to report it.
+    public static func writeStandardError(_ text: String) {
+        var text = text
+        text.withUTF8 { bytes in
+            var off = 0
+            while off < bytes.count {
+                let n = Glibc.write(2, bytes.baseAddress! + off, bytes.count - off)
+                if n < 0 && errno == EINTR { continue }
+                if n <= 0 { return }
+                off += n
+            }
+        }
+    }
+
     /// The error `call` throws, for failures found another way (a NULL return, a short write).
     public static func error(_ name: String, path: String? = nil, errno e: Int32) -> KioskError {
         let what = path.map { "\(name) \($0)" } ?? name

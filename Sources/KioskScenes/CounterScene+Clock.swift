@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 import KioskCore
 import Logging
 
@@ -28,7 +28,7 @@ extension GameClockRecord {
     /// on the monotonic clock, one of another boot on the realtime clock.
     public static let thisBoot: String = {
         let text = (try? String(contentsOfFile: "/proc/sys/kernel/random/boot_id", encoding: .utf8)) ?? ""
-        let id = text.trimmingCharacters(in: .whitespacesAndNewlines)
+        let id = text.trimmingWhitespace()
         return id.isEmpty ? "unknown" : id
     }()
 }

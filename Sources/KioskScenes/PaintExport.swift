@@ -1,4 +1,5 @@
-import Foundation
+import FoundationEssentials
+import Glibc
 import KioskCore
 
 /// Where saved paintings go and how they are written: PNG files in one directory (created when

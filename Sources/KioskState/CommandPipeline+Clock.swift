@@ -1,4 +1,5 @@
-import Foundation
+import FoundationEssentials
+import Glibc
 import KioskCore
 
 /// Game clock changes in the command pipeline (docs/scoreboard.md): a `ClockIntent` is decided

@@ -1,4 +1,5 @@
-import Foundation
+import Dispatch
+import FoundationEssentials
 import KioskCore
 import KioskPosix
 
@@ -28,18 +29,20 @@ extension CommandPipeline {
             return
         }
         shared.withLock { $0.ownThread = true }
-        let thread = Thread { [self] in
-            // Named from inside: a thread otherwise keeps the name of the one that started it.
-            let fd = open("/proc/thread-self/comm", O_WRONLY | O_CLOEXEC)
-            if fd >= 0 { _ = write(fd, "kioskd-commit", 13); close(fd) }
-            do { try loop.run() } catch {
-                logger.critical("the commit loop stopped", metadata: ["error": "\(error)"])
+        do {
+            try NamedThread.detach(name: "kioskd-commit") { [self] in
+                do { try loop.run() } catch {
+                    logger.critical("the commit loop stopped", metadata: ["error": "\(error)"])
+                }
+                shared.withLock { $0.ownThread = false }
+                ended.signal()
             }
+        } catch {
             shared.withLock { $0.ownThread = false }
-            ended.signal()
+            logger.critical("cannot start the commit loop; every change is refused", metadata: ["error": "\(error)"])
+            refuseAll(because: "the commit loop could not start (\(error))")
+            return
         }
-        thread.name = "kioskd-commit"
-        thread.start()
         start(on: loop)
     }
 

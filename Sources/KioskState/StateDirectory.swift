@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 import KioskCore
 import KioskPosix
 
@@ -58,7 +58,7 @@ extension FileStateStore {
     /// `mkdir -p` with mode 0750 for what is created; each directory made is `fsync`ed with its
     /// parent, so that its name is on disk before anything in it is acknowledged.
     func makeDirectory(_ path: String) throws {
-        let parent = (path as NSString).deletingLastPathComponent
+        let parent = PathText.parent(of: path)
         if sys.mkdir(path, 0o750) == 0 {
             try settle(path, parent: parent)
             return
@@ -106,7 +106,7 @@ extension FileStateStore {
             let e = errno
             var buf = [UInt8](repeating: 0, count: 32)
             let n = buf.withUnsafeMutableBytes { sys.read(fd, $0.baseAddress!, $0.count) }
-            let pid = n > 0 ? String(decoding: buf[..<n], as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines) : ""
+            let pid = n > 0 ? String(decoding: buf[..<n], as: UTF8.self).trimmingWhitespace() : ""
             guard e == EWOULDBLOCK else {
                 throw Unusable(message: "cannot lock the state directory: \(Self.failed("flock", "\(directory)/\(Self.lockName)", e))")
             }

@@ -1,5 +1,6 @@
 import CZlib
-import Foundation
+import FoundationEssentials
+import Glibc
 
 /// The state journal's bytes (`journal.log`), as pure values: written by `encodeHeader` and
 /// `encodeRecord`, read by `read`.

@@ -1,4 +1,5 @@
-import Foundation
+import FoundationEssentials
+import Glibc
 import KioskControl
 
 /// Who may reach the page under which name: the `Host` a request names must be the kiosk's
@@ -110,7 +111,7 @@ public struct WebAccess: Sendable {
         guard let c = URLComponents(string: origin), let scheme = c.scheme?.lowercased(), scheme == "http" || scheme == "https",
               let h = c.host, !h.isEmpty, c.user == nil, c.password == nil, c.path.isEmpty, c.query == nil, c.fragment == nil
         else { return nil }
-        let host = h.lowercased().trimmingCharacters(in: CharacterSet(charactersIn: "[]"))
+        let host = h.lowercased().trimming { $0 == "[" || $0 == "]" }
         return Origin(scheme: scheme, host: host, port: c.port ?? Origin.defaultPort(scheme))
     }
 
@@ -128,7 +129,7 @@ public struct WebAccess: Sendable {
     public static func token(cookie: String?) -> String? {
         guard let cookie else { return nil }
         for part in cookie.split(separator: ";") {
-            let kv = part.trimmingCharacters(in: .whitespaces)
+            let kv = part.trimmingSpaces()
             if kv.hasPrefix(cookieName + "=") {
                 let v = String(kv.dropFirst(cookieName.count + 1))
                 return v.isEmpty ? nil : v

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 import KioskCore
 
 /// `[web]`: the phone page's HTTP server (absent: no web server).

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 import KioskControl
 import KioskCore
 import KioskState
@@ -89,8 +89,8 @@ extension PairingBook {
     }
 
     static func base64url(_ bytes: [UInt8]) -> String {
-        Data(bytes).base64EncodedString().replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_")
-            .replacingOccurrences(of: "=", with: "")
+        Data(bytes).base64EncodedString().replacing("+", with: "-").replacing("/", with: "_")
+            .replacing("=", with: "")
     }
 
     static func constantTimeEqual(_ a: String, _ b: String) -> Bool {

@@ -1,4 +1,5 @@
-import Foundation
+import FoundationEssentials
+import Glibc
 import KioskControl
 import KioskCore
 import KioskPosix
@@ -286,7 +287,7 @@ public final class PairingBook {
     public func redeem(code: String, name: String, client: String, done: @escaping (WebRedeemResult) -> Void) {
         if let refusal = check(code: code, name: name, client: client) { done(refusal); return }
         guard var c = open else { done(.refused(.error(403, PairingBook.refusal, field: "code"))); return }
-        let trimmed = name.trimmingCharacters(in: .whitespacesAndNewlines)
+        let trimmed = name.trimmingWhitespace()
         var unique = trimmed
         var n = 2
         while records.contains(where: { $0.name == unique }) { unique = "\(trimmed) (\(n))"; n += 1 }
@@ -349,7 +350,7 @@ public final class PairingBook {
         if c.redeeming {
             return .refused(.error(409, "the pairing code is being used by another device right now; open a new one on the kiosk (kioskctl pair)", field: "code"))
         }
-        let trimmed = name.trimmingCharacters(in: .whitespacesAndNewlines)
+        let trimmed = name.trimmingWhitespace()
         if let problem = PairingBook.nameProblem(trimmed) {
             return .refused(.error(400, "field 'name' \(problem), such as \"Anna's phone\"", field: "name"))
         }

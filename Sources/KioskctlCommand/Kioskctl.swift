@@ -1,5 +1,6 @@
 import ArgumentParser
-import Foundation
+import FoundationEssentials
+import Glibc
 import KioskControl
 import KioskPosix
 
@@ -22,12 +23,12 @@ struct Connection: ParsableArguments {
 
     /// Writes `kioskctl: message` to stderr.
     static func complain(_ message: String) {
-        FileHandle.standardError.write(Data("kioskctl: \(message)\n".utf8))
+        Posix.writeStandardError("kioskctl: \(message)\n")
     }
 
     /// At most `limit` characters of an answer's body, for messages.
     static func excerpt(_ body: [UInt8], limit: Int = 2000) -> String {
-        let text = String(decoding: body, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+        let text = String(decoding: body, as: UTF8.self).trimmingWhitespace()
         return text.count <= limit ? text : "\(text.prefix(limit))… (\(body.count) bytes)"
     }
 
@@ -59,12 +60,12 @@ struct Connection: ParsableArguments {
             throw ExitCode(2)
         }
         if r.status == 202 { // a shared counter's change queued, not yet confirmed by the fleet's primary
-            if json { print(String(decoding: r.body, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)) }
+            if json { print(String(decoding: r.body, as: UTF8.self).trimmingWhitespace()) }
             Self.complain("pending: \((r.jsonObject?["message"] as? String) ?? Self.excerpt(r.body)) (HTTP 202)")
             throw ExitCode(4)
         }
         if json {
-            print(String(decoding: r.body, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines))
+            print(String(decoding: r.body, as: UTF8.self).trimmingWhitespace())
             return
         }
         let answer: T
@@ -239,16 +240,16 @@ struct Screenshot: ParsableCommand {
         let client = ControlClient(socketPath: c.socket, timeout: c.timeout)
         let r: ControlResponse
         do { r = try client.send(.screenshot(output: output)) } catch let e as ControlClientError {
-            FileHandle.standardError.write(Data("kioskctl: \(e.description)\n".utf8))
+            Posix.writeStandardError("kioskctl: \(e.description)\n")
             throw ExitCode(e.kind == .timeout ? 3 : 2)
         }
         guard r.status == 200, r.contentType == "image/png" else {
             let msg = r.errorMessage ?? String(decoding: r.body, as: UTF8.self)
-            FileHandle.standardError.write(Data("kioskctl: \(msg) (HTTP \(r.status))\n".utf8))
+            Posix.writeStandardError("kioskctl: \(msg) (HTTP \(r.status))\n")
             throw ExitCode(1)
         }
         do { try Self.write(r.body, to: file) } catch {
-            FileHandle.standardError.write(Data("kioskctl: cannot write the screenshot: \(error)\n".utf8))
+            Posix.writeStandardError("kioskctl: cannot write the screenshot: \(error)\n")
             throw ExitCode(1)
         }
         print("wrote \(file) (\(r.body.count) bytes)")

@@ -1,8 +1,11 @@
 import ArgumentParser
-import Foundation
+import Dispatch
+import FoundationEssentials
+import Glibc
 import KioskConfig
 import KioskCore
 import KioskDaemon
+import KioskPosix
 import KioskState
 import KioskctlCommand
 import Logging
@@ -69,7 +72,7 @@ struct Kioskd: AsyncParsableCommand {
         if CommandLine.arguments.first?.split(separator: "/").last == "kioskctl" {
             Kioskctl.main(Array(CommandLine.arguments.dropFirst()))
             // A command that succeeded returns here: done, not on into the daemon's arguments.
-            Foundation.exit(0)
+            Glibc.exit(0)
         }
         DaemonRunner.runConcurrencyOnLoopThread()
         let finished = DispatchSemaphore(value: 0)
@@ -111,7 +114,7 @@ struct Kioskd: AsyncParsableCommand {
                 // What the daemon needs at start (group, socket and state paths), checked without
                 // creating anything: a config the check accepts does not fail there.
                 for w in try cfg.checkSystem() {
-                    if checkConfig { FileHandle.standardError.write(Data("kioskd: warning: \(w)\n".utf8)) } else { logger.warning("\(w)") }
+                    if checkConfig { Posix.writeStandardError("kioskd: warning: \(w)\n") } else { logger.warning("\(w)") }
                 }
             }
             if checkConfig {
@@ -145,12 +148,12 @@ struct Kioskd: AsyncParsableCommand {
     /// carries the error priority `<3>`, so `journalctl -p err` (or `-p warning`) shows why kioskd
     /// did not start.
     func fail(_ message: String, code: Int32) -> Never {
-        FileHandle.standardError.write(Data(Kioskd.failureLine(message, environment: ProcessInfo.processInfo.environment).utf8))
-        Foundation.exit(code)
+        Posix.writeStandardError(Kioskd.failureLine(message, environment: ProcessInfo.processInfo.environment))
+        Glibc.exit(code)
     }
 
     static func failureLine(_ message: String, environment: [String: String]) -> String {
         let prefix = environment["JOURNAL_STREAM"].map { $0.isEmpty ? "" : "<3>" } ?? ""
-        return "\(prefix)kioskd: \(message.replacingOccurrences(of: "\n", with: " "))\n"
+        return "\(prefix)kioskd: \(message.replacing("\n", with: " "))\n"
     }
 }
