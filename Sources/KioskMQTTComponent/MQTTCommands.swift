@@ -23,7 +23,7 @@ extension MQTTBridge {
         var converted: String?
         var text: String {
             if let c = converted { return c }
-            let t = payload().trimmingCharacters(in: .whitespacesAndNewlines)
+            let t = payload().trimmingWhitespace()
             converted = t
             return t
         }

@@ -3,7 +3,7 @@ picture: the DRM device's open file waits in systemd's file descriptor store (th
 FileDescriptorStoreMax=) while the next kioskd starts, so the framebuffer on screen stays up
 (docs/restart.md). Screendumps one after another time how long the score is off the screen
 through `systemctl restart` with the store off and on, and through a crash restarted by
-Restart=; 20 restarts leave as many framebuffers on the device as before; a stop empties the
+Restart=; 10 restarts leave as many framebuffers on the device as before; a stop empties the
 store and the picture goes."""
 
 import os
@@ -55,7 +55,7 @@ def _watch(s: Session, label: str) -> dict:
 @scenario("systemd-restart-picture", display="VGA", timeout=900, boot="scripts/vm/systemd-boot.sh",
           prelude="systemd-prelude.sh", ready_timeout=180, guest="systemd-restart-picture.sh")
 def restart_picture(s: Session) -> None:
-    """systemd 252 as PID 1: with the shipped FileDescriptorStoreMax= the score stays on the screen through systemctl restart and a crash restart, and 20 restarts leak no framebuffer."""
+    """systemd 252 as PID 1: with the shipped FileDescriptorStoreMax= the score stays on the screen through systemctl restart and a crash restart, and 10 restarts leak no framebuffer."""
     inst = s.wait_marker("install", 240)
     s.result("install", inst)
     s.expect(inst.startswith("0|") and "FileDescriptorStoreMax=" in inst,
@@ -83,9 +83,9 @@ def restart_picture(s: Session) -> None:
 
     leak = kv(s.wait_marker("leak", 600))
     s.result("leak", leak)
-    s.expect(leak.get("restarts") == "20", f"20 restarts succeeded: {leak}")
+    s.expect(leak.get("restarts") == "10", f"10 restarts succeeded: {leak}")
     s.expect(leak.get("before") == leak.get("after") and leak.get("before") not in (None, "?"),
-             f"20 restarts leave as many framebuffers on the device: {leak.get('before')} before, {leak.get('after')} after")
+             f"10 restarts leave as many framebuffers on the device: {leak.get('before')} before, {leak.get('after')} after")
     s.expect(leak.get("kept", "0").isdigit() and int(leak.get("kept", "0")) >= 22,
              f"each restarted kioskd took the kept device (journal): {leak.get('kept')}")
 

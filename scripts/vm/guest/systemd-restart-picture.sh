@@ -2,7 +2,7 @@
 # systemd-restart-picture: kioskd installed by scripts/install.sh under systemd 252 as PID 1
 # (scripts/vm/systemd-boot.sh); the score is timed off the screen (host screendumps) through
 # `systemctl restart` with systemd's file descriptor store off (FileDescriptorStoreMax=0) and on
-# (the shipped unit), through a crash restarted by Restart=, and 20 restarts count framebuffers.
+# (the shipped unit), through a crash restarted by Restart=, and 10 restarts count framebuffers.
 KIOSKCTL="$(dirname "$KIOSKD")/kioskctl"
 CONF=/etc/kioskd/kioskd.toml
 U=kioskd.service
@@ -79,7 +79,7 @@ measure crash systemctl kill -s KILL "$U"
 # --- many restarts: the framebuffers the device holds stay as many ---
 before=$(fbs)
 n=0
-for _ in $(seq 1 20); do systemctl restart "$U" && n=$((n + 1)); done
+for _ in $(seq 1 10); do systemctl restart "$U" && n=$((n + 1)); done
 mark leak "restarts=$n|before=$before|after=$(fbs)|$(props)|kept=$(journalctl -q -u "$U" -o cat | grep -c 'took the DRM device kept by systemd')"
 mark before-stop
 wait_host 60
