@@ -59,9 +59,11 @@ let package = Package(
         // C libraries, one system module each.
         .systemLibrary(name: "CCairo", pkgConfig: "pangocairo", providers: [.apt(["libcairo2-dev", "libpango1.0-dev"])]),
         .systemLibrary(name: "CDRM", pkgConfig: "libdrm", providers: [.apt(["libdrm-dev"])]),
-        .systemLibrary(name: "CUdev", pkgConfig: "libudev", providers: [.apt(["libudev-dev"])]),
-        .systemLibrary(name: "CLibInput", pkgConfig: "libinput", providers: [.apt(["libinput-dev"])]),
-        .systemLibrary(name: "CSystemd", pkgConfig: "libsystemd", providers: [.apt(["libsystemd-dev"])]),
+        // Headers only: libudev and libinput (DRM displays, input) are opened when first needed
+        // (CKioskLazy/lazy_libs.c), as are CSdBus's libsystemd and the libraries below; systemd's
+        // notifications (READY=1, the watchdog) are CKioskLazy's own (notify.c), without libsystemd.
+        .systemLibrary(name: "CUdev", providers: [.apt(["libudev-dev"])]),
+        .systemLibrary(name: "CLibInput", providers: [.apt(["libinput-dev"])]),
         // zlib's crc32: the state journal's record checksums.
         .systemLibrary(name: "CZlib", pkgConfig: "zlib", providers: [.apt(["zlib1g-dev"])]),
         // Headers only: these libraries are opened when a configuration first needs them
@@ -101,14 +103,14 @@ let package = Package(
         // adjtimex and inotify headers (C library, nothing to link).
         .systemLibrary(name: "CTimex"),
         // sd-bus (libsystemd): the logind session's SetBrightness.
-        .systemLibrary(name: "CSdBus", pkgConfig: "libsystemd", providers: [.apt(["libsystemd-dev"])]),
+        .systemLibrary(name: "CSdBus", providers: [.apt(["libsystemd-dev"])]),
 
         // Pure Swift core: values and protocols (the Scheduler a loop offers). No C library imports.
         .target(name: "KioskCore", dependencies: ["CKioskVersionShim"]),
         // The operating system: the epoll event loop, the syscall wrapper.
         .target(name: "KioskPosix", dependencies: ["KioskCore", "CKioskLinux", "CTimex"]),
         // The backlight through the logind session (sd-bus), behind KioskPosix's BacklightWriter.
-        .target(name: "KioskLogind", dependencies: ["KioskCore", "KioskPosix", "CSdBus"]),
+        .target(name: "KioskLogind", dependencies: ["KioskCore", "KioskPosix", "CSdBus", "CKioskLazy"]),
         // Drawing on cairo + pango.
         .target(name: "KioskRender", dependencies: ["KioskCore", "CCairo", "CKioskPixels"]),
         // What users entered, kept: the state store and its journal, the command pipeline that
@@ -120,11 +122,11 @@ let package = Package(
         // Sound through ALSA: the horn (its tone, WAV files, the audio thread), a capture for tests.
         .target(name: "KioskAudio", dependencies: ["KioskCore", "CALSA", "CKioskLazy", .product(name: "Logging", package: "swift-log")]),
         // libudev for DRM and input: enumeration, the hotplug monitor, reference ownership.
-        .target(name: "KioskUdev", dependencies: ["KioskCore", "KioskPosix", "CUdev"]),
+        .target(name: "KioskUdev", dependencies: ["KioskCore", "KioskPosix", "CUdev", "CKioskLazy"]),
         .target(name: "KioskDRM", dependencies: ["KioskCore", "KioskPosix", "KioskUdev", "CDRM", "CKioskDRMFormats", "CKioskLinux", .product(name: "Logging", package: "swift-log")]),
         // HDMI-CEC: a TV's standby and wake-up follow the panel's blanking, its power status is asked.
         .target(name: "KioskCEC", dependencies: ["KioskCore", "KioskPosix", "CKioskCEC", "CKioskLinux", .product(name: "Logging", package: "swift-log")]),
-        .target(name: "KioskInput", dependencies: ["KioskCore", "KioskPosix", "KioskUdev", "CLibInput", "CKioskInputShims", .product(name: "Logging", package: "swift-log")]),
+        .target(name: "KioskInput", dependencies: ["KioskCore", "KioskPosix", "KioskUdev", "CLibInput", "CKioskInputShims", "CKioskLazy", .product(name: "Logging", package: "swift-log")]),
         // The control protocol: commands, routes, JSON answers and the client. No hardware, no
         // drawing, no server: kioskctl links only this.
         .target(name: "KioskControl", dependencies: [
@@ -205,7 +207,7 @@ let package = Package(
         // The daemon: control, persistence, services; the only place hardware meets scenes.
         .target(name: "KioskDaemon", dependencies: [
             "KioskConfig", "KioskComponent", "KioskControlServer", "KioskPanel", "KioskWebComponent", "KioskMQTTComponent",
-            "KioskCore", "KioskPosix", "KioskControl", "KioskHTTP", "KioskRender", "KioskScenes", "KioskDRM", "KioskInput", "KioskLogind", "CSystemd", "KioskWeb",
+            "KioskCore", "KioskPosix", "KioskControl", "KioskHTTP", "KioskRender", "KioskScenes", "KioskDRM", "KioskInput", "KioskLogind", "CKioskLazy", "KioskWeb",
             "CKioskLinux", "CKioskExecutorHook",
             "KioskMQTT", "KioskCEC", "KioskState", "KioskFleet",
             "KioskAudio",
@@ -286,15 +288,18 @@ let package = Package(
 
         .testTarget(name: "KioskCoreTests", dependencies: ["KioskCore", "KioskTesting"]),
         .testTarget(name: "KioskPosixTests", dependencies: ["KioskTestTraits", "KioskPosix", "KioskTesting"]),
-        .testTarget(name: "KioskLogindTests", dependencies: ["KioskTestTraits", "KioskLogind", "KioskPosix", "KioskTesting", "CSdBus"]),
+        // The tests' own D-Bus peer and libinput path contexts call the libraries directly (kioskd opens them lazily).
+        .testTarget(name: "KioskLogindTests", dependencies: ["KioskTestTraits", "KioskLogind", "KioskPosix", "KioskTesting", "CSdBus"],
+                    linkerSettings: [.linkedLibrary("systemd")]),
         .testTarget(name: "KioskRenderTests", dependencies: ["KioskRender", "KioskTesting"]),
         .testTarget(name: "KioskScenesTests", dependencies: ["KioskScenes", "KioskState", "KioskPosix", "KioskTesting"]),
         .testTarget(name: "KioskDRMTests", dependencies: ["KioskDRM", "KioskDRMTesting", "CKioskLinux", "KioskPosix", "KioskTesting", "KioskRender", "KioskScenes"]),
         .testTarget(name: "KioskCECTests", dependencies: ["KioskCEC"]),
         .testTarget(name: "KioskAudioTests", dependencies: ["KioskAudio", "KioskConfig", "KioskCore", "KioskTesting"]),
-        .testTarget(name: "KioskInputTests", dependencies: ["KioskTestTraits", "KioskInput", "KioskPosix", "CKioskInputShims"]),
+        .testTarget(name: "KioskInputTests", dependencies: ["KioskTestTraits", "KioskInput", "KioskPosix", "CKioskInputShims"],
+                    linkerSettings: [.linkedLibrary("input")]),
         .testTarget(name: "KioskDaemonTests", dependencies: ["KioskDRMTesting", "KioskTestTraits", "KioskDaemon", "KioskDaemonTesting", "KioskConfig", "KioskControl", "KioskHTTP", "KioskPosix", "KioskTesting", "KioskMQTT", "CKioskLazy", "KioskCEC", "KioskState", "KioskFleet",
-                                                       "KioskComponent", "KioskControlServer", "KioskPanel", "KioskWebComponent", "KioskMQTTComponent"]),
+                                                       "KioskComponent", "KioskControlServer", "KioskPanel", "KioskWebComponent", "KioskMQTTComponent", "kioskd"]),
         .testTarget(name: "KioskWebTests", dependencies: ["KioskTestTraits", "KioskWeb", "KioskWebComponent", "KioskDaemon", "KioskDaemonTesting", "KioskConfig", "KioskControl", "KioskCore", "KioskPosix", "KioskTesting",
                                                     .product(name: "NIOEmbedded", package: "swift-nio")]),
         .testTarget(name: "KioskMQTTTests", dependencies: ["KioskTestTraits", "KioskMQTT", "KioskPosix", "KioskTesting", .product(name: "Logging", package: "swift-log")],

@@ -201,6 +201,9 @@ fi
 # DejaVu Sans is the built-in themes' font; systemd-sysusers creates the user; a clock's
 # `time_zone` is read from the system's zone files (tzdata; kioskd links no ICU and its zones).
 depends="$shlibs, fonts-dejavu-core, tzdata, systemd | systemd-sysusers"
+# Opened when the DRM backend starts (input devices, the logind backlight), not linked, so
+# dpkg-shlibdeps does not see them; every board needs them (CKioskLazy).
+depends="$depends, libudev1, libinput10, libsystemd0"
 # Opened only when the config needs them: [mqtt], [web] session tokens, the pairing QR code,
 # [audio]'s horn.
 if [ "$arch" = arm64 ]; then ssl=libssl3t64; asound=libasound2t64; else ssl=libssl3; asound=libasound2; fi

@@ -1,4 +1,4 @@
-import CSystemd
+import CKioskLazy
 import KioskCore
 import Logging
 import KioskPosix
@@ -13,10 +13,11 @@ public final class SystemdNotifier: Sendable {
 
     public init(logger: Logger) { self.logger = logger }
 
-    /// Sends `state` ("READY=1", "STATUS=…") to the service manager; wraps `sd_notify(3)`.
+    /// Sends `state` ("READY=1", "STATUS=…") to the service manager, as `sd_notify(3)` does
+    /// (`kiosk_notify`: the same datagram, without loading libsystemd).
     @discardableResult
     public func notify(_ state: String) -> Bool {
-        let r = sd_notify(0, state)
+        let r = kiosk_notify(state)
         if r < 0 { logger.debug("sd_notify failed", metadata: ["state": "\(state)", "errno": "\(-r)"]) }
         return r > 0
     }
@@ -26,10 +27,11 @@ public final class SystemdNotifier: Sendable {
     public func stopping() { notify("STOPPING=1") }
     public func reloading() { notify("RELOADING=1") }
 
-    /// The watchdog interval in microseconds when systemd expects pets (WatchdogSec=); wraps `sd_watchdog_enabled(3)`.
+    /// The watchdog interval in microseconds when systemd expects pets (WatchdogSec=), as
+    /// `sd_watchdog_enabled(3)` reads it (`kiosk_watchdog_enabled`).
     public static func watchdogMicroseconds() -> UInt64? {
         var usec: UInt64 = 0
-        guard sd_watchdog_enabled(0, &usec) > 0, usec > 0 else { return nil }
+        guard kiosk_watchdog_enabled(&usec) > 0, usec > 0 else { return nil }
         return usec
     }
 

@@ -3,6 +3,7 @@ import Glibc
 #endif
 import CLibInput
 import CKioskInputShims
+import CKioskLazy
 import KioskCore
 import KioskUdev
 import Logging
@@ -92,6 +93,8 @@ public final class LibInputSource: InputSource {
     /// `.deviceAdded` at the end of the loop's current (or first) iteration, after `onEvent` is
     /// set. Call on the loop's thread, or before the loop runs.
     public init(options: InputOptions, loop: any KioskLoop, logger: Logger) throws {
+        // libinput is opened when first needed (a headless kioskd never loads it).
+        if let e = kiosk_lazy_load(Int32(KIOSK_LIB_INPUT)) { throw KioskError.input(String(cString: e)) }
         self.options = options
         self.loop = loop
         self.logger = logger

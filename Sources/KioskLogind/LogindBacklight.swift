@@ -1,6 +1,7 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+import CKioskLazy
 import CSdBus
 import KioskCore
 import KioskPosix
@@ -24,8 +25,9 @@ public final class LogindBacklightWriter: BacklightWriter {
     /// The last error reply, if any.
     public private(set) var lastError: KioskError?
 
-    /// Whether this process belongs to a logind session (`sd_pid_get_session`).
+    /// Whether this process belongs to a logind session (`sd_pid_get_session`); false without libsystemd.
     public static func hasSession() -> Bool {
+        guard kiosk_lazy_load(Int32(KIOSK_LIB_SYSTEMD)) == nil else { return false }
         var s: UnsafeMutablePointer<CChar>?
         let r = sd_pid_get_session(0, &s)
         free(s)
@@ -37,6 +39,7 @@ public final class LogindBacklightWriter: BacklightWriter {
     ///   - sessionPath: the session object; "auto" is the caller's own session.
     public init(deviceName: String, loop: any KioskLoop, busAddress: String? = nil,
                 sessionPath: String = "/org/freedesktop/login1/session/auto") throws {
+        if let e = kiosk_lazy_load(Int32(KIOSK_LIB_SYSTEMD)) { throw KioskError(.system, String(cString: e)) }
         self.deviceName = deviceName
         self.loop = loop
         self.sessionPath = sessionPath

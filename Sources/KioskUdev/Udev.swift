@@ -1,6 +1,7 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+import CKioskLazy
 import CUdev
 import KioskCore
 import KioskPosix
@@ -11,8 +12,10 @@ public final class Udev {
     /// The `struct udev *`, for libraries that take one (libinput's udev backend).
     public let pointer: OpaquePointer
 
-    /// `udev_new`; throws naming the call and errno.
+    /// `udev_new`; throws naming the call and errno, or the missing library (libudev is opened
+    /// when first needed: a headless kioskd never loads it).
     public init() throws {
+        if let e = kiosk_lazy_load(Int32(KIOSK_LIB_UDEV)) { throw KioskError(.system, String(cString: e)) }
         guard let u = udev_new() else { throw Posix.error("udev_new", errno: errno) }
         pointer = u
     }

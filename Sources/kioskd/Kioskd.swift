@@ -79,7 +79,12 @@ struct Kioskd: AsyncParsableCommand {
         // Detached: a task made here would inherit the main actor, whose queue nothing drains
         // while the main thread waits.
         Task.detached {
-            await main(nil)
+            // A daemon's usual arguments are read without ArgumentParser (`DaemonArguments.quick`).
+            if let quick = DaemonArguments.quick(Array(CommandLine.arguments.dropFirst())) {
+                do { try await start(quick) } catch { exit(withError: error) }
+            } else {
+                await main(nil)
+            }
             finished.signal()
         }
         // The main thread has nothing else to do: fontconfig's configuration is loaded here,
@@ -89,7 +94,20 @@ struct Kioskd: AsyncParsableCommand {
         finished.wait()
     }
 
+    /// The parsed options, as `DaemonArguments.quick` reads them too.
+    var arguments: DaemonArguments {
+        DaemonArguments(config: config, backend: backend, snapshot: snapshot, stroke: stroke, snapshotAfter: snapshotAfter,
+                        listOutputs: listOutputs, checkConfig: checkConfig, logLevel: logLevel)
+    }
+
     func run() async throws {
+        try await Self.start(arguments)
+    }
+
+    static func start(_ arguments: DaemonArguments) async throws {
+        let (config, backend, snapshot, stroke, snapshotAfter, listOutputs, checkConfig, logLevel) = (
+            arguments.config, arguments.backend, arguments.snapshot, arguments.stroke, arguments.snapshotAfter,
+            arguments.listOutputs, arguments.checkConfig, arguments.logLevel)
         let level = Logger.Level(rawValue: logLevel) ?? .info
         LoggingSystem.bootstrap { JournalLogHandler(label: $0, level: level) }
         var logger = Logger(label: "kioskd")
@@ -147,7 +165,7 @@ struct Kioskd: AsyncParsableCommand {
     /// Prints `kioskd: message` to stderr and exits. Under systemd (JOURNAL_STREAM set) the line
     /// carries the error priority `<3>`, so `journalctl -p err` (or `-p warning`) shows why kioskd
     /// did not start.
-    func fail(_ message: String, code: Int32) -> Never {
+    static func fail(_ message: String, code: Int32) -> Never {
         Posix.writeStandardError(Kioskd.failureLine(message, environment: ProcessInfo.processInfo.environment))
         Glibc.exit(code)
     }

