@@ -123,7 +123,7 @@ let package = Package(
         .target(name: "KioskAudio", dependencies: ["KioskCore", "CALSA", "CKioskLazy", .product(name: "Logging", package: "swift-log")]),
         // libudev for DRM and input: enumeration, the hotplug monitor, reference ownership.
         .target(name: "KioskUdev", dependencies: ["KioskCore", "KioskPosix", "CUdev", "CKioskLazy"]),
-        .target(name: "KioskDRM", dependencies: ["KioskCore", "KioskPosix", "KioskUdev", "CDRM", "CKioskDRMFormats", "CKioskLinux", .product(name: "Logging", package: "swift-log")]),
+        .target(name: "KioskDRM", dependencies: ["KioskCore", "KioskPosix", "KioskUdev", "CDRM", "CKioskDRMFormats", "CKioskLinux", "CKioskLazy", .product(name: "Logging", package: "swift-log")]),
         // HDMI-CEC: a TV's standby and wake-up follow the panel's blanking, its power status is asked.
         .target(name: "KioskCEC", dependencies: ["KioskCore", "KioskPosix", "CKioskCEC", "CKioskLinux", .product(name: "Logging", package: "swift-log")]),
         .target(name: "KioskInput", dependencies: ["KioskCore", "KioskPosix", "KioskUdev", "CLibInput", "CKioskInputShims", "CKioskLazy", .product(name: "Logging", package: "swift-log")]),

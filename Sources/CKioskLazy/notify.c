@@ -9,9 +9,9 @@
 
 #include "kiosk_notify.h"
 
-int kiosk_notify_to(const char *address, const char *state) {
+int kiosk_notify_fds_to(const char *address, const char *state, const int *fds, int count) {
     if (address == NULL || address[0] == '\0') return 0;
-    if (state == NULL) return -EINVAL;
+    if (state == NULL || count < 0 || count > 16) return -EINVAL;
     struct sockaddr_un sa;
     memset(&sa, 0, sizeof sa);
     sa.sun_family = AF_UNIX;
@@ -22,12 +22,34 @@ int kiosk_notify_to(const char *address, const char *state) {
     if (address[0] == '@') sa.sun_path[0] = '\0';  // the abstract namespace
     // A path is NUL-terminated in the address when there is room; an abstract name is not.
     socklen_t len = (socklen_t)(offsetof(struct sockaddr_un, sun_path) + n + (address[0] == '/' && n < sizeof sa.sun_path ? 1 : 0));
+    struct iovec iov = { .iov_base = (void *)state, .iov_len = strlen(state) };
+    union { struct cmsghdr header; char bytes[CMSG_SPACE(sizeof(int) * 16)]; } control;
+    memset(&control, 0, sizeof control);
+    struct msghdr msg;
+    memset(&msg, 0, sizeof msg);
+    msg.msg_name = &sa;
+    msg.msg_namelen = len;
+    msg.msg_iov = &iov;
+    msg.msg_iovlen = 1;
+    if (count > 0) {  // the descriptors ride along (SCM_RIGHTS), as sd_pid_notify_with_fds sends them
+        msg.msg_control = control.bytes;
+        msg.msg_controllen = CMSG_SPACE(sizeof(int) * (size_t)count);
+        struct cmsghdr *c = CMSG_FIRSTHDR(&msg);
+        c->cmsg_level = SOL_SOCKET;
+        c->cmsg_type = SCM_RIGHTS;
+        c->cmsg_len = CMSG_LEN(sizeof(int) * (size_t)count);
+        memcpy(CMSG_DATA(c), fds, sizeof(int) * (size_t)count);
+    }
     int fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
     if (fd < 0) return -errno;
-    ssize_t sent = sendto(fd, state, strlen(state), MSG_NOSIGNAL, (const struct sockaddr *)&sa, len);
+    ssize_t sent = sendmsg(fd, &msg, MSG_NOSIGNAL);
     int e = errno;
     close(fd);
     return sent < 0 ? -e : 1;
+}
+
+int kiosk_notify_to(const char *address, const char *state) {
+    return kiosk_notify_fds_to(address, state, NULL, 0);
 }
 
 int kiosk_notify(const char *state) {

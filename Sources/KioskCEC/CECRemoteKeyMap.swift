@@ -14,7 +14,7 @@ public enum CECRemoteKeyName {
 
     /// The UI command code of a key name (any case, `_` as `-`); nil for a name not in `all`.
     public static func uiCommand(named name: String) -> UInt8? {
-        let n = name.lowercased().replacingOccurrences(of: "_", with: "-")
+        let n = name.lowercased().replacing("_", with: "-")
         return all.first { $0.name == n }?.uiCommand
     }
 

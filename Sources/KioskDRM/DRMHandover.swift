@@ -1,6 +1,7 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+import CKioskLazy
 import CKioskLinux
 import KioskCore
 import Logging
@@ -124,8 +125,8 @@ public final class DRMHandover: Sendable {
         guard let socket = notifySocket, let rdev = Self.rdev(fd: fd) else { return false }
         let name = Self.name(rdev: rdev)
         var fds = [fd]
-        let r = kiosk_notify_with_fds(socket, "FDSTORE=1\nFDNAME=\(name)", &fds, 1)
-        guard r == 0 else {
+        let r = kiosk_notify_fds_to(socket, "FDSTORE=1\nFDNAME=\(name)", &fds, 1)
+        guard r == 1 else {
             logger.warning("could not hand the DRM device to systemd's file descriptor store; a restart shows the console between pictures",
                            metadata: ["drm.fdname": "\(name)", "errno": "\(-r)"])
             return false
@@ -155,7 +156,7 @@ public final class DRMHandover: Sendable {
 
     private func remove(name: String) {
         guard let socket = notifySocket else { return }
-        _ = kiosk_notify_with_fds(socket, "FDSTOREREMOVE=1\nFDNAME=\(name)", nil, 0)
+        _ = kiosk_notify_fds_to(socket, "FDSTOREREMOVE=1\nFDNAME=\(name)", nil, 0)
     }
 
     /// The process is ending (SIGTERM under systemd): stored cards keep their pictures.

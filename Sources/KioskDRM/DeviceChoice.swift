@@ -95,7 +95,7 @@ public enum DRMDeviceChoice {
     }
 
     /// Driver names compared as the kernel's are written either way ("bochs-drm", "virtio_gpu").
-    static func canonical(_ s: String) -> String { s.lowercased().replacingOccurrences(of: "_", with: "-") }
+    static func canonical(_ s: String) -> String { s.lowercased().replacing("_", with: "-") }
 
     static func list(_ ds: [DRMDeviceSummary]) -> String { ds.map(\.label).joined(separator: ", ") }
 

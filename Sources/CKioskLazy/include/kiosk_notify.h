@@ -14,6 +14,10 @@ int kiosk_notify(const char *state);
 /// The same to `address` (NULL: nothing sent, 0).
 int kiosk_notify_to(const char *address, const char *state);
 
+/// The same with `count` (at most 16) file descriptors passed along (SCM_RIGHTS), as
+/// sd_pid_notify_with_fds sends them: "FDSTORE=1" hands them to the service manager's store.
+int kiosk_notify_fds_to(const char *address, const char *state, const int *fds, int count);
+
 /// Whether the service manager expects watchdog pets: $WATCHDOG_USEC (and $WATCHDOG_PID, when
 /// set, is this process). > 0 with `*usec` set when it does, 0 when not, a negative errno when
 /// a variable is malformed.

@@ -18,44 +18,6 @@
 #include <string.h>
 #include <unistd.h>
 
-/* Sends `message` with `count` file descriptors (SCM_RIGHTS, at most 16) in one datagram to the
-   Unix socket at `path` ("@name": abstract), as systemd's sd_pid_notify_with_fds does to
-   $NOTIFY_SOCKET. Returns 0 or -errno. */
-static inline int kiosk_notify_with_fds(const char *path, const char *message, const int *fds, int count) {
-    struct sockaddr_un addr;
-    size_t len = strlen(path);
-    if (len == 0 || len >= sizeof(addr.sun_path) || count < 0 || count > 16) return -EINVAL;
-    memset(&addr, 0, sizeof(addr));
-    addr.sun_family = AF_UNIX;
-    memcpy(addr.sun_path, path, len);
-    socklen_t addrlen = (socklen_t)(offsetof(struct sockaddr_un, sun_path) + len + 1);
-    if (path[0] == '@') { addr.sun_path[0] = 0; addrlen -= 1; }
-    struct iovec iov = { .iov_base = (void *)message, .iov_len = strlen(message) };
-    union { struct cmsghdr header; char bytes[CMSG_SPACE(sizeof(int) * 16)]; } control;
-    memset(&control, 0, sizeof(control));
-    struct msghdr msg;
-    memset(&msg, 0, sizeof(msg));
-    msg.msg_name = &addr;
-    msg.msg_namelen = addrlen;
-    msg.msg_iov = &iov;
-    msg.msg_iovlen = 1;
-    if (count > 0) {
-        msg.msg_control = control.bytes;
-        msg.msg_controllen = CMSG_SPACE(sizeof(int) * (size_t)count);
-        struct cmsghdr *c = CMSG_FIRSTHDR(&msg);
-        c->cmsg_level = SOL_SOCKET;
-        c->cmsg_type = SCM_RIGHTS;
-        c->cmsg_len = CMSG_LEN(sizeof(int) * (size_t)count);
-        memcpy(CMSG_DATA(c), fds, sizeof(int) * (size_t)count);
-    }
-    int s = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
-    if (s < 0) return -errno;
-    ssize_t r = sendmsg(s, &msg, MSG_NOSIGNAL);
-    int e = errno;
-    close(s);
-    return r < 0 ? -e : 0;
-}
-
 /* Receives one datagram from `socket` into `buffer` (NUL-terminated, at most `size` - 1 bytes)
    and up to `max` file descriptors passed with it (SCM_RIGHTS, close-on-exec) into `fds`;
    `*count` is how many came. Returns the message length or -errno. */
