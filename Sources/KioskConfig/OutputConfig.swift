@@ -85,10 +85,10 @@ extension DaemonConfig {
     /// (a relative one is taken from the config's directory, as other paths are).
     static func device(_ t: ConfigTable, _ key: String, resolve: (String) -> String = { $0 }) throws -> String? {
         guard let d = try t.string(key) else { return nil }
-        guard d.contains("/") ? !d.isEmpty && d.utf8.count <= DaemonConfig.maxPath && isPrintable(d) : isConnectorName(d) else {
+        guard d.contains(Character("/")) ? !d.isEmpty && d.utf8.count <= DaemonConfig.maxPath && isPrintable(d) : isConnectorName(d) else {
             throw t.error(key, "expected \(deviceRule), got \(d.isEmpty ? "an empty string" : ConfigTable.quoted(d))")
         }
-        return d.contains("/") ? resolve(d) : d
+        return d.contains(Character("/")) ? resolve(d) : d
     }
 
     /// The connector name under `key` of `t`, if written; anything else is refused naming the key.
