@@ -14,8 +14,8 @@ when anything of full Foundation (swift-corelibs-foundation, CoreFoundation,
 FoundationInternationalization, FoundationNetworking/XML) or ICU (code or data) is loaded, naming
 each such archive's loaded bytes and members and, from the .why file next to the map, the
 members outside them that pulled them in and the symbol each wanted; =warn reports the same and
-exits 0. Without a value: KIOSK_ESSENTIALS_ONLY from the environment, else warn (the default
-while Sources still call full Foundation; it becomes fail once kioskd links Essentials alone).
+exits 0. Without a value: KIOSK_ESSENTIALS_ONLY from the environment, else fail (kioskd links
+FoundationEssentials alone; =warn only to look at a link that does not).
 
 BENCHMARKS.md, "Package size".
 """
@@ -192,7 +192,7 @@ def main():
     ap.add_argument("--top", type=int, default=30)
     ap.add_argument("--link-options", metavar="DIR", help="print the linker options that write DIR/kioskd.map and DIR/kioskd.why")
     ap.add_argument("--essentials-only", nargs="?", choices=["fail", "warn"], metavar="fail|warn",
-                    const=os.environ.get("KIOSK_ESSENTIALS_ONLY", "warn"),
+                    const=os.environ.get("KIOSK_ESSENTIALS_ONLY", "fail"),
                     help="fail (or warn) when full Foundation or ICU is loaded")
     ap.add_argument("--why", help="lld's --why-extract file (default: the map's name with .why)")
     args = ap.parse_args()

@@ -28,7 +28,7 @@ public struct WallDisplaySettings: Sendable, Equatable {
     static func parse(_ t: ConfigTable) throws -> WallDisplaySettings {
         var w = WallDisplaySettings()
         func rethrow<T>(_ table: ConfigTable, _ key: String, _ body: () throws -> T) throws -> T {
-            do { return try body() } catch let e as KioskError where !e.message.contains("key '") {
+            do { return try body() } catch let e as KioskError where e.message.firstRange(of: "key '") == nil {
                 throw table.error(key, e.message)
             }
         }

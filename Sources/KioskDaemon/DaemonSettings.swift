@@ -181,8 +181,8 @@ extension Daemon {
     /// The key of `keys` a config error is about: the one it names (`key 'scene.score.digits'`,
     /// or an element of it: `key 'display.brightness.schedule[1]'`), else the first.
     static func settingsField(of message: String, keys: [String]) -> String? {
-        keys.first { message.contains("key '\($0)'") }
-            ?? keys.first { message.contains("key '\($0)[") }
+        keys.first { message.firstRange(of: "key '\($0)'") != nil }
+            ?? keys.first { message.firstRange(of: "key '\($0)[") != nil }
             ?? keys.first
     }
 

@@ -153,7 +153,7 @@ public final class PairingBook {
         let port = boundPort ?? settings.port
         var host = settings.host
         if host == "0.0.0.0" || host == "::" { host = PairingBook.lanAddress() ?? WebAccess.machineName() }
-        if host.contains(":") { host = "[\(host)]" }
+        if host.contains(Character(":")) { host = "[\(host)]" }
         return "http://\(host):\(port)/"
     }
 
