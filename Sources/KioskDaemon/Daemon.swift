@@ -101,9 +101,8 @@ public final class Daemon {
     static func clockModeKey(_ scene: String) -> String { "clock.\(scene).mode" }
     static func clockModeConfigKey(_ scene: String) -> String { "clock.\(scene).mode.config" }
 
-    /// The scenes of `config` (at start and on reload), each clock with the colour mode chosen at
-    /// run time while its config's `color_mode` is still the one it was chosen under (editing
-    /// the config wins).
+    /// The scenes of `config` (at start and on reload), each clock with the colour mode chosen
+    /// at run time while its config's `color_mode` is unchanged (editing the config wins).
     static func makeScenes(_ config: DaemonConfig, registry: SceneRegistry, state: StateStore,
                            intents: @escaping (CounterIntent) -> Void, logger: Logger) throws -> [Scene] {
         let scenes = try registry.make(config.scenes, state: state, intents: intents, logger: logger, dataDirectory: Daemon.dataDirectory(config))
