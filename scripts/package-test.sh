@@ -79,7 +79,9 @@ printf '%s\n' "$depends" | grep -c 'systemd | systemd-sysusers' >/dev/null && ok
 if printf '%s\n' "$depends" | grep -qi swift; then bad "Depends names Swift: $depends"; else ok "no Swift package in Depends"; fi
 # deb-shlibs.py (the arm64 path) must agree with dpkg-shlibdeps here.
 mine=$(python3 scripts/deb-shlibs.py --root / --arch amd64 --triplet x86_64-linux-gnu "$tmp/x/usr/bin/kioskd" "$tmp/x/usr/bin/kioskctl")
-if [ "$depends" = "$mine, fonts-dejavu-core, systemd | systemd-sysusers" ]; then ok "deb-shlibs.py gives dpkg-shlibdeps's result"; else bad "deb-shlibs.py: $mine"; fi
+# (Depends is the shared libraries' part, then the packages package.sh names itself from
+# fonts-dejavu-core on: those are checked one by one above.)
+if [ "${depends%%, fonts-dejavu-core*}" = "$mine" ]; then ok "deb-shlibs.py gives dpkg-shlibdeps's result"; else bad "deb-shlibs.py: $mine; the package's shared libraries: ${depends%%, fonts-dejavu-core*}"; fi
 (cd "$tmp/x" && find . -type f ! -path './DEBIAN/*' -printf '%P\0' | sort -z | xargs -0 md5sum) | diff - <(sort -k2 "$tmp/ctl/md5sums") >/dev/null \
     && ok "md5sums match the files" || bad "md5sums do not match"
 
