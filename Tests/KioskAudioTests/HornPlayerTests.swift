@@ -26,11 +26,17 @@ import Testing
         #expect(player.bufferFrames > 0 && player.periodFrames > 0 && player.periodFrames <= player.bufferFrames)
         let asked = nowNanos(.monotonic)
         #expect(player.sound(requestedNs: asked) == .sounding)
-        #expect(player.sound() == .alreadySounding)
+        // The null device takes the whole sound at once (it does not play in real time), so on a
+        // loaded machine the audio thread may have finished the first horn before this second
+        // call: then the second sounds, and the report is its own. While the first is under way
+        // the second is refused, and the report is the first's.
+        let second = player.sound(requestedNs: asked + 1)
+        #expect(second == .alreadySounding || second == .sounding)
+        let expected = second == .sounding ? asked + 1 : asked
         let deadline = asked + 5_000_000_000
-        while player.lastReport == nil && nowNanos(.monotonic) < deadline { usleep(5000) }
+        while (player.isSounding || player.lastReport?.requestedNs != expected) && nowNanos(.monotonic) < deadline { usleep(5000) }
         let r = try #require(player.lastReport)
-        #expect(r.requestedNs == asked && r.firstWrittenNs >= asked && r.error == nil)
+        #expect(r.requestedNs == expected && r.firstWrittenNs >= expected && r.error == nil)
         #expect(r.writeLatencyMs < 50, "written \(r.writeLatencyMs) ms after the request")
         #expect(!player.isSounding)
     }
