@@ -50,6 +50,12 @@ struct CommitProcessTests {
         try ControlClient(socketPath: socket, timeout: 10).send(method: .GET, path: path).jsonObject ?? [:]
     }
 
+    /// The frame gap `key` of a status (a whole number of milliseconds is read as an integer).
+    func gapMs(_ status: [String: Any], _ key: String) -> Double? {
+        let v = (status["frame_gap_ms"] as? [String: Any])?[key]
+        return (v as? Double) ?? (v as? Int).map(Double.init)
+    }
+
     @Test func twentyClientsBurstIsAcknowledgedKeptAndTheClockKeepsTicking() throws {
         let d = tempDir()
         let path = write(config(d), d)
@@ -59,7 +65,7 @@ struct CommitProcessTests {
         // Let the clock tick a few times so the heartbeat has frames to measure between.
         sleep(3)
         let before = try get(sock, "/status")
-        let gapBefore = (before["frame_gap_ms"] as? [String: Any])?["since_start"] as? Double
+        let gapBefore = gapMs(before, "since_start")
         let clients = 20, perClient = 150
         let burst = ControlBurst.run(socket: sock, clients: clients, perClient: perClient) { c in
             [c % 2 == 0 ? "/counter/HOME/inc" : "/counter/AWAY/inc"]
@@ -70,7 +76,7 @@ struct CommitProcessTests {
         let away = try get(sock, "/counter/AWAY")["value"] as? Int
         #expect(home == clients / 2 * perClient && away == clients / 2 * perClient, "HOME \(home ?? -1), AWAY \(away ?? -1)")
         let after = try get(sock, "/status")
-        let gap = (after["frame_gap_ms"] as? [String: Any])?["last_minute"] as? Double
+        let gap = gapMs(after, "last_minute")
         let commits = after["commits"] as? [String: Any]
         print("burst: \(burst.acknowledged) acknowledged in \(burst.seconds) s (\(Int(burst.perSecond))/s); longest frame gap \(gap ?? -1) ms (before the burst \(gapBefore ?? -1) ms); commits \(commits ?? [:])")
         #expect(gap != nil && gap! <= Self.maxGapMs, "longest frame gap over the last minute \(gap ?? -1) ms (before the burst \(gapBefore ?? -1) ms)")
@@ -167,7 +173,7 @@ struct MQTTBurstProcessTests {
             usleep(100_000) // bounded polling of "every command applied"
         }
         let st = try statusOf(sock)
-        let gap = (st["frame_gap_ms"] as? [String: Any])?["last_minute"] as? Double
+        let gap = gapMs(st, "last_minute")
         print("MQTT burst with the broker's default limits: \(seen ?? -1) of \(n) applied; longest frame gap \(gap ?? -1) ms; commits \(st["commits"] ?? "none")")
         #expect(seen == n, "applied \(seen ?? -1) of \(n); broker log:\n\((try? String(contentsOfFile: "\(broker.dir)/broker.log", encoding: .utf8))?.suffix(1000) ?? "")\nkioskd log:\n\(child.log.suffix(2000))")
         #expect(gap != nil && gap! <= CommitProcessTests.maxGapMs, "longest frame gap \(gap ?? -1) ms")
@@ -223,7 +229,7 @@ struct MQTTBurstProcessTests {
         sleep(1)
         let after = memory(pid)
         let st = try statusOf(sock)
-        let gap = (st["frame_gap_ms"] as? [String: Any])?["last_minute"] as? Double
+        let gap = gapMs(st, "last_minute")
         let growthMB = Double(after.hwm - before.rss) / 1024
         print("\(mb) MB message: RSS \(before.rss / 1024) MB before, peak \(after.hwm / 1024) MB after (growth \(growthMB) MB); longest frame gap \(gap ?? -1) ms")
         #expect(growthMB <= 16, "peak RSS grew by \(growthMB) MB")
