@@ -50,12 +50,6 @@ struct CommitProcessTests {
         try ControlClient(socketPath: socket, timeout: 10).send(method: .GET, path: path).jsonObject ?? [:]
     }
 
-    /// The frame gap `key` of a status (a whole number of milliseconds is read as an integer).
-    func gapMs(_ status: [String: Any], _ key: String) -> Double? {
-        let v = (status["frame_gap_ms"] as? [String: Any])?[key]
-        return (v as? Double) ?? (v as? Int).map(Double.init)
-    }
-
     @Test func twentyClientsBurstIsAcknowledgedKeptAndTheClockKeepsTicking() throws {
         let d = tempDir()
         let path = write(config(d), d)
@@ -237,4 +231,10 @@ struct MQTTBurstProcessTests {
         child.signal(SIGTERM)
         #expect(child.wait(seconds: 20))
     }
+}
+
+/// The frame gap `key` of a status (a whole number of milliseconds is read as an integer).
+private func gapMs(_ status: [String: Any], _ key: String) -> Double? {
+    let v = (status["frame_gap_ms"] as? [String: Any])?[key]
+    return (v as? Double) ?? (v as? Int).map(Double.init)
 }
