@@ -43,12 +43,7 @@ public struct Descriptor: ~Copyable, Sendable {
 
     /// Writes all of `bytes` (short writes continued, EINTR retried); a write of nothing is EIO.
     public func write(all bytes: UnsafeRawBufferPointer, what: String = "write", path: String? = nil) throws {
-        var off = 0
-        while off < bytes.count {
-            let n = try Posix.call(what, path: path) { Glibc.write(raw, bytes.baseAddress! + off, bytes.count - off) }
-            if n == 0 { throw Posix.error(what, path: path, errno: EIO) }
-            off += n
-        }
+        try Posix.write(all: bytes, to: raw, what: what, path: path)
     }
 
     /// Closes now. (A failed close is not reported: on Linux the descriptor is gone either way,

@@ -24,14 +24,17 @@ public enum Posix {
     /// there is nowhere left to report it.
     public static func writeStandardError(_ text: String) {
         var text = text
-        text.withUTF8 { bytes in
-            var off = 0
-            while off < bytes.count {
-                let n = Glibc.write(2, bytes.baseAddress! + off, bytes.count - off)
-                if n < 0 && errno == EINTR { continue }
-                if n <= 0 { return }
-                off += n
-            }
+        text.withUTF8 { bytes in try? write(all: UnsafeRawBufferPointer(bytes), to: 2) }
+    }
+
+    /// Writes all of `bytes` to `fd` (short writes continued, EINTR retried through `call`); a
+    /// write of nothing is EIO. `Descriptor.write(all:)` and `writeStandardError` both use it.
+    public static func write(all bytes: UnsafeRawBufferPointer, to fd: Int32, what: String = "write", path: String? = nil) throws {
+        var off = 0
+        while off < bytes.count {
+            let n = try call(what, path: path) { Glibc.write(fd, bytes.baseAddress! + off, bytes.count - off) }
+            if n == 0 { throw error(what, path: path, errno: EIO) }
+            off += n
         }
     }
 
