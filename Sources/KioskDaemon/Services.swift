@@ -23,6 +23,9 @@ public final class RenderLoopService: Service {
     private let loop: EventLoop
     private let notifier: SystemdNotifier
     private let logger: Logger
+    /// Whether the render thread was started (`start()`), and what its loop ended with.
+    private let started = Mutex(false)
+    private let finished = OneShot<Error?>()
 
     /// `daemon` must be on an epoll `EventLoop` (a daemon on a test's virtual-time loop is driven
     /// by the test, not by a service).
@@ -36,25 +39,46 @@ public final class RenderLoopService: Service {
         self.logger = logger
     }
 
-    public func run() async throws {
+    /// Starts the render thread: the daemon starts on it and it runs the loop. `run()` does this
+    /// if nothing has; `DaemonRunner.run` does it as soon as the daemon is built, so the first
+    /// frame is drawn while the control server starts. Once: later calls do nothing.
+    public func start() throws {
+        let first = started.withLock { s -> Bool in
+            defer { s = true }
+            return !s
+        }
+        guard first else { return }
         let daemon = self.daemon
         let notifier = self.notifier
         let loop = self.loop
-        let finished = OneShot<Error?>()
-        try NamedThread.detach(name: "kioskd-render") {
-            loop.post {
-                daemon.value.start()
-                daemon.value.startPipeline()
-                daemon.value.startComponents()
-                notifier.startWatchdog(on: loop)
+        let finished = self.finished
+        do {
+            try NamedThread.detach(name: "kioskd-render") {
+                loop.post {
+                    daemon.value.start()
+                    daemon.value.startPipeline()
+                    daemon.value.startComponents()
+                    notifier.startWatchdog(on: loop)
+                }
+                do {
+                    try loop.run()
+                    finished.fulfil(nil)
+                } catch {
+                    finished.fulfil(error)
+                }
             }
-            do {
-                try loop.run()
-                finished.fulfil(nil)
-            } catch {
-                finished.fulfil(error)
-            }
+        } catch {
+            started.withLock { $0 = false }
+            throw error
         }
+    }
+
+    public func run() async throws {
+        try start()
+        let daemon = self.daemon
+        let notifier = self.notifier
+        let loop = self.loop
+        let finished = self.finished
         let outcome: Error? = await withGracefulShutdownHandler {
             await withTaskCancellationHandler {
                 await finished.value()
@@ -92,10 +116,16 @@ public final class RenderLoopService: Service {
 /// returns, after which the render loop is stopped.
 public final class ControlServerService: Service {
     public let server: ControlServer
-    public init(server: ControlServer) { self.server = server }
+    /// Called once the socket listens (`ReadyGate`).
+    private let onListening: @Sendable () -> Void
+    public init(server: ControlServer, onListening: @escaping @Sendable () -> Void = {}) {
+        self.server = server
+        self.onListening = onListening
+    }
 
     public func run() async throws {
         try await server.start()
+        onListening()
         try? await gracefulShutdown()
         await server.stop()
     }
@@ -205,10 +235,12 @@ public enum DaemonRunner {
         let state = try makeState(config, logger: logger)
         let daemon = try makeDaemon(config: config, state: state, registry: registry, loop: loop, logger: logger)
         let notifier = SystemdNotifier(logger: logger)
-        daemon.onReady = { notifier.ready() }
+        // READY=1 once the first frame is on screen (or no display is connected) and the control
+        // socket listens, whichever comes last.
+        let ready = ReadyGate(waitingFor: [.frame, .control]) { notifier.ready() }
+        daemon.onReady = { ready.done(.frame) }
         daemon.onStatus = { notifier.status($0) }
 
-        let server = makeControlServer(settings: config.control, daemon: daemon, logger: logger)
         // The daemon's config: the settings layer over the file (`[homeassistant] name`).
         if let mqtt = daemon.config.mqtt { daemon.add(try MQTTBridge(config: mqtt, logger: logger)) }
         try daemon.checkFleet()
@@ -220,19 +252,26 @@ public enum DaemonRunner {
             signals.cancel()
             handoff.restore()
         }
+        let web = try config.web.map { try WebService.make(settings: $0, daemon: daemon, logger: logger) }
+
+        // Everything above touched the daemon on this thread; from here it belongs to the render
+        // thread, which starts now: the first frame is drawn while the control server and the
+        // service group start here (both on the way to READY=1).
+        let render = RenderLoopService(daemon: daemon, notifier: notifier, logger: logger)
+        try render.start()
+        let server = makeControlServer(settings: config.control, daemon: daemon, logger: logger)
 
         // Each service is named here: without a name ServiceLifecycle describes the service
         // with "\(service)", a reflection of its stored properties at every start (~0.5 ms).
         var groupConfig = ServiceGroupConfiguration(
             services: [
-                .init(service: RenderLoopService(daemon: daemon, notifier: notifier, logger: logger), serviceName: "render loop"),
+                .init(service: render, serviceName: "render loop"),
                 // A control server that cannot start stops the render loop gracefully (console restored).
-                .init(service: ControlServerService(server: server), failureTerminationBehavior: .gracefullyShutdownGroup,
-                      serviceName: "control server"),
-            ] + (try config.web.map { web in
+                .init(service: ControlServerService(server: server, onListening: { ready.done(.control) }),
+                      failureTerminationBehavior: .gracefullyShutdownGroup, serviceName: "control server"),
+            ] + (web.map { web in
                 // Stopped first (listed last): live streams end before the control server and the render loop stop.
-                [.init(service: try WebService.make(settings: web, daemon: daemon, logger: logger), failureTerminationBehavior: .gracefullyShutdownGroup,
-                       serviceName: "web page")]
+                [.init(service: web, failureTerminationBehavior: .gracefullyShutdownGroup, serviceName: "web page")]
             } ?? []),
             gracefulShutdownSignals: DaemonSignals.gracefulStop,
             logger: logger)

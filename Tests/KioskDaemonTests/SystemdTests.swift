@@ -1,6 +1,8 @@
 import Foundation
+import KioskControl
 import KioskCore
 import KioskDaemon
+import Synchronization
 import Testing
 import KioskTesting
 
@@ -80,5 +82,57 @@ struct SystemdNotifyTests {
         #expect(last.contains("STOPPING=1"), "\(last)")
         #expect(p.wait(seconds: 10))
         #expect(p.exitStatus == 0)
+    }
+
+    /// The render thread starts before the control server: READY=1 still waits for the socket.
+    @Test func readyOnlyOnceTheControlSocketListens() throws {
+        let d = tempDir()
+        let notify = NotifySocket(path: "\(d)/notify.sock")
+        let control = "\(d)/c.sock"
+        let path = write("""
+        state_dir = "\(d)/state"
+        [display]
+        backend = "headless"
+        headless_size = "320x180"
+        [scene.clock]
+        kind = "clock"
+        [control]
+        socket = "\(control)"
+        """, d)
+        for _ in 0..<5 {
+            let p = try SpawnedProcess(Binaries.kioskd, ["--config", path, "--log-level", "warning"],
+                                       environment: ["NOTIFY_SOCKET": notify.path, "PATH": "/usr/bin:/bin"])
+            var buf = [UInt8](repeating: 0, count: 4096)
+            var answered: Bool?
+            let deadline = Date().addingTimeInterval(10)
+            while answered == nil && Date() < deadline {
+                let n = recv(notify.fd, &buf, buf.count, 0)
+                if n > 0 && String(decoding: buf[0..<n], as: UTF8.self) == "READY=1" {
+                    answered = ControlClient.socketAnswers(control)
+                }
+            }
+            #expect(answered == true, "READY=1 came \(answered == nil ? "never" : "before the control socket listened")")
+            #expect(!notify.collect(seconds: 0.3).map(\.1).contains("READY=1"), "READY=1 twice")
+            p.signal(SIGTERM)
+            #expect(p.wait(seconds: 10) && p.exitStatus == 0, "kioskd did not stop cleanly: \(p.errors())")
+        }
+    }
+}
+
+@Suite struct ReadyGateTests {
+    /// Either part may finish first; READY=1 comes with the last, once.
+    @Test(arguments: [[ReadyGate.Part.frame, .control], [.control, .frame]])
+    func readyWithTheLastPartOnce(_ order: [ReadyGate.Part]) {
+        let calls = Mutex(0)
+        let gate = ReadyGate(waitingFor: [.frame, .control]) { calls.withLock { $0 += 1 } }
+        gate.done(order[0])
+        #expect(calls.withLock { $0 } == 0 && !gate.isReady)
+        gate.done(order[0])
+        #expect(calls.withLock { $0 } == 0, "the same part twice is not both")
+        gate.done(order[1])
+        #expect(calls.withLock { $0 } == 1 && gate.isReady)
+        gate.done(.frame)
+        gate.done(.control)
+        #expect(calls.withLock { $0 } == 1, "never twice")
     }
 }
