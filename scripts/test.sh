@@ -115,6 +115,10 @@ if [ "${KIOSK_BENCH:-1}" = 1 ]; then
     # The game clock against CLOCK_MONOTONIC for a minute (the documented run is 20 minutes:
     # `kioskd-bench clock-drift`): it fails on a wrong time left or an early face.
     .build-bench/release/kioskd-bench clock-drift --seconds 60
+    # Start-up side by side: kioskd, the peer and the C floor (the same first frame with the
+    # same libraries and nothing else), 11 rounds in turn.
+    Benchmarks/build-floor.sh || echo "test.sh: the C floor could not be built; the start-up bench runs without it"
+    .build-bench/release/kioskd-bench startup --kioskd "$KIOSKD_RELEASE_BIN" --runs 11
     mark "bench"
 fi
 # kioskd against a real Home Assistant (a cached Debian forky root with Python 3.14 and Home
