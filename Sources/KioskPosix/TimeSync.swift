@@ -213,9 +213,10 @@ public final class TimeSyncMonitor {
         return p
     }
 
+    /// The folder holding `path` (`PathText.parent`), "." for a bare name: a folder to watch.
     static func parent(of path: String) -> String {
-        guard let slash = path.lastIndex(of: "/") else { return "." }
-        return slash == path.startIndex ? "/" : String(path[..<slash])
+        let p = PathText.parent(of: path)
+        return p.isEmpty ? "." : p
     }
 
     /// The component of `target` directly under `ancestor` ("/run" toward "/run/systemd/timesync" → "/run/systemd").

@@ -38,10 +38,9 @@ final class NotifySocket {
 
 @Suite(.serialized, .enabled(if: slowTests, "set KIOSK_SLOW_TESTS=1 to run the kioskd process tests"))
 struct SystemdNotifyTests {
-    @Test func readyStatusAndWatchdogFromTheRenderLoop() throws {
-        let d = tempDir()
-        let notify = NotifySocket(path: "\(d)/notify.sock")
-        let path = write("""
+    /// A headless 320x180 clock with its state and control socket (`c.sock`) in `d`.
+    static func clockConfig(_ d: String) -> String {
+        write("""
         state_dir = "\(d)/state"
         [display]
         backend = "headless"
@@ -51,6 +50,12 @@ struct SystemdNotifyTests {
         [control]
         socket = "\(d)/c.sock"
         """, d)
+    }
+
+    @Test func readyStatusAndWatchdogFromTheRenderLoop() throws {
+        let d = tempDir()
+        let notify = NotifySocket(path: "\(d)/notify.sock")
+        let path = Self.clockConfig(d)
         // WatchdogSec=0.4 s: pets every 0.2 s.
         let p = try SpawnedProcess(Binaries.kioskd, ["--config", path, "--log-level", "warning"],
                                    environment: ["NOTIFY_SOCKET": notify.path, "WATCHDOG_USEC": "400000", "PATH": "/usr/bin:/bin"])
@@ -89,16 +94,7 @@ struct SystemdNotifyTests {
         let d = tempDir()
         let notify = NotifySocket(path: "\(d)/notify.sock")
         let control = "\(d)/c.sock"
-        let path = write("""
-        state_dir = "\(d)/state"
-        [display]
-        backend = "headless"
-        headless_size = "320x180"
-        [scene.clock]
-        kind = "clock"
-        [control]
-        socket = "\(control)"
-        """, d)
+        let path = Self.clockConfig(d)
         for _ in 0..<5 {
             let p = try SpawnedProcess(Binaries.kioskd, ["--config", path, "--log-level", "warning"],
                                        environment: ["NOTIFY_SOCKET": notify.path, "PATH": "/usr/bin:/bin"])
