@@ -19,8 +19,7 @@ struct ControlSocketFile {
     init(_ settings: ControlSettings) throws {
         self.settings = settings
         let path = settings.socketPath
-        var dir = PathText.parent(of: path)
-        if dir.isEmpty { dir = "." }
+        let dir = PathText.folder(of: path)
         do { try Self.makeDirectories(dir) } catch let e as KioskError {
             throw KioskError(.control, "cannot create the control socket directory \(dir): \(e.message)", errno: e.errno)
         }

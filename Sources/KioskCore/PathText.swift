@@ -16,6 +16,13 @@ public enum PathText {
         return head.isEmpty ? "/" : String(head)
     }
 
+    /// The folder holding `path`: its parent, "." for a bare name ("a" → ".", "/a/b" → "/a"):
+    /// a directory to create, stat or watch.
+    public static func folder(of path: String) -> String {
+        let p = parent(of: path)
+        return p.isEmpty ? "." : p
+    }
+
     /// `component` after `base` with one slash between them, unless `base` ends with one already:
     /// ("/etc/kioskd", "theme.toml") → "/etc/kioskd/theme.toml", ("/", "a") → "/a",
     /// ("", "a") → "a", ("a", "") → "a". Nothing else is changed (no slash is removed).

@@ -77,8 +77,7 @@ extension DaemonConfig {
     /// that is for want of a permission; nil when it can (or already exists with its parent).
     static func creatable(_ path: String) -> (message: String, permission: Bool)? {
         var st = stat()
-        var dir = PathText.parent(of: path)
-        if dir.isEmpty { dir = "." }
+        var dir = PathText.folder(of: path)
         while stat(dir, &st) != 0 {
             let e = errno
             guard e == ENOENT else { return ("cannot create \(path): \(Posix.error("stat", path: dir, errno: e).message)", false) }

@@ -166,7 +166,7 @@ public final class TimeSyncMonitor {
             var path = directory
             var mask = folderMask
             while !isDirectory(path) && path != "/" {
-                path = Self.parent(of: path)
+                path = PathText.folder(of: path)
                 mask = ancestorMask
             }
             // Unchanged target: keep the watch (removing it would queue IN_IGNORED, another wake-up).
@@ -213,12 +213,6 @@ public final class TimeSyncMonitor {
         return p
     }
 
-    /// The folder holding `path` (`PathText.parent`), "." for a bare name: a folder to watch.
-    static func parent(of path: String) -> String {
-        let p = PathText.parent(of: path)
-        return p.isEmpty ? "." : p
-    }
-
     /// The component of `target` directly under `ancestor` ("/run" toward "/run/systemd/timesync" → "/run/systemd").
     static func child(of ancestor: String, toward target: String) -> String {
         let prefix = ancestor == "/" ? "/" : ancestor + "/"
@@ -256,14 +250,14 @@ public final class TimeZoneWatcher {
     /// Throws naming the path when the zone file's folder (or its parent) cannot be watched.
     public init(loop: any KioskLoop, localtimePath: String = "/etc/localtime", onChange: @escaping () -> Void) throws {
         let path = TimeSyncMonitor.normalized(localtimePath)
-        folder = TimeSyncMonitor.parent(of: path)
+        folder = PathText.folder(of: path)
         name = Self.lastComponent(path)
         folderName = Self.lastComponent(folder)
         self.onChange = onChange
         let inotify = try InotifyWatcher(loop: loop) { [weak self] events in self?.handle(events) }
         self.inotify = inotify
         if folder != "/" {
-            parentWatch = try inotify.add(path: TimeSyncMonitor.parent(of: folder), mask: Self.parentMask)
+            parentWatch = try inotify.add(path: PathText.folder(of: folder), mask: Self.parentMask)
         }
         folderWatch = try inotify.add(path: folder, mask: Self.folderMask)
     }

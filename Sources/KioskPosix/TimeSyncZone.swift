@@ -65,7 +65,7 @@ public enum SystemTimeZone {
             if target.hasPrefix("/") {
                 current = target
             } else {
-                current = TimeSyncMonitor.parent(of: current) + "/" + target
+                current = PathText.folder(of: current) + "/" + target
             }
             followed = true
         }

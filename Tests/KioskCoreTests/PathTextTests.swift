@@ -33,6 +33,16 @@ struct PathTextTests {
         #expect(PathText.parent(of: "///") == "/")
     }
 
+    /// The folder to create or watch: the parent, "." for a bare name.
+    @Test func folderIsTheParentOrTheCurrentFolder() {
+        #expect(PathText.folder(of: "a") == ".")
+        #expect(PathText.folder(of: "a/") == ".")
+        #expect(PathText.folder(of: "") == ".")
+        #expect(PathText.folder(of: "a/b") == "a")
+        #expect(PathText.folder(of: "/a") == "/")
+        #expect(PathText.folder(of: "/run/kioskd/control.sock") == "/run/kioskd")
+    }
+
     static let bases = ["/", "a", "/a/", "a/b/", "", "a//", "//", "/etc/kioskd"]
     static let components = ["b", "/b", "b/", "", "//b", "b//c", "/", "themes/dark.toml"]
 
