@@ -74,16 +74,21 @@ public final class DRMHandover: Sendable {
     /// The device number of the character device `fd` is open on (nil: not one).
     static func rdev(fd: Int32) -> UInt64? {
         var st = stat()
-        guard fstat(fd, &st) == 0, st.st_mode & mode_t(S_IFMT) == mode_t(S_IFCHR) else { return nil }
-        return UInt64(st.st_rdev)
+        return fstat(fd, &st) == 0 ? characterDevice(st) : nil
     }
 
     /// The device number of the character device node `path` (nil: none there).
     static func rdev(path: String) -> UInt64? {
         var st = stat()
-        guard stat(path, &st) == 0, st.st_mode & mode_t(S_IFMT) == mode_t(S_IFCHR) else { return nil }
-        return UInt64(st.st_rdev)
+        return stat(path, &st) == 0 ? characterDevice(st) : nil
     }
+
+    private static func characterDevice(_ st: stat) -> UInt64? {
+        st.st_mode & mode_t(S_IFMT) == mode_t(S_IFCHR) ? UInt64(st.st_rdev) : nil
+    }
+
+    /// The store name of the device `fd` is open on (nil: not a character device).
+    static func storeName(fd: Int32) -> String? { rdev(fd: fd).map(name(rdev:)) }
 
     /// A passed DRM descriptor open on the device of node `path`, taken out of the passed list
     /// (the caller owns it). Passed DRM descriptors of other devices stay for their own cards; when
@@ -97,7 +102,7 @@ public final class DRMHandover: Sendable {
             logger.info("took the DRM device kept by systemd over a restart", metadata: ["drm.device": "\(path)", "drm.fdname": "\(hit.name)"])
             return hit.fd
         }
-        let kept = drm.map { p in "\(p.name) (\(Self.rdev(fd: p.fd).map(Self.name(rdev:)) ?? "not a device"))" }.joined(separator: ", ")
+        let kept = drm.map { p in "\(p.name) (\(Self.storeName(fd: p.fd) ?? "not a device"))" }.joined(separator: ", ")
         logger.warning("the DRM device kept by systemd over the restart is not the configured card; opening the card",
                        metadata: ["drm.device": "\(path) (\(want.map(Self.name(rdev:)) ?? "no device node"))", "drm.kept": "\(kept)"])
         return nil
@@ -122,8 +127,7 @@ public final class DRMHandover: Sendable {
     /// when the message could not be sent (said in `logger`).
     @discardableResult
     public func store(fd: Int32, logger: Logger) -> Bool {
-        guard let socket = notifySocket, let rdev = Self.rdev(fd: fd) else { return false }
-        let name = Self.name(rdev: rdev)
+        guard let socket = notifySocket, let name = Self.storeName(fd: fd) else { return false }
         var fds = [fd]
         let r = kiosk_notify_fds_to(socket, "FDSTORE=1\nFDNAME=\(name)", &fds, 1)
         guard r == 1 else {
@@ -139,8 +143,7 @@ public final class DRMHandover: Sendable {
     /// Takes the device of `fd` out of systemd's store (`FDSTOREREMOVE=1`): the card is given
     /// back, or was lost.
     public func forget(fd: Int32) {
-        guard let rdev = Self.rdev(fd: fd) else { return }
-        let name = Self.name(rdev: rdev)
+        guard let name = Self.storeName(fd: fd) else { return }
         guard state.withLock({ $0.stored.remove(name) }) != nil else { return }
         remove(name: name)
     }
@@ -148,8 +151,7 @@ public final class DRMHandover: Sendable {
     /// Takes the device of `fd` out of systemd's store whether or not this process stored it
     /// (a kept file that is of no use any more).
     public func discard(fd: Int32) {
-        guard let rdev = Self.rdev(fd: fd) else { return }
-        let name = Self.name(rdev: rdev)
+        guard let name = Self.storeName(fd: fd) else { return }
         state.withLock { _ = $0.stored.remove(name) }
         remove(name: name)
     }
@@ -165,8 +167,7 @@ public final class DRMHandover: Sendable {
     /// Whether the card open on `fd` keeps its picture as it closes: the process is ending and
     /// systemd holds the file.
     public func keepsPicture(fd: Int32) -> Bool {
-        guard let rdev = Self.rdev(fd: fd) else { return false }
-        let name = Self.name(rdev: rdev)
+        guard let name = Self.storeName(fd: fd) else { return false }
         return state.withLock { $0.exiting && $0.stored.contains(name) }
     }
 }
