@@ -9,27 +9,8 @@ import KioskTesting
 import Logging
 @testable import KioskDRM
 
-/// A datagram socket standing in for systemd's `NOTIFY_SOCKET`: the messages and the
-/// descriptors passed with them.
-final class FakeNotifySocket {
-    let path: String
-    let fd: Int32
-
-    init() {
-        path = "/tmp/kiosk-notify-\(getpid())-\(UInt32.random(in: 0...UInt32.max)).sock"
-        fd = socket(AF_UNIX, Int32(SOCK_DGRAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
-        var addr = sockaddr_un()
-        addr.sun_family = sa_family_t(AF_UNIX)
-        let p = Array(path.utf8)
-        withUnsafeMutableBytes(of: &addr.sun_path) { for (i, b) in p.enumerated() { $0[i] = b } }
-        _ = withUnsafePointer(to: &addr) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) } }
-        var tv = timeval(tv_sec: 0, tv_usec: 200_000)
-        setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, socklen_t(MemoryLayout<timeval>.size))
-    }
-
-    deinit { close(fd); unlink(path) }
-
-    /// The next message and its descriptors (nil: none within 0.2 s).
+extension NotifySocket {
+    /// The next message and the descriptors passed with it (nil: none within the socket's timeout).
     func receive() -> (text: String, fds: [Int32])? {
         var buffer = [CChar](repeating: 0, count: 4096)
         var fds = [Int32](repeating: -1, count: 16)
@@ -70,7 +51,7 @@ private func isOpen(_ fd: Int32) -> Bool { fcntl(fd, F_GETFD) >= 0 }
     }
 
     @Test func storesTheOpenFileWithSystemd() throws {
-        let notify = FakeNotifySocket()
+        let notify = NotifySocket(timeoutMs: 200)
         let handover = DRMHandover(passed: [], notifySocket: notify.path)
         let log = CapturedLog()
         let null = open("/dev/null", O_RDWR)
@@ -105,7 +86,7 @@ private func isOpen(_ fd: Int32) -> Bool { fcntl(fd, F_GETFD) >= 0 }
     }
 
     @Test func takesOnlyTheConfiguredDevice() {
-        let notify = FakeNotifySocket()
+        let notify = NotifySocket(timeoutMs: 200)
         let zero = open("/dev/zero", O_RDWR | O_CLOEXEC)
         let null = open("/dev/null", O_RDWR | O_CLOEXEC)
         let handover = DRMHandover(passed: [.init(name: "drm-1-5", fd: zero), .init(name: "drm-1-3", fd: null)], notifySocket: notify.path)
@@ -129,7 +110,7 @@ private func isOpen(_ fd: Int32) -> Bool { fcntl(fd, F_GETFD) >= 0 }
 @Suite struct CardHandoverTests {
     final class HandoverRig {
         let kms = FakeKMS(path: "/dev/null", resources: FakeKMS.outputs([FakeKMS.Output("Virtual-1", modes: [HandoverRig.mode])], crtcs: nil))
-        let notify = FakeNotifySocket()
+        let notify = NotifySocket(timeoutMs: 200)
         let loop = ManualEventLoop()
         let log = CapturedLog(level: .debug)
         let handover: DRMHandover

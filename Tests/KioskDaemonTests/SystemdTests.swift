@@ -6,36 +6,6 @@ import Synchronization
 import Testing
 import KioskTesting
 
-/// A datagram socket standing in for systemd's NOTIFY_SOCKET.
-final class NotifySocket {
-    let path: String
-    let fd: Int32
-    init(path: String) {
-        self.path = path
-        fd = socket(AF_UNIX, Int32(SOCK_DGRAM.rawValue), 0)
-        var addr = sockaddr_un()
-        addr.sun_family = sa_family_t(AF_UNIX)
-        let p = Array(path.utf8)
-        withUnsafeMutableBytes(of: &addr.sun_path) { for (i, b) in p.enumerated() { $0[i] = b } }
-        _ = withUnsafePointer(to: &addr) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) } }
-        var tv = timeval(tv_sec: 0, tv_usec: 100_000)
-        setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, socklen_t(MemoryLayout<timeval>.size))
-    }
-    deinit { close(fd); unlink(path) }
-
-    /// Messages received within `seconds`, each with its arrival time.
-    func collect(seconds: Double) -> [(Double, String)] {
-        var out: [(Double, String)] = []
-        let start = Date()
-        var buf = [UInt8](repeating: 0, count: 4096)
-        while Date().timeIntervalSince(start) < seconds {
-            let n = recv(fd, &buf, buf.count, 0)
-            if n > 0 { out.append((Date().timeIntervalSince(start), String(decoding: buf[0..<n], as: UTF8.self))) }
-        }
-        return out
-    }
-}
-
 @Suite(.serialized, .enabled(if: slowTests, "set KIOSK_SLOW_TESTS=1 to run the kioskd process tests"))
 struct SystemdNotifyTests {
     /// A headless 320x180 clock with its state and control socket (`c.sock`) in `d`.
