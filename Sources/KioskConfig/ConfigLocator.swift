@@ -243,8 +243,8 @@ public struct ConfigLocator: Sendable {
                         var v: UInt32 = 0
                         var digits = 0
                         advance()
-                        while digits < n && !atEnd, let h = hexValue(peek) {
-                            v = v &* 16 &+ h
+                        while digits < n && !atEnd, let h = TextFormat.hexDigit(peek) {
+                            v = v &* 16 &+ UInt32(h)
                             digits += 1
                             advance()
                         }
@@ -260,15 +260,6 @@ public struct ConfigLocator: Sendable {
             }
             if !atEnd && peek == q { advance() }
             return String(decoding: out, as: UTF8.self)
-        }
-
-        func hexValue(_ c: UInt8) -> UInt32? {
-            switch c {
-            case 0x30...0x39: return UInt32(c - 0x30)
-            case 0x41...0x46: return UInt32(c - 0x41 + 10)
-            case 0x61...0x66: return UInt32(c - 0x61 + 10)
-            default: return nil
-            }
         }
     }
 }

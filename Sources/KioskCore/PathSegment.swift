@@ -22,14 +22,6 @@ public enum PathSegment {
     /// followed by two hex digits or the bytes are not UTF-8 (as Foundation's
     /// `removingPercentEncoding`).
     public static func percentDecoded(_ text: some StringProtocol) -> String? {
-        func hex(_ b: UInt8) -> UInt8? {
-            switch b {
-            case UInt8(ascii: "0")...UInt8(ascii: "9"): return b - UInt8(ascii: "0")
-            case UInt8(ascii: "A")...UInt8(ascii: "F"): return b - UInt8(ascii: "A") + 10
-            case UInt8(ascii: "a")...UInt8(ascii: "f"): return b - UInt8(ascii: "a") + 10
-            default: return nil
-            }
-        }
         let bytes = Array(text.utf8)
         guard bytes.contains(UInt8(ascii: "%")) else { return String(text) }
         var out: [UInt8] = []
@@ -37,7 +29,7 @@ public enum PathSegment {
         var i = 0
         while i < bytes.count {
             if bytes[i] == UInt8(ascii: "%") {
-                guard i + 2 < bytes.count, let hi = hex(bytes[i + 1]), let lo = hex(bytes[i + 2]) else { return nil }
+                guard i + 2 < bytes.count, let hi = TextFormat.hexDigit(bytes[i + 1]), let lo = TextFormat.hexDigit(bytes[i + 2]) else { return nil }
                 out.append(hi << 4 | lo)
                 i += 3
             } else {

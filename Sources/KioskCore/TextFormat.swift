@@ -20,6 +20,17 @@ public enum TextFormat {
         return value < 0 ? "-" + padded : padded
     }
 
+    /// The value of one hexadecimal digit written as an ASCII byte (`0-9`, `A-F`, `a-f`); nil for
+    /// any other byte.
+    public static func hexDigit(_ b: UInt8) -> UInt8? {
+        switch b {
+        case UInt8(ascii: "0")...UInt8(ascii: "9"): return b - UInt8(ascii: "0")
+        case UInt8(ascii: "A")...UInt8(ascii: "F"): return b - UInt8(ascii: "A") + 10
+        case UInt8(ascii: "a")...UInt8(ascii: "f"): return b - UInt8(ascii: "a") + 10
+        default: return nil
+        }
+    }
+
     /// `value` rounded to `digits` decimals ("%.*f"; halves away from zero).
     public static func fixed(_ value: Double, digits: Int) -> String {
         guard value.isFinite else { return value.isNaN ? "nan" : (value < 0 ? "-inf" : "inf") }

@@ -15,6 +15,14 @@ import Foundation
         #expect(TextFormat.hex(UInt8(0xE9), width: 2) == "E9")
     }
 
+    /// Every byte: a hex digit's value as `Int(_:radix: 16)` reads that one character, nil otherwise.
+    @Test func hexDigitsAsRadix16Reads() {
+        for b in UInt8.min...UInt8.max {
+            let expected = b < 0x80 ? Int(String(UnicodeScalar(b)), radix: 16).map(UInt8.init) : nil
+            #expect(TextFormat.hexDigit(b) == expected, "byte \(b)")
+        }
+    }
+
     @Test func decimals() {
         #expect(TextFormat.fixed(1.234, digits: 2) == "1.23")
         #expect(TextFormat.fixed(1.235001, digits: 2) == "1.24")
